@@ -1,0 +1,137 @@
+"""Settings: built once at start-up from config.yaml + environment, then passed down.
+
+Nothing below this module reads os.environ; `load_settings()` is the one place that does.
+Sections owned by other capabilities live in their own config_* modules to keep this small.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kenning.core.config_pipeline import PipelineSettings
+from kenning.core.config_predictor import PredictorSettings
+from kenning.core.config_sessions import SessionSettings
+from kenning.core.errors import ConfigError
+
+DEFAULT_PORT = 3850
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbeddingSettings(_Strict):
+    provider: Literal["bundled", "ollama", "openai"] = "bundled"
+    model: str | None = Field(None, description="Model name for ollama/openai; ignored for bundled.")
+    url: str | None = Field(None, description="Base URL for ollama (http://localhost:11434) or openai-compatible.")
+    api_key_env: str | None = Field(None, description="Name of the env var holding the API key.")
+    batch_size: int = Field(64, ge=1, le=2048)
+    timeout_s: float = Field(30.0, gt=0, le=600)
+    query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+
+
+class LLMSettings(_Strict):
+    provider: Literal["offline", "ollama", "openai", "claude-cli", "none"] = "offline"
+    model: str | None = None
+    url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = Field(60.0, gt=0, le=3600)
+    daily_token_budget: int = Field(200_000, ge=0, description="0 disables LLM calls entirely.")
+
+
+class RecallSettings(_Strict):
+    default_limit: int = Field(10, ge=1, le=200)
+    candidate_pool: int = Field(100, ge=10, le=2000)
+    rrf_k: int = Field(60, ge=1, le=1000)
+    max_content_chars: int = Field(100_000, ge=100, le=5_000_000)
+
+
+class Settings(_Strict):
+    home: Path
+    host: str = "127.0.0.1"
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    auth_token: str | None = Field(None, description="Bearer token; required when host is not loopback.")
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    llm: LLMSettings = LLMSettings()
+    recall: RecallSettings = RecallSettings()
+    pipeline: PipelineSettings = PipelineSettings()
+    sessions: SessionSettings = SessionSettings()
+    predictor: PredictorSettings = PredictorSettings()
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "memories.db"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.yaml"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.home / "daemon.pid"
+
+    @property
+    def predictor_dir(self) -> Path:
+        return self.home / "predictor"
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+
+def default_home(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
+
+
+def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    """Read `$KENNING_HOME/config.yaml`, apply env vars and overrides, validate.
+
+    Raises ConfigError whose message says which key is wrong and where.
+    """
+    env = dict(os.environ if environ is None else environ)
+    home = Path(overrides.pop("home", None) or default_home(env))
+    data: dict[str, Any] = {}
+    config_path = home / "config.yaml"
+    if config_path.exists():
+        try:
+            loaded = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{config_path}: not valid YAML ({exc}); fix or delete the file") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{config_path}: top level must be a mapping of settings")
+        data = loaded or {}
+    if env.get("KENNING_PORT"):
+        try:
+            data["port"] = int(env["KENNING_PORT"])
+        except ValueError as exc:
+            raise ConfigError(f"KENNING_PORT={env['KENNING_PORT']!r} is not a port number") from exc
+    if env.get("KENNING_HOST"):
+        data["host"] = env["KENNING_HOST"]
+    if env.get("KENNING_TOKEN"):
+        data["auth_token"] = env["KENNING_TOKEN"]
+    data.update(overrides)
+    data["home"] = home
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid settings in {config_path}: {problems}") from exc
+    if settings.host not in ("127.0.0.1", "localhost", "::1") and not settings.auth_token:
+        raise ConfigError(
+            f"host {settings.host!r} is not loopback: set auth_token in {config_path} or KENNING_TOKEN"
+        )
+    return settings

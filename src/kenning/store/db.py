@@ -1,0 +1,202 @@
+"""SQLite connections: WAL, one guarded writer, per-thread readers, sqlite-vec loaded.
+
+The stdlib sqlite3 on many Pythons cannot load extensions, so we use `sqlean.py`
+(a drop-in DB-API binding that can) and load sqlite-vec into every connection.
+`with_write_tx()` is the only way to write; it retries BEGIN IMMEDIATE on a busy
+database so that "database is locked" never reaches a caller, and nests as a SAVEPOINT.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlean
+import sqlite_vec
+
+from kenning.core.errors import StoreError
+
+Connection = sqlean.Connection
+Row = sqlean.Row
+OperationalError = sqlean.OperationalError
+IntegrityError = sqlean.IntegrityError
+
+BUSY_TIMEOUT_MS = 5_000
+WRITE_RETRY_SECONDS = 30.0
+
+
+def _open(path: Path | str, *, read_only: bool = False) -> Connection:
+    if read_only:
+        conn = sqlean.connect(
+            f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
+    else:
+        conn = sqlean.connect(str(path), check_same_thread=False, isolation_level=None)
+    conn.row_factory = sqlean.Row
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    if not read_only:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _is_busy(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class Database:
+    """A SQLite file with one writer connection and a reader connection per thread."""
+
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():
+            raise StoreError(f"database {self.path} does not exist")
+        self._write_lock = threading.RLock()
+        self._writer: Connection | None = None
+        self._depth = 0
+        self._local = threading.local()
+        self._all_readers: list[Connection] = []
+        self._readers_lock = threading.Lock()
+
+    # -- readers -----------------------------------------------------------
+    def reader(self) -> Connection:
+        """This thread's read connection (autocommit; each statement sees the latest commit)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _open(self.path, read_only=self.read_only)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._all_readers.append(conn)
+        return conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read transaction: several queries that see one consistent state."""
+        conn = self.reader()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # -- the writer ----------------------------------------------------------
+    def _writer_conn(self) -> Connection:
+        if self.read_only:
+            raise StoreError("this database handle is read-only")
+        if self._writer is None:
+            self._writer = _open(self.path)
+        return self._writer
+
+    @contextmanager
+    def with_write_tx(self) -> Iterator[Connection]:
+        """Run the block in one write transaction (SAVEPOINT when nested); commit or roll back.
+
+        Never call an LLM, the network or an embedding model inside this block.
+        """
+        with self._write_lock:
+            conn = self._writer_conn()
+            if self._depth > 0:
+                name = f"sp{self._depth}"
+                conn.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                    raise
+                else:
+                    conn.execute(f"RELEASE {name}")
+                finally:
+                    self._depth -= 1
+                return
+            self._begin_immediate(conn)
+            self._depth = 1
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                self._commit(conn)
+            finally:
+                self._depth = 0
+
+    @staticmethod
+    def _begin_immediate(conn: Connection) -> None:
+        deadline = time.monotonic() + WRITE_RETRY_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise StoreError(f"could not start a write transaction: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    @staticmethod
+    def _commit(conn: Connection) -> None:
+        deadline = time.monotonic() + WRITE_RETRY_SECONDS
+        while True:
+            try:
+                conn.execute("COMMIT")
+                return
+            except OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    conn.execute("ROLLBACK")
+                    raise StoreError(f"could not commit: {exc}") from exc
+                time.sleep(0.01)
+
+    def close(self) -> None:
+        with self._write_lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+        with self._readers_lock:
+            for conn in self._all_readers:
+                try:
+                    conn.close()
+                except sqlean.ProgrammingError:
+                    pass
+            self._all_readers.clear()
+        self._local = threading.local()
+
+
+def open_database(path: Path | str) -> Database:
+    """Open (creating if needed) and migrate the database at `path`."""
+    from kenning.store.migrations import migrate
+
+    db = Database(path)
+    migrate(db)
+    return db
+
+
+def rows_to_dicts(rows: list[Any]) -> list[dict[str, Any]]:
+    return [dict(r) for r in rows]
+
+
+def execute_script(conn: Connection, sql: str) -> None:
+    """Run several statements inside the current transaction (executescript would commit)."""
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlean.complete_statement(buffer):
+            if buffer.strip():
+                conn.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement: {buffer[:80]!r}")

@@ -1,0 +1,65 @@
+"""Versioned, idempotent migrations.
+
+Each module `mNNN_name.py` in this package defines `up(conn)`; NNN is its version.
+Number ranges by capability keep parallel work from colliding: 001-009 foundation,
+010-019 pipeline/graph, 020-029 sessions, 030-039 predictor, 040-049 observability,
+050-059 observer/code graph.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from kenning.core.clock import now_iso
+
+_NAME = re.compile(r"^m(\d{3})_(\w+)$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    up: Callable
+
+
+def discover() -> list[Migration]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        match = _NAME.match(info.name)
+        if not match:
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.append(Migration(int(match.group(1)), match.group(2), module.up))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if len(versions) != len(set(versions)):
+        raise RuntimeError(f"duplicate migration versions: {versions}")
+    return found
+
+
+def applied_versions(conn) -> set[int]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def migrate(db) -> list[int]:
+    """Apply every pending migration in order, each in its own write transaction."""
+    ran = []
+    for migration in discover():
+        with db.with_write_tx() as conn:
+            if migration.version in applied_versions(conn):
+                continue
+            migration.up(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, now_iso()),
+            )
+            ran.append(migration.version)
+    return ran
