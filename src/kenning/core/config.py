@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kenning.core.config_observability import ObservabilitySettings
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.config_predictor import PredictorSettings
 from kenning.core.config_sessions import SessionSettings
@@ -63,6 +64,7 @@ class Settings(_Strict):
     pipeline: PipelineSettings = PipelineSettings()
     sessions: SessionSettings = SessionSettings()
     predictor: PredictorSettings = PredictorSettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
 
     @property
     def db_path(self) -> Path:
