@@ -1,0 +1,21 @@
+"""llm_usage: tokens spent per UTC day, provider and model (the daily LLM token budget)."""
+
+from kenning.store.db import execute_script
+
+SCHEMA = """
+CREATE TABLE llm_usage (
+    day TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL DEFAULT 0,
+    refused INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (day, provider, model)
+);
+"""
+
+
+def up(conn) -> None:
+    execute_script(conn, SCHEMA)
