@@ -1,9 +1,65 @@
-"""The `sessions:` section of config.yaml (filled in by the sessions capability)."""
+"""The `sessions:` section of config.yaml: hook budgets, injection sizes, checkpoints, scoring."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class SessionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    latency_budget_ms: int = Field(
+        250, ge=10, le=60_000,
+        description="Hard budget for session-start / user-prompt-submit; optional work is cut, never the answer.",
+    )
+    prefilter_effective_k: int = Field(
+        50, ge=1, le=500, description="Candidates taken by effective_score (scorer seed: top-50)."
+    )
+    prefilter_similarity_k: int = Field(
+        50, ge=0, le=500, description="Candidates taken by embedding similarity to the session context (top-50)."
+    )
+    max_candidates: int = Field(
+        100, ge=1, le=1000, description="Upper bound on the candidate pool whatever the corpus size."
+    )
+    inject_limit: int = Field(12, ge=0, le=200, description="Memories injected at session start (top-k).")
+    inject_budget_chars: int = Field(
+        6000, ge=200, le=200_000, description="Character budget for the session-start injection text."
+    )
+    prompt_inject_limit: int = Field(5, ge=0, le=100, description="New memories injected per prompt.")
+    prompt_budget_chars: int = Field(
+        3000, ge=200, le=100_000, description="Character budget for one prompt's injection text."
+    )
+    prompt_min_score: float = Field(
+        0.0, ge=0.0, description="Minimum fused recall score for a prompt injection (0 keeps every hit)."
+    )
+    diversity_threshold: float = Field(
+        0.85, ge=0.0, le=1.0, description="Cosine similarity above which two memories overlap (seed: 0.85)."
+    )
+    diversity_decay: float = Field(0.5, ge=0.0, le=1.0, description="Topic-diversity decay per overlap (0.5).")
+    diversity_floor: float = Field(0.1, ge=0.0, le=1.0, description="Topic-diversity floor (0.1).")
+    agent_feedback: bool = Field(True, description="Ask the agent to rate injected memories (<memory-feedback>).")
+    checkpoint_prompt_interval: int = Field(
+        10, ge=0, le=10_000, description="Write a checkpoint every N prompts (0 disables)."
+    )
+    checkpoint_interval_minutes: float = Field(
+        15.0, ge=0.0, le=10_000, description="Write a checkpoint when this long has passed since the last (0 disables)."
+    )
+    checkpoint_max_per_session: int = Field(
+        20, ge=1, le=10_000, description="Per-session cap; the oldest checkpoints are dropped beyond it."
+    )
+    checkpoint_retention_days: float = Field(
+        30.0, ge=0.0, description="Checkpoints older than this are purged (0 keeps forever)."
+    )
+    checkpoint_max_chars: int = Field(20_000, ge=100, le=2_000_000, description="Checkpoint text is cut to this size.")
+    transcript_max_chars: int = Field(
+        20_000_000, ge=1000, description="Transcripts above this are refused (lossless or not at all)."
+    )
+    summary_max_facts: int = Field(
+        12, ge=0, le=200, description="Key facts stored from a transcript when no pipeline is present."
+    )
+    llm_judge: bool = Field(
+        True, description="Use the configured LLM as continuity judge (falls back to the heuristic)."
+    )
+    hook_timeout_s: float = Field(
+        2.0, gt=0, le=60, description="How long a `kenning hook` command waits for the daemon."
+    )

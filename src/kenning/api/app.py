@@ -1,0 +1,53 @@
+"""FastAPI app factory: the daemon's HTTP surface (OpenAPI at /openapi.json).
+
+Routers are registered here, one line per resource.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from kenning import __version__
+from kenning.api.errors import install_error_handlers
+from kenning.api.routes import health, memory
+from kenning.core.config import Settings
+from kenning.service import Kenning
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        service = kenning or Kenning(settings)
+        service.start()
+        app.state.kenning = service
+        try:
+            yield
+        finally:
+            service.close()
+
+    app = FastAPI(title="kenning", version=__version__, lifespan=lifespan,
+                  description="Local-first memory for AI coding agents.")
+    install_error_handlers(app)
+    _install_auth(app, settings)
+    app.include_router(health.router)
+    app.include_router(memory.router)
+    return app
+
+
+def _install_auth(app: FastAPI, settings: Settings) -> None:
+    """Bearer token whenever a token is configured (required off loopback)."""
+    token = settings.auth_token
+    if not token:
+        return
+
+    @app.middleware("http")
+    async def require_token(request: Request, call_next):
+        if request.url.path.startswith("/api/") and request.url.path != "/api/health":
+            if request.headers.get("authorization") != f"Bearer {token}":
+                return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+        return await call_next(request)

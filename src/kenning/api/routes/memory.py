@@ -1,0 +1,77 @@
+"""/api/memory: remember, recall, get, edit, forget, recover, purge, list, history."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Query
+
+from kenning.api.deps import get_kenning
+from kenning.api.schemas import EditIn, RecallIn, RememberBatchIn, RememberIn, RememberOut
+from kenning.core.errors import InvalidInput
+from kenning.core.types import MemoryFilter
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/memory", tags=["memory"])
+
+
+@router.post("/remember", response_model=RememberOut)
+def remember(body: RememberIn, k: Kenning = Depends(get_kenning)) -> RememberOut:
+    result = k.remember(body.to_draft(), actor=body.source or "api")
+    return RememberOut(id=result.id, deduped=result.deduped)
+
+
+@router.post("/batch")
+def remember_batch(body: RememberBatchIn, k: Kenning = Depends(get_kenning)) -> dict:
+    results = k.remember_many([m.to_draft() for m in body.memories], actor="api-batch")
+    return {"results": [{"id": r.id, "deduped": r.deduped} for r in results]}
+
+
+@router.post("/recall")
+def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get_kenning)) -> dict:
+    try:
+        hits = k.recall(body.query, limit=body.limit, filters=body.to_filter(),
+                        config=body.preset, budget_chars=body.budget_chars)
+    except KeyError as exc:
+        raise InvalidInput(str(exc.args[0])) from exc
+    return {"query": body.query, "results": [h.to_dict() for h in hits]}
+
+
+@router.get("")
+def list_memories(
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    project: str | None = None, type: str | None = None, tag: str | None = None,
+    include_deleted: bool = False, include_superseded: bool = True,
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    filters = MemoryFilter(project=project, types=[type] if type else None, tags=[tag] if tag else None,
+                           include_deleted=include_deleted, include_superseded=include_superseded)
+    items, total = k.list(filters, limit=limit, offset=offset)
+    return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
+
+
+@router.get("/{memory_id}")
+def get_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
+    memory = k.get(memory_id).to_dict()
+    memory["history"] = k.history(memory_id)
+    return memory
+
+
+@router.patch("/{memory_id}")
+def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning)) -> dict:
+    changes = body.changes()
+    if not changes:
+        raise InvalidInput("nothing to change: send at least one field")
+    return k.edit(memory_id, changes, actor="api", reason=body.reason).to_dict()
+
+
+@router.delete("/{memory_id}")
+def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None,
+                  k: Kenning = Depends(get_kenning)) -> dict:
+    if purge:
+        k.purge(memory_id, actor="api", reason=reason)
+        return {"id": memory_id, "purged": True}
+    return k.forget(memory_id, actor="api", reason=reason).to_dict()
+
+
+@router.post("/{memory_id}/recover")
+def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
+    return k.recover(memory_id, actor="api").to_dict()

@@ -1,0 +1,36 @@
+"""Shared CLI plumbing: settings, the backend (daemon or local store), output helpers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import lru_cache
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from kenning.core.config import Settings, load_settings
+from kenning.core.errors import ConfigError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        fail(str(exc), code=2)
+        raise  # unreachable; keeps type checkers honest
+
+
+def fail(message: str, code: int = 1) -> None:
+    """One line on stderr, then exit with `code`."""
+    err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -1,0 +1,127 @@
+"""`kenning serve` (foreground) and `kenning daemon start|stop|status` (background, pidfile, logs)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from logging.handlers import RotatingFileHandler
+
+import typer
+
+from kenning.cli.context import console, fail, settings
+from kenning.client import KenningClient
+
+daemon_app = typer.Typer(help="Run kenning in the background.", no_args_is_help=True)
+START_TIMEOUT_S = 90.0
+
+
+def serve(
+    host: str = typer.Option(None, help="Bind address (default from config: 127.0.0.1)."),
+    port: int = typer.Option(None, help="Port (default from config / KENNING_PORT: 3850)."),
+) -> None:
+    """Run the daemon in the foreground (HTTP API, dashboard, workers)."""
+    import uvicorn
+
+    from kenning.api.app import create_app
+    from kenning.core.config import load_settings
+    from kenning.core.errors import ConfigError
+
+    base = settings()
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    try:
+        cfg = load_settings(home=base.home, **overrides) if overrides else base
+    except ConfigError as exc:
+        fail(str(exc), code=2)
+    cfg.log_dir.mkdir(parents=True, exist_ok=True)
+    handler = RotatingFileHandler(cfg.log_dir / "kenning.jsonl", maxBytes=5_000_000, backupCount=3)
+    logger = logging.getLogger("kenning")
+    logger.addHandler(handler)
+    logger.setLevel(cfg.log_level.upper())
+    console.print(f"kenning serving {cfg.home} on {cfg.base_url}", highlight=False)
+    try:
+        uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="warning")
+    except OSError as exc:
+        fail(f"cannot listen on {cfg.host}:{cfg.port}: {exc}; set KENNING_PORT or port in config.yaml")
+
+
+def _read_pid() -> int | None:
+    path = settings().pid_path
+    try:
+        pid = int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        path.unlink(missing_ok=True)
+        return None
+    return pid
+
+
+@daemon_app.command("start")
+def start() -> None:
+    """Start the daemon in the background and wait until it answers."""
+    cfg = settings()
+    client = KenningClient(cfg.base_url, token=cfg.auth_token)
+    pid = _read_pid()
+    if pid and client.is_up():
+        console.print(f"already running (pid {pid}) at {cfg.base_url}", highlight=False)
+        return
+    if client.is_up():
+        fail(f"something else answers at {cfg.base_url}; stop it or set KENNING_PORT")
+    cfg.log_dir.mkdir(parents=True, exist_ok=True)
+    log = open(cfg.log_dir / "daemon.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=os.environ.copy())
+    cfg.pid_path.write_text(str(proc.pid))
+    with console.status("starting kenning (loading the embedding model)…"):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                cfg.pid_path.unlink(missing_ok=True)
+                fail(f"daemon exited with code {proc.returncode}; see {cfg.log_dir / 'daemon.log'}")
+            if client.is_up():
+                console.print(f"kenning running (pid {proc.pid}) at {cfg.base_url}", highlight=False)
+                return
+            time.sleep(0.25)
+    fail(f"daemon did not answer within {START_TIMEOUT_S:.0f}s; see {cfg.log_dir / 'daemon.log'}")
+
+
+@daemon_app.command("stop")
+def stop() -> None:
+    """Stop the background daemon."""
+    pid = _read_pid()
+    if not pid:
+        console.print("not running")
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    settings().pid_path.unlink(missing_ok=True)
+    console.print(f"stopped (pid {pid})")
+
+
+@daemon_app.command("status")
+def status() -> None:
+    """Is the daemon running, and where?"""
+    cfg = settings()
+    pid = _read_pid()
+    client = KenningClient(cfg.base_url, token=cfg.auth_token)
+    if client.is_up():
+        info = client.health()
+        console.print(f"running{f' (pid {pid})' if pid else ''} at {cfg.base_url}, version {info['version']},"
+                      f" home {info.get('home')}", highlight=False)
+        return
+    console.print(f"not running (expected at {cfg.base_url})", highlight=False)
+    raise typer.Exit(3)

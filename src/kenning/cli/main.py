@@ -1,0 +1,38 @@
+"""The `kenning` command: thin typer commands over the daemon client or the local store."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from kenning import __version__
+from kenning.cli import daemon, memory
+from kenning.cli.context import err_console
+from kenning.core.errors import KenningError
+
+app = typer.Typer(
+    name="kenning", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
+    help="Local-first memory for AI coding agents. Honours KENNING_HOME and KENNING_PORT.",
+)
+memory.register(app)
+app.command("serve")(daemon.serve)
+app.add_typer(daemon.daemon_app, name="daemon")
+
+
+@app.command("version")
+def version() -> None:
+    """Print the version."""
+    print(__version__)
+
+
+def main() -> None:
+    """Console-script entry: any KenningError that escapes becomes one line and exit code 1."""
+    try:
+        app()
+    except KenningError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        sys.exit(130)

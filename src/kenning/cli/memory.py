@@ -1,0 +1,217 @@
+"""Memory commands: remember, recall, show, edit, forget, recover, list, stats, import, export."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from kenning.cli.backend import open_backend
+from kenning.cli.context import console, fail, print_json, settings
+from kenning.core.errors import KenningError
+
+IMPORT_BATCH = 256
+
+
+@contextmanager
+def backend():
+    try:
+        b = open_backend(settings())
+    except KenningError as exc:
+        fail(str(exc))
+    try:
+        yield b
+    except KenningError as exc:
+        fail(str(exc), code=2 if 400 <= getattr(exc, "status_code", 500) < 500 else 1)
+    finally:
+        b.close()
+
+
+def remember(
+    content: str = typer.Argument(..., help="What to remember."),
+    type: str = typer.Option("fact", "--type", "-t", help="Memory type (fact, decision, gotcha, …)."),
+    importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0–1; drives the baseline ranking."),
+    tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
+    project: Optional[str] = typer.Option(None, "--project", "-p", help="Project the memory belongs to."),
+    pinned: bool = typer.Option(False, "--pin", help="Always rank first."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Store a memory (exact duplicates are detected, not stored twice)."""
+    with backend() as b:
+        result = b.remember({"content": content, "type": type, "importance": importance, "tags": tag,
+                             "project": project, "pinned": pinned, "source": "cli"})
+    if as_json:
+        print_json(result)
+    else:
+        console.print(f"{'already known as' if result['deduped'] else 'remembered'} [bold]{result['id']}[/bold]")
+
+
+def recall(
+    query: str = typer.Argument(..., help="What to look for."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=200),
+    project: Optional[str] = typer.Option(None, "--project", "-p"),
+    type: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
+    tag: list[str] = typer.Option([], "--tag"),
+    preset: Optional[str] = typer.Option(None, help="bm25, dense, hybrid or default."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Hybrid recall (BM25 + vectors, fused); shows which legs found each memory."""
+    body = {"query": query, "limit": limit, "project": project, "types": type or None,
+            "tags": tag or None, "preset": preset}
+    with backend() as b:
+        results = b.recall(body)
+    if as_json:
+        print_json(results)
+        return
+    table = Table("id", "score", "type", "legs", "content", show_lines=False)
+    for r in results:
+        legs = " ".join(f"{k}#{v['rank']}" for k, v in r["legs"].items())
+        table.add_row(r["id"], f"{r['score']:.4f}", r["type"], legs, r["content"][:100])
+    console.print(table if results else "no memories match")
+
+
+def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Show one memory with its history."""
+    with backend() as b:
+        memory = b.get(memory_id)
+    if as_json:
+        print_json(memory)
+        return
+    for key in ("id", "type", "project", "importance", "pinned", "tags", "source", "created_at",
+                "updated_at", "is_deleted", "superseded_by", "access_count"):
+        console.print(f"[bold]{key}[/bold]: {memory.get(key)}", highlight=False)
+    console.print(f"\n{memory['content']}\n", highlight=False)
+    for h in memory.get("history", []):
+        console.print(f"  {h['created_at']}  {h['event']}  {h.get('actor') or ''}", highlight=False)
+
+
+def edit(
+    memory_id: str,
+    content: Optional[str] = typer.Option(None, help="New content (re-embedded)."),
+    type: Optional[str] = typer.Option(None, "--type", "-t"),
+    importance: Optional[float] = typer.Option(None, min=0.0, max=1.0),
+    pin: Optional[bool] = typer.Option(None, "--pin/--unpin"),
+    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Replace tags (repeatable)."),
+) -> None:
+    """Change a memory; the old values stay in its history."""
+    changes = {k: v for k, v in {"content": content, "type": type, "importance": importance,
+                                 "pinned": pin, "tags": tag}.items() if v is not None}
+    if not changes:
+        fail("nothing to change: pass --content, --type, --importance, --pin/--unpin or --tag", code=2)
+    with backend() as b:
+        memory = b.edit(memory_id, changes)
+    console.print(f"updated [bold]{memory['id']}[/bold]")
+
+
+def forget(
+    memory_id: str,
+    purge: bool = typer.Option(False, "--purge", help="Hard delete (cannot be recovered)."),
+    reason: Optional[str] = typer.Option(None, help="Why (kept in history)."),
+) -> None:
+    """Tombstone a memory (recoverable), or purge it for good."""
+    with backend() as b:
+        b.forget(memory_id, purge=purge, reason=reason)
+    console.print(f"{'purged' if purge else 'forgot'} [bold]{memory_id}[/bold]")
+
+
+def recover(memory_id: str) -> None:
+    """Bring back a forgotten (tombstoned) memory."""
+    with backend() as b:
+        b.recover(memory_id)
+    console.print(f"recovered [bold]{memory_id}[/bold]")
+
+
+def list_(
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000),
+    offset: int = typer.Option(0, min=0),
+    project: Optional[str] = typer.Option(None, "--project", "-p"),
+    type: Optional[str] = typer.Option(None, "--type", "-t"),
+    deleted: bool = typer.Option(False, "--deleted", help="Include forgotten memories."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List memories, newest first."""
+    with backend() as b:
+        page = b.list(limit=limit, offset=offset, project=project, type=type, include_deleted=deleted)
+    if as_json:
+        print_json(page)
+        return
+    table = Table("id", "created", "type", "project", "content", title=f"{page['total']} memories")
+    for m in page["items"]:
+        table.add_row(m["id"], m["created_at"][:16], m["type"], m["project"] or "",
+                      ("[dim](forgotten)[/dim] " if m["is_deleted"] else "") + m["content"][:90])
+    console.print(table)
+
+
+def stats(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Counts by type and project, database size, embedding model."""
+    with backend() as b:
+        data = b.stats()
+    if as_json:
+        print_json(data)
+        return
+    for key, value in data.items():
+        console.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+def import_(path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                         help="JSONL: one remember body per line ({content, type?, …}).")) -> None:
+    """Import memories from JSONL (original created_at kept), with a progress bar."""
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            fail(f"{path}:{number}: not JSON ({exc.msg}); nothing was imported", code=2)
+        if not isinstance(record, dict) or not isinstance(record.get("content"), str):
+            fail(f"{path}:{number}: each line must be an object with a string 'content'; nothing was imported", code=2)
+        records.append(record)
+    stored = deduped = 0
+    with backend() as b, Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
+                                  TimeRemainingColumn(), console=console) as progress:
+        task = progress.add_task("import", total=len(records))
+        for start in range(0, len(records), IMPORT_BATCH):
+            results = b.remember_batch(records[start:start + IMPORT_BATCH])
+            deduped += sum(r["deduped"] for r in results)
+            stored += sum(not r["deduped"] for r in results)
+            progress.advance(task, len(results))
+    console.print(f"imported {stored} memories ({deduped} duplicates skipped)")
+
+
+def export(
+    out: Path = typer.Option(..., "--out", "-o", help="File to write."),
+    format: str = typer.Option("json", "--format", "-f", help="json or markdown."),
+    project: Optional[str] = typer.Option(None, "--project", "-p"),
+) -> None:
+    """Export live memories as JSON or Markdown."""
+    if format not in ("json", "markdown"):
+        fail(f"unknown format {format!r}: use json or markdown", code=2)
+    items: list[dict] = []
+    with backend() as b:
+        while True:
+            page = b.list(limit=1000, offset=len(items), project=project)
+            items.extend(page["items"])
+            if len(items) >= page["total"] or not page["items"]:
+                break
+    if format == "json":
+        out.write_text(json.dumps(items, indent=2, default=str), encoding="utf-8")
+    else:
+        lines = ["# kenning memories", ""]
+        for m in items:
+            tags = f" — tags: {', '.join(m['tags'])}" if m["tags"] else ""
+            lines += [f"## {m['type']} · {m['id']}", "", m["content"], "",
+                      f"*{m['created_at']} · project: {m['project'] or '-'} · importance {m['importance']}{tags}*", ""]
+        out.write_text("\n".join(lines), encoding="utf-8")
+    console.print(f"wrote {len(items)} memories to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    for fn, name in ((remember, "remember"), (recall, "recall"), (show, "show"), (edit, "edit"),
+                     (forget, "forget"), (recover, "recover"), (list_, "list"), (stats, "stats"),
+                     (import_, "import"), (export, "export")):
+        app.command(name)(fn)

@@ -1,0 +1,89 @@
+"""Typed httpx client for the daemon's HTTP API (used by the CLI, hooks and the MCP server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from kenning.core.errors import KenningError
+
+
+class DaemonUnavailable(KenningError):
+    """Nothing answers at the daemon's address."""
+
+    status_code = 503
+
+
+class ClientError(KenningError):
+    """The daemon answered with an error; the message is its `error` field."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class KenningClient:
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+                timeout: float | None = None) -> Any:
+        kwargs: dict[str, Any] = {"json": json, "params": params}
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise DaemonUnavailable(f"no kenning daemon at {self.base_url} ({exc.__class__.__name__}); "
+                                    "start it with `kenning daemon start`") from exc
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("error") or response.text
+            except ValueError:
+                message = response.text
+            raise ClientError(message, response.status_code)
+        return response.json()
+
+    def is_up(self, timeout: float = 0.5) -> bool:
+        try:
+            return self.request("GET", "/api/health", timeout=timeout).get("status") == "ok"
+        except KenningError:
+            return False
+
+    # -- memory ------------------------------------------------------------------
+    def health(self) -> dict:
+        return self.request("GET", "/api/health")
+
+    def remember(self, body: dict) -> dict:
+        return self.request("POST", "/api/memory/remember", json=body)
+
+    def remember_batch(self, memories: list[dict]) -> list[dict]:
+        return self.request("POST", "/api/memory/batch", json={"memories": memories})["results"]
+
+    def recall(self, body: dict) -> list[dict]:
+        return self.request("POST", "/api/memory/recall", json=body)["results"]
+
+    def get(self, memory_id: str) -> dict:
+        return self.request("GET", f"/api/memory/{memory_id}")
+
+    def edit(self, memory_id: str, changes: dict) -> dict:
+        return self.request("PATCH", f"/api/memory/{memory_id}", json=changes)
+
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> dict:
+        params = {"purge": str(purge).lower()} | ({"reason": reason} if reason else {})
+        return self.request("DELETE", f"/api/memory/{memory_id}", params=params)
+
+    def recover(self, memory_id: str) -> dict:
+        return self.request("POST", f"/api/memory/{memory_id}/recover")
+
+    def list(self, **params: Any) -> dict:
+        return self.request("GET", "/api/memory", params={k: v for k, v in params.items() if v is not None})
+
+    def stats(self) -> dict:
+        return self.request("GET", "/api/stats")

@@ -1,0 +1,364 @@
+"""Health domains: each turns store facts and telemetry into a 0–1 score, a status and fixes.
+
+Scoring convention (predictive-memory-scorer seed §4.1): >= 0.8 healthy, 0.5–0.8 degraded,
+< 0.5 unhealthy; the predictor may also be `cold_start` or `disabled`. The rule that
+shapes every domain: a pipeline that silently produces nothing must score red, never green.
+Each domain is a pure function of a `Facts` bundle so it can be tested without a daemon.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from kenning.core.clock import parse_iso, utcnow
+
+HEALTHY = 0.8
+DEGRADED = 0.5
+
+
+def status_for(score: float) -> str:
+    if score >= HEALTHY:
+        return "healthy"
+    if score >= DEGRADED:
+        return "degraded"
+    return "unhealthy"
+
+
+@dataclass
+class Problem:
+    severity: str  # "error" (makes the domain red) or "warning"
+    message: str
+    fix: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"severity": self.severity, "message": self.message, "fix": self.fix}
+
+
+@dataclass
+class Domain:
+    name: str
+    score: float = 1.0
+    status: str | None = None
+    summary: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def penalize(self, amount: float, message: str, fix: str, severity: str = "warning") -> None:
+        self.score -= amount
+        self.problems.append(Problem(severity, message, fix))
+
+    def cap(self, ceiling: float, message: str, fix: str) -> None:
+        """A failure that must show red whatever else looks fine."""
+        self.score = min(self.score, ceiling)
+        self.problems.append(Problem("error" if ceiling < DEGRADED else "warning", message, fix))
+
+    def as_dict(self) -> dict[str, Any]:
+        score = round(max(0.0, min(1.0, self.score)), 3)
+        return {
+            "domain": self.name,
+            "score": score,
+            "status": self.status or status_for(score),
+            "summary": self.summary,
+            "metrics": self.metrics,
+            "problems": [p.as_dict() for p in self.problems],
+        }
+
+
+@dataclass
+class Facts:
+    """Everything the domains look at, gathered once per report."""
+
+    now: str
+    thresholds: Any  # ObservabilitySettings
+    storage: dict[str, Any]
+    index: dict[str, Any]
+    duplicates: dict[str, Any]
+    mutations: dict[str, Any]
+    queue: dict[str, Any]
+    job_outcomes: list[dict[str, Any]]
+    sessions: dict[str, Any]
+    errors: list[dict[str, Any]]  # telemetry error ring, newest first
+    logs: list[dict[str, Any]]  # telemetry logs, newest first
+    latency: dict[str, dict[str, Any]]  # per-operation percentiles
+    db_bytes: int = 0
+    wal_bytes: int = 0
+    embedding: dict[str, Any] = field(default_factory=dict)  # {"model", "ok", "error"}
+    llm: dict[str, Any] = field(default_factory=dict)  # {"provider", "available", "budget_left"}
+    predictor: dict[str, Any] | None = None  # the predictor component's status, if any
+    predictor_tables: dict[str, Any] = field(default_factory=dict)
+    predictor_settings: dict[str, Any] = field(default_factory=dict)
+    scored_sessions: int = 0
+    connector: dict[str, Any] = field(default_factory=dict)  # {"claude_code_installed": bool|None}
+    workers: dict[str, Any] | None = None
+
+
+def _recent_errors(facts: Facts, *stages: str) -> list[dict[str, Any]]:
+    cutoff = utcnow() - timedelta(minutes=facts.thresholds.error_window_minutes)
+    return [e for e in facts.errors if e["stage"] in stages and parse_iso(e["at"]) >= cutoff]
+
+
+def _age_minutes(facts: Facts, stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return (parse_iso(facts.now) - parse_iso(stamp)).total_seconds() / 60.0
+
+
+# -- queue -------------------------------------------------------------------------
+def queue_domain(facts: Facts) -> Domain:
+    d = Domain("queue")
+    tables = facts.queue.get("tables", {})
+    pending = dead = failed = 0
+    for name, stats in tables.items():
+        by = stats.get("by_status", {})
+        pending += by.get("pending", 0)
+        dead += by.get("dead", 0)
+        failed += by.get("failed", 0)
+        age = _age_minutes(facts, stats.get("oldest_pending_at"))
+        if age is not None and age > facts.thresholds.stalled_queue_minutes:
+            d.penalize(0.35, f"{name}: oldest pending job waited {age:.0f} min",
+                       "workers are not draining the queue: check `kenning doctor` pipeline worker "
+                       "state and restart the daemon (`kenning stop && kenning serve`)", "error")
+        if stats.get("expired_leases"):
+            d.penalize(0.15, f"{name}: {stats['expired_leases']} job(s) hold an expired lease",
+                       "a worker died mid-job; the stale-lease reaper requeues them, restart the daemon if not")
+    if dead:
+        d.penalize(min(0.4, 0.05 * dead), f"{dead} dead job(s) exhausted their retries",
+                   "inspect them in the Pipeline tab (/api/pipeline/status) and fix the error they show")
+    if failed:
+        d.penalize(min(0.3, 0.05 * failed), f"{failed} failed summary job(s)",
+                   "look at the error column in the Pipeline tab; session-end summaries were not scored")
+    outcomes = facts.job_outcomes
+    known = [o for o in outcomes if o.get("produced") is not None]
+    n = facts.thresholds.silent_failure_jobs
+    if len(known) >= n and all(o["produced"] == 0 for o in known[:n]):
+        d.cap(0.3, f"the last {n} extraction jobs finished but produced nothing",
+              "extraction is silently failing: check the LLM provider (`kenning doctor`), the "
+              "pipeline mode, and the extraction errors in /api/analytics/errors?stage=extraction")
+    extraction_errors = _recent_errors(facts, "extraction", "decision")
+    if len(extraction_errors) >= n:
+        d.cap(0.3, f"{len(extraction_errors)} extraction/decision errors in the error window",
+              "see /api/analytics/errors?stage=extraction for the messages")
+    elif extraction_errors:
+        d.penalize(min(0.3, 0.03 * len(extraction_errors)),
+                   f"{len(extraction_errors)} recent extraction/decision error(s)",
+                   "see /api/analytics/errors?stage=extraction")
+    d.metrics = {"pending": pending, "dead": dead, "failed": failed, "tables": tables,
+                 "recent_outcomes": outcomes[:n]}
+    d.summary = f"{pending} pending, {dead} dead"
+    return d
+
+
+# -- storage -------------------------------------------------------------------------
+def storage_domain(facts: Facts) -> Domain:
+    d = Domain("storage")
+    s = facts.storage
+    if s.get("integrity") != ["ok"]:
+        d.cap(0.0, f"integrity check failed: {'; '.join(s.get('integrity') or ['no answer'])}",
+              "stop the daemon, back up memories.db, then `sqlite3 memories.db '.recover'` into a new file")
+    if str(s.get("journal_mode", "")).lower() != "wal":
+        d.penalize(0.3, f"journal_mode is {s.get('journal_mode')}, not WAL",
+                   "restart the daemon; it sets WAL on open (readers block writers without it)")
+    pages = s.get("page_count") or 0
+    free = s.get("freelist_count") or 0
+    if pages > 1000 and free / pages > 0.3:
+        d.penalize(0.15, f"{free / pages:.0%} of the database file is free pages",
+                   "run `VACUUM` while the daemon is stopped to reclaim space")
+    if facts.wal_bytes > 256 * 1024 * 1024:
+        d.penalize(0.15, f"WAL file is {facts.wal_bytes // (1024 * 1024)} MiB",
+                   "a long-lived reader blocks checkpoints; restart the daemon")
+    d.metrics = s | {"db_bytes": facts.db_bytes, "wal_bytes": facts.wal_bytes}
+    d.summary = f"{facts.db_bytes / 1e6:.1f} MB, schema v{s.get('schema_version')}"
+    return d
+
+
+# -- index -------------------------------------------------------------------------
+def index_domain(facts: Facts) -> Domain:
+    d = Domain("index")
+    ix = facts.index
+    total = ix.get("total_memories", 0)
+    missing = ix.get("fts_missing", 0) or 0
+    orphans = ix.get("fts_orphans", 0) or 0
+    if missing or orphans:
+        d.cap(0.3, f"full-text index out of sync: {missing} memories unindexed, {orphans} orphan rows",
+              "rebuild it: `kenning doctor --fix` or "
+              "`INSERT INTO memories_fts(memories_fts) VALUES('rebuild')`")
+    hashes = ix.get("live_hashes", 0) or 0
+    lacking = ix.get("embeddings_missing")
+    if lacking is None and hashes:
+        d.penalize(0.2, "the embedding model is unknown, vectors cannot be checked",
+                   "check the embedding provider in `kenning doctor` (provider domain)")
+    elif lacking:
+        ratio = lacking / max(1, hashes)
+        if lacking > facts.thresholds.embedding_lag_tolerance and ratio >= 0.5:
+            d.cap(0.3, f"{lacking} of {hashes} live memories have no vector for {ix.get('embedding_model')}",
+                  "semantic recall is blind: check the embedding provider, then let the embedding "
+                  "tracker re-embed (`kenning doctor --fix` enqueues it)")
+        elif lacking > facts.thresholds.embedding_lag_tolerance:
+            d.penalize(min(0.45, ratio), f"{lacking} live memories wait for a vector",
+                       "the embedding tracker catches up in the background; if it does not, check the provider")
+    d.metrics = ix
+    d.summary = f"{total} memories, fts {ix.get('fts_rows')}, vectors {ix.get('embeddings')}"
+    return d
+
+
+# -- provider ------------------------------------------------------------------------
+def provider_domain(facts: Facts) -> Domain:
+    d = Domain("provider")
+    emb, llm = facts.embedding, facts.llm
+    if emb.get("ok") is False:
+        d.cap(0.2, f"embedding provider {emb.get('model')} fails: {emb.get('error')}",
+              "fix `embedding:` in config.yaml (provider/url/model) or switch back to `provider: bundled`")
+    if llm.get("provider") not in (None, "offline", "none") and llm.get("available") is False:
+        d.penalize(0.3, f"LLM provider {llm.get('provider')} is unreachable; the offline rules run instead",
+                   "start the LLM server or fix `llm.url`/`llm.model` in config.yaml")
+    if llm.get("budget_left") == 0:
+        d.penalize(0.2, "the daily LLM token budget is spent", "raise `llm.daily_token_budget` or wait for tomorrow")
+    errs = _recent_errors(facts, "embedding", "provider")
+    if errs:
+        d.penalize(min(0.4, 0.1 * len(errs)), f"{len(errs)} provider error(s), last: {errs[0]['message']}",
+                   "see /api/analytics/errors?stage=embedding")
+    d.metrics = {"embedding": emb, "llm": llm, "recent_errors": len(errs)}
+    d.summary = f"embedding {emb.get('model') or '?'}, llm {llm.get('provider') or '?'}"
+    return d
+
+
+# -- mutation -------------------------------------------------------------------------
+def mutation_domain(facts: Facts) -> Domain:
+    d = Domain("mutation")
+    m = facts.mutations
+    if m.get("dangling_supersessions"):
+        d.penalize(0.3, f"{m['dangling_supersessions']} memories are superseded by a memory that does not exist",
+                   "clear superseded_by on them (edit in the Memories tab) or recover the winner")
+    if m.get("memories_without_history"):
+        d.penalize(0.2, f"{m['memories_without_history']} memories have no audit history",
+                   "they were written outside the store API; re-save them so the audit trail is complete")
+    errs = _recent_errors(facts, "mutation")
+    if errs:
+        d.penalize(min(0.5, 0.1 * len(errs)), f"{len(errs)} failed write(s), last: {errs[0]['message']}",
+                   "see /api/analytics/errors?stage=mutation")
+    d.metrics = m | {"recent_errors": len(errs)}
+    d.summary = f"{sum(m.get('events_24h', {}).values())} history events in 24h"
+    return d
+
+
+# -- duplicate -------------------------------------------------------------------------
+def duplicate_domain(facts: Facts) -> Domain:
+    d = Domain("duplicate")
+    dup = facts.duplicates
+    rows = dup.get("duplicate_rows", 0)
+    live = max(1, dup.get("live_memories", 0))
+    if rows:
+        d.penalize(max(0.21, min(0.8, 5 * rows / live)), f"{rows} exact duplicate memories stored",
+                   "dedup by content hash failed somewhere; forget the copies in the Memories tab")
+    d.metrics = dup
+    d.summary = f"{rows} duplicates"
+    return d
+
+
+# -- connector -------------------------------------------------------------------------
+def connector_domain(facts: Facts) -> Domain:
+    d = Domain("connector")
+    s = facts.sessions
+    if facts.connector.get("claude_code_installed") is False and not s.get("sessions"):
+        d.penalize(0.3, "no harness is connected and no session has reached the daemon",
+                   "run `kenning connect claude-code` (or point your harness's hooks at /api/hooks/*)")
+    elif not s.get("sessions"):
+        d.penalize(0.2, "no session has reached the daemon yet",
+                   "start an agent session; if this persists, check the hooks with `kenning connect claude-code`")
+    errs = _recent_errors(facts, "connector", "hooks", "sessions")
+    if errs:
+        d.penalize(min(0.5, 0.1 * len(errs)), f"{len(errs)} hook error(s), last: {errs[0]['message']}",
+                   "see /api/analytics/errors?stage=connector")
+    d.metrics = s | facts.connector | {"recent_errors": len(errs)}
+    d.summary = f"{s.get('sessions', 0)} sessions, last {s.get('last_started_at') or 'never'}"
+    return d
+
+
+# -- predictor (seed §4.1) ---------------------------------------------------------------
+def predictor_domain(facts: Facts) -> Domain:
+    d = Domain("predictor")
+    st = dict(facts.predictor or {})
+    cfg = facts.predictor_settings
+    min_sessions = st.get("min_training_sessions") or cfg.get("min_training_sessions") or 30
+    sessions = st.get("training_sessions", facts.scored_sessions)
+    latency = facts.latency.get("predictor_score", {})
+    timeout = st.get("score_timeout_ms") or cfg.get("score_timeout_ms") or 120
+    metrics = {
+        "sidecar_alive": st.get("sidecar_alive", st.get("running")),
+        "sidecar_pid": st.get("sidecar_pid", st.get("pid")),
+        "crash_count": st.get("crash_count", 0),
+        "crash_disabled": bool(st.get("crash_disabled")),
+        "model_version": st.get("model_version", 0),
+        "training_sessions": sessions,
+        "min_training_sessions": min_sessions,
+        "success_rate": st.get("success_rate"),
+        "alpha": st.get("alpha", 1.0),
+        "last_trained_at": st.get("last_trained_at"),
+        "drift_resets": st.get("drift_resets", 0),
+        "scorer_drift_signal": st.get("scorer_drift_signal", st.get("drift_signal")),
+        "p95_score_latency_ms": latency.get("p95"),
+        "avg_score_latency_ms": latency.get("mean"),
+        "comparisons": facts.predictor_tables.get("comparisons", 0),
+        "trainings": facts.predictor_tables.get("trainings", 0),
+    }
+    d.metrics = metrics | {k: v for k, v in st.items() if k not in metrics}
+    enabled = st.get("enabled", cfg.get("enabled", True))
+    if enabled is False:
+        d.score, d.status, d.summary = 0.0, "disabled", "predictor disabled in config; baseline ranking only"
+        return d
+    if facts.predictor is None:
+        d.score, d.status = 0.6, "cold_start"
+        d.summary = f"collecting training data: {sessions}/{min_sessions} sessions (sidecar not wired)"
+        return d
+    if metrics["crash_disabled"] or metrics["sidecar_alive"] is False:
+        why = "crash threshold hit" if metrics["crash_disabled"] else "sidecar not running"
+        d.cap(0.0, f"predictor sidecar down ({why}); baseline fallback",
+              "see /api/analytics/errors?stage=predictor; restart the daemon to reset the crash counter")
+        d.status = "disabled" if metrics["crash_disabled"] else None
+        d.summary = why
+        return d
+    mode = st.get("mode") or st.get("status")
+    cold = mode in ("cold_start", "collecting", "warming") or sessions < min_sessions
+    sr = metrics["success_rate"]
+    if cold:
+        d.score, d.status = 0.6, "cold_start"
+        d.summary = f"collecting training data: {min(sessions, min_sessions)}/{min_sessions} sessions"
+    elif sr is not None and sr > 0.4:
+        d.score = 0.8 + 0.2 * min(1.0, (sr - 0.4) / 0.4)
+        d.summary = f"active: success_rate {sr:.2f}, α {metrics['alpha']:.2f}"
+    else:
+        d.score = 0.6
+        d.summary = f"trained but not earning influence (success_rate {sr})"
+    p95 = latency.get("p95")
+    if p95 is not None and p95 > timeout:
+        d.penalize(0.2, f"p95 scoring latency {p95:.0f} ms exceeds the {timeout} ms timeout",
+                   "the sidecar is too slow; scores fall back to baseline. Check CPU load or raise "
+                   "`predictor.score_timeout_ms`")
+    elif p95 is not None and p95 > 0.8 * timeout:
+        d.problems.append(Problem("warning", f"p95 scoring latency {p95:.0f} ms approaches the {timeout} ms timeout",
+                                  "watch the latency sparkline in the Predictor tab"))
+    drift, drift_max = metrics["scorer_drift_signal"], cfg.get("drift_threshold", 0.2)
+    if drift is not None and abs(drift) > drift_max:
+        d.penalize(0.1, f"judge calibration drift {drift:.2f} above {drift_max}",
+                   "inspect judge reasoning in the comparison inspector; the judge may favour recent memories")
+    errs = _recent_errors(facts, "predictor")
+    if errs:
+        d.penalize(min(0.3, 0.05 * len(errs)), f"{len(errs)} predictor error(s), last: {errs[0]['message']}",
+                   "see /api/analytics/errors?stage=predictor")
+    if d.status == "cold_start" and d.score < 0.6:
+        d.status = None  # problems beyond cold start show as degraded/unhealthy
+    return d
+
+
+DOMAINS = {
+    "queue": queue_domain,
+    "storage": storage_domain,
+    "index": index_domain,
+    "provider": provider_domain,
+    "mutation": mutation_domain,
+    "duplicate": duplicate_domain,
+    "connector": connector_domain,
+    "predictor": predictor_domain,
+}

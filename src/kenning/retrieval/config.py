@@ -1,0 +1,45 @@
+"""RecallConfig: retrieval configured as data, with named presets to benchmark against each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+# Weighted RRF weights per query type (memory-system-v5 "Reciprocal Rank Fusion").
+DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
+    "identifier": {"bm25": 0.5, "graph": 0.3, "vector": 0.2},
+    "semantic": {"vector": 0.5, "bm25": 0.25, "graph": 0.25},
+    "structural": {"graph": 0.6, "bm25": 0.25, "vector": 0.15},
+}
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    legs: tuple[str, ...] = ("bm25", "vector")
+    leg_limit: int = 100  # candidates fetched per leg
+    rrf_k: int = 60
+    weights: dict[str, dict[str, float]] = field(default_factory=lambda: DEFAULT_WEIGHTS)
+    stages: tuple[str, ...] = ()  # post-fusion stages by name, run in order (graph_boost, dampening, rerank)
+    diversity: bool = False
+    diversity_threshold: float = 0.85
+    diversity_decay: float = 0.5
+    diversity_floor: float = 0.1
+    stage_timeout_ms: float = 150.0
+    graph_deadline_ms: float = 50.0
+
+    def with_(self, **changes) -> "RecallConfig":
+        return replace(self, **changes)
+
+
+PRESETS: dict[str, RecallConfig] = {
+    "bm25": RecallConfig(legs=("bm25",)),
+    "dense": RecallConfig(legs=("vector",)),
+    "hybrid": RecallConfig(legs=("bm25", "vector")),
+    "default": RecallConfig(legs=("bm25", "vector")),
+}
+
+
+def preset(name: str) -> RecallConfig:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown recall preset {name!r}; choose from {', '.join(PRESETS)}") from None

@@ -1,0 +1,66 @@
+"""Candidate legs and post-fusion stages, registered by name so configs can switch them.
+
+A leg is `fn(ctx) -> [(memory_id, leg_score)]` best first. A stage is
+`fn(ctx, hits) -> hits` run after fusion. Other capabilities (the knowledge graph,
+hints, rerankers) register theirs with `register_leg` / `register_stage`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kenning.core.types import MemoryFilter
+from kenning.retrieval.config import RecallConfig
+from kenning.store.search import bm25_search, vector_search
+
+
+@dataclass
+class RecallContext:
+    conn: Any
+    query: str
+    filters: MemoryFilter
+    config: RecallConfig
+    embedder: Any  # EmbeddingProvider
+    query_type: str = "semantic"
+    started: float = field(default_factory=time.perf_counter)
+    _query_vector: np.ndarray | None = None
+
+    @property
+    def query_vector(self) -> np.ndarray:
+        if self._query_vector is None:
+            self._query_vector = self.embedder.embed_query(self.query)
+        return self._query_vector
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
+
+
+LegFn = Callable[[RecallContext], list[tuple[str, float]]]
+StageFn = Callable[[RecallContext, list], list]
+LEGS: dict[str, LegFn] = {}
+STAGES: dict[str, StageFn] = {}
+
+
+def register_leg(name: str, fn: LegFn) -> None:
+    LEGS[name] = fn
+
+
+def register_stage(name: str, fn: StageFn) -> None:
+    STAGES[name] = fn
+
+
+def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
+    return bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
+
+
+def vector_leg(ctx: RecallContext) -> list[tuple[str, float]]:
+    return vector_search(ctx.conn, ctx.query_vector, ctx.embedder.model_id, ctx.filters, ctx.config.leg_limit)
+
+
+register_leg("bm25", bm25_leg)
+register_leg("vector", vector_leg)

@@ -1,0 +1,16 @@
+"""Query type detection (memory-system-v5): picks the fusion weights."""
+
+from __future__ import annotations
+
+import re
+
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|_[a-z]")
+STRUCTURAL_TOOLS = frozenset({"analyzeImpact", "getDependencies"})
+
+
+def detect_query_type(query: str, recent_tool_calls: list[str] | None = None) -> str:
+    if _IDENTIFIER.search(query) or "/" in query:
+        return "identifier"
+    if any(t in STRUCTURAL_TOOLS for t in recent_tool_calls or ()):
+        return "structural"
+    return "semantic"

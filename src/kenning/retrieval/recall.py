@@ -1,0 +1,95 @@
+"""Recall: query → candidates (legs) → weighted RRF → post-fusion stages → filter → diversity.
+
+Pure orchestration over the registered legs and stages; the store does the SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.telemetry import record_error
+from kenning.core.types import Memory, MemoryFilter
+from kenning.retrieval.config import RecallConfig
+from kenning.retrieval.diversity import Packable, diversity_select
+from kenning.retrieval.fusion import FusedHit, weighted_rrf
+from kenning.retrieval.legs import LEGS, STAGES, RecallContext
+from kenning.retrieval.query_type import detect_query_type
+from kenning.store.memories import get_memories
+from kenning.store.vectors import get_embeddings
+
+
+@dataclass
+class RecallHit:
+    memory: Memory
+    score: float
+    legs: dict[str, dict[str, float]] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.memory
+        return {
+            "id": m.id, "content": m.content, "score": round(self.score, 6), "type": m.type,
+            "project": m.project, "tags": m.tags, "created_at": m.created_at,
+            "importance": m.importance, "pinned": m.pinned, "superseded_by": m.superseded_by,
+            "legs": self.legs, "reasons": self.reasons,
+        }
+
+
+def run_legs(ctx: RecallContext) -> dict[str, list[tuple[str, float]]]:
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    for name in ctx.config.legs:
+        leg = LEGS.get(name)
+        if leg is None:
+            raise KeyError(f"recall leg {name!r} is not registered")
+        ranked[name] = leg(ctx)
+    return ranked
+
+
+def fuse(ctx: RecallContext, ranked: dict[str, list[tuple[str, float]]]) -> list[FusedHit]:
+    weights = dict(ctx.config.weights.get(ctx.query_type, {}))
+    for name in ranked:  # a single leg or a leg without a weight still counts
+        weights.setdefault(name, 1.0 if len(ranked) == 1 else 0.25)
+    return weighted_rrf(ranked, weights, ctx.config.rrf_k)
+
+
+def run_stages(ctx: RecallContext, hits: list[FusedHit]) -> list[FusedHit]:
+    for name in ctx.config.stages:
+        stage = STAGES.get(name)
+        if stage is None:
+            raise KeyError(f"recall stage {name!r} is not registered")
+        try:
+            hits = stage(ctx, hits)
+        except Exception as exc:  # a stage is an optional refinement: keep the fused order
+            record_error("retrieval", f"stage {name} failed: {exc}", stage_name=name)
+    return hits
+
+
+def recall(
+    conn, embedder, query: str, *, limit: int = 10, filters: MemoryFilter | None = None,
+    config: RecallConfig | None = None, budget_chars: int | None = None,
+    recent_tool_calls: list[str] | None = None,
+) -> list[RecallHit]:
+    ctx = RecallContext(conn, query, filters or MemoryFilter(), config or RecallConfig(), embedder,
+                        query_type=detect_query_type(query, recent_tool_calls))
+    hits = run_stages(ctx, fuse(ctx, run_legs(ctx)))
+    pool = hits[: max(limit * 5, 50)] if (ctx.config.diversity or budget_chars) else hits[:limit]
+    memories = get_memories(conn, [h.memory_id for h in pool])
+    pool = [h for h in pool if h.memory_id in memories]
+    if not (ctx.config.diversity or budget_chars):
+        return [RecallHit(memories[h.memory_id], h.score, h.legs, h.reasons) for h in pool[:limit]]
+    vectors = get_embeddings(conn, list({memories[h.memory_id].content_hash for h in pool}), embedder.model_id)
+    items = [
+        Packable(h.memory_id, h.score, len(memories[h.memory_id].content),
+                 vectors.get(memories[h.memory_id].content_hash))
+        for h in pool
+    ]
+    by_id = {h.memory_id: h for h in pool}
+    chosen = diversity_select(
+        items, limit=limit, budget_chars=budget_chars, threshold=ctx.config.diversity_threshold,
+        decay=ctx.config.diversity_decay, floor=ctx.config.diversity_floor,
+    )
+    return [
+        RecallHit(memories[item.memory_id], adjusted, by_id[item.memory_id].legs, by_id[item.memory_id].reasons)
+        for item, adjusted in chosen
+    ]

@@ -1,0 +1,151 @@
+"""Wiring: Settings → Database → embedding provider → components, and the memory operations.
+
+The daemon, the CLI's offline mode and the tests all build one `Kenning` and call it.
+Components from other capabilities hang off this object as attributes built in `start()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kenning.core.config import Settings
+from kenning.core.telemetry import log_event, record_error, timed
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.memory import write
+from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
+from kenning.retrieval.config import RecallConfig, preset
+from kenning.retrieval.recall import RecallHit, recall
+from kenning.store import memories as store
+from kenning.store.db import Database, open_database
+
+
+class AccessTracker:
+    """Counts recalls as accesses off the read path: queued, then flushed in one write tx."""
+
+    def __init__(self, db: Database, interval_s: float = 0.5) -> None:
+        self.db = db
+        self.interval_s = interval_s
+        self._pending: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, ids: list[str]) -> None:
+        with self._lock:
+            self._pending.extend(ids)
+
+    def flush(self) -> None:
+        with self._lock:
+            ids, self._pending = self._pending, []
+        if ids:
+            try:
+                with self.db.with_write_tx() as conn:
+                    store.record_access(conn, ids)
+            except Exception as exc:  # background boundary: never lose the daemon over a counter
+                record_error("mutation", f"access tracking flush failed: {exc}")
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        def loop() -> None:
+            while not self._stop.wait(self.interval_s):
+                self.flush()
+
+        self._thread = threading.Thread(target=loop, name="access-tracker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=2)
+        self.flush()
+
+
+class Kenning:
+    """One memory store with its providers and components."""
+
+    def __init__(self, settings: Settings, *, embedder: EmbeddingProvider | None = None) -> None:
+        self.settings = settings
+        settings.home.mkdir(parents=True, exist_ok=True)
+        self.db = open_database(settings.db_path)
+        self.embedder = embedder or build_embedding_provider(settings.embedding)
+        self.access = AccessTracker(self.db)
+        self.max_chars = settings.recall.max_content_chars
+        self.started = False
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self, *, background: bool = True) -> "Kenning":
+        """Warm the model and start background components (the daemon calls this)."""
+        self.embedder.warm_up()
+        if background:
+            self.access.start()
+        self.started = True
+        log_event("daemon", "service started", home=str(self.settings.home))
+        return self
+
+    def close(self) -> None:
+        self.access.stop()
+        self.db.close()
+
+    # -- memory operations -------------------------------------------------------
+    def remember(self, draft: MemoryDraft, *, actor: str | None = None) -> write.RememberResult:
+        with timed("remember"):
+            return write.remember(self.db, self.embedder, draft, max_chars=self.max_chars, actor=actor)
+
+    def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None) -> list[write.RememberResult]:
+        with timed("remember_many"):
+            return write.remember_many(self.db, self.embedder, drafts, max_chars=self.max_chars, actor=actor)
+
+    def recall(
+        self, query: str, *, limit: int = 10, filters: MemoryFilter | None = None,
+        config: RecallConfig | str | None = None, budget_chars: int | None = None,
+        track_access: bool = True,
+    ) -> list[RecallHit]:
+        cfg = preset(config) if isinstance(config, str) else (config or self.recall_config())
+        with timed("recall"):
+            hits = recall(self.db.reader(), self.embedder, query, limit=limit, filters=filters,
+                          config=cfg, budget_chars=budget_chars)
+        if track_access and hits:
+            self.access.add([h.memory.id for h in hits])
+            if not self.access.running:
+                self.access.flush()
+        return hits
+
+    def recall_config(self) -> RecallConfig:
+        return preset("default").with_(rrf_k=self.settings.recall.rrf_k,
+                                       leg_limit=self.settings.recall.candidate_pool)
+
+    def get(self, memory_id: str) -> Memory:
+        return store.get_memory(self.db.reader(), memory_id)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        store.get_memory(self.db.reader(), memory_id)
+        return store.history(self.db.reader(), memory_id)
+
+    def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+             reason: str | None = None) -> Memory:
+        return write.edit(self.db, self.embedder, memory_id, changes, actor=actor, reason=reason,
+                          max_chars=self.max_chars)
+
+    def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+        return write.forget(self.db, memory_id, actor=actor, reason=reason)
+
+    def recover(self, memory_id: str, *, actor: str | None = None) -> Memory:
+        return write.recover(self.db, memory_id, actor=actor)
+
+    def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+        write.purge(self.db, memory_id, actor=actor, reason=reason)
+
+    def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
+             offset: int = 0) -> tuple[list[Memory], int]:
+        return store.list_memories(self.db.reader(), filters, limit=limit, offset=offset)
+
+    def stats(self) -> dict[str, Any]:
+        data = store.stats(self.db.reader())
+        data["embedding_model"] = self.embedder.model_id
+        data["db_path"] = str(self.settings.db_path)
+        data["db_bytes"] = self.settings.db_path.stat().st_size if self.settings.db_path.exists() else 0
+        return data

@@ -1,0 +1,261 @@
+"""All SQL on the memories table and its audit trail (memory_history).
+
+Functions take a connection: a write connection from `db.with_write_tx()` for changes,
+any reader for queries. Every change writes a memory_history row in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from kenning.core.clock import normalize_iso, now_iso
+from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.text import normalize_content
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+
+_JSON_LIST_FIELDS = ("tags", "related_files", "related_modules")
+_BOOL_FIELDS = ("pinned", "needs_review", "user_verified", "is_deleted")
+EDITABLE_FIELDS = frozenset(
+    {
+        "content", "type", "importance", "confidence", "tags", "project", "scope", "source",
+        "related_files", "related_modules", "pinned", "needs_review", "user_verified",
+        "decay_half_life_days", "superseded_by", "valid_until", "extraction_model", "metadata",
+    }
+)
+
+
+def new_memory_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def row_to_memory(row: Any) -> Memory:
+    data = dict(row)
+    data.pop("rid", None)
+    for name in _JSON_LIST_FIELDS:
+        data[name] = json.loads(data[name] or "[]")
+    data["metadata"] = json.loads(data.get("metadata") or "{}")
+    for name in _BOOL_FIELDS:
+        data[name] = bool(data[name])
+    return Memory(**data)
+
+
+def add_history(
+    conn, memory_id: str, event: str, *, old_content: str | None = None,
+    new_content: str | None = None, changes: dict[str, Any] | None = None,
+    actor: str | None = None, reason: str | None = None, at: str | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO memory_history(memory_id, event, old_content, new_content, changes, actor, reason, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (memory_id, event, old_content, new_content, json.dumps(changes or {}, default=str),
+         actor, reason, at or now_iso()),
+    )
+
+
+def find_duplicate(conn, content_hash: str, project: str | None) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM memories WHERE content_hash = ? AND project IS ? AND is_deleted = 0 LIMIT 1",
+        (content_hash, project),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def insert_memory(
+    conn, draft: MemoryDraft, *, embedding_model: str | None = None, actor: str | None = None
+) -> tuple[str, bool]:
+    """Insert (or find the exact duplicate of) a memory. Returns (id, deduped)."""
+    content = normalize_content(draft.content)
+    if not content.storage:
+        raise InvalidInput("content is empty")
+    existing = find_duplicate(conn, content.content_hash, draft.project)
+    if existing:
+        return existing, True
+    memory_id = new_memory_id()
+    created = normalize_iso(draft.created_at) if draft.created_at else now_iso()
+    conn.execute(
+        "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
+        " tags, project, scope, source, related_files, related_modules, pinned, created_at, updated_at,"
+        " embedding_model, session_key, metadata)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            memory_id, content.storage, content.normalized, content.content_hash, draft.type,
+            draft.importance, draft.confidence, json.dumps(draft.tags), draft.project, draft.scope,
+            draft.source, json.dumps(draft.related_files), json.dumps(draft.related_modules),
+            int(draft.pinned), created, created, embedding_model, draft.session_key,
+            json.dumps(draft.metadata),
+        ),
+    )
+    add_history(conn, memory_id, "created", new_content=content.storage, actor=actor or draft.source, at=created)
+    return memory_id, False
+
+
+def get_memory(conn, memory_id: str) -> Memory:
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no memory with id {memory_id!r}")
+    return row_to_memory(row)
+
+
+def get_memories(conn, ids: list[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT * FROM memories WHERE id IN ({marks})", chunk):
+            memory = row_to_memory(row)
+            found[memory.id] = memory
+    return found
+
+
+def _encode(field: str, value: Any) -> Any:
+    if field in _JSON_LIST_FIELDS or field == "metadata":
+        return json.dumps(value)
+    if field in _BOOL_FIELDS:
+        return int(bool(value))
+    return value
+
+
+def update_memory(
+    conn, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+    reason: str | None = None, event: str = "updated",
+) -> Memory:
+    """Apply `changes` (EDITABLE_FIELDS only) and record what changed."""
+    unknown = set(changes) - EDITABLE_FIELDS
+    if unknown:
+        raise InvalidInput(f"cannot edit field(s): {', '.join(sorted(unknown))}")
+    before = get_memory(conn, memory_id)
+    values = dict(changes)
+    if "content" in values:
+        content = normalize_content(values["content"])
+        if not content.storage:
+            raise InvalidInput("content is empty")
+        values["content"] = content.storage
+        values["normalized_content"] = content.normalized
+        values["content_hash"] = content.content_hash
+    diff = {k: [getattr(before, k, None), v] for k, v in values.items()
+            if k in EDITABLE_FIELDS and getattr(before, k, None) != v}
+    if not diff:
+        return before
+    values["updated_at"] = now_iso()
+    assignments = ", ".join(f"{k} = ?" for k in values)
+    conn.execute(
+        f"UPDATE memories SET {assignments} WHERE id = ?",
+        [_encode(k, v) for k, v in values.items()] + [memory_id],
+    )
+    add_history(
+        conn, memory_id, event,
+        old_content=before.content if "content" in diff else None,
+        new_content=values.get("content") if "content" in diff else None,
+        changes={k: v for k, v in diff.items() if k != "content"}, actor=actor, reason=reason,
+    )
+    return get_memory(conn, memory_id)
+
+
+def soft_delete(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+    memory = get_memory(conn, memory_id)
+    if memory.is_deleted:
+        return memory
+    at = now_iso()
+    conn.execute("UPDATE memories SET is_deleted = 1, deleted_at = ?, updated_at = ? WHERE id = ?",
+                 (at, at, memory_id))
+    add_history(conn, memory_id, "deleted", actor=actor, reason=reason, at=at)
+    return get_memory(conn, memory_id)
+
+
+def recover_memory(conn, memory_id: str, *, actor: str | None = None) -> Memory:
+    memory = get_memory(conn, memory_id)
+    if not memory.is_deleted:
+        return memory
+    duplicate = find_duplicate(conn, memory.content_hash, memory.project)
+    if duplicate:
+        raise InvalidInput(f"cannot recover: memory {duplicate} holds the same content now")
+    conn.execute("UPDATE memories SET is_deleted = 0, deleted_at = NULL, updated_at = ? WHERE id = ?",
+                 (now_iso(), memory_id))
+    add_history(conn, memory_id, "recovered", actor=actor)
+    return get_memory(conn, memory_id)
+
+
+def purge_memory(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+    """Hard delete: the row and its FTS entry go; the history keeps a 'purged' row."""
+    memory = get_memory(conn, memory_id)
+    conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+    add_history(conn, memory_id, "purged", old_content=memory.content, actor=actor, reason=reason)
+
+
+def history(conn, memory_id: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,)
+    ).fetchall()
+    return [dict(r, changes=json.loads(r["changes"])) for r in rows]
+
+
+def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, list[Any]]:
+    """SQL conditions (joined by AND) and parameters for a MemoryFilter."""
+    f = filters or MemoryFilter()
+    clauses: list[str] = []
+    params: list[Any] = []
+    if not f.include_deleted:
+        clauses.append(f"{alias}.is_deleted = 0")
+    if not f.include_superseded:
+        clauses.append(f"{alias}.superseded_by IS NULL")
+    if f.project is not None:
+        clauses.append(f"{alias}.project = ?")
+        params.append(f.project)
+    if f.scope is not None:
+        clauses.append(f"{alias}.scope = ?")
+        params.append(f.scope)
+    if f.types:
+        clauses.append(f"{alias}.type IN ({','.join('?' * len(f.types))})")
+        params.extend(f.types)
+    for tag in f.tags or []:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    if f.since:
+        clauses.append(f"{alias}.created_at >= ?")
+        params.append(normalize_iso(f.since))
+    if f.until:
+        clauses.append(f"{alias}.created_at <= ?")
+        params.append(normalize_iso(f.until))
+    return (" AND ".join(clauses) or "1"), params
+
+
+def list_memories(
+    conn, filters: MemoryFilter | None = None, *, limit: int = 50, offset: int = 0,
+    order: str = "created_at DESC",
+) -> tuple[list[Memory], int]:
+    where, params = filter_sql(filters)
+    total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT * FROM memories m WHERE {where} ORDER BY m.{order}, m.rid DESC LIMIT ? OFFSET ?",
+        params + [limit, offset],
+    ).fetchall()
+    return [row_to_memory(r) for r in rows], total
+
+
+def record_access(conn, ids: list[str], at: str | None = None) -> None:
+    stamp = at or now_iso()
+    conn.executemany(
+        "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
+        [(stamp, i) for i in ids],
+    )
+
+
+def stats(conn) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT COUNT(*) AS total, SUM(is_deleted = 0) AS live, SUM(is_deleted) AS deleted,"
+        " SUM(superseded_by IS NOT NULL AND is_deleted = 0) AS superseded, SUM(pinned) AS pinned"
+        " FROM memories"
+    ).fetchone()
+    by_type = dict(conn.execute(
+        "SELECT type, COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY type ORDER BY 2 DESC"
+    ).fetchall())
+    by_project = dict(conn.execute(
+        "SELECT COALESCE(project, ''), COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY 1 ORDER BY 2 DESC"
+    ).fetchall())
+    return {
+        "total": row["total"] or 0, "live": row["live"] or 0, "deleted": row["deleted"] or 0,
+        "superseded": row["superseded"] or 0, "pinned": row["pinned"] or 0,
+        "by_type": by_type, "by_project": by_project,
+    }

@@ -1,0 +1,89 @@
+"""Candidate queries for recall: BM25 over memories_fts and vector KNN, both honouring filters."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from kenning.core.types import MemoryFilter
+from kenning.store.memories import filter_sql
+from kenning.store.vectors import knn
+
+_FTS_TOKEN = re.compile(r"[^\W_]+|_", re.UNICODE)
+# Words so common they only add noise to an OR query; keeps the BM25 leg sharp.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by did do does for from had has have he her his how i if in into is it"
+    " its me my of on or our she so than that the their them then there these they this to too was"
+    " we were what when where which who whom why will with would you your".split()
+)
+
+
+def fts_query(text: str, *, drop_stop_words: bool = True) -> str:
+    """An FTS5 MATCH expression: OR of quoted tokens (no syntax from the user reaches FTS5)."""
+    tokens = [t.lower() for t in _FTS_TOKEN.findall(text) if t != "_"]
+    kept = [t for t in tokens if not (drop_stop_words and t in STOP_WORDS)] or tokens
+    unique = list(dict.fromkeys(kept))
+    return " OR ".join(f'"{t}"' for t in unique[:64])
+
+
+def bm25_search(
+    conn, query: str, filters: MemoryFilter | None = None, limit: int = 100
+) -> list[tuple[str, float]]:
+    """(memory_id, bm25 score — higher is better), best first."""
+    match = fts_query(query)
+    if not match:
+        return []
+    where, params = filter_sql(filters)
+    rows = conn.execute(
+        "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts"
+        " JOIN memories m ON m.rid = memories_fts.rowid"
+        f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
+        [match, *params, limit],
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def vector_search(
+    conn, vector: np.ndarray, model: str, filters: MemoryFilter | None = None, limit: int = 100
+) -> list[tuple[str, float]]:
+    """(memory_id, cosine similarity), best first.
+
+    KNN over-fetches and then applies the filters; when filters leave too few hits it
+    falls back to an exact scan of the filtered memories' vectors so no match is lost.
+    """
+    where, params = filter_sql(filters)
+    fetch = max(limit * 4, 200)
+    hits = knn(conn, vector, model, fetch)
+    ranked = _memories_for_hashes(conn, hits, where, params, limit)
+    if len(ranked) >= limit or len(hits) < fetch:
+        return ranked
+    return _exact_scan(conn, vector, model, where, params, limit)
+
+
+def _memories_for_hashes(conn, hits, where, params, limit) -> list[tuple[str, float]]:
+    if not hits:
+        return []
+    similarity = dict(hits)
+    marks = ",".join("?" * len(similarity))
+    rows = conn.execute(
+        f"SELECT m.id, m.content_hash FROM memories m WHERE m.content_hash IN ({marks}) AND {where}",
+        [*similarity, *params],
+    ).fetchall()
+    ranked = sorted(((r[0], similarity[r[1]]) for r in rows), key=lambda x: -x[1])
+    return ranked[:limit]
+
+
+def _exact_scan(conn, vector, model, where, params, limit) -> list[tuple[str, float]]:
+    rows = conn.execute(
+        "SELECT m.id, e.vector FROM memories m JOIN embeddings e"
+        f" ON e.content_hash = m.content_hash AND e.model = ? WHERE {where}",
+        [model, *params],
+    ).fetchall()
+    if not rows:
+        return []
+    matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+    query = np.asarray(vector, dtype=np.float32)
+    sims = matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query) + 1e-9)
+    order = np.argsort(-sims)[:limit]
+    return [(rows[i][0], float(sims[i])) for i in order]

@@ -1,0 +1,102 @@
+"""Embeddings keyed by content hash + model, and KNN through sqlite-vec.
+
+Vectors are stored once per (content_hash, model) in `embeddings`; a vec0 virtual table per
+dimension (`vec_embeddings_<dims>`, cosine distance) indexes them by the embeddings rowid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kenning.core.clock import now_iso
+
+
+def _vec_table(dims: int) -> str:
+    return f"vec_embeddings_{int(dims)}"
+
+
+def ensure_vec_table(conn, dims: int) -> str:
+    table = _vec_table(dims)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+        f"embedding float[{int(dims)}] distance_metric=cosine)"
+    )
+    return table
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) -> int:
+    """Store a vector for (content_hash, model) once; return its embeddings rowid."""
+    row = conn.execute(
+        "SELECT rid FROM embeddings WHERE content_hash = ? AND model = ?", (content_hash, model)
+    ).fetchone()
+    if row:
+        return row[0]
+    dims = int(np.asarray(vector).shape[-1])
+    blob = to_blob(vector)
+    cur = conn.execute(
+        "INSERT INTO embeddings(content_hash, model, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+        (content_hash, model, dims, blob, now_iso()),
+    )
+    rid = cur.lastrowid
+    table = ensure_vec_table(conn, dims)
+    conn.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (rid, blob))
+    return rid
+
+
+def delete_embedding(conn, content_hash: str, model: str | None = None) -> int:
+    rows = conn.execute(
+        "SELECT rid, dims FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
+        (content_hash, model, model),
+    ).fetchall()
+    for rid, dims in rows:
+        conn.execute(f"DELETE FROM {ensure_vec_table(conn, dims)} WHERE rowid = ?", (rid,))
+        conn.execute("DELETE FROM embeddings WHERE rid = ?", (rid,))
+    return len(rows)
+
+
+def get_embeddings(conn, hashes: list[str], model: str) -> dict[str, np.ndarray]:
+    found: dict[str, np.ndarray] = {}
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for content_hash, blob in conn.execute(
+            f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})",
+            [model, *chunk],
+        ):
+            found[content_hash] = from_blob(blob)
+    return found
+
+
+def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, str]]:
+    """(content_hash, content) of live memories without a vector for `model`."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT m.content_hash, MIN(m.content) FROM memories m"
+        " LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
+        " WHERE m.is_deleted = 0 AND e.rid IS NULL GROUP BY m.content_hash LIMIT ?",
+        (model, limit),
+    )]
+
+
+def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
+    """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
+    dims = int(np.asarray(vector).shape[-1])
+    table = _vec_table(dims)
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if not exists:
+        return []
+    rows = conn.execute(
+        f"SELECT e.content_hash, v.distance FROM {table} v JOIN embeddings e ON e.rid = v.rowid"
+        f" WHERE v.embedding MATCH ? AND k = ? AND e.model = ? ORDER BY v.distance",
+        (to_blob(vector), int(k), model),
+    ).fetchall()
+    return [(h, 1.0 - float(d)) for h, d in rows]
