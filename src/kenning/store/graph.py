@@ -252,6 +252,15 @@ def decay_stale_aspects(conn, *, stale_before: str, rate: float, min_weight: flo
 
 # -- reads --------------------------------------------------------------------------------
 
+def has_mentions(conn, memory_id: str, source: str | None = None) -> bool:
+    """True when the memory already has mention rows (from `source`, when given)."""
+    row = conn.execute(
+        "SELECT 1 FROM memory_entity_mentions WHERE memory_id = ? AND (? IS NULL OR source = ?) LIMIT 1",
+        (memory_id, source, source),
+    ).fetchone()
+    return row is not None
+
+
 def get_entity(conn, entity_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
     if row is None:
