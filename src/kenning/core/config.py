@@ -42,7 +42,13 @@ class LLMSettings(_Strict):
     url: str | None = None
     api_key_env: str | None = None
     timeout_s: float = Field(60.0, gt=0, le=3600)
-    daily_token_budget: int = Field(200_000, ge=0, description="0 disables LLM calls entirely.")
+    daily_token_budget: int = Field(
+        200_000, ge=0,
+        description="Prompt + output tokens per UTC day for real LLM providers; over it jobs wait. "
+        "0 disables LLM calls entirely. The offline provider spends none.",
+    )
+    max_output_tokens: int = Field(1024, ge=16, le=65_536, description="num_predict / max_tokens per call.")
+    claude_binary: str = Field("claude", description="The Claude Code CLI used by provider claude-cli.")
 
 
 class RecallSettings(_Strict):
