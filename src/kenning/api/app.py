@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from kenning import __version__
 from kenning.api.errors import install_error_handlers
 from kenning.api.routes import health, memory
+from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.core.config import Settings
 from kenning.service import Kenning
 
@@ -36,6 +37,10 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     _install_auth(app, settings)
     app.include_router(health.router)
     app.include_router(memory.router)
+    app.include_router(diagnostics.router)
+    app.include_router(analytics.router)
+    app.include_router(timeline.router)
+    dashboard.mount(app)
     return app
 
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
 import sys
 import time
-from logging.handlers import RotatingFileHandler
 
 import typer
 
 from kenning.cli.context import console, fail, settings
 from kenning.client import KenningClient
+from kenning.diagnostics.logfile import install_json_log_file
 
 daemon_app = typer.Typer(help="Run kenning in the background.", no_args_is_help=True)
 START_TIMEOUT_S = 90.0
@@ -36,11 +35,8 @@ def serve(
         cfg = load_settings(home=base.home, **overrides) if overrides else base
     except ConfigError as exc:
         fail(str(exc), code=2)
-    cfg.log_dir.mkdir(parents=True, exist_ok=True)
-    handler = RotatingFileHandler(cfg.log_dir / "kenning.jsonl", maxBytes=5_000_000, backupCount=3)
-    logger = logging.getLogger("kenning")
-    logger.addHandler(handler)
-    logger.setLevel(cfg.log_level.upper())
+    if cfg.observability.log_file:
+        install_json_log_file(cfg.log_dir, cfg.observability.log_file_max_bytes, cfg.log_level)
     console.print(f"kenning serving {cfg.home} on {cfg.base_url}", highlight=False)
     try:
         uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="warning")

@@ -1,1 +1,1 @@
-"""kenning.diagnostics"""
+"""Diagnostics, analytics and timelines: what memory did, how healthy it is, and why."""

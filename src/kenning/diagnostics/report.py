@@ -9,6 +9,8 @@ system, not crash on it.
 from __future__ import annotations
 
 import os
+import time
+import weakref
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
@@ -150,7 +152,36 @@ def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[s
     }
 
 
+def _throttled(check: Callable[[], Any], ttl_s: float = 30.0) -> Callable[[], None]:
+    """Run a costly probe at most every `ttl_s` seconds; replay its last failure meanwhile."""
+    state: dict[str, Any] = {"at": -ttl_s, "error": None}
+
+    def run() -> None:
+        if time.monotonic() - state["at"] >= ttl_s:
+            state["at"] = time.monotonic()
+            try:
+                check()
+                state["error"] = None
+            except Exception as exc:  # re-raised below as the probe's own failure
+                state["error"] = exc
+        if state["error"] is not None:
+            raise state["error"]
+
+    return run
+
+
+_PROBES: "weakref.WeakKeyDictionary[Any, Probes]" = weakref.WeakKeyDictionary()
+
+
 def probes_from(service: Any) -> Probes:
+    """Probes for a running service, built once per service (so throttling holds)."""
+    probes = _PROBES.get(service)
+    if probes is None:
+        probes = _PROBES[service] = _build_probes(service)
+    return probes
+
+
+def _build_probes(service: Any) -> Probes:
     """Build probes from a running service by duck typing (this layer cannot import it)."""
     settings = service.settings
     probes = Probes(llm_provider=settings.llm.provider)
@@ -158,7 +189,7 @@ def probes_from(service: Any) -> Probes:
     if emb is not None:
         probes.embedding_model = getattr(emb, "model_id", None) or getattr(emb, "model_name", None)
         if callable(getattr(emb, "embed", None)):
-            probes.embedding_check = lambda: emb.embed(["kenning health probe"])
+            probes.embedding_check = _throttled(lambda: emb.embed("kenning health probe"))
     llm = getattr(service, "llm", None)
     if llm is not None and callable(getattr(llm, "available", None)):
         probes.llm_available = llm.available

@@ -1,0 +1,23 @@
+"""/api/diagnostics: the health report (composite + eight domains) and one domain at a time."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from kenning.api.deps import get_kenning
+from kenning.diagnostics.report import build_report, domain_report, gather_facts, probes_from
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/diagnostics", tags=["observability"])
+
+
+@router.get("")
+def diagnostics(k: Kenning = Depends(get_kenning)) -> dict:
+    """Composite score and status, every domain with its metrics, and each problem with its fix."""
+    return build_report(k.db, k.settings, probes_from(k))
+
+
+@router.get("/{domain}")
+def diagnostics_domain(domain: str, k: Kenning = Depends(get_kenning)) -> dict:
+    """One domain: queue, storage, index, provider, mutation, duplicate, connector or predictor."""
+    return domain_report(gather_facts(k.db, k.settings, probes_from(k)), domain)

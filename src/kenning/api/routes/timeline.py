@@ -1,0 +1,23 @@
+"""/api/timeline/{id}: one session's or one memory's story in time order."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+
+from kenning.api.deps import get_kenning
+from kenning.diagnostics.timeline import build_timeline
+from kenning.service import Kenning
+
+router = APIRouter(tags=["observability"])
+
+
+@router.get("/api/timeline/{ident}")
+def timeline(
+    ident: str,
+    source: str | None = Query(None, description="session, history, job, log, error or predictor"),
+    limit: int = Query(500, ge=1, le=2000),
+    offset: int = Query(0, ge=0),
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    """History, jobs, logs, errors and predictor events for a session key or memory id."""
+    return build_timeline(k.db, ident, source=source, limit=limit, offset=offset)

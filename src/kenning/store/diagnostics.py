@@ -1,0 +1,259 @@
+"""Read-only SQL behind diagnostics, doctor and the timeline.
+
+Tables owned by other capabilities (memory_jobs, predictor_*, sessions) may not exist
+in every database, so every query here checks the schema first and returns an empty
+answer instead of failing: diagnostics must describe a broken store, not crash on it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def table_exists(conn, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
+def table_columns(conn, name: str) -> set[str]:
+    if not table_exists(conn, name):
+        return set()
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
+
+
+def _first_column(cols: set[str], *names: str) -> str | None:
+    for name in names:
+        if name in cols:
+            return name
+    return None
+
+
+# -- storage ----------------------------------------------------------------------
+def storage_stats(conn) -> dict[str, Any]:
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    freelist = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    quick = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+    version = None
+    if table_exists(conn, "schema_migrations"):
+        version = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+    return {
+        "page_size": page_size,
+        "page_count": page_count,
+        "freelist_count": freelist,
+        "journal_mode": journal,
+        "integrity": quick,
+        "schema_version": version,
+    }
+
+
+# -- index: FTS and embeddings in sync with memories --------------------------------
+def index_stats(conn, embedding_model: str | None) -> dict[str, Any]:
+    live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
+    total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    out: dict[str, Any] = {"live_memories": live, "total_memories": total}
+    if table_exists(conn, "memories_fts_docsize"):
+        out["fts_rows"] = conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0]
+        out["fts_missing"] = conn.execute(
+            "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS"
+            " (SELECT 1 FROM memories_fts_docsize d WHERE d.id = m.rid)"
+        ).fetchone()[0]
+        out["fts_orphans"] = conn.execute(
+            "SELECT COUNT(*) FROM memories_fts_docsize d WHERE NOT EXISTS"
+            " (SELECT 1 FROM memories m WHERE m.rid = d.id)"
+        ).fetchone()[0]
+    else:
+        out["fts_rows"] = None
+        out["fts_missing"] = total
+        out["fts_orphans"] = 0
+    out["embedding_model"] = embedding_model
+    if table_exists(conn, "embeddings"):
+        out["embeddings"] = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        out["embedding_models"] = dict(
+            conn.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model").fetchall()
+        )
+        if embedding_model:
+            out["embeddings_missing"] = conn.execute(
+                "SELECT COUNT(DISTINCT m.content_hash) FROM memories m"
+                " LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
+                " WHERE m.is_deleted = 0 AND e.rid IS NULL",
+                (embedding_model,),
+            ).fetchone()[0]
+        else:
+            out["embeddings_missing"] = None
+        out["live_hashes"] = conn.execute(
+            "SELECT COUNT(DISTINCT content_hash) FROM memories WHERE is_deleted = 0"
+        ).fetchone()[0]
+    else:
+        out.update(embeddings=0, embedding_models={}, embeddings_missing=None, live_hashes=0)
+    return out
+
+
+# -- duplicates ----------------------------------------------------------------------
+def duplicate_stats(conn, sample: int = 5) -> dict[str, Any]:
+    groups = conn.execute(
+        "SELECT content_hash, COALESCE(project, '') AS project, COUNT(*) AS n,"
+        " GROUP_CONCAT(id) AS ids FROM memories WHERE is_deleted = 0"
+        " GROUP BY content_hash, COALESCE(project, '') HAVING n > 1 ORDER BY n DESC"
+    ).fetchall()
+    extra = sum(g["n"] - 1 for g in groups)
+    live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
+    return {
+        "live_memories": live,
+        "duplicate_groups": len(groups),
+        "duplicate_rows": extra,
+        "examples": [{"content_hash": g["content_hash"], "ids": g["ids"].split(",")} for g in groups[:sample]],
+    }
+
+
+# -- mutations: history audit and supersession integrity -----------------------------
+def mutation_stats(conn, since: str) -> dict[str, Any]:
+    events = dict(conn.execute(
+        "SELECT event, COUNT(*) FROM memory_history WHERE created_at >= ? GROUP BY event", (since,)
+    ).fetchall())
+    dangling = conn.execute(
+        "SELECT COUNT(*) FROM memories m WHERE m.superseded_by IS NOT NULL AND NOT EXISTS"
+        " (SELECT 1 FROM memories s WHERE s.id = m.superseded_by)"
+    ).fetchone()[0]
+    no_history = conn.execute(
+        "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS"
+        " (SELECT 1 FROM memory_history h WHERE h.memory_id = m.id)"
+    ).fetchone()[0]
+    return {"events_24h": events, "dangling_supersessions": dangling, "memories_without_history": no_history}
+
+
+# -- queue: memory_jobs (pipeline) and summary_jobs (sessions) -----------------------
+def _job_table_stats(conn, table: str, now: str) -> dict[str, Any] | None:
+    cols = table_columns(conn, table)
+    if not cols or "status" not in cols:
+        return None
+    by_status = dict(conn.execute(f"SELECT status, COUNT(*) FROM {table} GROUP BY status").fetchall())
+    out: dict[str, Any] = {"table": table, "by_status": by_status}
+    created = _first_column(cols, "created_at", "enqueued_at")
+    if created:
+        out["oldest_pending_at"] = conn.execute(
+            f"SELECT MIN({created}) FROM {table} WHERE status = 'pending'"
+        ).fetchone()[0]
+    lease = _first_column(cols, "leased_until", "lease_expires_at", "lease_until")
+    if lease:
+        out["expired_leases"] = conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE status IN ('leased', 'running') AND {lease} < ?", (now,)
+        ).fetchone()[0]
+    return out
+
+
+def queue_stats(conn, now: str) -> dict[str, Any]:
+    tables = {}
+    for table in ("memory_jobs", "summary_jobs"):
+        stats = _job_table_stats(conn, table, now)
+        if stats is not None:
+            tables[table] = stats
+    return {"tables": tables}
+
+
+def recent_job_outcomes(conn, limit: int) -> list[dict[str, Any]]:
+    """The last `limit` finished extraction-like jobs with how much each produced.
+
+    A job "produced" something when it left a result with facts/memories, or when
+    memory_history rows name the job. Used to turn silent extraction failure red.
+    """
+    cols = table_columns(conn, "memory_jobs")
+    if not cols or "status" not in cols:
+        return []
+    kind = _first_column(cols, "job_type", "kind", "type")
+    result = _first_column(cols, "result", "output")
+    finished = _first_column(cols, "completed_at", "updated_at", "created_at")
+    where = "status IN ('completed', 'done', 'succeeded')"
+    if kind:
+        where += f" AND ({kind} LIKE '%extract%' OR {kind} LIKE '%summary%' OR {kind} LIKE '%remember%')"
+    select = ", ".join(c for c in ("id", kind, result, finished) if c)
+    rows = conn.execute(
+        f"SELECT {select} FROM memory_jobs WHERE {where} ORDER BY {finished or 'id'} DESC LIMIT ?", (limit,)
+    ).fetchall()
+    out = []
+    for row in rows:
+        produced = None
+        if result and row[result]:
+            produced = _count_outputs(row[result])
+        out.append({"id": row["id"], "kind": row[kind] if kind else None, "produced": produced})
+    return out
+
+
+def _count_outputs(raw: str) -> int | None:
+    try:
+        data = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    total = None
+    for key in ("facts", "added", "written", "proposals", "memories", "entities", "facts_extracted"):
+        value = data.get(key)
+        if isinstance(value, list):
+            total = (total or 0) + len(value)
+        elif isinstance(value, (int, float)):
+            total = (total or 0) + int(value)
+    return total
+
+
+def job_errors(conn, limit: int = 20) -> list[dict[str, Any]]:
+    out = []
+    for table in ("memory_jobs", "summary_jobs"):
+        cols = table_columns(conn, table)
+        err = _first_column(cols, "error", "last_error")
+        if not err:
+            continue
+        stamp = _first_column(cols, "updated_at", "created_at")
+        kind = _first_column(cols, "job_type", "kind", "type")
+        kind_sql = kind if kind else "NULL"
+        out += [dict(r) | {"table": table} for r in conn.execute(
+            f"SELECT id, status, {kind_sql} AS kind, {err} AS error, {stamp} AS at FROM {table}"
+            f" WHERE {err} IS NOT NULL AND {err} != '' ORDER BY {stamp} DESC LIMIT ?",
+            (limit,),
+        )]
+    out.sort(key=lambda r: r.get("at") or "", reverse=True)
+    return out[:limit]
+
+
+# -- sessions / connectors -----------------------------------------------------------
+def session_stats(conn) -> dict[str, Any]:
+    if not table_exists(conn, "sessions"):
+        return {"sessions": 0, "last_started_at": None, "active": 0, "scored": 0}
+    row = conn.execute(
+        "SELECT COUNT(*) AS n, MAX(started_at) AS last, SUM(status = 'active') AS active FROM sessions"
+    ).fetchone()
+    scored = conn.execute("SELECT COUNT(*) FROM session_scores").fetchone()[0] if table_exists(
+        conn, "session_scores") else 0
+    return {"sessions": row["n"], "last_started_at": row["last"], "active": row["active"] or 0, "scored": scored}
+
+
+def scored_session_count(conn, min_confidence: float) -> int:
+    if not table_exists(conn, "session_scores"):
+        return 0
+    return conn.execute(
+        "SELECT COUNT(*) FROM session_scores WHERE confidence >= ?", (min_confidence,)
+    ).fetchone()[0]
+
+
+def recent_session_scores(conn, limit: int = 10) -> list[dict[str, Any]]:
+    if not table_exists(conn, "session_scores"):
+        return []
+    return [dict(r) for r in conn.execute(
+        "SELECT session_key, project, score, confidence, judge, created_at FROM session_scores"
+        " ORDER BY created_at DESC LIMIT ?", (limit,),
+    )]
+
+
+def predictor_table_stats(conn) -> dict[str, Any]:
+    out: dict[str, Any] = {"comparisons": 0, "trainings": 0, "last_training": None}
+    if table_exists(conn, "predictor_comparisons"):
+        out["comparisons"] = conn.execute("SELECT COUNT(*) FROM predictor_comparisons").fetchone()[0]
+    if table_exists(conn, "predictor_training_log"):
+        out["trainings"] = conn.execute("SELECT COUNT(*) FROM predictor_training_log").fetchone()[0]
+        row = conn.execute("SELECT * FROM predictor_training_log ORDER BY rowid DESC LIMIT 1").fetchone()
+        out["last_training"] = dict(row) if row else None
+    return out

@@ -1,0 +1,121 @@
+"""Rows the timeline joins for one session key or one memory id (read-only, schema-tolerant).
+
+Each function returns plain dicts with a `created_at`-like stamp; the diagnostics timeline
+turns them into events. Tables from other capabilities are optional.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.store.diagnostics import table_columns, table_exists
+
+
+def _rows(conn, sql: str, params: tuple) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(sql, params)]
+
+
+def memory_exists(conn, memory_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+
+def session_exists(conn, key: str) -> bool:
+    for table in ("sessions", "session_memories", "session_scores", "summary_jobs"):
+        if table_exists(conn, table) and conn.execute(
+            f"SELECT 1 FROM {table} WHERE session_key = ? LIMIT 1", (key,)
+        ).fetchone():
+            return True
+    return False
+
+
+def memory_history(conn, memory_id: str) -> list[dict[str, Any]]:
+    return _rows(conn, "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,))
+
+
+def session_history(conn, key: str) -> list[dict[str, Any]]:
+    """History of memories written by this session."""
+    return _rows(
+        conn,
+        "SELECT h.*, m.content AS memory_content FROM memory_history h JOIN memories m ON m.id = h.memory_id"
+        " WHERE m.session_key = ? ORDER BY h.id",
+        (key,),
+    )
+
+
+def session_row(conn, key: str) -> dict[str, Any] | None:
+    if not table_exists(conn, "sessions"):
+        return None
+    row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (key,)).fetchone()
+    return dict(row) if row else None
+
+
+def session_checkpoints(conn, key: str) -> list[dict[str, Any]]:
+    if not table_exists(conn, "session_checkpoints"):
+        return []
+    return _rows(
+        conn, "SELECT id, trigger, length(content) AS chars, created_at FROM session_checkpoints"
+        " WHERE session_key = ? ORDER BY created_at", (key,),
+    )
+
+
+def session_candidates(conn, key: str) -> list[dict[str, Any]]:
+    if not table_exists(conn, "session_memories"):
+        return []
+    return _rows(conn, "SELECT * FROM session_memories WHERE session_key = ? ORDER BY rank", (key,))
+
+
+def memory_sessions(conn, memory_id: str) -> list[dict[str, Any]]:
+    if not table_exists(conn, "session_memories"):
+        return []
+    return _rows(conn, "SELECT * FROM session_memories WHERE memory_id = ? ORDER BY created_at", (memory_id,))
+
+
+def session_score(conn, key: str) -> dict[str, Any] | None:
+    if not table_exists(conn, "session_scores"):
+        return None
+    row = conn.execute("SELECT * FROM session_scores WHERE session_key = ?", (key,)).fetchone()
+    return dict(row) if row else None
+
+
+def jobs_for(conn, ident: str) -> list[dict[str, Any]]:
+    """memory_jobs and summary_jobs that name `ident` (a column or inside the payload)."""
+    out: list[dict[str, Any]] = []
+    cols = table_columns(conn, "memory_jobs")
+    if cols:
+        clauses = [f"{c} = ?" for c in ("session_key", "memory_id") if c in cols]
+        params: list[Any] = [ident] * len(clauses)
+        payload = next((c for c in ("payload", "args", "data") if c in cols), None)
+        if payload:
+            clauses.append(f"{payload} LIKE ?")
+            params.append(f"%{ident}%")
+        if clauses:
+            out += [r | {"table": "memory_jobs"} for r in _rows(
+                conn, f"SELECT * FROM memory_jobs WHERE {' OR '.join(clauses)}", tuple(params))]
+    if table_exists(conn, "summary_jobs"):
+        out += [r | {"table": "summary_jobs"} for r in _rows(
+            conn, "SELECT * FROM summary_jobs WHERE session_key = ?", (ident,))]
+    return out
+
+
+def comparisons_for(conn, key: str) -> list[dict[str, Any]]:
+    if "session_key" not in table_columns(conn, "predictor_comparisons"):
+        return []
+    return _rows(conn, "SELECT * FROM predictor_comparisons WHERE session_key = ?", (key,))
+
+
+def trainings_between(conn, key: str, start: str | None, end: str | None) -> list[dict[str, Any]]:
+    cols = table_columns(conn, "predictor_training_log")
+    if not cols:
+        return []
+    stamp = "created_at" if "created_at" in cols else None
+    for col in ("session_key", "trigger_session_key", "triggered_by"):
+        if col in cols:
+            rows = _rows(conn, f"SELECT * FROM predictor_training_log WHERE {col} = ?", (key,))
+            if rows:
+                return rows
+    if not (stamp and start):
+        return []
+    return _rows(
+        conn, f"SELECT * FROM predictor_training_log WHERE {stamp} >= ? AND {stamp} <= ?",
+        (start, end or "9999"),
+    )
