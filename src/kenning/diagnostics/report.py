@@ -66,7 +66,8 @@ def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
         index = sql.index_stats(conn, probes.embedding_model)
         duplicates = sql.duplicate_stats(conn)
         mutations = sql.mutation_stats(conn, day_ago)
-        queue = sql.queue_stats(conn, now)
+        lease_ms = settings.pipeline.worker.lease_timeout_ms
+        queue = sql.queue_stats(conn, now, to_iso(utcnow() - timedelta(milliseconds=lease_ms)))
         outcomes = sql.recent_job_outcomes(conn, obs.silent_failure_jobs)
         sessions = sql.session_stats(conn)
         predictor_tables = sql.predictor_table_stats(conn)

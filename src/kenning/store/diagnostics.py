@@ -127,7 +127,7 @@ def mutation_stats(conn, since: str) -> dict[str, Any]:
 
 
 # -- queue: memory_jobs (pipeline) and summary_jobs (sessions) -----------------------
-def _job_table_stats(conn, table: str, now: str) -> dict[str, Any] | None:
+def _job_table_stats(conn, table: str, now: str, lease_cutoff: str | None) -> dict[str, Any] | None:
     cols = table_columns(conn, table)
     if not cols or "status" not in cols:
         return None
@@ -138,18 +138,23 @@ def _job_table_stats(conn, table: str, now: str) -> dict[str, Any] | None:
         out["oldest_pending_at"] = conn.execute(
             f"SELECT MIN({created}) FROM {table} WHERE status = 'pending'"
         ).fetchone()[0]
-    lease = _first_column(cols, "leased_until", "lease_expires_at", "lease_until")
-    if lease:
+    until = _first_column(cols, "leased_until", "lease_expires_at")
+    if until:
         out["expired_leases"] = conn.execute(
-            f"SELECT COUNT(*) FROM {table} WHERE status IN ('leased', 'running') AND {lease} < ?", (now,)
+            f"SELECT COUNT(*) FROM {table} WHERE status IN ('leased', 'running') AND {until} < ?", (now,)
+        ).fetchone()[0]
+    elif "leased_at" in cols and lease_cutoff:
+        out["expired_leases"] = conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE status = 'leased' AND leased_at < ?", (lease_cutoff,)
         ).fetchone()[0]
     return out
 
 
-def queue_stats(conn, now: str) -> dict[str, Any]:
+def queue_stats(conn, now: str, lease_cutoff: str | None = None) -> dict[str, Any]:
+    """Per job table: counts by status, oldest pending, leases older than `lease_cutoff`."""
     tables = {}
     for table in ("memory_jobs", "summary_jobs"):
-        stats = _job_table_stats(conn, table, now)
+        stats = _job_table_stats(conn, table, now, lease_cutoff)
         if stats is not None:
             tables[table] = stats
     return {"tables": tables}
