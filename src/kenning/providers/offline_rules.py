@@ -1,0 +1,246 @@
+"""Deterministic rules the offline provider answers with (and the lexicon contradiction uses).
+
+- extract(): sentence-level fact splitting, type heuristics, hedging-aware confidence,
+  regex entity triples ("X uses Y", "switched from X to Y for Z", "X is a Y", ...).
+- decide(): ADD / UPDATE / NONE against the candidates by token overlap, negation/antonym
+  conflict and change language ("switched from", "no longer", "instead of").
+- contradiction(): the same conflict rules, as the semantic contradiction answer.
+
+Everything is a pure function of its input: same input, same output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kenning.graph.decisions import is_decision_content
+
+STOP_WORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her his how i if"
+    " in into is it its just me my of on or our she so than that the their them then there these they"
+    " this to too us was we were what when where which who whom why will with would you your also"
+    " now all any some very should must".split()
+)
+NEGATIONS = frozenset(
+    "not no never none nobody nothing neither nor cannot can't don't doesn't didn't isn't aren't"
+    " wasn't weren't won't wouldn't shouldn't mustn't without disabled".split()
+)
+ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
+    ("enabled", "disabled"), ("enable", "disable"), ("allow", "deny"), ("allowed", "denied"),
+    ("true", "false"), ("on", "off"), ("yes", "no"), ("accept", "reject"), ("accepted", "rejected"),
+    ("include", "exclude"), ("included", "excluded"), ("always", "never"), ("start", "stop"),
+    ("open", "closed"), ("public", "private"), ("sync", "async"), ("synchronous", "asynchronous"),
+    ("add", "remove"), ("added", "removed"), ("increase", "decrease"), ("before", "after"),
+    ("required", "optional"), ("success", "failure"), ("valid", "invalid"), ("like", "dislike"),
+    ("prefer", "avoid"), ("works", "broken"), ("supported", "unsupported"), ("online", "offline"),
+)
+CHANGE_LANGUAGE = re.compile(
+    r"\b(?:switch(?:ed|ing)?|migrat(?:ed|ing|e)|mov(?:ed|ing)|replac(?:ed|ing|e)|chang(?:ed|ing))\b.{0,40}?"
+    r"\bfrom\s+(?P<old>[\w.+#\-/]+(?:\s+[\w.+#\-/]+)?)"
+    r"|\bno longer\b|\binstead of\s+(?P<old2>[\w.+#\-/]+)|\bnow (?:uses|use|using|runs|prefers)\b"
+    r"|\bnot anymore\b|\banymore\b|\bdeprecated\b|\bstopped using\s+(?P<old3>[\w.+#\-/]+)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9'_.+#\-]*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`]?[A-Z0-9])")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_FENCE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_FILLER = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|hi|hello|sure|great|cool|yes|no|got it)\b[.!]*$", re.I)
+_EPHEMERAL = re.compile(r"^(?:let me|i'?ll (?:just|now)|i am going to|right now i|now i'?m)\b", re.I)
+_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i think|not sure|possibly|could be|seems)\b", re.I)
+_TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("preference", re.compile(
+        r"\b(?:prefers?|preferred|likes?|dislikes?|favou?rite|rather than|wants? to use|hates?|loves?)\b", re.I)),
+    ("procedural", re.compile(
+        r"^(?:to\s+\w+|run|use|install|call|set|add|create|start|open|build|deploy|first|then|next)\b"
+        r"|\b(?:npm|pip|git|make|docker|cargo|pytest|uv|yarn|pnpm|kubectl)\s+\w+|`[^`]+`|\bstep \d", re.I)),
+    ("semantic", re.compile(
+        r"\b(?:is an?|are an?|means|refers to|is defined as|stands for|consists of|is the)\b", re.I)),
+)
+_PRONOUNS = frozenset("i we you he she it they this that there one someone everyone".split())
+_DETERMINERS = re.compile(r"^(?:the|a|an|our|my|your|their|its|this|that|these|those|his|her)\s+", re.I)
+_PHRASE = r"[A-Za-z0-9_.+#@/\-]+(?:\s+[A-Za-z0-9_.+#@/\-]+){0,3}?"
+_OBJECT_STOP = r"(?=\s+(?:for|in|at|with|because|since|when|while|to|and|but|as|on|instead|over|via)\b|[.,;:!?)]|$)"
+_RELATION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (rel, re.compile(rf"(?P<s>{_PHRASE})\s+{verb}\s+(?P<o>{_PHRASE}){_OBJECT_STOP}", re.I))
+    for rel, verb in (
+        ("uses", r"(?:uses|use|is using|are using|relies on)"),
+        ("depends_on", r"(?:depends on|depend on|requires|require|needs)"),
+        ("runs_on", r"(?:runs on|run on|is hosted on|is deployed (?:on|to))"),
+        ("written_in", r"(?:is written in|are written in|is built with|is implemented in)"),
+        ("calls", r"(?:calls|invokes|talks to|connects to|imports)"),
+        ("stores_in", r"(?:stores (?:\w+\s+)?in|is stored in|writes to|persists to)"),
+        ("prefers", r"(?:prefers|prefer)"),
+        ("owns", r"(?:owns|maintains|is responsible for)"),
+        ("replaced", r"(?:replaced|supersedes)"),
+        ("is_a", r"(?:is an?|are an?)"),
+    )
+)
+_MIGRATION = re.compile(
+    rf"\b(?:switch(?:ed|ing)?|migrat(?:ed|ing|e)|mov(?:ed|ing))\s+(?:(?P<x>{_PHRASE})\s+)?from\s+"
+    rf"(?P<old>{_PHRASE})\s+(?:to|onto)\s+(?P<new>{_PHRASE}){_OBJECT_STOP}(?:\s+for\s+(?P<for>{_PHRASE}){_OBJECT_STOP})?",
+    re.I,
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens with trailing punctuation stripped."""
+    return [t.lower().rstrip(".'-") for t in _WORD.findall(text)]
+
+
+def content_tokens(text: str) -> set[str]:
+    """Tokens minus stop words and negations: the overlap basis."""
+    return {t for t in tokens(text) if t and t not in STOP_WORDS and t not in NEGATIONS}
+
+
+def has_negation(text: str) -> bool:
+    return any(t in NEGATIONS or t.endswith("n't") for t in tokens(text))
+
+
+def antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
+    ta, tb = set(tokens(a)), set(tokens(b))
+    for left, right in ANTONYM_PAIRS:
+        if (left in ta and right in tb and right not in ta) or (right in ta and left in tb and left not in ta):
+            return left, right
+    return None
+
+
+def overlap(a: str, b: str) -> tuple[int, float]:
+    """(shared content tokens, Jaccard) between two texts."""
+    ta, tb = content_tokens(a), content_tokens(b)
+    if not ta or not tb:
+        return 0, 0.0
+    shared = len(ta & tb)
+    return shared, shared / len(ta | tb)
+
+
+def split_sentences(content: str) -> list[str]:
+    """Sentences of prose: fenced code dropped, bullets and lines split, sentence ends split."""
+    text = _FENCE_BLOCK.sub(" ", content)
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        out.extend(p.strip() for p in _SENTENCE_END.split(line) if p.strip())
+    return out
+
+
+def fact_type(sentence: str) -> str:
+    if is_decision_content(sentence):
+        return "decision"
+    for name, pattern in _TYPE_RULES:
+        if pattern.search(sentence):
+            return name
+    return "fact"
+
+
+def fact_confidence(sentence: str, kind: str) -> float:
+    confidence = 0.85 if kind in ("decision", "preference") else 0.8
+    if _HEDGE.search(sentence):
+        confidence = 0.5
+    elif len(sentence) < 25:
+        confidence = 0.65
+    return confidence
+
+
+def _clean_phrase(phrase: str | None) -> str | None:
+    if not phrase:
+        return None
+    phrase = _DETERMINERS.sub("", phrase.strip().strip(".,;:'\"`()[]"))
+    words = phrase.split()
+    if not words or (len(words) == 1 and words[0].lower() in _PRONOUNS | STOP_WORDS):
+        return None
+    if words[0].lower() in _PRONOUNS:
+        return None
+    return phrase[:100]
+
+
+def entity_triples(sentence: str) -> list[dict[str, Any]]:
+    """Regex (source, relationship, target) triples from one sentence."""
+    found: list[dict[str, Any]] = []
+
+    def add(src: str | None, rel: str, dst: str | None, conf: float) -> None:
+        src, dst = _clean_phrase(src), _clean_phrase(dst)
+        if src and dst and src.lower() != dst.lower():
+            found.append({"source": src, "relationship": rel, "target": dst, "confidence": conf})
+
+    for m in _MIGRATION.finditer(sentence):
+        subject = m.group("for") or m.group("x") or sentence[: m.start()].strip().split(" ")[-1:][0]
+        add(m.group("new"), "replaced", m.group("old"), 0.8)
+        add(subject, "uses", m.group("new"), 0.75)
+        add(subject, "previously_used", m.group("old"), 0.7)
+    if not found:
+        for rel, pattern in _RELATION_RULES:
+            m = pattern.search(sentence)
+            if m:
+                add(m.group("s"), rel, m.group("o"), 0.7)
+    return found
+
+
+def extract(payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer for the extraction task: {"facts": [...], "entities": [...]}."""
+    content = str(payload.get("content") or "")
+    facts: list[dict[str, Any]] = []
+    entities: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for sentence in split_sentences(content):
+        if sentence.endswith("?") or _FILLER.match(sentence) or _EPHEMERAL.match(sentence):
+            continue
+        key = sentence.lower().rstrip(".!;:")
+        if len(sentence) < 10 or key in seen:
+            continue
+        seen.add(key)
+        kind = fact_type(sentence)
+        facts.append({"content": sentence, "type": kind, "confidence": fact_confidence(sentence, kind)})
+        entities.extend(entity_triples(sentence))
+    return {"facts": facts, "entities": entities}
+
+
+def conflict(fact: str, other: str) -> str | None:
+    """Why `fact` contradicts `other` (negation polarity / antonyms / change language), or None."""
+    shared, _ = overlap(fact, other)
+    if shared < 2:
+        return None
+    if has_negation(fact) != has_negation(other):
+        return "negation polarity differs"
+    pair = antonym_conflict(fact, other)
+    if pair:
+        return f"antonyms {pair[0]}/{pair[1]}"
+    change = CHANGE_LANGUAGE.search(fact)
+    if change:
+        old = change.group("old") or change.group("old2") or change.group("old3")
+        if old is None or old.split()[0].lower() in set(tokens(other)):
+            return "change language: the fact replaces what the other states"
+    return None
+
+
+def decide(payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer for the decision task: {"action", "targetId", "confidence", "reason"}."""
+    fact = payload.get("fact") or {}
+    text = str(fact.get("content") or "")
+    fact_conf = float(fact.get("confidence") or 0.0)
+    best: tuple[float, dict[str, Any]] | None = None
+    for cand in payload.get("candidates") or []:
+        other = str(cand.get("content") or "")
+        shared, jaccard = overlap(text, other)
+        if text.strip().lower().rstrip(".") == other.strip().lower().rstrip(".") or jaccard >= 0.8:
+            return {"action": "NONE", "targetId": cand.get("id"), "confidence": 0.9,
+                    "reason": f"already known (token overlap {jaccard:.2f})"}
+        why = conflict(text, other)
+        if why and jaccard >= 0.25 and (best is None or jaccard > best[0]):
+            best = (jaccard, {"action": "UPDATE", "targetId": cand.get("id"), "confidence": 0.8,
+                              "reason": f"supersedes the candidate: {why}"})
+    if best is not None:
+        return best[1]
+    return {"action": "ADD", "targetId": None, "confidence": round(fact_conf, 3),
+            "reason": "new information not covered by the candidates"}
+
+
+def contradiction(payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer for the contradiction task: {"contradicts", "confidence", "reasoning"}."""
+    a, b = str(payload.get("statement_a") or ""), str(payload.get("statement_b") or "")
+    why = conflict(a, b) or conflict(b, a)
+    return {"contradicts": bool(why), "confidence": 0.7 if why else 0.6,
+            "reasoning": why or "no negation, antonym or change-language conflict found"}
