@@ -17,6 +17,7 @@ from typing import Any
 from kenning.core.errors import InvalidInput
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
+from kenning.graph.linker import link_memory
 from kenning.store import memories as store
 from kenning.store.vectors import upsert_embedding
 
@@ -25,6 +26,7 @@ MAX_TAGS = 64
 
 DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
 IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
+IN_TX_HOOKS.append(lambda conn, memory_id, draft: link_memory(conn, memory_id, draft.content, draft.project))
 
 
 @dataclass

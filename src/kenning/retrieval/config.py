@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from kenning.retrieval.extras_config import ExtrasConfig
+
 # Weighted RRF weights per query type (memory-system-v5 "Reciprocal Rank Fusion").
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "identifier": {"bm25": 0.5, "graph": 0.3, "vector": 0.2},
@@ -25,6 +27,7 @@ class RecallConfig:
     diversity_floor: float = 0.1
     stage_timeout_ms: float = 150.0
     graph_deadline_ms: float = 50.0
+    extras: ExtrasConfig = field(default_factory=ExtrasConfig)  # graph boost, dampening, rerank, hints knobs
 
     def with_(self, **changes) -> "RecallConfig":
         return replace(self, **changes)

@@ -16,6 +16,7 @@ import numpy as np
 
 from kenning.core.types import MemoryFilter
 from kenning.retrieval.config import RecallConfig
+from kenning.retrieval.hints import with_hints
 from kenning.store.search import bm25_search, vector_search
 
 
@@ -55,7 +56,8 @@ def register_stage(name: str, fn: StageFn) -> None:
 
 
 def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
-    return bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
+    hits = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
+    return with_hints(ctx.conn, ctx.query, ctx.filters, hits, ctx.config.leg_limit) if ctx.config.extras.hints else hits
 
 
 def vector_leg(ctx: RecallContext) -> list[tuple[str, float]]:

@@ -13,6 +13,7 @@ from kenning.core.types import Memory, MemoryFilter
 from kenning.retrieval.config import RecallConfig
 from kenning.retrieval.diversity import Packable, diversity_select
 from kenning.retrieval.fusion import FusedHit, weighted_rrf
+from kenning.retrieval import extras as _extras  # noqa: F401  registers graph leg, graph_boost, dampening, rerank
 from kenning.retrieval.legs import LEGS, STAGES, RecallContext
 from kenning.retrieval.query_type import detect_query_type
 from kenning.store.memories import get_memories

@@ -449,3 +449,16 @@ def graph_stats(conn) -> dict[str, int]:
     ).fetchone()
     keys = ("entities", "relations", "mentions", "aspects", "attributes", "constraints")
     return dict(zip(keys, (int(v) for v in row)))
+
+
+def related_files_for_memories(conn, memory_ids: list[str]) -> dict[str, list[str]]:
+    """memory_id → related_files for the given memories (empty lists omitted)."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = memory_ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT m.id, j.value FROM memories m, json_each(m.related_files) j WHERE m.id IN ({marks})", chunk
+        ):
+            found.setdefault(row[0], []).append(str(row[1]))
+    return found

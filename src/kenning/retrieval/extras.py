@@ -1,0 +1,75 @@
+"""Registers the knowledge-graph leg and the post-fusion stages with the recall registry,
+adds their presets, and builds a RecallConfig from the `pipeline:` settings.
+
+Leg:    "graph"        token → entity → one hop → memories (retrieval.graph_leg)
+Stages: "graph_boost"  lift graph-linked / co-located hits
+        "dampening"    gravity, hub, resolution (retrieval.dampening)
+        "rerank"       embedding reranker with timeout (retrieval.rerank)
+Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint matches by max.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kenning.retrieval.config import PRESETS, RecallConfig
+from kenning.retrieval.dampening import DampeningParams, dampen
+from kenning.retrieval.extras_config import ExtrasConfig
+from kenning.retrieval.graph_leg import graph_boost, graph_leg
+from kenning.retrieval.legs import register_leg, register_stage
+from kenning.retrieval.rerank import rerank_stage
+
+
+def _graph_boost_stage(ctx, hits):
+    return graph_boost(ctx, hits, ctx.config.extras.graph_boost_weight)
+
+
+def _dampening_stage(ctx, hits):
+    return dampen(ctx, hits, ctx.config.extras.dampening)
+
+
+def _rerank_stage(ctx, hits):
+    extras = ctx.config.extras
+    return rerank_stage(ctx, hits, top_n=extras.rerank_top_n, timeout_ms=extras.rerank_timeout_ms)
+
+
+register_leg("graph", graph_leg)
+register_stage("graph_boost", _graph_boost_stage)
+register_stage("dampening", _dampening_stage)
+register_stage("rerank", _rerank_stage)
+
+_HYBRID = ("bm25", "vector")
+PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))
+PRESETS.setdefault("dampening", RecallConfig(legs=_HYBRID, stages=("dampening",)))
+PRESETS.setdefault("rerank", RecallConfig(legs=_HYBRID, stages=("rerank",)))
+PRESETS.setdefault("hints", RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)))
+PRESETS.setdefault("full", RecallConfig(
+    legs=_HYBRID + ("graph",), stages=("graph_boost", "dampening", "rerank"), extras=ExtrasConfig(hints=True),
+))
+
+
+def config_from_settings(pipeline, base: RecallConfig) -> RecallConfig:
+    """`base` with the graph leg/boost, dampening, rerank and hints switched by `pipeline:`."""
+    legs = [leg for leg in base.legs if leg != "graph"]
+    stages = [s for s in base.stages if s not in ("graph_boost", "dampening", "rerank")]
+    if pipeline.graph.enabled:
+        legs.append("graph")
+        stages.append("graph_boost")
+    d = pipeline.dampening
+    if d.gravity_enabled or d.hub_enabled or d.resolution_enabled:
+        stages.append("dampening")
+    if pipeline.reranker.enabled:
+        stages.append("rerank")
+    extras = ExtrasConfig(
+        hints=pipeline.hints.enabled,
+        graph_boost_weight=pipeline.graph.boost_weight,
+        dampening=DampeningParams(
+            gravity_enabled=d.gravity_enabled, hub_enabled=d.hub_enabled,
+            resolution_enabled=d.resolution_enabled, hub_percentile=d.hub_percentile,
+            hub_penalty=d.hub_penalty, gravity_penalty=d.gravity_penalty, resolution_boost=d.resolution_boost,
+        ),
+        rerank_top_n=pipeline.reranker.top_n,
+        rerank_timeout_ms=float(pipeline.reranker.timeout_ms),
+    )
+    return replace(base, legs=tuple(legs), stages=tuple(stages), extras=extras,
+                   graph_deadline_ms=float(pipeline.graph.boost_timeout_ms))

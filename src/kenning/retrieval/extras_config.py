@@ -1,0 +1,16 @@
+"""Knobs of the retrieval extras (graph boost, dampening, rerank, hints), one field of RecallConfig."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kenning.retrieval.dampening import DampeningParams
+
+
+@dataclass(frozen=True)
+class ExtrasConfig:
+    hints: bool = False  # merge memory_hints_fts matches into the BM25 leg by max
+    graph_boost_weight: float = 0.15  # pipeline.graph.boost_weight
+    dampening: DampeningParams = field(default_factory=DampeningParams)
+    rerank_top_n: int = 20  # pipeline.reranker.top_n
+    rerank_timeout_ms: float = 2000.0  # pipeline.reranker.timeout_ms

@@ -1,0 +1,141 @@
+"""Knowledge-graph candidates and the graph boost (memory-pipeline-v2 "Knowledge Graph").
+
+`graph_lookup` walks query tokens → entities (canonical-name match, ≤ 20 by mentions) →
+one hop through relations (≤ 50 neighbours) → linked live memories (≤ 200). It is
+deadline-bounded (checked after each step: past the deadline it returns what it has, with
+`timed_out=True`) and fail-empty (any error ⇒ no candidates, the error is recorded). The
+graph is always additive: recall without it is still correct.
+
+Memory score = Σ over its linked entities of weight(entity) · mention confidence, where a
+direct match weighs 1 and a neighbour weighs 0.5 · relation confidence, each divided by
+log2(2 + entity mentions) so that hub entities count for less.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from kenning.core.telemetry import record_error, record_latency
+from kenning.core.types import MemoryFilter
+from kenning.store import graph as graph_store
+from kenning.store.search import STOP_WORDS
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9+#._/-]*[a-z0-9+#]|[a-z0-9]{2,}")
+ENTITY_LIMIT = 20
+NEIGHBOR_LIMIT = 50
+MEMORY_LIMIT = 200
+NEIGHBOR_WEIGHT = 0.5
+
+
+@dataclass
+class GraphLookup:
+    """Result of one graph traversal: memory scores (best first) and how it went."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+    neighbors: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    error: str | None = None
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def query_tokens(query: str) -> list[str]:
+    """Lower-cased tokens of 2+ characters, stop words removed, plus adjacent word pairs
+    (so "acme billing" can match a two-word entity)."""
+    words = [w.strip("._/-") for w in _TOKEN.findall(query.lower())]
+    words = [w for w in words if len(w) >= 2 and w not in STOP_WORDS]
+    pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
+    return list(dict.fromkeys(words + pairs))
+
+
+def _idf(mentions: int) -> float:
+    return 1.0 / math.log2(2 + max(0, mentions))
+
+
+def graph_lookup(conn, query: str, *, filters: MemoryFilter | None = None,
+                 deadline_ms: float = 500.0, limit: int = MEMORY_LIMIT) -> GraphLookup:
+    """Traverse the graph for `query` within `deadline_ms`; never raises."""
+    started = time.perf_counter()
+    out = GraphLookup()
+
+    def late() -> bool:
+        if (time.perf_counter() - started) * 1000.0 > deadline_ms:
+            out.timed_out = True
+        return out.timed_out
+
+    try:
+        tokens = query_tokens(query)
+        direct = graph_store.match_entities_by_tokens(conn, tokens, ENTITY_LIMIT) if tokens else []
+        out.entities = [e["name"] for e in direct]
+        if not direct or late():
+            return out
+        weights = {e["id"]: _idf(e["mentions"]) for e in direct}
+        hops = graph_store.neighbor_entities(conn, list(weights), NEIGHBOR_LIMIT)
+        out.neighbors = [e["name"] for e in hops]
+        for e in hops:
+            weights.setdefault(e["id"], NEIGHBOR_WEIGHT * float(e["confidence"]) * _idf(e["mentions"]))
+        if late():
+            return out
+        links = graph_store.memories_for_entities(conn, list(weights), limit=limit, filters=filters)
+        for link in links:
+            gain = weights.get(link["entity_id"], 0.0) * float(link["confidence"])
+            out.scores[link["memory_id"]] = out.scores.get(link["memory_id"], 0.0) + gain
+        late()
+        return out
+    except Exception as exc:  # fail-empty: the graph is an optional, additive signal
+        record_error("retrieval", f"graph lookup failed: {exc}", query=query[:200])
+        return GraphLookup(error=f"{type(exc).__name__}: {exc}")
+    finally:
+        record_latency("graph_lookup", (time.perf_counter() - started) * 1000.0)
+
+
+def cached_lookup(ctx) -> GraphLookup:
+    """One graph traversal per recall, shared by the graph leg and the graph boost."""
+    found = getattr(ctx, "_graph_lookup", None)
+    if found is None:
+        found = graph_lookup(ctx.conn, ctx.query, filters=ctx.filters,
+                             deadline_ms=ctx.config.graph_deadline_ms, limit=MEMORY_LIMIT)
+        ctx._graph_lookup = found
+    return found
+
+
+def graph_leg(ctx) -> list[tuple[str, float]]:
+    """Recall leg "graph": memories linked to entities the query names, best first."""
+    return cached_lookup(ctx).ranked()[: ctx.config.leg_limit]
+
+
+def graph_boost(ctx, hits: list, weight: float, anchors: int = 3) -> list:
+    """Post-fusion stage: lift graph-linked hits and hits sharing entities or related files
+    with the top `anchors` results.
+
+    RRF scores are tiny (≈ 1/(k+rank)), so the v2 additive boost is applied relative to the
+    best fused score: a graph-linked hit gains `weight · top_score`; a hit co-located with
+    the top results (shared entity or related file) gains half of that.
+    """
+    if not hits or weight <= 0:
+        return hits
+    top = max(h.score for h in hits)
+    linked = set(cached_lookup(ctx).scores)
+    ids = [h.memory_id for h in hits]
+    entity_map = graph_store.entities_for_memories(ctx.conn, ids)
+    files = graph_store.related_files_for_memories(ctx.conn, ids)
+    anchor_entities = {e for h in hits[:anchors] for e, _ in entity_map.get(h.memory_id, [])}
+    anchor_files = {f for h in hits[:anchors] for f in files.get(h.memory_id, [])}
+    for i, hit in enumerate(hits):
+        gain = 0.0
+        if hit.memory_id in linked:
+            gain = weight * top
+            hit.reasons.append("graph:linked")
+        elif i >= anchors and (
+            anchor_entities & {e for e, _ in entity_map.get(hit.memory_id, [])}
+            or anchor_files & set(files.get(hit.memory_id, []))
+        ):
+            gain = 0.5 * weight * top
+            hit.reasons.append("graph:co-located")
+        hit.score += gain
+    return sorted(hits, key=lambda h: (-h.score, h.memory_id))
