@@ -1,0 +1,122 @@
+"""Shared fixtures: real SQLite files in tmp dirs, the real bundled model, real daemon processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kenning.core.config import Settings, load_settings
+
+DAEMON_START_TIMEOUT_S = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def unused_port() -> int:
+    return free_port()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "kenning-home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    return load_settings(environ={"KENNING_HOME": str(home)}, port=free_port())
+
+
+@pytest.fixture
+def kenning(settings: Settings):
+    from kenning.service import Kenning
+
+    service = Kenning(settings).start(background=False)
+    yield service
+    service.close()
+
+
+@dataclass
+class DaemonProcess:
+    home: Path
+    port: int
+    proc: subprocess.Popen
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self, timeout: float = 60.0) -> httpx.Client:
+        return httpx.Client(base_url=self.base_url, timeout=timeout)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_daemon(home: Path, config_yaml: str | None = None, extra_env: dict[str, str] | None = None) -> DaemonProcess:
+    """Start `python -m kenning serve` on a free port and wait until /api/health answers."""
+    home.mkdir(parents=True, exist_ok=True)
+    if config_yaml is not None:
+        (home / "config.yaml").write_text(config_yaml)
+    port = free_port()
+    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port), **(extra_env or {})}
+    log = open(home / "daemon-test.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    daemon = DaemonProcess(home, port, proc, env)
+    deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daemon exited early: {(home / 'daemon-test.log').read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{daemon.base_url}/api/health", timeout=1).status_code == 200:
+                return daemon
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    daemon.stop()
+    raise RuntimeError(f"daemon did not start: {(home / 'daemon-test.log').read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_path_factory) -> DaemonProcess:
+    """One real daemon for the whole test session; tests isolate themselves by project."""
+    proc = start_daemon(tmp_path_factory.mktemp("daemon-home"))
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def daemon_factory(tmp_path_factory):
+    """Start extra daemons with their own home/config; all are stopped after the test."""
+    started: list[DaemonProcess] = []
+
+    def factory(config_yaml: str | None = None, extra_env: dict[str, str] | None = None) -> DaemonProcess:
+        proc = start_daemon(tmp_path_factory.mktemp("daemon-home"), config_yaml, extra_env)
+        started.append(proc)
+        return proc
+
+    yield factory
+    for proc in started:
+        proc.stop()
