@@ -14,6 +14,7 @@ from kenning import __version__
 from kenning.api.errors import install_error_handlers
 from kenning.api.routes import health, memory
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
+from kenning.api.routes import documents, graph
 from kenning.core.config import Settings
 from kenning.service import Kenning
 
@@ -40,6 +41,8 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(diagnostics.router)
     app.include_router(analytics.router)
     app.include_router(timeline.router)
+    app.include_router(graph.router)
+    app.include_router(documents.router)
     dashboard.mount(app)
     return app
 

@@ -9,6 +9,8 @@ import typer
 
 from kenning import __version__
 from kenning.cli import daemon, memory
+from kenning.cli import documents as documents_cli
+from kenning.cli import graph as graph_cli
 from kenning.cli.context import err_console
 from kenning.core.errors import KenningError
 
@@ -17,6 +19,8 @@ app = typer.Typer(
     help="Local-first memory for AI coding agents. Honours KENNING_HOME and KENNING_PORT.",
 )
 memory.register(app)
+graph_cli.register(app)
+documents_cli.register(app)
 app.command("serve")(daemon.serve)
 app.add_typer(daemon.daemon_app, name="daemon")
 

@@ -1,0 +1,74 @@
+"""/api/documents: ingest pasted text or a URL as overlapping `document_chunk` memories."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from kenning.api.deps import get_kenning
+from kenning.memory import documents
+from kenning.service import Kenning
+from kenning.store import documents as doc_store
+
+router = APIRouter(prefix="/api/documents", tags=["documents"])
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(None, description="Document text (plain, Markdown or HTML).")
+    url: str | None = Field(None, max_length=4096, description="http(s) URL to fetch instead of text.")
+    title: str | None = Field(None, max_length=500)
+    project: str | None = Field(None, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    content_type: str | None = Field(None, max_length=100, description="e.g. text/html for HTML text.")
+    wait: bool = Field(False, description="Ingest inside this request and return the result.")
+
+
+@router.post("", status_code=202)
+def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(get_kenning)) -> dict:
+    cfg = k.settings.pipeline
+    doc_id = documents.submit_document(
+        k.db, text=body.text, url=body.url, title=body.title, project=body.project, tags=body.tags,
+        content_type=body.content_type, max_bytes=cfg.documents.max_content_bytes,
+        enqueue=not body.wait, max_attempts=cfg.worker.max_retries,
+    )
+    if not body.wait:
+        return {"id": doc_id, "status": "queued"}
+    try:
+        result = documents.ingest_document(k.db, k.embedder, doc_id, cfg.documents)
+    except Exception as exc:
+        documents.mark_failed(k.db, doc_id, f"{exc}")
+        raise
+    response.status_code = 200
+    return {"id": doc_id, "status": "done", **result}
+
+
+@router.get("")
+def list_documents(status: str | None = None, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+                   k: Kenning = Depends(get_kenning)) -> dict:
+    items, total = doc_store.list_documents(k.db.reader(), status=status, limit=limit, offset=offset)
+    return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+@router.get("/{doc_id}")
+def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_kenning)) -> dict:
+    doc = doc_store.get_document(k.db.reader(), doc_id)
+    doc.pop("raw_content", None)
+    if chunks:
+        doc["chunks"] = doc_store.document_chunks(k.db.reader(), doc_id)
+    return doc
+
+
+@router.post("/{doc_id}/process")
+def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
+    """Ingest a queued document now, in this request (idempotent: linked chunks are skipped)."""
+    doc = doc_store.get_document(k.db.reader(), doc_id)
+    if doc["status"] == "done":
+        return {"id": doc_id, "status": "done", "skipped": "already ingested"}
+    try:
+        result = documents.ingest_document(k.db, k.embedder, doc_id, k.settings.pipeline.documents)
+    except documents.DocumentError as exc:
+        documents.mark_failed(k.db, doc_id, str(exc))
+        raise
+    return {"id": doc_id, "status": "done", **result}

@@ -1,0 +1,27 @@
+"""/api/graph: browse the knowledge graph (entities, their relations, aspects, memories)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+
+from kenning.api.deps import get_kenning
+from kenning.graph import views
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/graph", tags=["graph"])
+
+
+@router.get("/entities")
+def list_entities(
+    q: str | None = Query(None, max_length=200, description="Substring of the entity name."),
+    type: str | None = Query(None, max_length=40, description="Entity type filter."),
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    return views.entity_list(k.db.reader(), query=q, entity_type=type, limit=limit, offset=offset)
+
+
+@router.get("/entity/{entity}")
+def get_entity(entity: str, memories: int = Query(50, ge=0, le=500), k: Kenning = Depends(get_kenning)) -> dict:
+    """An entity by id or by name, with relations, aspects/attributes and mentioning memories."""
+    return views.entity_view(k.db.reader(), entity, memory_limit=memories)

@@ -1,0 +1,83 @@
+"""`kenning graph …`: look at the knowledge graph (entities, relations, aspects, memories)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+from rich.tree import Tree
+
+from kenning.cli.context import console, print_json
+from kenning.cli.memory import backend
+
+graph_app = typer.Typer(no_args_is_help=True, help="Knowledge graph: entities and how they relate.")
+
+
+def _fetch(b, path: str, params: dict | None = None) -> dict:
+    """GET from the daemon, or answer the same shape from the local store."""
+    if hasattr(b, "client"):
+        return b.client.request("GET", path, params=params)
+    from kenning.graph import views
+
+    conn = b.kenning.db.reader()
+    if path.startswith("/api/graph/entity/"):
+        return views.entity_view(conn, path.rsplit("/", 1)[1], memory_limit=(params or {}).get("memories", 50))
+    p = params or {}
+    return views.entity_list(conn, query=p.get("q"), entity_type=p.get("type"),
+                             limit=p.get("limit", 50), offset=p.get("offset", 0))
+
+
+@graph_app.command("show")
+def show(
+    name: str = typer.Argument(..., help="Entity name (any casing) or id."),
+    memories: int = typer.Option(10, "--memories", "-m", min=0, max=500, help="Mentioning memories to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one entity: relations, aspects with attributes/constraints, and memories."""
+    from urllib.parse import quote
+
+    with backend() as b:
+        data = _fetch(b, f"/api/graph/entity/{quote(name, safe='')}", {"memories": memories})
+    if as_json:
+        print_json(data)
+        return
+    tree = Tree(f"[bold]{data['name']}[/bold] ({data['entity_type']}, {data['mentions']} mentions) {data['id']}")
+    rel = tree.add("relations")
+    for r in data["relations"]:
+        arrow = "→" if r["direction"] == "out" else "←"
+        rel.add(f"{arrow} {r['type']} {arrow} [bold]{r['other_name']}[/bold]  conf {r['confidence']:.2f} ×{r['mentions']}")
+    asp = tree.add("aspects")
+    for a in data["aspects"]:
+        node = asp.add(f"{a['name']} (weight {a['weight']:.2f})")
+        for attr in a["attributes"]:
+            marker = "[red]constraint[/red]" if attr["kind"] == "constraint" else "attribute"
+            node.add(f"{marker}: {attr['content'][:120]}")
+    mem = tree.add("memories")
+    for m in data["memories"]:
+        mem.add(f"{m['id']} [{m['type']}] {m['content'][:100]}")
+    console.print(tree)
+
+
+@graph_app.command("list")
+def list_entities(
+    query: Optional[str] = typer.Argument(None, help="Name substring."),
+    type: Optional[str] = typer.Option(None, "--type", "-t", help="Entity type."),
+    limit: int = typer.Option(30, "--limit", "-n", min=1, max=1000),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List entities, most mentioned first."""
+    params = {"limit": limit} | ({"q": query} if query else {}) | ({"type": type} if type else {})
+    with backend() as b:
+        data = _fetch(b, "/api/graph/entities", params)
+    if as_json:
+        print_json(data)
+        return
+    table = Table("name", "type", "mentions", "id", title=f"{data['total']} entities")
+    for e in data["items"]:
+        table.add_row(e["name"], e["entity_type"], str(e["mentions"]), e["id"])
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(graph_app, name="graph")

@@ -1,0 +1,245 @@
+"""Document ingest (memory-pipeline-v2 "Document Ingest", "URL Fetcher").
+
+A document (pasted text or a URL) becomes overlapping chunks stored as `document_chunk`
+memories (importance 0.3, tagged with the title), linked through document_memories.
+
+- `fetch_url`: size guard (Content-Length pre-flight, then a running byte counter while
+  streaming), timeout guard (per read and for the whole body), content-type guard
+  (text/html, text/*, application/json, application/xml; anything else is rejected).
+- `html_to_text`: BeautifulSoup; <script>/<style>/<noscript>/<template> dropped, entities
+  decoded, the first <title> kept.
+- `chunk_text`: windows of `size` characters sharing `overlap` characters with the previous
+  window, cut at a paragraph/line/sentence/word boundary in the window's last fifth when
+  there is one. A text no longer than one window is not split.
+- `ingest_document`: extracting → chunking → embedding → indexing → done. Each chunk is
+  embedded outside any transaction, then written (memory + vector + entity links + chunk
+  link) in its own short write transaction. Already-linked chunks are skipped, so a retried
+  job resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+from bs4 import BeautifulSoup
+
+from kenning.core.errors import InvalidInput, ProviderError
+from kenning.core.text import normalize_content
+from kenning.core.types import MemoryDraft
+from kenning.memory import write
+from kenning.store import documents as doc_store
+from kenning.store import jobs as jobstore
+from kenning.store import memories as mem_store
+from kenning.store.vectors import upsert_embedding
+
+JOB_TYPE = "document_ingest"
+ALLOWED_CONTENT_TYPES = ("text/html", "application/json", "application/xml", "application/xhtml+xml")
+_BLANKS = re.compile(r"\n\s*\n\s*")
+_SPACES = re.compile(r"[ \t\f\v]+")
+Progress = Callable[[str, int, int], None]
+
+
+class DocumentError(InvalidInput):
+    """A document that can never be ingested as given (too big, wrong type, empty, bad URL)."""
+
+
+@dataclass
+class FetchedContent:
+    content: str
+    content_type: str
+    byte_length: int
+    title: str | None = None
+
+
+def content_type_allowed(content_type: str) -> bool:
+    base = content_type.split(";")[0].strip().lower()
+    return base.startswith("text/") or base in ALLOWED_CONTENT_TYPES
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """(plain text, page title or None) from an HTML document."""
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    for tag in soup(["script", "style", "noscript", "template", "head"]):
+        tag.decompose()
+    text = soup.get_text("\n")
+    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
+    joined = "\n".join(lines)
+    return _BLANKS.sub("\n\n", joined).strip(), (title or None)
+
+
+def _check_url(url: str) -> None:
+    if not re.match(r"^https?://[^\s/]+", url):
+        raise DocumentError(f"not an http(s) URL: {url[:200]!r}")
+
+
+def fetch_url(url: str, *, timeout_s: float = 30.0, max_bytes: int = 10 * 1024 * 1024,
+              client: httpx.Client | None = None) -> FetchedContent:
+    """GET `url` with size, timeout and content-type guards; HTML is converted to text."""
+    _check_url(url)
+    deadline = time.monotonic() + timeout_s
+    own = client is None
+    http = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
+    try:
+        with http.stream("GET", url) as response:
+            if response.status_code >= 400:
+                raise DocumentError(f"GET {url} returned HTTP {response.status_code}")
+            ctype = response.headers.get("content-type", "application/octet-stream")
+            if not content_type_allowed(ctype):
+                raise DocumentError(f"unsupported content type {ctype.split(';')[0]!r} from {url}")
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise DocumentError(f"{url} is {declared} bytes; the limit is {max_bytes}")
+            body = bytearray()
+            for piece in response.iter_bytes():
+                body.extend(piece)
+                if len(body) > max_bytes:
+                    raise DocumentError(f"{url} exceeded the {max_bytes}-byte limit while downloading")
+                if time.monotonic() > deadline:
+                    raise ProviderError(f"fetching {url} took longer than {timeout_s:g} s")
+            encoding = response.encoding or "utf-8"
+    except httpx.TimeoutException as exc:
+        raise ProviderError(f"fetching {url} timed out after {timeout_s:g} s") from exc
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"fetching {url} failed: {exc}") from exc
+    finally:
+        if own:
+            http.close()
+    text = bytes(body).decode(encoding, errors="replace")
+    title = None
+    if "html" in ctype.lower():
+        text, title = html_to_text(text)
+    return FetchedContent(text, ctype.split(";")[0].strip().lower(), len(body), title)
+
+
+def chunk_text(text: str, size: int = 2000, overlap: int = 200) -> list[str]:
+    """Overlapping windows of at most `size` characters (see module docstring)."""
+    if overlap >= size:
+        raise InvalidInput(f"chunk overlap ({overlap}) must be smaller than chunk size ({size})")
+    text = text.strip()
+    if len(text) <= size:
+        return [text] if text else []
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            floor = start + max(int(size * 0.8), overlap + 1)
+            for sep in ("\n\n", "\n", ". ", " "):
+                pos = text.rfind(sep, floor, end)
+                if pos != -1:
+                    end = pos + len(sep)
+                    break
+        piece = text[start:end].strip()
+        if piece:
+            chunks.append(piece)
+        if end >= len(text):
+            break
+        start = max(end - overlap, start + 1)
+    return chunks
+
+
+def _source_content(db, doc: dict, cfg) -> tuple[str, dict]:
+    """The document's text and the fields learned while extracting it."""
+    if doc["source_type"] == "url":
+        fetched = fetch_url(doc["source_url"], timeout_s=cfg.fetch_timeout_ms / 1000.0,
+                            max_bytes=cfg.max_content_bytes)
+        fields = {"content_type": fetched.content_type, "byte_length": fetched.byte_length,
+                  "raw_content": fetched.content}
+        if fetched.title and not doc.get("title"):
+            fields["title"] = fetched.title
+        return fetched.content, fields
+    text = doc.get("raw_content") or ""
+    if (doc.get("content_type") or "").startswith("text/html") or re.match(r"\s*<(!doctype|html)", text, re.I):
+        text, title = html_to_text(text)
+        return text, ({"title": title} if title and not doc.get("title") else {})
+    return text, {}
+
+
+def _store_chunk(db, embedder, doc: dict, index: int, chunk: str, cfg) -> tuple[str, bool]:
+    tags = [doc["title"][:100]] if doc.get("title") else []
+    draft = write.validate_draft(MemoryDraft(
+        content=chunk, type="document_chunk", importance=cfg.chunk_importance, tags=tags,
+        project=doc.get("project"), source=f"document:{doc['id']}",
+        metadata={"document_id": doc["id"], "chunk_index": index},
+    ))
+    vector = embedder.embed(normalize_content(draft.content).storage)  # outside the write tx
+    with db.with_write_tx() as conn:
+        memory_id, deduped = mem_store.insert_memory(conn, draft, embedding_model=embedder.model_id,
+                                                     actor="documents")
+        upsert_embedding(conn, normalize_content(draft.content).content_hash, embedder.model_id, vector)
+        if not deduped:
+            for hook in write.IN_TX_HOOKS:
+                hook(conn, memory_id, draft)
+        doc_store.link_chunk(conn, doc["id"], memory_id, index)
+        doc_store.set_status(conn, doc["id"], "embedding", memory_count=index + 1)
+    return memory_id, deduped
+
+
+def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = None) -> dict:
+    """Run one document through extracting → chunking → embedding → indexing → done."""
+    note = progress or (lambda stage, done, total: None)
+    doc = doc_store.get_document(db.reader(), doc_id)
+    with db.with_write_tx() as conn:
+        doc_store.set_status(conn, doc_id, "extracting")
+    note("extracting", 0, 0)
+    text, fields = _source_content(db, doc, cfg)
+    if not text.strip():
+        raise DocumentError(f"document {doc_id} has no text to ingest")
+    doc.update(fields)
+    chunks = chunk_text(text, cfg.chunk_size, cfg.chunk_overlap)
+    with db.with_write_tx() as conn:
+        doc_store.set_status(conn, doc_id, "chunking", chunk_count=len(chunks), **fields)
+    note("chunking", 0, len(chunks))
+    created = deduped = 0
+    for index, chunk in enumerate(chunks):
+        if doc_store.chunk_memory(db.reader(), doc_id, index) is None:
+            _, was_dup = _store_chunk(db, embedder, doc, index, chunk, cfg)
+            created += not was_dup
+            deduped += was_dup
+        note("embedding", index + 1, len(chunks))
+    with db.with_write_tx() as conn:
+        doc_store.set_status(conn, doc_id, "indexing", memory_count=len(chunks))
+        doc_store.set_status(conn, doc_id, "done", memory_count=len(chunks))
+    note("done", len(chunks), len(chunks))
+    return {"document_id": doc_id, "chunks": len(chunks), "created": created, "deduped": deduped,
+            "title": doc.get("title")}
+
+
+def mark_failed(db, doc_id: str, error: str) -> None:
+    with db.with_write_tx() as conn:
+        doc_store.set_status(conn, doc_id, "failed", error=error[:2000])
+
+
+def submit_document(db, *, text: str | None = None, url: str | None = None, title: str | None = None,
+                    project: str | None = None, tags: list[str] | None = None,
+                    content_type: str | None = None, max_bytes: int = 10 * 1024 * 1024,
+                    enqueue: bool = True, max_attempts: int = 3) -> str:
+    """Validate and store a document row (status 'queued'); returns its id.
+
+    Exactly one of `text` or `url` is required; text larger than `max_bytes` is refused.
+    With `enqueue`, a `document_ingest` job is added in the same transaction.
+    """
+    if (text is None) == (url is None):
+        raise DocumentError("send exactly one of 'text' or 'url'")
+    if text is not None:
+        if not text.strip():
+            raise DocumentError("document text is empty")
+        size = len(text.encode("utf-8"))
+        if size > max_bytes:
+            raise DocumentError(f"document is {size} bytes; the limit is {max_bytes}")
+    else:
+        _check_url(url or "")
+    with db.with_write_tx():
+        with db.with_write_tx() as conn:
+            doc_id = doc_store.create_document(
+                conn, source_type="url" if url else "text", raw_content=text, source_url=url, title=title,
+                project=project, tags=tags, content_type=content_type,
+            )
+        if enqueue:
+            jobstore.enqueue(db, JOB_TYPE, document_id=doc_id, max_attempts=max_attempts)
+    return doc_id
