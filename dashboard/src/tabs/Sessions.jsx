@@ -1,0 +1,154 @@
+// Sessions: list, and per session the candidates (what was injected and why), agent
+// feedback, continuity score with the judge's reasoning, and the session timeline.
+import { useEffect, useState } from 'preact/hooks';
+import { useApi, items, qs } from '../api.js';
+import { Card, Pending, KV, Empty, Badge, fmtTime, fmtNum, short } from '../ui.jsx';
+
+export function sessionCandidates(detail, audit) {
+  const fromDetail = items(detail, 'candidates', 'memories', 'session_memories');
+  if (fromDetail.length) return fromDetail;
+  return items(audit, 'candidates', 'memories', 'rows', 'session_memories');
+}
+
+export function CandidateTable({ rows, testid = 'candidates' }) {
+  if (!rows.length) return <Empty>No candidates recorded for this session.</Empty>;
+  return (
+    <div class="table-wrap">
+      <table class="table" data-testid={testid}>
+        <thead><tr>
+          <th>rank</th><th>memory</th><th>injected</th><th>why</th><th>baseline</th><th>predictor</th>
+          <th>final</th><th>relevance</th><th>feedback</th><th>fts hits</th>
+        </tr></thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr class={r.was_injected ? 'injected' : ''}>
+              <td>{r.rank}</td>
+              <td><a href={`#/memories/${r.memory_id}`}>{short(r.content_preview || r.content || r.memory_id, 90)}</a></td>
+              <td>{r.was_injected ? <Badge status="healthy" label={r.inject_phase || 'yes'} /> : <span class="muted">no</span>}</td>
+              <td class="small">{[r.source, r.prefilter_source, r.similarity != null ? `sim ${fmtNum(r.similarity)}` : null,
+                r.diversity_factor != null && r.diversity_factor !== 1 ? `diversity ×${fmtNum(r.diversity_factor)}` : null]
+                .filter(Boolean).join(' · ')}</td>
+              <td>{fmtNum(r.effective_score, 3)}{r.baseline_rank != null ? ` (#${r.baseline_rank})` : ''}</td>
+              <td>{fmtNum(r.predictor_score, 3)}{r.predictor_rank != null ? ` (#${r.predictor_rank})` : ''}</td>
+              <td>{fmtNum(r.final_score, 4)}</td>
+              <td>{fmtNum(r.relevance_score)}</td>
+              <td>{r.agent_feedback_count ? `${fmtNum(r.agent_relevance_score)} (${r.agent_feedback_count}×)` : '—'}</td>
+              <td>{r.fts_hit_count || 0}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function ContinuityCard({ score }) {
+  if (!score) return <Card title="Continuity"><Empty>Not scored yet (scored after session end).</Empty></Card>;
+  let missing = score.missing_topics;
+  if (typeof missing === 'string') { try { missing = JSON.parse(missing); } catch { missing = [missing]; } }
+  return (
+    <Card title="Continuity" testid="continuity">
+      <KV rows={[
+        ['score', <strong>{fmtNum(score.score)}</strong>], ['confidence', fmtNum(score.confidence)],
+        ['judge', score.judge], ['recalled / used', `${score.memories_recalled ?? '—'} / ${score.memories_used ?? '—'}`],
+        ['novel context', score.novel_context_count], ['missing topics', (missing || []).join(', ') || '—'],
+      ]} />
+      <h4>Reasoning</h4>
+      <p class="reasoning" data-testid="continuity-reasoning">{score.continuity_reasoning || score.reasoning || '—'}</p>
+    </Card>
+  );
+}
+
+function SessionDetail({ sessionKey, onClose }) {
+  const detail = useApi(`/api/sessions/${encodeURIComponent(sessionKey)}`);
+  const audit = useApi(`/api/predictor/audit/${encodeURIComponent(sessionKey)}`);
+  const timeline = useApi(`/api/timeline/${encodeURIComponent(sessionKey)}?limit=300`);
+  useEffect(() => {
+    const onKey = (ev) => { if (ev.key === 'Escape') onClose(); };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+  const d = detail.data || {};
+  const session = d.session || d;
+  const score = d.score || d.continuity || audit.data?.score || audit.data?.continuity || audit.data?.session_score;
+  const rows = sessionCandidates(detail.data, audit.data);
+  const prompts = items(d.prompts || []);
+  return (
+    <aside class="pane detail wide" data-testid="session-detail" aria-label="Session detail">
+      <div class="detail-head">
+        <h2>Session <code>{sessionKey}</code></h2>
+        <button class="ghost" onClick={onClose} aria-label="Close detail (Esc)">✕</button>
+      </div>
+      <Pending res={detail} what="session detail" />
+      {detail.ok && (
+        <Card title="Session">
+          <KV rows={[['project', session.project], ['harness', session.harness], ['status', session.status],
+            ['started', fmtTime(session.started_at)], ['ended', fmtTime(session.ended_at)], ['prompts', session.prompt_count],
+            ['predictor', session.status_line]]} />
+        </Card>
+      )}
+      <ContinuityCard score={score} />
+      <Card title={`Candidates (${rows.length}) — ${rows.filter((r) => r.was_injected).length} injected`}>
+        <CandidateTable rows={rows} />
+      </Card>
+      {prompts.length > 0 && (
+        <Card title="Prompts">
+          <ul class="feed">{prompts.map((p) => (
+            <li><span class="feed-time">{fmtTime(p.created_at)}</span><span class="feed-msg">{short(p.prompt, 200)}</span>
+              <span class="tag">{p.fts_hits} hits</span></li>
+          ))}</ul>
+        </Card>
+      )}
+      <Card title="Timeline">
+        <Pending res={timeline} what="timeline" />
+        <ul class="feed" data-testid="session-timeline">
+          {(timeline.data?.events || []).map((e) => (
+            <li><span class="feed-time">{fmtTime(e.at)}</span><span class={`tag src-${e.source}`}>{e.source}:{e.event}</span>
+              <span class="feed-msg">{short(e.summary, 160)}</span></li>
+          ))}
+        </ul>
+      </Card>
+    </aside>
+  );
+}
+
+export function SessionsTab({ arg, navigate }) {
+  const [page, setPage] = useState(0);
+  const [project, setProject] = useState('');
+  const size = 30;
+  const list = useApi(`/api/sessions${qs({ limit: size, offset: page * size, project })}`, 10000);
+  const rows = items(list.data, 'sessions', 'items');
+  const total = list.data?.total ?? rows.length;
+  return (
+    <div class={`split ${arg ? 'with-detail' : ''}`}>
+      <div class="pane">
+        <div class="toolbar">
+          <label>Project <input value={project} onChange={(e) => { setPage(0); setProject(e.target.value); }} placeholder="any" /></label>
+          <span class="muted small">{total} sessions</span>
+        </div>
+        <Pending res={list} what="sessions (/api/sessions)" />
+        <ul class="list" data-testid="session-list">
+          {rows.map((s) => (
+            <li>
+              <a class={`row-link ${arg === s.session_key ? 'active' : ''}`} href={`#/sessions/${encodeURIComponent(s.session_key)}`}>
+                <span class="tag">{s.status || 'session'}</span>
+                <span class="row-text"><code>{s.session_key}</code> {s.project ? `· ${s.project}` : ''}</span>
+                <span class="row-meta">{fmtTime(s.started_at)} · {s.prompt_count ?? 0} prompts
+                  {s.score != null ? ` · continuity ${fmtNum(s.score)}` : ''}{s.confidence != null ? ` (conf ${fmtNum(s.confidence)})` : ''}</span>
+              </a>
+            </li>
+          ))}
+        </ul>
+        {list.ok && !rows.length && <Empty>No sessions yet. Connect a harness: <code>kenning connect claude-code</code>.</Empty>}
+        {total > size && (
+          <div class="pager">
+            <button disabled={page === 0} onClick={() => setPage(page - 1)}>← Prev</button>
+            <span>page {page + 1}</span>
+            <button disabled={(page + 1) * size >= total} onClick={() => setPage(page + 1)}>Next →</button>
+          </div>
+        )}
+      </div>
+      {arg && <SessionDetail sessionKey={arg} onClose={() => navigate('sessions')} />}
+    </div>
+  );
+}
