@@ -13,11 +13,14 @@ from kenning.core.config import Settings
 from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.memory import write
+from kenning.pipeline import hooks as pipeline_hooks
+from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
 from kenning.retrieval.config import RecallConfig, preset
 from kenning.retrieval.recall import RecallHit, recall
 from kenning.store import memories as store
 from kenning.store.db import Database, open_database
+from kenning.workers.manager import WorkerManager
 
 
 class AccessTracker:
@@ -73,7 +76,10 @@ class Kenning:
         self.db = open_database(settings.db_path)
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
+        pipeline_hooks.install()  # decision auto-protection + enqueue extract job in the write tx
+        self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
+        self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
         self.started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -82,11 +88,13 @@ class Kenning:
         self.embedder.warm_up()
         if background:
             self.access.start()
+            self.workers.start_all()
         self.started = True
         log_event("daemon", "service started", home=str(self.settings.home))
         return self
 
     def close(self) -> None:
+        self.workers.stop_all()
         self.access.stop()
         self.db.close()
 

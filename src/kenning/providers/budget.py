@@ -124,3 +124,13 @@ class BudgetedProvider(BaseLLMProvider):
 
     def describe(self) -> dict[str, object]:
         return {**self.inner.describe(), "budgeted": self.inner.counts_tokens}
+
+
+def build_budgeted_provider(settings, db: Database, *, environ: dict[str, str] | None = None) -> BudgetedProvider:
+    """The pipeline's LLM: `pipeline.extraction.provider` (or `llm.provider`) behind the daily budget."""
+    from kenning.providers.llm import build_llm_provider
+
+    extraction = settings.pipeline.extraction
+    inner = build_llm_provider(settings.llm, provider=extraction.provider, model=extraction.model,
+                               environ=environ)
+    return BudgetedProvider(inner, TokenBudget(db, settings.llm.daily_token_budget))

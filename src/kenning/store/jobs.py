@@ -103,36 +103,41 @@ def enqueue(
 ) -> tuple[int, bool]:
     """Add a job; returns (job_id, created). A live duplicate returns (its id, False).
 
-    Safe inside an outer `with_write_tx()` (nests as a savepoint), e.g. in the same
-    transaction that inserts the memory, so a memory never exists without its job.
+    Safe inside an outer `with_write_tx()` (nests as a savepoint). From inside a write
+    transaction where only the connection is at hand, use `enqueue_in_tx(conn, ...)`.
     """
+    with db.with_write_tx() as conn:
+        return enqueue_in_tx(conn, job_type, memory_id=memory_id, document_id=document_id,
+                             payload=payload, dedup_key=dedup_key, max_attempts=max_attempts,
+                             priority=priority, delay_s=delay_s)
+
+
+def enqueue_in_tx(
+    conn, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
+    payload: dict[str, Any] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
+    priority: int = 0, delay_s: float = 0.0,
+) -> tuple[int, bool]:
+    """enqueue() on the caller's write connection (e.g. the memory's own insert tx)."""
     key = dedup_key if dedup_key is not None else (memory_id or document_id)
     now = now_iso()
     run_after = _later(delay_s) if delay_s > 0 else now
-    with db.with_write_tx() as conn:
-        if key is not None:
-            existing = conn.execute(
-                "SELECT id FROM memory_jobs WHERE job_type = ? AND dedup_key = ?"
-                " AND status IN ('pending', 'leased') LIMIT 1",
-                (job_type, key),
-            ).fetchone()
-            if existing is not None:
-                return int(existing[0]), False
-        try:
-            cur = conn.execute(
-                "INSERT INTO memory_jobs(job_type, memory_id, document_id, dedup_key, payload, status,"
-                " priority, attempts, max_attempts, run_after, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)",
-                (job_type, memory_id, document_id, key, json.dumps(payload or {}), priority,
-                 max(1, int(max_attempts)), run_after, now, now),
-            )
-        except IntegrityError:  # raced with another enqueue of the same key
-            row = conn.execute(
-                "SELECT id FROM memory_jobs WHERE job_type = ? AND dedup_key = ?"
-                " AND status IN ('pending', 'leased') LIMIT 1", (job_type, key),
-            ).fetchone()
-            return int(row[0]), False
-        return int(cur.lastrowid), True
+    live = ("SELECT id FROM memory_jobs WHERE job_type = ? AND dedup_key = ?"
+            " AND status IN ('pending', 'leased') LIMIT 1")
+    if key is not None:
+        existing = conn.execute(live, (job_type, key)).fetchone()
+        if existing is not None:
+            return int(existing[0]), False
+    try:
+        cur = conn.execute(
+            "INSERT INTO memory_jobs(job_type, memory_id, document_id, dedup_key, payload, status,"
+            " priority, attempts, max_attempts, run_after, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)",
+            (job_type, memory_id, document_id, key, json.dumps(payload or {}), priority,
+             max(1, int(max_attempts)), run_after, now, now),
+        )
+    except IntegrityError:  # raced with another enqueue of the same key
+        return int(conn.execute(live, (job_type, key)).fetchone()[0]), False
+    return int(cur.lastrowid), True
 
 
 def lease(db: Database, job_types: list[str] | tuple[str, ...], worker_id: str) -> Job | None:
@@ -179,9 +184,10 @@ def complete(db: Database, job_id: int, result: dict[str, Any] | None = None,
 
 
 def fail(db: Database, job_id: int, error: str, *, retry_delay_s: float = 0.0,
-         worker_id: str | None = None) -> str | None:
+         worker_id: str | None = None, max_attempts: int | None = None) -> str | None:
     """Record a failure: back to pending after `retry_delay_s`, or dead at max attempts.
 
+    `max_attempts` (the worker's configured limit) overrides the job's own column when given.
     Returns the new status ('pending' | 'dead'), or None if the lease was lost.
     """
     now = now_iso()
@@ -193,7 +199,7 @@ def fail(db: Database, job_id: int, error: str, *, retry_delay_s: float = 0.0,
         ).fetchone()
         if row is None:
             return None
-        if row[0] >= row[1]:
+        if row[0] >= (max_attempts or row[1]):
             conn.execute(
                 "UPDATE memory_jobs SET status = 'dead', last_error = ?, failed_at = ?, updated_at = ?,"
                 " leased_at = NULL WHERE id = ?", (error[:2000], now, now, job_id),

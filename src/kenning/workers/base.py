@@ -188,10 +188,12 @@ class LeaseWorker(Worker):
 
     def __init__(
         self, name: str, db: Database, *, job_types: tuple[str, ...] | None = None,
-        poll_s: float = 2.0, worker_id: str | None = None, **backoff: float,
+        poll_s: float = 2.0, worker_id: str | None = None, max_attempts: int | None = None,
+        **backoff: float,
     ) -> None:
         super().__init__(name, interval_s=poll_s, **backoff)
         self.db = db
+        self.max_attempts = max_attempts  # overrides each job's own max_attempts when set
         if job_types is not None:
             self.job_types = tuple(job_types)
         if not self.job_types:
@@ -248,7 +250,8 @@ class LeaseWorker(Worker):
             job.attempts, base_s=self.backoff_base_s, cap_s=self.backoff_cap_s,
             jitter_s=self.backoff_jitter_s, rng=self._rng,
         )
-        status = jobstore.fail(self.db, job.id, message, retry_delay_s=retry, worker_id=self.worker_id)
+        status = jobstore.fail(self.db, job.id, message, retry_delay_s=retry, worker_id=self.worker_id,
+                               max_attempts=self.max_attempts)
         self.counters["failed"] += 1
         if status == "dead":
             self.counters["dead"] += 1

@@ -1,0 +1,151 @@
+"""Extraction stage: one LLM pass from raw memory text to validated facts and entity triples.
+
+Validation is strict and partial-failure safe (memory-pipeline-v2 "Extraction Stage"):
+input truncated to 12,000 chars before the prompt; at most 20 facts and 50 entities; facts
+shorter than 10 chars rejected, longer than 2,000 truncated; an unknown type is coerced to
+`fact` with a warning; an entity needs non-empty source, relationship and target.
+Malformed output never raises: whatever parses is kept and the rest becomes warnings.
+Provider failures (timeout, unreachable, budget) DO raise ProviderError: the job retries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kenning.core.config_pipeline import ExtractionSettings
+from kenning.pipeline.parsing import parse_json_output, salvage_objects
+from kenning.pipeline.prompts import extraction as prompt
+from kenning.providers.llm import BaseLLMProvider, GenerateOptions, clean_output
+
+
+@dataclass
+class Fact:
+    content: str
+    type: str = "fact"
+    confidence: float = 0.5
+
+
+@dataclass
+class Triple:
+    source: str
+    relationship: str
+    target: str
+    confidence: float = 0.5
+
+
+@dataclass
+class ExtractionResult:
+    facts: list[Fact] = field(default_factory=list)
+    entities: list[Triple] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    input_truncated: bool = False
+    raw_output: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        return {"facts": len(self.facts), "entities": len(self.entities),
+                "input_truncated": self.input_truncated}
+
+    def triples(self) -> list[dict[str, Any]]:
+        return [asdict(t) for t in self.entities]
+
+
+def _confidence(value: Any, default: float, warnings: list[str], what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        warnings.append(f"{what}: confidence {value!r} is not a number; using {default}")
+        return default
+    if not 0.0 <= number <= 1.0:
+        warnings.append(f"{what}: confidence {number} clamped to [0, 1]")
+    return min(1.0, max(0.0, number))
+
+
+def validate_fact(item: Any, cfg: ExtractionSettings, warnings: list[str], index: int) -> Fact | None:
+    if not isinstance(item, dict):
+        warnings.append(f"fact {index}: not an object ({type(item).__name__}); dropped")
+        return None
+    content = item.get("content")
+    if not isinstance(content, str) or len(content.strip()) < cfg.min_fact_chars:
+        warnings.append(f"fact {index}: content missing or shorter than {cfg.min_fact_chars} chars; dropped")
+        return None
+    content = content.strip()
+    if len(content) > cfg.max_fact_chars:
+        warnings.append(f"fact {index}: truncated from {len(content)} to {cfg.max_fact_chars} chars")
+        content = content[: cfg.max_fact_chars]
+    kind = item.get("type")
+    if kind not in prompt.FACT_TYPES:
+        warnings.append(f"fact {index}: unknown type {kind!r} coerced to 'fact'")
+        kind = "fact"
+    return Fact(content, kind, _confidence(item.get("confidence"), 0.5, warnings, f"fact {index}"))
+
+
+def validate_entity(item: Any, warnings: list[str], index: int) -> Triple | None:
+    if not isinstance(item, dict):
+        warnings.append(f"entity {index}: not an object; dropped")
+        return None
+    parts = [item.get(k) for k in ("source", "relationship", "target")]
+    if not all(isinstance(p, str) and p.strip() for p in parts):
+        warnings.append(f"entity {index}: needs non-empty source, relationship and target; dropped")
+        return None
+    src, rel, dst = (str(p).strip()[:200] for p in parts)
+    return Triple(src, rel, dst, _confidence(item.get("confidence", 0.5), 0.5, warnings, f"entity {index}"))
+
+
+def _items(parsed: Any, raw: str, warnings: list[str]) -> tuple[list[Any], list[Any]]:
+    """Fact and entity items from a parsed answer, or salvaged from a broken one."""
+    if isinstance(parsed, dict):
+        facts, entities = parsed.get("facts", []), parsed.get("entities", [])
+        if not isinstance(facts, list):
+            warnings.append("'facts' is not a list; ignored")
+            facts = []
+        if not isinstance(entities, list):
+            warnings.append("'entities' is not a list; ignored")
+            entities = []
+        return facts, entities
+    if isinstance(parsed, list):
+        warnings.append("answer is a bare list; read it as facts")
+        return parsed, []
+    objects = salvage_objects(clean_output(raw))
+    if objects:
+        warnings.append(f"salvaged {len(objects)} complete object(s) from malformed output")
+    facts = [o for o in objects if "content" in o]
+    entities = [o for o in objects if "source" in o or "target" in o]
+    return facts, entities
+
+
+def validate_output(raw: str, cfg: ExtractionSettings) -> ExtractionResult:
+    """Parse and validate an extraction answer; never raises."""
+    parsed, warnings = parse_json_output(raw)
+    result = ExtractionResult(warnings=list(warnings), raw_output=raw[:4000])
+    fact_items, entity_items = _items(parsed, raw, result.warnings)
+    if len(fact_items) > cfg.max_facts:
+        result.warnings.append(f"{len(fact_items)} facts; kept the first {cfg.max_facts}")
+        fact_items = fact_items[: cfg.max_facts]
+    if len(entity_items) > cfg.max_entities:
+        result.warnings.append(f"{len(entity_items)} entities; kept the first {cfg.max_entities}")
+        entity_items = entity_items[: cfg.max_entities]
+    seen: set[str] = set()
+    for index, item in enumerate(fact_items):
+        fact = validate_fact(item, cfg, result.warnings, index)
+        if fact is not None and fact.content.lower() not in seen:
+            seen.add(fact.content.lower())
+            result.facts.append(fact)
+    for index, item in enumerate(entity_items):
+        triple = validate_entity(item, result.warnings, index)
+        if triple is not None:
+            result.entities.append(triple)
+    return result
+
+
+def extract(provider: BaseLLMProvider, content: str, cfg: ExtractionSettings) -> ExtractionResult:
+    """Run the extraction prompt on `content` (raises ProviderError if the provider fails)."""
+    truncated = len(content) > cfg.max_input_chars
+    text = content[: cfg.max_input_chars]
+    opts = GenerateOptions(timeout_s=cfg.timeout / 1000.0, json_mode=True, task=prompt.TASK)
+    raw = provider.generate(prompt.build_prompt(text), opts)
+    result = validate_output(raw, cfg)
+    result.input_truncated = truncated
+    if truncated:
+        result.warnings.insert(0, f"input truncated from {len(content)} to {cfg.max_input_chars} chars")
+    return result

@@ -1,0 +1,32 @@
+"""What the pipeline adds to the write path (kenning.memory.write), installed once.
+
+- draft rule: decision auto-protection (protection.protect_draft) at remember time;
+- in-tx hook: enqueue an `extract` job in the SAME transaction as the new memory, so a
+  memory never exists without its job and the raw content is committed before any LLM call.
+  Pipeline-derived facts and document chunks are not enqueued (no extraction loops).
+"""
+
+from __future__ import annotations
+
+from kenning.core.types import MemoryDraft
+from kenning.memory import write
+from kenning.pipeline.protection import protect_draft
+from kenning.pipeline.writes import SOURCE_TAG
+from kenning.store.jobs import enqueue_in_tx
+
+EXTRACT_JOB = "extract"
+NOT_EXTRACTED_TYPES = frozenset({"document_chunk"})
+
+
+def enqueue_extraction(conn, memory_id: str, draft: MemoryDraft) -> None:
+    if draft.source == SOURCE_TAG or draft.type in NOT_EXTRACTED_TYPES:
+        return
+    enqueue_in_tx(conn, EXTRACT_JOB, memory_id=memory_id)
+
+
+def install() -> None:
+    """Register the draft rule and the in-tx hook (idempotent)."""
+    if protect_draft not in write.DRAFT_RULES:
+        write.DRAFT_RULES.append(protect_draft)
+    if enqueue_extraction not in write.IN_TX_HOOKS:
+        write.IN_TX_HOOKS.append(enqueue_extraction)

@@ -1,0 +1,156 @@
+"""One extraction job end to end: extract → decide per fact → contradiction → writes → graph.
+
+Two-phase discipline (memory-pipeline-v2): every LLM call, candidate search and embedding
+happens first, outside any transaction; then `apply_proposals` commits in one write tx;
+then entity triples are persisted in their own short tx (non-fatal: a graph failure is a
+warning, never a rollback of the facts). The raw memory was committed by `remember` before
+this job existed, so nothing here can lose what the caller wrote.
+
+`run_extraction(ctx, memory_id)` returns the JSON-able result stored on the job. It raises
+ProviderError (incl. BudgetExhausted) when the LLM fails, so the worker retries/defers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kenning.core import telemetry
+from kenning.core.config_pipeline import PipelineSettings
+from kenning.core.errors import NotFound
+from kenning.core.text import normalize_content
+from kenning.pipeline import contradiction
+from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
+from kenning.pipeline.extraction import ExtractionResult, extract
+from kenning.pipeline.writes import SOURCE_TAG, WriteContext, apply_proposals
+from kenning.providers.llm import BaseLLMProvider
+from kenning.store import graph as gstore
+from kenning.store import memories as mstore
+from kenning.store.db import Database
+
+MAX_WARNINGS_IN_RESULT = 50
+SKIP_TYPES = frozenset({"document_chunk"})
+
+
+@dataclass
+class PipelineContext:
+    db: Database
+    provider: BaseLLMProvider
+    settings: PipelineSettings
+    find_candidates: CandidateFinder | None = None
+    embedder: Any = None  # providers.embedding.EmbeddingProvider; None ⇒ no vectors for new facts
+    on_created: Callable[[list[str]], None] | None = None  # e.g. enqueue hint jobs
+
+    @property
+    def extraction_model(self) -> str:
+        return f"{self.provider.name}:{self.provider.model}"
+
+
+def _skip_reason(memory_id: str, db: Database) -> tuple[Any, str | None]:
+    try:
+        memory = mstore.get_memory(db.reader(), memory_id)
+    except NotFound:
+        return None, "memory not found"
+    if memory.is_deleted:
+        return memory, "memory deleted"
+    if memory.source == SOURCE_TAG:
+        return memory, "memory was derived by the pipeline"
+    if memory.type in SKIP_TYPES:
+        return memory, f"type {memory.type} is not extracted"
+    return memory, None
+
+
+def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str | None) -> list[Candidate]:
+    if ctx.find_candidates is None:
+        return []
+    cfg = ctx.settings.extraction
+    found = ctx.find_candidates(text, cfg.candidates, exclude, project)
+    return [c for c in found if c.id not in exclude and c.score >= cfg.candidate_min_score][: cfg.candidates]
+
+
+def decide_all(ctx: PipelineContext, memory: Any, result: ExtractionResult,
+               warnings: list[str]) -> list[Proposal]:
+    """A proposal per fact (facts whose decision answer is unusable are skipped with a warning)."""
+    proposals = []
+    timeout_s = ctx.settings.extraction.timeout / 1000.0
+    for fact in result.facts:
+        candidates = _candidates(ctx, fact.content, {memory.id}, memory.project)
+        proposal = decide(ctx.provider, fact, candidates, warnings, timeout_s=timeout_s)
+        if proposal is not None:
+            proposals.append(proposal)
+    return proposals
+
+
+def flag_contradictions(ctx: PipelineContext, proposals: list[Proposal]) -> None:
+    s = ctx.settings
+    for p in proposals:
+        if p.action not in ("UPDATE", "DELETE") or not p.target_content:
+            continue
+        found = contradiction.check(
+            ctx.provider, p.action, p.fact.content, p.target_content,
+            semantic_enabled=s.semantic_contradiction_enabled,
+            timeout_s=s.semantic_contradiction_timeout_ms / 1000.0,
+        )
+        if found:
+            p.review_needed, p.contradiction = True, found
+
+
+def prefetch_vectors(ctx: PipelineContext, proposals: list[Proposal], mode: str) -> dict[str, Any]:
+    """Embeddings for facts that may be inserted, computed before the write tx opens."""
+    if ctx.embedder is None or mode not in ("controlled-write", "full"):
+        return {}
+    wanted = {}
+    for p in proposals:
+        if p.action in ("ADD", "UPDATE"):
+            norm = normalize_content(p.fact.content)
+            if norm.normalized:
+                wanted[norm.content_hash] = norm.storage
+    if not wanted:
+        return {}
+    vectors = ctx.embedder.embed_many(list(wanted.values()))
+    return dict(zip(wanted.keys(), vectors))
+
+
+def persist_graph(ctx: PipelineContext, memory_id: str, result: ExtractionResult, mode: str,
+                  warnings: list[str]) -> dict[str, int] | None:
+    if not ctx.settings.graph.enabled or mode not in ("controlled-write", "full") or not result.entities:
+        return None
+    try:
+        with ctx.db.with_write_tx() as conn:
+            return gstore.persist_triples(conn, memory_id, result.triples(), source="pipeline")
+    except Exception as exc:  # non-fatal by design: facts stay committed
+        warnings.append(f"graph persistence failed: {type(exc).__name__}: {exc}")
+        telemetry.record_error("pipeline", f"graph persistence failed: {exc}", memory_id=memory_id)
+        return None
+
+
+def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
+    """Process one memory; the returned dict is the job's result payload."""
+    settings = ctx.settings
+    memory, skip = _skip_reason(memory_id, ctx.db)
+    if skip:
+        return {"memory_id": memory_id, "skipped": skip}
+    mode = settings.mode
+    result = extract(ctx.provider, memory.content, settings.extraction)
+    warnings = list(result.warnings)
+    proposals = decide_all(ctx, memory, result, warnings)
+    flag_contradictions(ctx, proposals)
+    vectors = prefetch_vectors(ctx, proposals, mode)
+    wctx = WriteContext(
+        source=memory, mode=mode, min_confidence=settings.extraction.min_confidence,
+        extraction_model=ctx.extraction_model,
+        embedding_model=getattr(ctx.embedder, "model_id", None), vectors=vectors,
+        fact_count=len(result.facts), entity_count=len(result.entities), frozen=settings.mutations_frozen,
+    )
+    outcome = apply_proposals(ctx.db, proposals, wctx)
+    graph = persist_graph(ctx, memory.id, result, mode, warnings)
+    if ctx.on_created and outcome.created:
+        ctx.on_created(outcome.created)
+    for warning in warnings[:5]:
+        telemetry.log_event("pipeline", warning, level="warning", memory_id=memory.id)
+    return {
+        "memory_id": memory.id, "mode": mode, "extraction_model": ctx.extraction_model,
+        **result.summary(), "proposals": len(proposals), **outcome.to_dict(), "graph": graph,
+        "warnings": warnings[:MAX_WARNINGS_IN_RESULT], "warning_count": len(warnings),
+    }

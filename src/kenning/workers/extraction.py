@@ -1,0 +1,76 @@
+"""The extraction worker: leases `extract` jobs and runs the v2 pipeline on each memory.
+
+Built by the WorkerManager from the Kenning service: its LLM (`kenning.llm`, a
+BudgetedProvider), its embedder, and its hybrid recall as the decision stage's candidate
+source. Over the daily token budget the worker leases nothing (`waiting` says why) and a
+job caught mid-way is deferred without spending an attempt. `pipeline.enabled: false`
+⇒ the worker is not built and extract jobs wait.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core.types import MemoryFilter
+from kenning.pipeline.decision import Candidate
+from kenning.pipeline.hooks import EXTRACT_JOB
+from kenning.pipeline.runner import PipelineContext, run_extraction
+from kenning.providers.budget import BudgetExhausted
+from kenning.store.jobs import Job
+from kenning.workers.base import JobDeferred, LeaseWorker, backoff_from_settings
+from kenning.workers.manager import register_worker
+
+
+class ExtractionWorker(LeaseWorker):
+    job_types = (EXTRACT_JOB,)
+
+    def __init__(self, ctx: PipelineContext, **kw: Any) -> None:
+        super().__init__("extraction", ctx.db, **kw)
+        self.ctx = ctx
+
+    def blocked_reason(self) -> str | None:
+        check = getattr(self.ctx.provider, "blocked_reason", None)
+        return check() if check else None
+
+    def handle(self, job: Job) -> dict[str, Any] | None:
+        if not job.memory_id:
+            raise ValueError(f"extract job {job.id} has no memory_id")
+        try:
+            return run_extraction(self.ctx, job.memory_id)
+        except BudgetExhausted as exc:
+            raise JobDeferred(exc.retry_after_s, str(exc)) from exc
+
+    def extra_stats(self) -> dict[str, Any]:
+        provider = self.ctx.provider
+        return {**super().extra_stats(), "mode": self.ctx.settings.mode,
+                "provider": provider.name, "model": provider.model}
+
+
+def recall_candidates(kenning: Any):
+    """The decision stage's candidate finder over the service's hybrid recall."""
+
+    def find(text: str, k: int, exclude: set[str], project: str | None) -> list[Candidate]:
+        hits = kenning.recall(text, limit=k + len(exclude), filters=MemoryFilter(project=project),
+                              track_access=False)
+        return [Candidate(h.memory.id, h.memory.content, h.memory.type, float(h.score))
+                for h in hits if h.memory.id not in exclude][:k]
+
+    return find
+
+
+def pipeline_context(kenning: Any) -> PipelineContext:
+    return PipelineContext(
+        db=kenning.db, provider=kenning.llm, settings=kenning.settings.pipeline,
+        find_candidates=recall_candidates(kenning), embedder=kenning.embedder,
+    )
+
+
+@register_worker("extraction")
+def build(kenning: Any) -> ExtractionWorker | None:
+    pipeline = kenning.settings.pipeline
+    if not pipeline.enabled:
+        return None
+    return ExtractionWorker(
+        pipeline_context(kenning), poll_s=pipeline.worker.poll_ms / 1000.0,
+        max_attempts=pipeline.worker.max_retries, **backoff_from_settings(pipeline.worker),
+    )
