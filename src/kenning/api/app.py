@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 
 from kenning import __version__
 from kenning.api.errors import install_error_handlers
-from kenning.api.routes import health, memory
+from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import documents, graph
 from kenning.core.config import Settings
@@ -38,6 +38,8 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     _install_auth(app, settings)
     app.include_router(health.router)
     app.include_router(memory.router)
+    app.include_router(hooks.router)
+    app.include_router(sessions.router)
     app.include_router(diagnostics.router)
     app.include_router(analytics.router)
     app.include_router(timeline.router)

@@ -29,8 +29,9 @@ class SessionSettings(BaseModel):
     prompt_budget_chars: int = Field(
         3000, ge=200, le=100_000, description="Character budget for one prompt's injection text."
     )
-    prompt_min_score: float = Field(
-        0.0, ge=0.0, description="Minimum fused recall score for a prompt injection (0 keeps every hit)."
+    prompt_min_similarity: float = Field(
+        0.35, ge=-1.0, le=1.0,
+        description="A prompt injects a memory matched only by vector search when its cosine is at least this.",
     )
     diversity_threshold: float = Field(
         0.85, ge=0.0, le=1.0, description="Cosine similarity above which two memories overlap (seed: 0.85)."

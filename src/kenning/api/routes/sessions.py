@@ -1,0 +1,29 @@
+"""/api/sessions: list and inspect sessions (candidates, injections, feedback, scores)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import PlainTextResponse
+
+from kenning.api.deps import get_kenning
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+
+
+@router.get("")
+def list_sessions(
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0), project: str | None = None,
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    return {**k.sessions.list(limit=limit, offset=offset, project=project), "limit": limit, "offset": offset}
+
+
+@router.get("/{session_key}")
+def session_detail(session_key: str, k: Kenning = Depends(get_kenning)) -> dict:
+    return k.sessions.detail(session_key)
+
+
+@router.get("/{session_key}/transcript", response_class=PlainTextResponse)
+def session_transcript(session_key: str, k: Kenning = Depends(get_kenning)) -> str:
+    return k.sessions.transcript(session_key)

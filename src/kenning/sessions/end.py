@@ -1,0 +1,125 @@
+"""session-end: keep the transcript losslessly, then the summary job (extract + continuity).
+
+The summary job (one per session, in `summary_jobs`) runs after the answer unless the
+caller asks to wait: it extracts memories from the transcript — through the pipeline when
+the service wired one in, otherwise as key facts stored with source='session-summary' —
+then scores continuity (LLM judge when configured, else the heuristic), writes each
+memory's `relevance_score` and the `session_scores` row in one transaction, and tells the
+predictor the session is over. No LLM or embedding call ever runs inside a write tx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kenning.core.clock import now_iso
+from kenning.core.errors import InvalidInput
+from kenning.core.telemetry import log_event, record_error
+from kenning.core.types import MemoryDraft
+from kenning.sessions.continuity import ContinuityResult, heuristic_judge, llm_judge
+from kenning.sessions.context import SessionDeps
+from kenning.sessions.summary import key_facts
+from kenning.sessions.transcript import parse_transcript
+from kenning.store import sessions as store
+
+
+@dataclass
+class EndRequest:
+    session_key: str
+    transcript: str | None = None
+    at: str = ""
+
+
+def session_end(deps: SessionDeps, req: EndRequest) -> int:
+    """Store the transcript and queue the summary job; returns the job id."""
+    if req.transcript is not None:
+        if not isinstance(req.transcript, str):
+            raise InvalidInput("transcript must be a string")
+        if len(req.transcript) > deps.settings.transcript_max_chars:
+            raise InvalidInput(
+                f"transcript is {len(req.transcript)} characters; the limit is {deps.settings.transcript_max_chars}"
+            )
+    with deps.db.with_write_tx() as conn:
+        if store.get_session(conn, req.session_key) is None:
+            store.create_session(conn, req.session_key, harness=None, project=None, cwd=None, context=None,
+                                 started_at=req.at)
+        if req.transcript:
+            store.save_transcript(conn, req.session_key, req.transcript, req.at)
+        store.end_session(conn, req.session_key, req.at)
+        return store.enqueue_summary_job(conn, req.session_key, req.at)
+
+
+def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str) -> dict[str, Any]:
+    key = session["session_key"]
+    if deps.extract is not None:
+        result = deps.extract(session_key=key, transcript=transcript, project=session.get("project"), at=at)
+        return {"via": "pipeline", "result": result if isinstance(result, (dict, list, int, str)) else str(result)}
+    if deps.remember is None:
+        return {"via": "none", "stored": []}
+    stored = []
+    for fact in key_facts(turns, [p["prompt"] for p in prompts], deps.settings.summary_max_facts):
+        draft = MemoryDraft(
+            content=fact.content, type=fact.type, importance=fact.importance, confidence=0.6,
+            project=session.get("project"), source="session-summary", session_key=key,
+            tags=["session-summary"], created_at=at,
+        )
+        try:
+            result = deps.remember(draft)
+            stored.append({"id": result.id, "deduped": result.deduped, "type": fact.type})
+        except Exception as exc:  # one bad fact must not lose the others or the scoring
+            record_error("sessions", f"summary fact not stored: {exc}", session_key=key)
+    return {"via": "key-facts", "stored": stored}
+
+
+def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
+    if deps.generate is not None and deps.settings.llm_judge and any(r.get("was_injected") for r in rows):
+        try:
+            return llm_judge(deps.generate, rows, turns, prompts)
+        except Exception as exc:  # an LLM failure falls back to the transparent heuristic
+            record_error("sessions", f"LLM continuity judge failed, heuristic used: {exc}")
+    return heuristic_judge(rows, turns, prompts)
+
+
+def process_summary_job(deps: SessionDeps, session_key: str | None = None) -> dict[str, Any] | None:
+    """Run one pending summary job (this session's, or the oldest); None when none is pending."""
+    with deps.db.with_write_tx() as conn:
+        job = store.claim_summary_job(conn, session_key, now_iso())
+    if job is None:
+        return None
+    key = job["session_key"]
+    try:
+        result = _run_job(deps, key)
+    except Exception as exc:  # worker boundary: record, mark failed, keep the daemon alive
+        record_error("sessions", f"summary job failed: {exc}", session_key=key)
+        with deps.db.with_write_tx() as conn:
+            store.finish_summary_job(conn, job["id"], status="failed", at=now_iso(), error=str(exc)[:2000])
+        return {"session_key": key, "status": "failed", "error": str(exc)}
+    with deps.db.with_write_tx() as conn:
+        store.finish_summary_job(conn, job["id"], status="done", at=now_iso(), result=result)
+    log_event("sessions", "summary job done", session_key=key, score=result["score"]["score"])
+    return {"session_key": key, "status": "done", **result}
+
+
+def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
+    conn = deps.db.reader()
+    session = store.get_session(conn, key) or {"session_key": key}
+    at = session.get("ended_at") or now_iso()
+    transcript_row = store.get_transcript(conn, key)
+    transcript = transcript_row["transcript"] if transcript_row else ""
+    turns = parse_transcript(transcript)
+    prompts = store.session_prompts(conn, key)
+    extraction = _extract(deps, session, transcript, turns, prompts, at) if (transcript or prompts) else {"via": "skipped"}
+    rows = store.session_memories(deps.db.reader(), key)
+    verdict = _judge(deps, rows, turns, prompts)
+    with deps.db.with_write_tx() as wconn:
+        store.set_relevance_scores(wconn, key, verdict.per_memory)
+        store.upsert_session_score(wconn, key, verdict.as_row(session.get("project")), at)
+    predictor = deps.get_predictor()
+    if predictor is not None and hasattr(predictor, "on_session_end"):
+        try:
+            predictor.on_session_end(key)
+        except Exception as exc:  # training is the predictor's business; scoring is done
+            record_error("sessions", f"predictor.on_session_end failed: {exc}", session_key=key)
+    score = verdict.as_row(session.get("project"))
+    return {"extraction": extraction, "score": score, "scored_memories": len(verdict.per_memory)}

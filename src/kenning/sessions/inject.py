@@ -1,0 +1,88 @@
+"""The text an agent sees: memories grouped by kind, each labelled with its id, in a budget.
+
+Session start gets a block with the predictor status line; prompts get a shorter block plus
+the `<memory-feedback>` request (agent-relevance-feedback seed) naming the ids to rate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GROUPS: list[tuple[str, frozenset[str]]] = [
+    ("Constraints and decisions", frozenset({"constraint", "decision", "requirement"})),
+    ("Preferences", frozenset({"preference"})),
+    ("Gotchas and known errors", frozenset({"gotcha", "error_pattern", "dead_end"})),
+    ("How to", frozenset({"procedural", "workflow_recipe", "pattern", "prefetch_pattern"})),
+    ("Recent work", frozenset({"work_state", "summary", "episodic", "work_unit_outcome", "task_calibration"})),
+]
+OTHER = "Facts and context"
+MAX_ITEM_CHARS = 600
+
+FEEDBACK_REQUEST = """<memory-feedback>
+Rate how useful each injected memory was for your last response.
+At the end of your response, add ONLY a JSON object mapping memory IDs to scores inside
+<memory-feedback>...</memory-feedback> tags.
+Scale: -1 (actively harmful/misleading) to 1 (directly shaped response).
+0 = present but not used. Omit memories you can't evaluate.
+IDs: {ids}
+Example: <memory-feedback>{{"{example}": 0.8}}</memory-feedback>
+</memory-feedback>"""
+
+
+def group_of(memory_type: str) -> str:
+    for title, types in GROUPS:
+        if memory_type in types:
+            return title
+    return OTHER
+
+
+def item_line(memory_id: str, content: str) -> str:
+    text = " ".join(content.split())
+    if len(text) > MAX_ITEM_CHARS:
+        text = text[: MAX_ITEM_CHARS - 1] + "…"
+    return f"- [{memory_id}] {text}"
+
+
+def item_cost(content: str) -> int:
+    """Characters one memory costs in the block (its line plus id and bullet)."""
+    return min(len(" ".join(content.split())), MAX_ITEM_CHARS) + 24
+
+
+def render_block(
+    items: list[dict[str, Any]], *, header: str, status_line: str | None = None, tag: str = "kenning-memories"
+) -> str:
+    """items: dicts with memory_id, content, type, in rank order. Empty string when nothing to say."""
+    if not items and not status_line:
+        return ""
+    lines = [f"<{tag}>"]
+    if status_line:
+        lines.append(status_line)
+    if items:
+        lines.append(header)
+        order = [title for title, _ in GROUPS] + [OTHER]
+        grouped: dict[str, list[str]] = {}
+        for item in items:
+            grouped.setdefault(group_of(item.get("type") or "fact"), []).append(
+                item_line(item["memory_id"], item.get("content") or "")
+            )
+        for title in order:
+            if title in grouped:
+                lines.append(f"## {title}")
+                lines.extend(grouped[title])
+    lines.append(f"</{tag}>")
+    return "\n".join(lines)
+
+
+def session_start_text(items: list[dict[str, Any]], status_line: str) -> str:
+    return render_block(
+        items, status_line=status_line,
+        header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
+    )
+
+
+def prompt_text(items: list[dict[str, Any]], feedback_ids: list[str]) -> str:
+    block = render_block(items, header="Memories relevant to this prompt:") if items else ""
+    if not feedback_ids:
+        return block
+    request = FEEDBACK_REQUEST.format(ids=", ".join(feedback_ids), example=feedback_ids[0])
+    return f"{block}\n{request}" if block else request

@@ -1,0 +1,164 @@
+"""SessionManager: the one object the service builds for the session lifecycle.
+
+Takes plain dicts (the HTTP contract), validates them, enforces the latency budget and
+owns the background thread that runs summary jobs. Handlers live in start / prompt /
+checkpoints / end; this module only routes, times and records.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from typing import Any
+
+from kenning.core.clock import now_iso
+from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.telemetry import record_latency, record_error
+from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
+from kenning.sessions.context import Deadline, SessionDeps, require_key, resolve_at
+from kenning.sessions.end import EndRequest, process_summary_job, session_end
+from kenning.sessions.prompt import PromptRequest, apply_feedback, ensure_session, user_prompt_submit
+from kenning.sessions.start import StartRequest, session_start
+from kenning.store import sessions as store
+
+MAX_PROMPT_CHARS = 100_000
+MAX_CONTEXT_CHARS = 200_000
+
+
+def _opt_str(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is longer than {limit} characters")
+    return value
+
+
+class SessionManager:
+    def __init__(self, deps: SessionDeps) -> None:
+        self.deps = deps
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Requeue jobs a stopped daemon left running and work through the backlog."""
+        with self.deps.db.with_write_tx() as conn:
+            store.reset_running_jobs(conn, now_iso())
+        self._submit(None)
+
+    def close(self) -> None:
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=False)
+
+    def _submit(self, session_key: str | None) -> None:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary-jobs")
+            self._executor.submit(self._drain, session_key)
+
+    def _drain(self, session_key: str | None) -> None:
+        try:
+            if session_key is not None:
+                process_summary_job(self.deps, session_key)
+            while process_summary_job(self.deps) is not None:
+                pass
+        except Exception as exc:  # worker boundary
+            record_error("sessions", f"summary worker stopped: {exc}")
+
+    # -- hooks --------------------------------------------------------------------------------
+    def session_start(self, body: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
+        req = StartRequest(
+            session_key=require_key(body.get("session_key")), harness=_opt_str(body, "harness", 100),
+            project=_opt_str(body, "project", 500), cwd=_opt_str(body, "cwd"),
+            context=_opt_str(body, "context", MAX_CONTEXT_CHARS), at=resolve_at(body.get("timestamp")),
+        )
+        deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
+        result = session_start(self.deps, req, deadline)
+        record_latency("hook.session_start", deadline.elapsed_ms())
+        return asdict(result)
+
+    def user_prompt_submit(self, body: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
+        prompt = body.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise InvalidInput("prompt must be a non-empty string")
+        req = PromptRequest(
+            session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
+            memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")),
+        )
+        deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
+        result = user_prompt_submit(self.deps, req, deadline)
+        record_latency("hook.user_prompt_submit", deadline.elapsed_ms())
+        return asdict(result)
+
+    def feedback(self, body: dict[str, Any]) -> dict[str, Any]:
+        key = require_key(body.get("session_key"))
+        applied, ignored = apply_feedback(self.deps, key, body.get("memory_feedback"))
+        return {"applied": applied, "ignored": ignored}
+
+    def checkpoint(self, body: dict[str, Any], trigger: str = "manual") -> dict[str, Any]:
+        key = require_key(body.get("session_key"))
+        at = resolve_at(body.get("timestamp"))
+        trigger = _opt_str(body, "trigger", 50) or trigger
+        ensure_session(self.deps, key, at)
+        checkpoint_id = write_checkpoint(
+            self.deps, key, at, trigger=trigger, context=_opt_str(body, "context", MAX_CONTEXT_CHARS)
+        )
+        return {"checkpoint_id": checkpoint_id}
+
+    def post_tool_use(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A tool step: the tick that lets time-based checkpoints happen between prompts."""
+        key = require_key(body.get("session_key"))
+        at = resolve_at(body.get("timestamp"))
+        if store.get_session(self.deps.db.reader(), key) is None:
+            return {"checkpoint_id": None}
+        return {"checkpoint_id": maybe_checkpoint(self.deps, key, at, trigger="interval")}
+
+    def session_end(self, body: dict[str, Any]) -> dict[str, Any]:
+        key = require_key(body.get("session_key"))
+        transcript = body.get("transcript")
+        if transcript is not None and not isinstance(transcript, str):
+            raise InvalidInput("transcript must be a string")
+        wait = body.get("wait", False)
+        if not isinstance(wait, bool):
+            raise InvalidInput("wait must be true or false")
+        job_id = session_end(self.deps, EndRequest(key, transcript, resolve_at(body.get("timestamp"))))
+        if not wait:
+            self._submit(key)
+            return {"queued": True, "job_id": job_id}
+        result = process_summary_job(self.deps, key)
+        return {"queued": False, "job_id": job_id, "summary": result}
+
+    # -- reading ---------------------------------------------------------------------------------
+    def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:
+        rows, total = store.list_sessions(self.deps.db.reader(), limit=limit, offset=offset, project=project)
+        return {"sessions": rows, "total": total}
+
+    def detail(self, session_key: str) -> dict[str, Any]:
+        conn = self.deps.db.reader()
+        session = store.get_session(conn, session_key)
+        if session is None:
+            raise NotFound(f"no session {session_key!r}")
+        memories = store.session_memories(conn, session_key)
+        transcript = store.get_transcript(conn, session_key)
+        return {
+            "session": session,
+            "memories": memories,
+            "injected": [m["memory_id"] for m in memories if m["was_injected"]],
+            "prompts": store.session_prompts(conn, session_key),
+            "checkpoints": store.checkpoints(conn, session_key),
+            "score": store.get_session_score(conn, session_key),
+            "summary_job": store.get_summary_job(conn, session_key),
+            "transcript": {k: transcript[k] for k in ("sha256", "chars", "created_at")} if transcript else None,
+        }
+
+    def transcript(self, session_key: str) -> str:
+        row = store.get_transcript(self.deps.db.reader(), session_key)
+        if row is None:
+            raise NotFound(f"no transcript for session {session_key!r}")
+        return row["transcript"]

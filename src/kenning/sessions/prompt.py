@@ -1,0 +1,192 @@
+"""user-prompt-submit: per-prompt recall, FTS hit tracking, agent feedback, checkpoints.
+
+Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hit_count`
+on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
+recall (the service's hybrid recall, without access tracking: injection is not an access)
+injects what this session has not been shown yet, and the agent is asked to rate what it
+was shown (agent-relevance-feedback seed). Feedback is a running mean in −1..1; ids the
+session never saw and non-numeric or out-of-range scores are ignored, never an error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.telemetry import record_error
+from kenning.core.types import MemoryFilter
+from kenning.sessions.checkpoints import maybe_checkpoint
+from kenning.sessions.context import Deadline, SessionDeps, run_bounded
+from kenning.sessions.inject import item_cost, prompt_text
+from kenning.sessions.redaction import redact
+from kenning.store import sessions as store
+from kenning.store.memories import get_memories
+from kenning.store.search import bm25_search
+
+FTS_LIMIT = 20
+RESERVE_MS = 50.0  # kept back from recall for recording, checkpoints and rendering
+MAX_FEEDBACK_IDS = 30
+
+
+@dataclass
+class PromptRequest:
+    session_key: str
+    prompt: str
+    memory_feedback: dict[str, Any] | None = None
+    at: str = ""
+
+
+@dataclass
+class PromptResult:
+    inject: str
+    memory_ids: list[str]
+    fts_hits: int = 0
+    fts_only: int = 0
+    feedback_applied: int = 0
+    feedback_ignored: int = 0
+    checkpoint_id: int | None = None
+    cut: list[str] = field(default_factory=list)
+
+
+def clean_feedback(raw: Any) -> tuple[dict[str, float], int]:
+    """(valid scores, how many entries were ignored). Accepts only {str: number in [-1, 1]}."""
+    if not isinstance(raw, dict):
+        return {}, 0 if raw is None else 1
+    valid, ignored = {}, 0
+    for key, value in raw.items():
+        if (isinstance(key, str) and isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value) and -1.0 <= value <= 1.0):
+            valid[key] = float(value)
+        else:
+            ignored += 1
+    return valid, ignored
+
+
+def apply_feedback(deps: SessionDeps, session_key: str, raw: Any) -> tuple[int, int]:
+    """Fold agent feedback into the session's rows; (applied, ignored). Fail-open."""
+    scores, ignored = clean_feedback(raw)
+    if not scores:
+        return 0, ignored
+    try:
+        with deps.db.with_write_tx() as conn:
+            applied = store.apply_feedback(conn, session_key, scores)
+    except Exception as exc:  # feedback is best-effort by design (fail-open)
+        record_error("sessions", f"feedback not stored: {exc}", session_key=session_key)
+        return 0, ignored + len(scores)
+    return len(applied), ignored + len(scores) - len(applied)
+
+
+def ensure_session(deps: SessionDeps, session_key: str, at: str) -> dict[str, Any]:
+    """The session row; created bare when a prompt arrives before (or without) session-start."""
+    session = store.get_session(deps.db.reader(), session_key)
+    if session is None:
+        with deps.db.with_write_tx() as conn:
+            store.create_session(conn, session_key, harness=None, project=None, cwd=None, context=None,
+                                 started_at=at)
+        session = store.get_session(deps.db.reader(), session_key) or {}
+    return session
+
+
+def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline) -> PromptResult:
+    cfg = deps.settings
+    session = ensure_session(deps, req.session_key, req.at)
+    applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback)
+                        if cfg.agent_feedback else (0, 0))
+    filters = MemoryFilter(project=session.get("project"), until=req.at)
+    conn = deps.db.reader()
+    fts = bm25_search(conn, req.prompt, filters, FTS_LIMIT)
+    if session.get("project") is not None:  # global memories count too
+        fts = _merge(fts, bm25_search(conn, req.prompt, MemoryFilter(until=req.at), FTS_LIMIT))
+    hits = None
+    if cfg.prompt_inject_limit:
+        try:
+            hits = run_bounded(
+                deadline, "recall",
+                lambda: deps.recall(req.prompt, limit=cfg.prompt_inject_limit * 3, filters=filters),
+                reserve_ms=RESERVE_MS,
+            )
+        except Exception as exc:  # recall failing costs this prompt's hybrid ranking, nothing else
+            record_error("sessions", f"prompt recall failed: {exc}", session_key=req.session_key)
+    state = store.session_memory_state(conn, req.session_key)
+    fts_ids = [m for m, _ in fts]
+    fts_in_pool = [m for m in fts_ids if m in state]
+    fts_outside = [m for m in fts_ids if m not in state]
+    if hits is None:  # recall cut or failed: fall back to the FTS matches, best first
+        found = get_memories(conn, fts_ids)
+        hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
+
+    chosen, used = [], 0
+    for hit in hits:
+        memory = hit.memory
+        if state.get(memory.id) or not _relevant(hit, cfg.prompt_min_similarity):
+            continue
+        cost = item_cost(memory.content)
+        if used + cost > cfg.prompt_budget_chars:
+            continue
+        chosen.append(hit)
+        used += cost
+        if len(chosen) >= cfg.prompt_inject_limit:
+            break
+    if deadline.cancelled:
+        chosen = []
+    chosen_ids = [h.memory.id for h in chosen]
+    base_rank = store.max_rank(conn, req.session_key)
+    fts_score = dict(fts)
+    new_rows = []
+    for offset, memory_id in enumerate(dict.fromkeys([*fts_outside, *(m for m in chosen_ids if m not in state)]), 1):
+        injected = memory_id in chosen_ids
+        hit_score = next((h.score for h in chosen if h.memory.id == memory_id), None)
+        new_rows.append({
+            "memory_id": memory_id, "source": "fts_only" if memory_id in fts_score else "prompt",
+            "final_score": float(hit_score if hit_score is not None else fts_score.get(memory_id, 0.0)),
+            "rank": base_rank + offset, "was_injected": injected,
+            "inject_phase": f"prompt:{int(session.get('prompt_count') or 0) + 1}" if injected else None,
+            "fts_hit_count": 1 if memory_id in fts_score else 0,
+        })
+    with deps.db.with_write_tx() as wconn:
+        updated = store.note_prompt(wconn, req.session_key, req.at)
+        index = int(updated.get("prompt_count") or 1)
+        store.increment_fts_hits(wconn, req.session_key, fts_in_pool)
+        store.insert_candidates(wconn, req.session_key, new_rows, req.at)
+        existing = [m for m in chosen_ids if m in state]
+        store.mark_injected(wconn, req.session_key, existing, req.at, f"prompt:{index}")
+        store.add_prompt(wconn, req.session_key, index, redact(req.prompt)[:20_000],
+                         fts_hits=len(fts_ids), injected=chosen_ids, at=req.at)
+    checkpoint_id = None
+    if deadline.allows("checkpoint", 5.0):
+        checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
+    feedback_ids = []
+    if cfg.agent_feedback:
+        shown = [r["memory_id"] for r in store.session_memories(deps.db.reader(), req.session_key)
+                 if r["was_injected"]]
+        feedback_ids = shown[-MAX_FEEDBACK_IDS:]
+    items = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type} for h in chosen]
+    return PromptResult(
+        inject=prompt_text(items, feedback_ids), memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
+        fts_only=len(fts_outside), feedback_applied=applied, feedback_ignored=ignored,
+        checkpoint_id=checkpoint_id, cut=list(deadline.cut),
+    )
+
+
+@dataclass
+class _Hit:
+    memory: Any
+    score: float
+    legs: dict[str, Any]
+
+
+def _relevant(hit: Any, min_similarity: float) -> bool:
+    """Worth a prompt's injection: matched by keywords, or semantically close enough."""
+    legs = getattr(hit, "legs", None) or {}
+    if "bm25" in legs:
+        return True
+    vector = legs.get("vector")
+    return bool(vector) and float(vector.get("score", 0.0)) >= min_similarity
+
+
+def _merge(first: list[tuple[str, float]], second: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    best: dict[str, float] = {}
+    for memory_id, score in [*first, *second]:
+        best[memory_id] = max(score, best.get(memory_id, float("-inf")))
+    return sorted(best.items(), key=lambda x: -x[1])[:FTS_LIMIT]

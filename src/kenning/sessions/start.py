@@ -1,0 +1,270 @@
+"""session-start: pre-filter → baseline ranking → predictor (seam) → diversity → budget → inject.
+
+Scorer seed "Hook Flow": the pool is effective_score top-k ∪ embedding-similarity top-k
+against the session context (≤ max_candidates for any corpus size); the baseline ranks by
+effective_score; when a predictor is attached and answers, its scores are recorded and fused
+(`predictor.fuse`); topic-diversity decay picks the injected top-k within the character
+budget. **Every candidate** is recorded in session_memories. Injection is not an access:
+nothing here touches access_count / last_accessed_at. Re-running for a key returns the
+recorded injection without recording anything twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.telemetry import record_error
+from kenning.sessions.context import Deadline, SessionDeps, run_bounded
+from kenning.sessions.inject import item_cost, session_start_text
+from kenning.store import sessions as store
+from kenning.store.memories import get_memories
+from kenning.store.vectors import get_embeddings
+
+RESERVE_MS = 60.0  # kept back from optional stages for ranking, recording and rendering
+
+
+@dataclass
+class StartRequest:
+    session_key: str
+    harness: str | None = None
+    project: str | None = None
+    cwd: str | None = None
+    context: str | None = None
+    at: str = ""
+
+
+@dataclass
+class StartResult:
+    inject: str
+    memory_ids: list[str]
+    candidates: int
+    status_line: str
+    created: bool = True
+    cut: list[str] = field(default_factory=list)
+    predictor_used: bool = False
+
+
+@dataclass
+class _Scored:
+    memory: Any
+    prefilter: str
+    effective: float
+    similarity: float | None = None
+    vector: Any = None
+    baseline_rank: int = 0
+    predictor_score: float | None = None
+    predictor_rank: int | None = None
+    final: float = 0.0
+    factor: float | None = None
+
+    # the attribute names diversity_select reads
+    @property
+    def memory_id(self) -> str:
+        return self.memory.id
+
+    @property
+    def score(self) -> float:
+        return self.final
+
+    @property
+    def chars(self) -> int:
+        return item_cost(self.memory.content)
+
+
+def status_line(deps: SessionDeps) -> str:
+    predictor = deps.get_predictor()
+    if predictor is not None and hasattr(predictor, "status_line"):
+        try:
+            line = predictor.status_line()
+            if isinstance(line, str) and line:
+                return line
+        except Exception as exc:  # the predictor is optional: report and fall back
+            record_error("sessions", f"predictor.status_line failed: {exc}")
+    scored = store.scored_session_count(deps.db.reader())
+    return f"[predictor: off | {scored} sessions scored | baseline only]"
+
+
+def session_context_text(req: StartRequest, deps: SessionDeps) -> str:
+    """Project, cwd, caller context and the project's latest checkpoint, for similarity."""
+    parts = [p for p in (req.project, req.cwd, req.context) if p]
+    latest = store.latest_checkpoint(deps.db.reader(), project=req.project, before=req.at)
+    if latest:
+        parts.append(latest["content"][-1500:])
+    return "\n".join(parts)
+
+
+def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, context_text: str) -> list[_Scored]:
+    """effective_score top-k ∪ similarity top-k, capped at max_candidates."""
+    cfg = deps.settings
+    conn = deps.db.reader()
+    effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at, limit=cfg.prefilter_effective_k)
+    similar: list[tuple[str, float]] = []
+    if context_text and cfg.prefilter_similarity_k:
+        try:
+            vector = run_bounded(deadline, "similarity", lambda: deps.embedder.embed_query(context_text),
+                                 reserve_ms=RESERVE_MS)
+            if vector is not None:
+                similar = store.top_by_similarity(
+                    conn, vector, deps.embedder.model_id, project=req.project, at=req.at,
+                    limit=cfg.prefilter_similarity_k,
+                )
+        except Exception as exc:  # similarity is an optional leg: keep the effective_score pool
+            record_error("sessions", f"session-start similarity leg failed: {exc}", session_key=req.session_key)
+    sim = dict(similar)
+    order: list[str] = []
+    for memory_id in [*effective_ids, *(m for m, _ in similar)]:
+        if memory_id not in order:
+            order.append(memory_id)
+    order = order[: cfg.max_candidates]
+    memories = get_memories(conn, order)
+    effective_set = set(effective_ids)
+    pool = []
+    for memory_id in order:
+        memory = memories.get(memory_id)
+        if memory is None:
+            continue
+        path = "both" if memory_id in effective_set and memory_id in sim else (
+            "effective" if memory_id in effective_set else "similarity")
+        pool.append(_Scored(memory, path, deps.effective_score(memory, req.at), sim.get(memory_id)))
+    vectors = get_embeddings(conn, list({c.memory.content_hash for c in pool}), deps.embedder.model_id)
+    for cand in pool:
+        cand.vector = vectors.get(cand.memory.content_hash)
+    return pool
+
+
+def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], context_text: str,
+                    baseline_ids: list[str], deadline: Deadline) -> list[str] | None:
+    """Record predictor scores/ranks on the pool and return the fused order, or None (baseline)."""
+    predictor = deps.get_predictor()
+    if predictor is None or not hasattr(predictor, "score"):
+        return None
+    session_context = {
+        "session_key": req.session_key, "project": req.project, "cwd": req.cwd, "harness": req.harness,
+        "context": context_text, "timestamp": req.at,
+    }
+    candidates = [
+        {**c.memory.to_dict(), "memory_id": c.memory.id, "effective_score": c.effective,
+         "similarity": c.similarity, "baseline_rank": c.baseline_rank, "source": c.prefilter,
+         "vector": c.vector}
+        for c in pool
+    ]
+    try:
+        scores = run_bounded(deadline, "predictor", lambda: predictor.score(session_context, candidates),
+                             reserve_ms=RESERVE_MS / 2)
+        if not scores:
+            return None
+        by_id = {c.memory.id: c for c in pool}
+        ranked = sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k))
+        for rank, memory_id in enumerate(ranked, 1):
+            by_id[memory_id].predictor_score = float(scores[memory_id])
+            by_id[memory_id].predictor_rank = rank
+        fused = predictor.fuse(baseline_ids, scores)
+    except Exception as exc:  # a failing predictor must never cost the answer
+        record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=req.session_key)
+        return None
+    return _fused_order(fused, baseline_ids)
+
+
+def _fused_order(fused: Any, baseline_ids: list[str]) -> list[str] | None:
+    """Accept what `fuse` may return: {id: score}, [(id, score)], [id] or objects with memory_id."""
+    if isinstance(fused, dict):
+        order = sorted(fused, key=lambda k: (-float(fused[k]), k))
+    elif isinstance(fused, (list, tuple)):
+        order = []
+        for entry in fused:
+            if isinstance(entry, str):
+                order.append(entry)
+            elif isinstance(entry, (list, tuple)) and entry:
+                order.append(str(entry[0]))
+            elif hasattr(entry, "memory_id"):
+                order.append(entry.memory_id)
+    else:
+        return None
+    known = set(baseline_ids)
+    order = [m for m in order if m in known]
+    return order + [m for m in baseline_ids if m not in set(order)] if order else None
+
+
+def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], context_text: str,
+                    deadline: Deadline) -> tuple[list[_Scored], list[_Scored], bool]:
+    """(all candidates in final order, the injected ones in selection order, predictor used)."""
+    cfg = deps.settings
+    baseline = sorted(pool, key=lambda c: (-c.effective, -(c.similarity or 0.0), c.memory.id))
+    for rank, cand in enumerate(baseline, 1):
+        cand.baseline_rank = rank
+    baseline_ids = [c.memory.id for c in baseline]
+    fused_order = _predictor_pass(req, deps, pool, context_text, baseline_ids, deadline)
+    by_id = {c.memory.id: c for c in pool}
+    order = [by_id[m] for m in fused_order] if fused_order else baseline
+    n = len(order)
+    for position, cand in enumerate(order):
+        # fused: a rank-derived score in (0, 1]; baseline: effective_score itself
+        cand.final = (n - position) / n if fused_order else cand.effective
+    chosen = deps.diversity_select(
+        order, limit=cfg.inject_limit, budget_chars=cfg.inject_budget_chars,
+        threshold=cfg.diversity_threshold, decay=cfg.diversity_decay, floor=cfg.diversity_floor,
+    )
+    injected = []
+    for cand, adjusted in chosen:
+        cand.factor = adjusted / cand.final if cand.final else 1.0
+        injected.append(cand)
+    injected_ids = {c.memory.id for c in injected}
+    rest = [c for c in order if c.memory.id not in injected_ids]
+    return injected + rest, injected, bool(fused_order)
+
+
+def _items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"memory_id": r["memory_id"], "content": r.get("content") or "", "type": r.get("type")} for r in rows]
+
+
+def replay_existing(deps: SessionDeps, session: dict[str, Any]) -> StartResult | None:
+    """The injection already recorded for this session, or None when none was recorded."""
+    rows = store.session_memories(deps.db.reader(), session["session_key"])
+    start_rows = [r for r in rows if r.get("prefilter_source")]
+    if not start_rows:
+        return None
+    injected = sorted((r for r in start_rows if r["inject_phase"] == "session-start"), key=lambda r: r["rank"])
+    line = session.get("status_line") or status_line(deps)
+    return StartResult(
+        inject=session_start_text(_items(injected), line), memory_ids=[r["memory_id"] for r in injected],
+        candidates=len(start_rows), status_line=line, created=False,
+    )
+
+
+def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartResult:
+    existing = store.get_session(deps.db.reader(), req.session_key)
+    if existing is not None:
+        replay = replay_existing(deps, existing)
+        if replay is not None:
+            return replay
+    context_text = session_context_text(req, deps)
+    pool = prefilter(req, deps, deadline, context_text)
+    ordered, injected, used_predictor = rank_and_select(req, deps, pool, context_text, deadline)
+    line = status_line(deps)
+    inject_now = not deadline.cancelled
+    injected_ids = {c.memory.id for c in injected} if inject_now else set()
+    rows = [
+        {
+            "memory_id": c.memory.id, "source": c.prefilter, "prefilter_source": c.prefilter,
+            "effective_score": c.effective, "similarity": c.similarity, "predictor_score": c.predictor_score,
+            "baseline_rank": c.baseline_rank, "predictor_rank": c.predictor_rank, "final_score": c.final,
+            "rank": rank, "diversity_factor": c.factor, "was_injected": c.memory.id in injected_ids,
+            "inject_phase": "session-start" if c.memory.id in injected_ids else None,
+        }
+        for rank, c in enumerate(ordered, 1)
+    ]
+    with deps.db.with_write_tx() as conn:
+        created = store.create_session(
+            conn, req.session_key, harness=req.harness, project=req.project, cwd=req.cwd,
+            context=req.context, started_at=req.at,
+        )
+        store.insert_candidates(conn, req.session_key, rows, req.at)
+        store.set_status_line(conn, req.session_key, line)
+    items = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
+             for c in injected if c.memory.id in injected_ids]
+    return StartResult(
+        inject=session_start_text(items, line), memory_ids=[i["memory_id"] for i in items],
+        candidates=len(rows), status_line=line, created=created, cut=list(deadline.cut),
+        predictor_used=used_predictor,
+    )

@@ -1,0 +1,407 @@
+"""All SQL for the session lifecycle: sessions, candidates, prompts, checkpoints, transcripts, jobs, scores.
+
+`session_memories.source` says how a row entered the session: 'effective' / 'similarity' /
+'both' (the session-start pre-filter path), 'exploration', 'prompt' (injected by a prompt's
+recall) or 'fts_only' (an FTS match at a prompt that the pre-filter missed). Which ranker
+recommended it is in `baseline_rank` / `predictor_rank`.
+Functions take a connection: a write connection from `db.with_write_tx()` for changes, any
+reader for queries. Nothing here calls a model or the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from kenning.store.vectors import knn
+
+_LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def _scope(project: str | None, at: str | None) -> tuple[str, list[Any]]:
+    """Memories visible to a session: its project's and global ones, created before `at`."""
+    clauses, params = [_LIVE], []
+    if project is not None:
+        clauses.append("(m.project IS NULL OR m.project = ?)")
+        params.append(project)
+    if at is not None:
+        clauses.append("m.created_at <= ?")
+        params.append(at)
+    return " AND ".join(clauses), params
+
+
+# -- candidate queries (read) --------------------------------------------------------------
+def top_by_effective_score(conn, *, project: str | None, at: str, limit: int) -> list[str]:
+    """Ids of the `limit` best memories by effective_score at `at`, computed in SQL.
+
+    Same formula as `retrieval.scoring.effective_score` (importance · 0.95^days since last
+    access, pinned = 1); callers re-score the returned rows with that function.
+    """
+    where, params = _scope(project, at)
+    rows = conn.execute(
+        "SELECT m.id FROM memories m WHERE " + where + " ORDER BY CASE WHEN m.pinned = 1 THEN 1.0"
+        " ELSE m.importance * pow(0.95, max(0.0, julianday(?) - julianday(COALESCE(m.last_accessed_at,"
+        " m.created_at)))) END DESC, m.rid DESC LIMIT ?",
+        [*params, at, limit],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def top_by_similarity(
+    conn, vector, model: str, *, project: str | None, at: str | None, limit: int
+) -> list[tuple[str, float]]:
+    """(memory id, cosine) of the memories nearest to `vector`, honouring the session scope."""
+    if limit <= 0:
+        return []
+    hits = knn(conn, vector, model, max(limit * 4, 200))
+    if not hits:
+        return []
+    similarity = dict(hits)
+    where, params = _scope(project, at)
+    marks = ",".join("?" * len(similarity))
+    rows = conn.execute(
+        f"SELECT m.id, m.content_hash FROM memories m WHERE m.content_hash IN ({marks}) AND {where}",
+        [*similarity, *params],
+    ).fetchall()
+    ranked = sorted(((r[0], similarity[r[1]]) for r in rows), key=lambda x: (-x[1], x[0]))
+    return ranked[:limit]
+
+
+def memory_count(conn) -> int:
+    return conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
+
+
+# -- sessions --------------------------------------------------------------------------------
+def get_session(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    data["metadata"] = json.loads(data.get("metadata") or "{}")
+    return data
+
+
+def create_session(
+    conn, session_key: str, *, harness: str | None, project: str | None, cwd: str | None,
+    context: str | None, started_at: str,
+) -> bool:
+    """Insert the session row; False when it already existed (session-start is idempotent)."""
+    cur = conn.execute(
+        "INSERT INTO sessions(session_key, harness, project, cwd, context, started_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO NOTHING",
+        (session_key, harness, project, cwd, context, started_at),
+    )
+    return cur.rowcount > 0
+
+
+def set_status_line(conn, session_key: str, status_line: str) -> None:
+    conn.execute("UPDATE sessions SET status_line = ? WHERE session_key = ?", (status_line, session_key))
+
+
+def note_prompt(conn, session_key: str, at: str) -> dict[str, Any]:
+    """Count one prompt; returns the updated session row."""
+    conn.execute(
+        "UPDATE sessions SET prompt_count = prompt_count + 1, last_prompt_at = ?,"
+        " prompts_since_checkpoint = prompts_since_checkpoint + 1 WHERE session_key = ?",
+        (at, session_key),
+    )
+    return get_session(conn, session_key) or {}
+
+
+def end_session(conn, session_key: str, at: str) -> None:
+    conn.execute(
+        "UPDATE sessions SET ended_at = ?, status = 'ended' WHERE session_key = ?", (at, session_key)
+    )
+
+
+def list_sessions(
+    conn, *, limit: int = 50, offset: int = 0, project: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    where, params = ("s.project = ?", [project]) if project is not None else ("1", [])
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        "SELECT s.session_key, s.harness, s.project, s.cwd, s.started_at, s.ended_at, s.status,"
+        " s.prompt_count, sc.score, sc.confidence, sc.judge,"
+        " (SELECT COUNT(*) FROM session_memories sm WHERE sm.session_key = s.session_key) AS candidates,"
+        " (SELECT COUNT(*) FROM session_memories sm WHERE sm.session_key = s.session_key"
+        "   AND sm.was_injected = 1) AS injected"
+        f" FROM sessions s LEFT JOIN session_scores sc ON sc.session_key = s.session_key WHERE {where}"
+        " ORDER BY s.started_at DESC, s.session_key LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return [dict(r) for r in rows], total
+
+
+def previous_session(conn, *, project: str | None, before: str, exclude: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM sessions WHERE project IS ? AND started_at <= ? AND session_key != ?"
+        " ORDER BY started_at DESC LIMIT 1",
+        (project, before, exclude),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def scored_session_count(conn) -> int:
+    return conn.execute("SELECT COUNT(*) FROM session_scores").fetchone()[0]
+
+
+# -- session_memories --------------------------------------------------------------------------
+def insert_candidates(conn, session_key: str, rows: list[dict[str, Any]], at: str) -> int:
+    """Record candidates; a (session, memory) pair already present is left alone (idempotent)."""
+    inserted = 0
+    for row in rows:
+        cur = conn.execute(
+            "INSERT INTO session_memories(id, session_key, memory_id, source, prefilter_source,"
+            " effective_score, similarity, predictor_score, baseline_rank, predictor_rank, final_score,"
+            " rank, diversity_factor, was_injected, injected_at, inject_phase, fts_hit_count, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(session_key, memory_id) DO NOTHING",
+            (
+                _new_id(), session_key, row["memory_id"], row["source"], row.get("prefilter_source"),
+                row.get("effective_score"), row.get("similarity"), row.get("predictor_score"),
+                row.get("baseline_rank"), row.get("predictor_rank"), row["final_score"], row["rank"],
+                row.get("diversity_factor"), int(bool(row.get("was_injected"))),
+                at if row.get("was_injected") else None, row.get("inject_phase"),
+                int(row.get("fts_hit_count", 0)), at,
+            ),
+        )
+        inserted += cur.rowcount
+    return inserted
+
+
+def session_memories(conn, session_key: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT sm.*, m.content, m.type, m.importance, m.project AS memory_project"
+        " FROM session_memories sm LEFT JOIN memories m ON m.id = sm.memory_id"
+        " WHERE sm.session_key = ? ORDER BY sm.was_injected DESC, sm.rank, sm.created_at",
+        (session_key,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def session_memory_state(conn, session_key: str) -> dict[str, bool]:
+    """memory_id → was_injected, for every row of the session."""
+    return {
+        r[0]: bool(r[1]) for r in conn.execute(
+            "SELECT memory_id, was_injected FROM session_memories WHERE session_key = ?", (session_key,)
+        )
+    }
+
+
+def max_rank(conn, session_key: str) -> int:
+    row = conn.execute(
+        "SELECT COALESCE(MAX(rank), 0) FROM session_memories WHERE session_key = ?", (session_key,)
+    ).fetchone()
+    return int(row[0])
+
+
+def mark_injected(conn, session_key: str, memory_ids: list[str], at: str, phase: str) -> None:
+    conn.executemany(
+        "UPDATE session_memories SET was_injected = 1, injected_at = COALESCE(injected_at, ?),"
+        " inject_phase = COALESCE(inject_phase, ?) WHERE session_key = ? AND memory_id = ?",
+        [(at, phase, session_key, mid) for mid in memory_ids],
+    )
+
+
+def increment_fts_hits(conn, session_key: str, memory_ids: list[str]) -> None:
+    conn.executemany(
+        "UPDATE session_memories SET fts_hit_count = fts_hit_count + 1"
+        " WHERE session_key = ? AND memory_id = ?",
+        [(session_key, mid) for mid in memory_ids],
+    )
+
+
+def apply_feedback(conn, session_key: str, scores: dict[str, float]) -> list[str]:
+    """Fold scores into the running mean of agent_relevance_score; returns the ids applied.
+
+    Ids without a row in this session are ignored (the agent only rates what it was given).
+    """
+    applied = []
+    for memory_id, score in scores.items():
+        cur = conn.execute(
+            "UPDATE session_memories SET"
+            " agent_relevance_score = (COALESCE(agent_relevance_score, 0) * agent_feedback_count + ?)"
+            "   / (agent_feedback_count + 1),"
+            " agent_feedback_count = agent_feedback_count + 1"
+            " WHERE session_key = ? AND memory_id = ?",
+            (float(score), session_key, memory_id),
+        )
+        if cur.rowcount:
+            applied.append(memory_id)
+    return applied
+
+
+def set_relevance_scores(conn, session_key: str, scores: dict[str, float]) -> None:
+    conn.executemany(
+        "UPDATE session_memories SET relevance_score = ? WHERE session_key = ? AND memory_id = ?",
+        [(float(v), session_key, k) for k, v in scores.items()],
+    )
+
+
+# -- prompts ----------------------------------------------------------------------------------
+def add_prompt(
+    conn, session_key: str, idx: int, prompt: str, *, fts_hits: int, injected: list[str], at: str
+) -> None:
+    conn.execute(
+        "INSERT INTO session_prompts(session_key, idx, prompt, fts_hits, injected, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (session_key, idx, prompt, fts_hits, json.dumps(injected), at),
+    )
+
+
+def session_prompts(conn, session_key: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT idx, prompt, fts_hits, injected, created_at FROM session_prompts"
+        " WHERE session_key = ? ORDER BY idx", (session_key,),
+    ).fetchall()
+    return [dict(r, injected=json.loads(r["injected"])) for r in rows]
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+def add_checkpoint(
+    conn, session_key: str, trigger: str, content: str, at: str, *, max_per_session: int,
+    purge_before: str | None,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO session_checkpoints(session_key, trigger, content, created_at) VALUES (?, ?, ?, ?)",
+        (session_key, trigger, content, at),
+    )
+    conn.execute(
+        "UPDATE sessions SET last_checkpoint_at = ?, prompts_since_checkpoint = 0 WHERE session_key = ?",
+        (at, session_key),
+    )
+    conn.execute(
+        "DELETE FROM session_checkpoints WHERE session_key = ? AND id NOT IN ("
+        " SELECT id FROM session_checkpoints WHERE session_key = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
+        (session_key, session_key, max_per_session),
+    )
+    if purge_before is not None:
+        conn.execute("DELETE FROM session_checkpoints WHERE created_at < ?", (purge_before,))
+    return int(cur.lastrowid)
+
+
+def checkpoints(conn, session_key: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, trigger, content, created_at FROM session_checkpoints WHERE session_key = ?"
+        " ORDER BY created_at, id", (session_key,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def latest_checkpoint(conn, *, project: str | None, before: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT c.* FROM session_checkpoints c JOIN sessions s ON s.session_key = c.session_key"
+        " WHERE s.project IS ? AND c.created_at <= ? ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
+        (project, before),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+# -- transcripts -------------------------------------------------------------------------------
+def save_transcript(conn, session_key: str, transcript: str, at: str) -> str:
+    """Store the transcript exactly as given (a later, longer one replaces it); returns sha256."""
+    digest = hashlib.sha256(transcript.encode("utf-8", "surrogatepass")).hexdigest()
+    conn.execute(
+        "INSERT INTO session_transcripts(session_key, transcript, sha256, chars, created_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET transcript = excluded.transcript,"
+        " sha256 = excluded.sha256, chars = excluded.chars, created_at = excluded.created_at",
+        (session_key, transcript, digest, len(transcript), at),
+    )
+    return digest
+
+
+def get_transcript(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM session_transcripts WHERE session_key = ?", (session_key,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+# -- summary jobs --------------------------------------------------------------------------------
+def enqueue_summary_job(conn, session_key: str, at: str) -> int:
+    """Queue (or re-queue) the session's summary job; returns its id."""
+    conn.execute(
+        "INSERT INTO summary_jobs(session_key, status, created_at, updated_at) VALUES (?, 'pending', ?, ?)"
+        " ON CONFLICT(session_key) DO UPDATE SET status = 'pending', error = NULL, updated_at = excluded.updated_at",
+        (session_key, at, at),
+    )
+    return conn.execute("SELECT id FROM summary_jobs WHERE session_key = ?", (session_key,)).fetchone()[0]
+
+
+def claim_summary_job(conn, session_key: str | None, at: str) -> dict[str, Any] | None:
+    """Atomically move one pending job (this session's, or the oldest) to 'running'."""
+    if session_key is not None:
+        row = conn.execute(
+            "SELECT * FROM summary_jobs WHERE session_key = ? AND status IN ('pending', 'failed')",
+            (session_key,),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT * FROM summary_jobs WHERE status = 'pending' ORDER BY id LIMIT 1"
+        ).fetchone()
+    if row is None:
+        return None
+    conn.execute(
+        "UPDATE summary_jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE id = ?",
+        (at, row["id"]),
+    )
+    return dict(row)
+
+
+def finish_summary_job(conn, job_id: int, *, status: str, at: str, error: str | None = None,
+                       result: dict[str, Any] | None = None) -> None:
+    conn.execute(
+        "UPDATE summary_jobs SET status = ?, error = ?, result = ?, updated_at = ?,"
+        " completed_at = CASE WHEN ? = 'done' THEN ? ELSE completed_at END WHERE id = ?",
+        (status, error, json.dumps(result, default=str) if result is not None else None, at, status, at, job_id),
+    )
+
+
+def reset_running_jobs(conn, at: str) -> int:
+    """Jobs left 'running' by a stopped daemon go back to 'pending'."""
+    return conn.execute(
+        "UPDATE summary_jobs SET status = 'pending', updated_at = ? WHERE status = 'running'", (at,)
+    ).rowcount
+
+
+def get_summary_job(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM summary_jobs WHERE session_key = ?", (session_key,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    data["result"] = json.loads(data["result"]) if data.get("result") else None
+    return data
+
+
+# -- session scores --------------------------------------------------------------------------
+def upsert_session_score(conn, session_key: str, score: dict[str, Any], at: str) -> None:
+    conn.execute(
+        "INSERT INTO session_scores(session_key, project, score, confidence, memories_recalled, memories_used,"
+        " novel_context_count, missing_topics, continuity_reasoning, judge, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET"
+        " score = excluded.score, confidence = excluded.confidence, memories_recalled = excluded.memories_recalled,"
+        " memories_used = excluded.memories_used, novel_context_count = excluded.novel_context_count,"
+        " missing_topics = excluded.missing_topics, continuity_reasoning = excluded.continuity_reasoning,"
+        " judge = excluded.judge, created_at = excluded.created_at",
+        (
+            session_key, score.get("project"), float(score["score"]), float(score["confidence"]),
+            int(score.get("memories_recalled", 0)), int(score.get("memories_used", 0)),
+            int(score.get("novel_context_count", 0)), json.dumps(score.get("missing_topics", [])),
+            score.get("reasoning"), score.get("judge", "heuristic"), at,
+        ),
+    )
+
+
+def get_session_score(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM session_scores WHERE session_key = ?", (session_key,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    data["missing_topics"] = json.loads(data["missing_topics"] or "[]")
+    return data
