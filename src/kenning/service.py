@@ -17,7 +17,11 @@ from kenning.pipeline import hooks as pipeline_hooks
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
 from kenning.retrieval.config import RecallConfig, preset
+from kenning.retrieval.diversity import diversity_select
 from kenning.retrieval.recall import RecallHit, recall
+from kenning.retrieval.scoring import effective_score
+from kenning.sessions.context import SessionDeps
+from kenning.sessions.manager import SessionManager
 from kenning.store import memories as store
 from kenning.store.db import Database, open_database
 from kenning.workers.manager import WorkerManager
@@ -79,6 +83,7 @@ class Kenning:
         pipeline_hooks.install()  # decision auto-protection + enqueue extract job in the write tx
         self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
+        self.sessions = SessionManager(self._session_deps())
         self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
         self.started = False
 
@@ -89,14 +94,29 @@ class Kenning:
         if background:
             self.access.start()
             self.workers.start_all()
+            self.sessions.start()
         self.started = True
         log_event("daemon", "service started", home=str(self.settings.home))
         return self
 
     def close(self) -> None:
         self.workers.stop_all()
+        self.sessions.close()
         self.access.stop()
         self.db.close()
+
+    def _session_deps(self) -> SessionDeps:
+        """What the session lifecycle borrows from retrieval/memory/providers (see sessions.context)."""
+        real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")  # offline rules can't judge
+        return SessionDeps(
+            db=self.db, settings=self.settings.sessions, embedder=self.embedder,
+            effective_score=effective_score, diversity_select=diversity_select,
+            recall=lambda query, limit, filters: self.recall(query, limit=limit, filters=filters,
+                                                             track_access=False),
+            remember=lambda draft: self.remember(draft, actor="session-summary"),
+            generate=self.llm.generate if real_llm else None,
+            predictor=lambda: getattr(self, "predictor", None),
+        )
 
     # -- memory operations -------------------------------------------------------
     def remember(self, draft: MemoryDraft, *, actor: str | None = None) -> write.RememberResult:
