@@ -15,6 +15,7 @@ from kenning.api.errors import install_error_handlers
 from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import documents, graph
+from kenning.api.routes import pipeline as pipeline_routes
 from kenning.core.config import Settings
 from kenning.service import Kenning
 
@@ -45,6 +46,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(timeline.router)
     app.include_router(graph.router)
     app.include_router(documents.router)
+    app.include_router(pipeline_routes.router)
     dashboard.mount(app)
     return app
 
