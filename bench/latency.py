@@ -1,0 +1,245 @@
+"""Recall latency (p50/p95) and remember throughput at growing store sizes, JSON out.
+
+    .venv/bin/python bench/latency.py --sizes 1000,10000 --out /tmp/latency.json
+    .venv/bin/python bench/latency.py                     # 1k, 10k, 100k (100k takes minutes)
+
+One store grows through the sizes: synthetic memories (deterministic, varied sentences
+about code, tools and decisions) are added with `remember_many` in batches, embedding
+included, and the added batch's throughput is recorded. At each size the same unseen
+queries are recalled with the `bm25` preset (the honest baseline: no embedding, FTS5
+only), `dense` and `hybrid`; the query-embedding cache is disabled so every dense or
+hybrid recall pays for its query embedding. Each configuration is timed over --runs
+passes of --queries queries; the JSON gives per-pass p50/p95 and their medians.
+Embedding alone (embed_many on the same batch) is timed too, to attribute ingest cost.
+Targets (issue 2): recall p95 <= 50 ms at 10k, <= 150 ms at 100k; import >= 200/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+SUBJECTS = [
+    "the auth middleware", "the payment service", "our CI pipeline", "the billing worker", "the search index",
+    "the React dashboard", "the GraphQL gateway", "the nightly export job", "the Postgres migration",
+    "the Redis cache", "the feature-flag client", "the image resizer", "the websocket hub", "the CLI installer",
+    "the rate limiter", "the S3 uploader", "the email templates", "the Kafka consumer", "the Terraform module",
+    "the mobile build", "the metrics exporter", "the session store", "the PDF renderer", "the retry helper",
+]
+VERBS = [
+    "fails when", "must be restarted after", "times out if", "needs a lock around", "was rewritten because of",
+    "leaks memory during", "should be tested against", "breaks on", "is slow because of", "depends on",
+    "logs a warning about", "was pinned to avoid", "silently drops", "double-counts", "retries forever on",
+]
+OBJECTS = [
+    "empty payloads", "unicode filenames", "daylight-saving changes", "concurrent writes", "large uploads",
+    "expired tokens", "the old schema", "stale cache entries", "missing env vars", "network partitions",
+    "duplicate events", "clock skew", "a full disk", "slow DNS", "misconfigured proxies", "null user ids",
+    "very long URLs", "partial deploys", "a cold start", "the legacy API", "nested transactions",
+]
+TAILS = [
+    "so we added a guard", "fixed in {v}", "see ticket {n}", "use the flag {f} as a workaround",
+    "the user prefers {t}", "decided to switch to {t}", "revisit after the {m} release", "", "",
+    "documented in {p}", "happens about {n} times a day", "owner is {o}",
+]
+TOOLS = ["pytest", "ruff", "uv", "poetry", "black", "mypy", "vite", "esbuild", "pnpm", "bazel", "make", "nix"]
+OWNERS = ["alice", "bob", "chen", "dana", "eve", "farid", "gita", "hiro", "ines", "jon"]
+MONTHS = ["march", "april", "may", "june", "july", "august", "september", "october"]
+
+
+def sentence(rng: random.Random) -> str:
+    tail = rng.choice(TAILS).format(
+        v=f"v{rng.randint(1, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}", n=rng.randint(10, 99999),
+        f=f"--{rng.choice(['no', 'skip', 'force', 'legacy'])}-{rng.choice(['cache', 'verify', 'sync', 'retry'])}",
+        t=rng.choice(TOOLS), m=rng.choice(MONTHS), p=f"docs/{rng.choice(['ops', 'dev', 'arch'])}/{rng.randint(1, 400)}.md",
+        o=rng.choice(OWNERS),
+    )
+    text = f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)}"
+    if rng.random() < 0.5:
+        text += f" and {rng.choice(OBJECTS)}"
+    return f"{text}; {tail}." if tail else f"{text}."
+
+
+def synthetic(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{sentence(rng)} [{i}]" if rng.random() < 0.3 else sentence(rng) for i in range(n)]
+
+
+def queries(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    forms = [
+        lambda: f"why does {rng.choice(SUBJECTS)} fail with {rng.choice(OBJECTS)}",
+        lambda: f"{rng.choice(SUBJECTS)} {rng.choice(OBJECTS)} workaround",
+        lambda: f"what did we decide about {rng.choice(TOOLS)}",
+        lambda: f"who owns {rng.choice(SUBJECTS)}",
+        lambda: f"problems with {rng.choice(OBJECTS)} in {rng.choice(SUBJECTS)} after {rng.choice(MONTHS)}",
+    ]
+    return [rng.choice(forms)() for _ in range(n)]
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))] if s else 0.0
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("kenning", "torch", "sentence-transformers", "numpy", "sqlean.py", "sqlite-vec"):
+        try:
+            out[pkg] = importlib_metadata.version(pkg)
+        except importlib_metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="kenning recall latency and remember throughput")
+    ap.add_argument("--sizes", default="1000,10000,100000", help="comma list, ascending; the store grows through them")
+    ap.add_argument("--configs", default="bm25,dense,hybrid", help="recall presets to time (bm25 = baseline)")
+    ap.add_argument("--queries", type=int, default=100, help="queries per pass")
+    ap.add_argument("--runs", type=int, default=5, help="passes per configuration and size (median reported)")
+    ap.add_argument("--batch", type=int, default=256, help="memories per remember_many call")
+    ap.add_argument("--limit", type=int, default=10, help="results per recall")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--home", default=None, help="store folder (default: a temp dir, removed after)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    if "bm25" not in configs:
+        configs.insert(0, "bm25")
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from kenning.core.config import load_settings
+    from kenning.core.types import MemoryDraft
+    from kenning.providers.embedding import build_embedding_provider
+    from kenning.service import Kenning
+
+    console = Console(stderr=True)
+    tmp = tempfile.TemporaryDirectory(prefix="kenning-latency-") if args.home is None else None
+    home = Path(args.home or tmp.name)
+    settings = load_settings(environ={}, home=home)
+    settings = settings.model_copy(update={"embedding": settings.embedding.model_copy(update={"query_cache_size": 0})})
+    t0 = time.perf_counter()
+    embedder = build_embedding_provider(settings.embedding)
+    embedder.warm_up()
+    load_s = time.perf_counter() - t0
+    k = Kenning(settings, embedder=embedder).start(background=False)
+
+    texts = synthetic(sizes[-1], args.seed)
+    qs = queries(args.queries, args.seed + 1)
+    results: dict[str, Any] = {"sizes": {}}
+    have = 0
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as progress:
+            for size in sizes:
+                task = progress.add_task(f"remember → {size:,}", total=size - have)
+                ingest_s = embed_s = 0.0
+                deduped = 0
+                batch_rates: list[float] = []
+                for i in range(have, size, args.batch):
+                    chunk = texts[i : min(size, i + args.batch)]
+                    drafts = [MemoryDraft(content=t, type="fact", project=f"p{j % 5}", tags=[f"t{j % 17}"],
+                                          created_at=f"2026-0{1 + j % 9}-1{j % 10}T10:00:00Z")
+                              for j, t in enumerate(chunk, start=i)]
+                    t1 = time.perf_counter()
+                    res = k.remember_many(drafts)
+                    dt = time.perf_counter() - t1
+                    ingest_s += dt
+                    batch_rates.append(len(chunk) / dt)
+                    deduped += sum(r.deduped for r in res)
+                    if i == have:  # embedding alone, on one batch of the same texts (not stored)
+                        t1 = time.perf_counter()
+                        embedder.embed_many([c + " (embedding-only probe)" for c in chunk])
+                        embed_s = time.perf_counter() - t1
+                        embed_n = len(chunk)
+                    progress.advance(task, len(chunk))
+                added = size - have
+                have = size
+                entry: dict[str, Any] = {
+                    "memories": size,
+                    "remember": {
+                        "added": added, "deduped": deduped, "seconds": ingest_s,
+                        "per_s": added / ingest_s if ingest_s else 0.0,
+                        "batch_per_s_median": statistics.median(batch_rates) if batch_rates else 0.0,
+                        "embedding_only_per_s": embed_n / embed_s if embed_s else 0.0,
+                    },
+                    "recall": {},
+                }
+                for cfg in configs:
+                    k.recall(qs[0], limit=args.limit, config=cfg, track_access=False)  # warm the code path
+                    passes = []
+                    for _ in range(args.runs):
+                        lat = []
+                        for q in qs:
+                            t1 = time.perf_counter()
+                            k.recall(q, limit=args.limit, config=cfg, track_access=False)
+                            lat.append((time.perf_counter() - t1) * 1000)
+                        passes.append({"p50": statistics.median(lat), "p95": pct(lat, 0.95), "max": max(lat)})
+                    entry["recall"][cfg] = {
+                        "p50_ms": statistics.median(p["p50"] for p in passes),
+                        "p95_ms": statistics.median(p["p95"] for p in passes),
+                        "passes": passes,
+                    }
+                # query embedding alone (no cache), to attribute dense/hybrid latency
+                lat = []
+                for q in qs:
+                    t1 = time.perf_counter()
+                    embedder.embed(q)
+                    lat.append((time.perf_counter() - t1) * 1000)
+                entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
+                results["sizes"][str(size)] = entry
+                console.print(f"{size:,}: remember {entry['remember']['per_s']:.0f}/s; " + "; ".join(
+                    f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms" for c, v in entry["recall"].items()))
+        db_bytes = settings.db_path.stat().st_size if settings.db_path.exists() else 0
+    finally:
+        k.close()
+        if tmp is not None:
+            tmp.cleanup()
+
+    results["meta"] = {
+        "embedding_model": embedder.model_id, "embedder_load_s": load_s, "cpu_count": os.cpu_count(),
+        "torch_threads": _torch_threads(), "query_cache": "disabled", "queries_per_pass": args.queries,
+        "runs": args.runs, "batch": args.batch, "limit": args.limit, "db_bytes_at_largest": db_bytes,
+        "versions": versions(), "command": " ".join(sys.argv),
+        "targets": {"recall_p95_ms": {"10000": 50, "100000": 150}, "remember_per_s": 200},
+    }
+    table = Table(title="kenning latency (median of passes)")
+    for col in ("memories", "remember/s", "embed-only/s", *[f"{c} p50/p95 ms" for c in configs], "q-embed p50"):
+        table.add_column(col, justify="right")
+    for size, e in results["sizes"].items():
+        table.add_row(f"{int(size):,}", f"{e['remember']['per_s']:.0f}", f"{e['remember']['embedding_only_per_s']:.0f}",
+                      *[f"{e['recall'][c]['p50_ms']:.1f} / {e['recall'][c]['p95_ms']:.1f}" for c in configs],
+                      f"{e['query_embedding_ms']['p50']:.1f}")
+    console.print(table)
+    text = json.dumps(results, indent=2)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
+
+
+def _torch_threads() -> int | None:
+    try:
+        import torch
+
+        return torch.get_num_threads()
+    except Exception:
+        return None
+
+
+if __name__ == "__main__":
+    main()
