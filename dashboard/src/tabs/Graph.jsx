@@ -14,10 +14,17 @@ export function toGraph(data, centerId) {
     if (!id) return;
     if (!nodes.has(id)) nodes.set(id, { id, name: name || id, category: type || 'unknown', center });
   };
-  const center = data.entity || data.center;
+  const center = data.entity || data.center || (data.id && data.name ? data : null);
   if (center) add(center.id, center.name, center.entity_type, true);
   for (const n of items(data.nodes || [])) add(n.id, n.name || n.label, n.entity_type || n.type, n.id === centerId);
   for (const e of items(data.edges || data.relations || data.links || [])) {
+    if (e.other_id && center) {  // /api/graph/entity/{id}: relations relative to the entity
+      add(e.other_id, e.other_name, null);
+      const out = e.direction !== 'in';
+      links.push({ source: out ? center.id : e.other_id, target: out ? e.other_id : center.id,
+        label: e.type || '', value: e.confidence ?? 1 });
+      continue;
+    }
     const s = e.source_entity_id || e.source || e.from;
     const t = e.target_entity_id || e.target || e.to;
     add(s, e.source_name, null, s === centerId);
@@ -34,9 +41,8 @@ export function GraphTab({ arg, navigate }) {
   const list = useApi(`/api/graph/entities${qs({ q: query, limit: 40 })}`);
   const entities = items(list.data, 'entities', 'items');
   const selected = arg || entities[0]?.id;
-  const detail = useApi(selected ? `/api/graph/entities/${encodeURIComponent(selected)}` : null);
-  const hood = useApi(selected ? `/api/graph/entities/${encodeURIComponent(selected)}/neighborhood` : null);
-  const source = hood.ok ? hood.data : detail.data;
+  const detail = useApi(selected ? `/api/graph/entity/${encodeURIComponent(selected)}` : null);
+  const source = detail.data;
   const graph = useMemo(() => toGraph(source, selected), [source, selected]);
   const option = useMemo(() => ({
     tooltip: { formatter: (p) => (p.dataType === 'edge' ? `${p.data.label} (${p.data.value})` : p.data.name) },
@@ -75,10 +81,10 @@ export function GraphTab({ arg, navigate }) {
         {list.ok && !entities.length && <Empty>No entities yet; they appear as memories mention files, tools and names.</Empty>}
       </div>
       <div class="pane">
-        <Card title={d.entity?.name || d.name || selected || 'Neighbourhood'} testid="graph-view">
+        <Card title={d.name ? `${d.name} (${d.entity_type})` : (selected || 'Neighbourhood')} testid="graph-view">
           {selected ? (graph.nodes.length
             ? <Chart option={option} height={420} label="Entity neighbourhood graph" onClick={onClick} testid="graph-chart" />
-            : <Pending res={hood.ok ? hood : detail} what="neighbourhood" />) : <Empty>Pick an entity.</Empty>}
+            : <Pending res={detail} what="neighbourhood" />) : <Empty>Pick an entity.</Empty>}
           {selected && graph.nodes.length > 0 && (
             <p class="muted small">{graph.nodes.length} entities, {graph.links.length} relations. Click a node to recentre; drag to rearrange.</p>
           )}

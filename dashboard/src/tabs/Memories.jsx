@@ -95,7 +95,6 @@ function MemoryDetail({ id, onClose, onChanged, navigate }) {
   const [v, setV] = useState(0);
   const mem = useApi(`/api/memory/${encodeURIComponent(id)}?v=${v}`);
   const timeline = useApi(`/api/timeline/${encodeURIComponent(id)}?limit=100&v=${v}`);
-  const entities = useApi(`/api/graph/memories/${encodeURIComponent(id)}/entities`);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState({});
   const [message, setMessage] = useState(null);
@@ -202,13 +201,13 @@ function MemoryDetail({ id, onClose, onChanged, navigate }) {
             </ol>
           </Card>
           <Card title="Entities">
-            {entities.ok ? (
-              items(entities.data, 'entities').length
-                ? <ul class="chips">{items(entities.data, 'entities').map((e) => (
-                  <li><a href={`#/graph/${encodeURIComponent(e.id || e.name)}`} class="chip">{e.name || e.canonical_name} <small>{e.entity_type || e.type}</small></a></li>
+            {timeline.ok ? (
+              items(timeline.data, 'entities').length
+                ? <ul class="chips" data-testid="memory-entities">{items(timeline.data, 'entities').map((e) => (
+                  <li><a href={`#/graph/${encodeURIComponent(e.id)}`} class="chip">{e.name} <small>{e.entity_type}</small></a></li>
                 ))}</ul>
                 : <Empty>No entities linked.</Empty>
-            ) : <Pending res={entities} what="entities" />}
+            ) : <Pending res={timeline} what="entities" />}
           </Card>
           <Card title="History">
             <ul class="feed" data-testid="memory-history">

@@ -11,6 +11,7 @@ from kenning import __version__
 from kenning.cli import daemon, memory
 from kenning.cli import documents as documents_cli
 from kenning.cli import graph as graph_cli
+from kenning.cli import observability as observability_cli
 from kenning.cli import pipeline as pipeline_cli
 from kenning.cli.context import err_console
 from kenning.core.errors import KenningError
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 memory.register(app)
 graph_cli.register(app)
+observability_cli.register(app)
 documents_cli.register(app)
 pipeline_cli.register(app)
 app.command("serve")(daemon.serve)

@@ -16,9 +16,11 @@ from kenning.core.errors import InvalidInput
 
 # Operations the dashboard always lists, even before the first sample arrives.
 KNOWN_OPERATIONS = (
-    "remember", "recall", "mutate", "hook_session_start", "hook_prompt", "hook_session_end",
-    "jobs", "predictor_score", "predictor_train",
+    "remember", "recall", "mutate", "hooks", "hook.session_start", "hook.user_prompt_submit",
+    "hook.session_end", "jobs", "predictor_score", "predictor_train",
 )
+# Roll-ups: every `job_<type>` sample also counts under "jobs", every `hook.<event>` under "hooks".
+AGGREGATES = {"jobs": "job_", "hooks": "hook."}
 ERROR_STAGES = ("extraction", "decision", "embedding", "mutation", "connector", "predictor")
 MAX_PAGE = 500
 
@@ -43,7 +45,11 @@ def latency_report(
 ) -> dict[str, dict[str, Any]]:
     """Per-operation p50/p95/p99 over the latency window, plus the last `recent` samples."""
     since_iso = normalize_iso(since) if since else None
-    samples = telemetry.latency_samples(operation)
+    samples = telemetry.latency_samples(None if operation in AGGREGATES else operation)
+    for name, prefix in AGGREGATES.items():
+        if operation in (None, name):
+            merged = [x for op, rows in samples.items() if op.startswith(prefix) for x in rows]
+            samples[name] = sorted(samples.get(name, []) + merged)
     names = [operation] if operation else sorted(set(samples) | set(KNOWN_OPERATIONS))
     out = {}
     for name in names:

@@ -182,8 +182,7 @@ def index_domain(facts: Facts) -> Domain:
     orphans = ix.get("fts_orphans", 0) or 0
     if missing or orphans:
         d.cap(0.3, f"full-text index out of sync: {missing} memories unindexed, {orphans} orphan rows",
-              "rebuild it: `kenning doctor --fix` or "
-              "`INSERT INTO memories_fts(memories_fts) VALUES('rebuild')`")
+              "rebuild it: `kenning doctor --fix` (or POST /api/diagnostics/repair)")
     hashes = ix.get("live_hashes", 0) or 0
     lacking = ix.get("embeddings_missing")
     if lacking is None and hashes:
@@ -194,7 +193,7 @@ def index_domain(facts: Facts) -> Domain:
         if lacking > facts.thresholds.embedding_lag_tolerance and ratio >= 0.5:
             d.cap(0.3, f"{lacking} of {hashes} live memories have no vector for {ix.get('embedding_model')}",
                   "semantic recall is blind: check the embedding provider, then let the embedding "
-                  "tracker re-embed (`kenning doctor --fix` enqueues it)")
+                  "tracker re-embed, or run `kenning doctor --fix` to embed them now")
         elif lacking > facts.thresholds.embedding_lag_tolerance:
             d.penalize(min(0.45, ratio), f"{lacking} live memories wait for a vector",
                        "the embedding tracker catches up in the background; if it does not, check the provider")

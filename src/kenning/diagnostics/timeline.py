@@ -138,12 +138,13 @@ def _session_events(conn, key: str) -> tuple[list[dict[str, Any]], str | None, s
     candidates = sql.session_candidates(conn, key)
     out += _candidate_events(key, candidates)
     for c in sql.comparisons_for(conn, key):
-        winner = c.get("winner") or ("predictor" if c.get("predictor_won") else "baseline")
+        margin = c.get("margin") or 0
+        winner = "tie" if margin == 0 else ("predictor" if margin > 0 else "baseline")
         out.append(_ev(c.get("created_at"), "predictor", "comparison",
                        f"{winner} won (predictor NDCG {c.get('predictor_ndcg')}, baseline {c.get('baseline_ndcg')})",
                        **{k: _json(v) for k, v in c.items()}))
     for t in sql.trainings_between(conn, key, start, end):
-        drift = t.get("drift_reset") or t.get("event") == "drift_reset"
+        drift = t.get("trigger") == "drift_reset"
         out.append(_ev(t.get("created_at"), "predictor", "drift_reset" if drift else "trained",
                        f"model v{t.get('model_version', '?')} trained (loss {t.get('loss')})",
                        **{k: _json(v) for k, v in t.items()}))
@@ -165,6 +166,7 @@ def build_timeline(
         if not (is_memory or is_session):
             raise NotFound(f"no session or memory with id {ident!r}")
         events: list[dict[str, Any]] = []
+        entities = sql.memory_entities(conn, ident) if is_memory else []
         if is_memory:
             events += _history_events(sql.memory_history(conn, ident))
             for sm in sql.memory_sessions(conn, ident):
@@ -183,6 +185,7 @@ def build_timeline(
     return {
         "id": ident,
         "kind": "session" if is_session else "memory",
+        "entities": entities,
         "total": len(events),
         "limit": limit,
         "offset": offset,

@@ -262,3 +262,9 @@ def predictor_table_stats(conn) -> dict[str, Any]:
         row = conn.execute("SELECT * FROM predictor_training_log ORDER BY rowid DESC LIMIT 1").fetchone()
         out["last_training"] = dict(row) if row else None
     return out
+
+
+# -- repairs (writes: call inside db.with_write_tx()) ----------------------------------
+def rebuild_fts(conn) -> None:
+    """Rebuild memories_fts from the memories table (fixes missing and orphan rows)."""
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")

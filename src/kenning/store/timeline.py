@@ -119,3 +119,16 @@ def trainings_between(conn, key: str, start: str | None, end: str | None) -> lis
         conn, f"SELECT * FROM predictor_training_log WHERE {stamp} >= ? AND {stamp} <= ?",
         (start, end or "9999"),
     )
+
+
+def memory_entities(conn, memory_id: str) -> list[dict[str, Any]]:
+    """Entities a memory mentions (for its provenance), most-mentioned first."""
+    if not table_exists(conn, "memory_entity_mentions"):
+        return []
+    return _rows(
+        conn,
+        "SELECT e.id, e.name, e.entity_type, e.mentions, mem.mention_text, mem.confidence, mem.source"
+        " FROM memory_entity_mentions mem JOIN entities e ON e.id = mem.entity_id"
+        " WHERE mem.memory_id = ? ORDER BY e.mentions DESC, e.name",
+        (memory_id,),
+    )

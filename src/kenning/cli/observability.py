@@ -1,0 +1,128 @@
+"""`kenning doctor` (diagnostics with a fix for every problem) and `kenning dashboard`.
+
+Both prefer the running daemon (it knows the live workers, providers and predictor); the
+doctor falls back to reading the store directly when no daemon answers.
+"""
+
+from __future__ import annotations
+
+import json
+import webbrowser
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from kenning.cli.context import console, fail, print_json, settings
+from kenning.client import KenningClient
+from kenning.core.errors import KenningError
+
+STATUS_STYLE = {"healthy": "green", "degraded": "yellow", "unhealthy": "red", "cold_start": "cyan",
+                "disabled": "bright_black"}
+EXIT_UNHEALTHY = 2
+
+
+def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    from kenning.diagnostics import repair
+    from kenning.diagnostics.report import Probes, build_report
+    from kenning.store.db import open_database
+    from kenning.store.predictor import embedding_model_in_use
+
+    cfg = settings()
+    db = open_database(cfg.db_path)
+    try:
+        results: list[dict[str, Any]] = []
+        if fix:
+            from kenning.providers.embedding import build_embedding_provider
+
+            results = repair.run(db, build_embedding_provider(cfg.embedding), list(repair.ACTIONS))
+        model = embedding_model_in_use(db.reader())
+        report = build_report(db, cfg, Probes(embedding_model=model, llm_provider=cfg.llm.provider))
+    finally:
+        db.close()
+    return report, results, f"local store {cfg.db_path} (daemon not running: live checks skipped)"
+
+
+def _fetch(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    cfg = settings()
+    client = KenningClient(cfg.base_url, token=cfg.auth_token, timeout=120)
+    try:
+        if client.is_up():
+            if fix:
+                out = client.request("POST", "/api/diagnostics/repair", json={})
+                return out["report"], out["results"], f"daemon {cfg.base_url}"
+            return client.request("GET", "/api/diagnostics"), [], f"daemon {cfg.base_url}"
+    finally:
+        client.close()
+    return _local_report(fix)
+
+
+def render_report(report: dict[str, Any], where: str) -> None:
+    comp = report["composite"]
+    style = STATUS_STYLE.get(comp["status"], "white")
+    console.print(f"kenning doctor — {where}", highlight=False)
+    console.print(f"composite health [{style}]{comp['status']}[/{style}] {comp['score']:.2f}", highlight=False)
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("domain", "status", "score", "summary"):
+        table.add_column(col)
+    for name, d in report["domains"].items():
+        s = STATUS_STYLE.get(d["status"], "white")
+        table.add_row(name, f"[{s}]{d['status']}[/{s}]", f"{d['score']:.2f}", d["summary"])
+    console.print(table)
+    problems = report["problems"]
+    if not problems:
+        console.print("[green]no problems found[/green]")
+        return
+    console.print(f"\n{len(problems)} problem(s):", highlight=False)
+    for p in problems:
+        mark = "[red]✗[/red]" if p["severity"] == "error" else "[yellow]![/yellow]"
+        label = escape(f"[{p['domain']}]")
+        console.print(f" {mark} {label} {escape(p['message'])}", highlight=False, soft_wrap=True)
+        console.print(f"     fix: {escape(p['fix'])}", highlight=False, soft_wrap=True, style="bright_black")
+
+
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    fix: bool = typer.Option(False, "--fix", help="Run safe repairs first (rebuild FTS, embed missing vectors)."),
+) -> None:
+    """Diagnose kenning: every health domain, and the fix for each problem. Exit 2 when unhealthy."""
+    try:
+        report, results, where = _fetch(fix)
+    except KenningError as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        print_json(report | ({"repairs": results} if fix else {}))
+    else:
+        for r in results:
+            console.print(f"repair: {json.dumps(r)}", highlight=False)
+        render_report(report, where)
+    if report["composite"]["status"] == "unhealthy":
+        raise typer.Exit(EXIT_UNHEALTHY)
+
+
+def dashboard(
+    open_browser: bool = typer.Option(True, "--open/--no-open", help="Open it in the default browser."),
+) -> None:
+    """Print the dashboard URL (and open it) — the daemon must be running."""
+    cfg = settings()
+    url = f"{cfg.base_url}/"
+    client = KenningClient(cfg.base_url, token=cfg.auth_token)
+    try:
+        up = client.is_up()
+    finally:
+        client.close()
+    if not up:
+        fail(f"no daemon at {cfg.base_url}; start it with `kenning daemon start`, then run `kenning dashboard`")
+    console.print(url, highlight=False)
+    if open_browser:
+        try:
+            webbrowser.open(url)
+        except webbrowser.Error:
+            pass
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+    app.command("dashboard")(dashboard)
