@@ -1,0 +1,105 @@
+"""All SQL of the retention sweep and of maintenance repairs (memory-pipeline-v2
+"Retention Worker", "Maintenance Worker"). Each function is one batch-limited step that
+the caller runs in its own short write transaction."""
+
+from __future__ import annotations
+
+from kenning.core.clock import now_iso
+from kenning.store.memories import add_history
+from kenning.store.vectors import delete_embedding
+
+
+def expired_tombstones(conn, cutoff: str, limit: int) -> list[str]:
+    """Ids of soft-deleted memories whose deleted_at is older than `cutoff`, oldest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM memories WHERE is_deleted = 1 AND deleted_at IS NOT NULL AND deleted_at < ?"
+        " ORDER BY deleted_at, rid LIMIT ?", (cutoff, limit),
+    )]
+
+
+def _marks(ids: list[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def purge_graph_links(conn, memory_ids: list[str]) -> dict[str, int]:
+    """Step 1: drop mentions/attributes of these memories; delete entities left with no
+    mentions (their relations go by cascade)."""
+    if not memory_ids:
+        return {"mentions": 0, "attributes": 0, "orphan_entities": 0}
+    marks = _marks(memory_ids)
+    touched = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT entity_id FROM memory_entity_mentions WHERE memory_id IN ({marks})", memory_ids
+    )]
+    mentions = conn.execute(f"DELETE FROM memory_entity_mentions WHERE memory_id IN ({marks})", memory_ids).rowcount
+    attributes = conn.execute(f"DELETE FROM entity_attributes WHERE memory_id IN ({marks})", memory_ids).rowcount
+    orphans = 0
+    if touched:
+        orphans = conn.execute(
+            f"DELETE FROM entities WHERE id IN ({_marks(touched)}) AND mentions <= 0"
+            " AND NOT EXISTS (SELECT 1 FROM memory_entity_mentions m WHERE m.entity_id = entities.id)",
+            touched,
+        ).rowcount
+    return {"mentions": mentions, "attributes": attributes, "orphan_entities": orphans}
+
+
+def purge_embeddings(conn, memory_ids: list[str]) -> int:
+    """Step 2: vectors of these memories, unless another memory still uses the same content."""
+    if not memory_ids:
+        return 0
+    marks = _marks(memory_ids)
+    hashes = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT content_hash FROM memories m WHERE id IN ({marks}) AND NOT EXISTS"
+        f" (SELECT 1 FROM memories o WHERE o.content_hash = m.content_hash AND o.id NOT IN ({marks}))",
+        memory_ids + memory_ids,
+    )]
+    return sum(delete_embedding(conn, h) for h in hashes)
+
+
+def purge_memory_rows(conn, memory_ids: list[str]) -> int:
+    """Step 3: hard-delete the rows (FTS cleanup by trigger) and leave a 'purged' audit row."""
+    if not memory_ids:
+        return 0
+    marks = _marks(memory_ids)
+    conn.execute(f"DELETE FROM document_memories WHERE memory_id IN ({marks})", memory_ids)
+    deleted = conn.execute(f"DELETE FROM memories WHERE id IN ({marks}) AND is_deleted = 1", memory_ids).rowcount
+    stamp = now_iso()
+    for memory_id in memory_ids:
+        add_history(conn, memory_id, "purged", actor="retention", reason="tombstone retention window passed", at=stamp)
+    return deleted
+
+
+def purge_history(conn, cutoff: str, limit: int) -> int:
+    """Step 4: memory_history rows older than `cutoff`, oldest first."""
+    return conn.execute(
+        "DELETE FROM memory_history WHERE id IN (SELECT id FROM memory_history WHERE created_at < ?"
+        " ORDER BY id LIMIT ?)", (cutoff, limit),
+    ).rowcount
+
+
+def rebuild_fts(conn) -> None:
+    """Maintenance repair: rebuild memories_fts from the memories table."""
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+
+
+def stale_embedding_rows(conn, model: str, limit: int) -> list[dict]:
+    """Live memories needing a vector for `model`: no embedding row for (content_hash, model)
+    (missing, stale after an edit, or a model switch) or `embedding_model` naming another
+    model. Newest updates first, at most `limit`."""
+    rows = conn.execute(
+        "SELECT m.id, m.content, m.content_hash, m.embedding_model FROM memories m"
+        " WHERE m.is_deleted = 0 AND (m.embedding_model IS NOT ? OR NOT EXISTS"
+        "  (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?))"
+        " ORDER BY m.updated_at DESC, m.rid DESC LIMIT ?", (model, model, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def count_stale_embeddings(conn, model: str) -> int:
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM memories m WHERE m.is_deleted = 0 AND (m.embedding_model IS NOT ? OR NOT EXISTS"
+        " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?))", (model, model),
+    ).fetchone()[0])
+
+
+def set_embedding_model(conn, memory_id: str, model: str) -> None:
+    conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, memory_id))

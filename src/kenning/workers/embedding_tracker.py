@@ -1,0 +1,39 @@
+"""Embedding-tracker worker: re-embeds missing/stale vectors (e.g. after a model switch)
+in small batches every `embedding_tracker.poll_ms`, draining at once while work remains."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
+from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.manager import register_worker
+
+
+class EmbeddingTrackerWorker(Worker):
+    def __init__(self, db, embedder, cfg, **kw: Any) -> None:
+        super().__init__("embedding-tracker", interval_s=cfg.poll_ms / 1000.0, **kw)
+        self.db = db
+        self.embedder = embedder
+        self.cfg = cfg
+        self.tracker = TrackerStats()
+
+    def tick(self) -> float | None:
+        result = refresh_cycle(self.db, self.embedder, self.cfg.batch_size, self.tracker)
+        self.counters["processed"] += result["refreshed"]
+        self.counters["failed"] += result["failed"]
+        return 0.0 if result["refreshed"] and result["remaining"] else None
+
+    def extra_stats(self) -> dict[str, Any]:
+        t = self.tracker
+        return {"refreshed": t.processed, "fetch_failures": t.failed, "skipped_cycles": t.skipped_cycles,
+                "last_cycle_at": t.last_cycle_at, "queue_depth": t.queue_depth, "model": self.embedder.model_id}
+
+
+@register_worker("embedding-tracker")
+def build(kenning) -> EmbeddingTrackerWorker | None:
+    pipeline = kenning.settings.pipeline
+    if not pipeline.embedding_tracker.enabled:
+        return None
+    return EmbeddingTrackerWorker(kenning.db, kenning.embedder, pipeline.embedding_tracker,
+                                  **backoff_from_settings(pipeline.worker))

@@ -1,0 +1,53 @@
+"""Maintenance worker: a Maintainer cycle every `autonomous.maintenance_interval_ms`.
+
+With `autonomous.enabled: false` or `autonomous.frozen: true` the interval never starts
+(start() is a no-op that says why), but `run_once()` / `tick()` stay callable on demand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core import telemetry
+from kenning.pipeline.maintenance import Maintainer
+from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.manager import register_worker
+
+
+class MaintenanceWorker(Worker):
+    def __init__(self, maintainer: Maintainer, settings, **kw: Any) -> None:
+        auto = settings.pipeline.autonomous
+        super().__init__("maintenance", interval_s=auto.maintenance_interval_ms / 1000.0, **kw)
+        self.maintainer = maintainer
+        self.settings = settings
+
+    @property
+    def disabled_reason(self) -> str | None:
+        auto = self.settings.pipeline.autonomous
+        if not auto.enabled:
+            return "autonomous.enabled is false"
+        if auto.frozen:
+            return "autonomous.frozen is true"
+        return None
+
+    def start(self) -> None:
+        reason = self.disabled_reason
+        if reason:
+            self.waiting = f"interval not started: {reason}"
+            telemetry.log_event("worker", f"maintenance interval not started ({reason})")
+            return
+        super().start()
+
+    def tick(self) -> float | None:
+        self.maintainer.cycle()
+        self.counters["processed"] += 1
+        return None
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {"mode": self.settings.pipeline.autonomous.maintenance_mode, **self.maintainer.stats()}
+
+
+@register_worker("maintenance")
+def build(kenning) -> MaintenanceWorker:
+    maintainer = Maintainer(kenning.db, kenning.settings, embedder=kenning.embedder)
+    return MaintenanceWorker(maintainer, kenning.settings, **backoff_from_settings(kenning.settings.pipeline.worker))
