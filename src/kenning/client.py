@@ -87,3 +87,27 @@ class KenningClient:
 
     def stats(self) -> dict:
         return self.request("GET", "/api/stats")
+
+    # -- sessions and hooks (the /api/hooks contract) ------------------------------------
+    def hook(self, event: str, body: dict, *, timeout: float | None = None) -> dict:
+        """POST /api/hooks/<event> (session-start, user-prompt-submit, pre-compaction,
+        checkpoint, feedback, post-tool-use, session-end)."""
+        return self.request("POST", f"/api/hooks/{event}", json=body, timeout=timeout)
+
+    def session_start(self, body: dict, *, timeout: float | None = None) -> dict:
+        return self.hook("session-start", body, timeout=timeout)
+
+    def user_prompt_submit(self, body: dict, *, timeout: float | None = None) -> dict:
+        return self.hook("user-prompt-submit", body, timeout=timeout)
+
+    def memory_feedback(self, session_key: str, scores: dict[str, float]) -> dict:
+        return self.hook("feedback", {"session_key": session_key, "memory_feedback": scores})
+
+    def session_end(self, body: dict, *, timeout: float | None = None) -> dict:
+        return self.hook("session-end", body, timeout=timeout)
+
+    def sessions(self, **params: Any) -> dict:
+        return self.request("GET", "/api/sessions", params={k: v for k, v in params.items() if v is not None})
+
+    def session(self, session_key: str) -> dict:
+        return self.request("GET", f"/api/sessions/{session_key}")

@@ -13,6 +13,10 @@ from kenning.cli import documents as documents_cli
 from kenning.cli import graph as graph_cli
 from kenning.cli import observability as observability_cli
 from kenning.cli import pipeline as pipeline_cli
+from kenning.cli import connect as connect_cli
+from kenning.cli import hook as hook_cli
+from kenning.cli import mcp as mcp_cli
+from kenning.cli import sessions as sessions_cli
 from kenning.cli.context import err_console
 from kenning.core.errors import KenningError
 
@@ -25,6 +29,10 @@ graph_cli.register(app)
 observability_cli.register(app)
 documents_cli.register(app)
 pipeline_cli.register(app)
+sessions_cli.register(app)
+connect_cli.register(app)
+hook_cli.register(app)
+mcp_cli.register(app)
 app.command("serve")(daemon.serve)
 app.add_typer(daemon.daemon_app, name="daemon")
 

@@ -1,0 +1,65 @@
+"""`kenning connect claude-code|mcp`: install, inspect or remove kenning in a harness's config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kenning.cli.context import console, fail
+from kenning.hooks.install import (
+    InstallError, install_claude_code, install_mcp, mcp_config, uninstall_claude_code, uninstall_mcp,
+)
+
+connect_app = typer.Typer(no_args_is_help=True, help="Connect kenning to an agent harness.")
+
+
+def _claude_settings_path(project: bool, user: bool, settings: Optional[Path]) -> Path:
+    if settings is not None:
+        return settings
+    if project and user:
+        fail("choose one of --project and --user", code=2)
+    if project:
+        return Path.cwd() / ".claude" / "settings.json"
+    return Path.home() / ".claude" / "settings.json"
+
+
+@connect_app.command("claude-code")
+def claude_code(
+    project: bool = typer.Option(False, "--project", help="This project's .claude/settings.json."),
+    user: bool = typer.Option(False, "--user", help="~/.claude/settings.json (the default)."),
+    settings: Optional[Path] = typer.Option(None, "--settings", help="Explicit settings file."),
+    uninstall: bool = typer.Option(False, "--uninstall", help="Remove kenning's hooks (restores the original)."),
+) -> None:
+    """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd."""
+    path = _claude_settings_path(project, user, settings)
+    try:
+        outcome = uninstall_claude_code(path) if uninstall else install_claude_code(path)
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+    console.print(outcome.message, highlight=False, soft_wrap=True)
+
+
+@connect_app.command("mcp")
+def mcp(
+    install: bool = typer.Option(False, "--install", help="Write the server into a client config file."),
+    uninstall: bool = typer.Option(False, "--uninstall", help="Remove it from the client config file."),
+    path: Path = typer.Option(Path(".mcp.json"), "--path", help="Client config (.mcp.json, claude_desktop_config.json…)."),
+) -> None:
+    """Print the MCP client config for `kenning mcp` (or install / remove it)."""
+    if install and uninstall:
+        fail("choose one of --install and --uninstall", code=2)
+    if not install and not uninstall:
+        print(json.dumps(mcp_config(), indent=2))
+        return
+    try:
+        outcome = uninstall_mcp(path) if uninstall else install_mcp(path)
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+    console.print(outcome.message, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(connect_app, name="connect")

@@ -1,0 +1,19 @@
+"""Console-script entry: `kenning hook …` takes a fast path that imports no CLI framework.
+
+Harness hooks run on every prompt and tool step, so their process start matters; every other
+command goes to the typer app in `cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "hook" and not {"--help", "-h"} & set(sys.argv[2:]):
+        from kenning.hooks.claude_code import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
+    from kenning.cli.main import main as cli_main
+
+    cli_main()
