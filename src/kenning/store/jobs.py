@@ -236,13 +236,13 @@ def reap_stale(db: Database, lease_timeout_ms: int) -> dict[str, int]:
         dead = conn.execute(
             "UPDATE memory_jobs SET status = 'dead', failed_at = ?, updated_at = ?, leased_at = NULL,"
             " last_error = COALESCE(last_error, '') || ' [lease expired at max attempts]'"
-            " WHERE status = 'leased' AND leased_at < ? AND attempts >= max_attempts",
+            " WHERE status = 'leased' AND leased_at <= ? AND attempts >= max_attempts",
             (now, now, cutoff),
         ).rowcount
         requeued = conn.execute(
             "UPDATE memory_jobs SET status = 'pending', run_after = ?, updated_at = ?, leased_at = NULL,"
             " leased_by = NULL, last_error = 'lease expired (worker died or hung)'"
-            " WHERE status = 'leased' AND leased_at < ?",
+            " WHERE status = 'leased' AND leased_at <= ?",
             (now, now, cutoff),
         ).rowcount
     return {"requeued": requeued, "dead": dead}
@@ -281,7 +281,7 @@ def queue_depths(db: Database) -> dict[str, dict[str, int]]:
 def count_stale_leases(db: Database, lease_timeout_ms: int) -> int:
     cutoff = to_iso(utcnow() - timedelta(milliseconds=lease_timeout_ms))
     row = db.reader().execute(
-        "SELECT COUNT(*) FROM memory_jobs WHERE status = 'leased' AND leased_at < ?", (cutoff,)
+        "SELECT COUNT(*) FROM memory_jobs WHERE status = 'leased' AND leased_at <= ?", (cutoff,)
     ).fetchone()
     return int(row[0])
 
