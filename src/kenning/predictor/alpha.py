@@ -1,0 +1,163 @@
+"""How the predictor earns α: pure state transitions, persisted by the service as JSON.
+
+Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Concept Drift"):
+  - judge confidence < 0.6, or no predictor ranking: record only, EMA untouched;
+  - else win = predictor NDCG@10 > baseline NDCG@10; success_rate = 0.9·success + 0.1·win,
+    and the session's project slice (top 5 projects) updates the same way;
+  - α = 1 − success_rate, except: 1.0 in cold start, while a drift retrain is pending, or when
+    disabled; floors 0.8 for sessions 1–10 after cold-start exit and 0.6 for 11–20;
+  - cold-start exit needs all three: a successful training, ≥ min_training_sessions
+    high-confidence sessions, success > 0.4 over the last 10 comparisons;
+  - drift reset: success_rate < 0.3 for `drift_reset_window` consecutive high-confidence
+    sessions ⇒ α pinned to 1.0 until a retrain (with replay) swaps in, EMA reset to 0.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kenning.predictor import constants as C
+
+
+@dataclass
+class AlphaState:
+    success_rate: float = 0.5
+    sessions_completed: int = 0  # scored sessions seen at session end (any confidence)
+    scored_sessions: int = 0  # ... of which judge confidence passed the gate
+    comparisons: int = 0  # sessions that updated the EMA
+    recent_wins: list[int] = field(default_factory=list)  # last COLD_START_WINDOW outcomes
+    first_training_done: bool = False
+    model_version: int = 0
+    last_trained_at: str | None = None
+    cold_start_exited: bool = False
+    sessions_since_exit: int = 0
+    low_streak: int = 0
+    drift_resets: int = 0
+    retraining: bool = False
+    project_rates: dict[str, float] = field(default_factory=dict)
+    project_counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> AlphaState:
+        if not data:
+            return cls()
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class SessionUpdate:
+    ema_updated: bool
+    won: bool | None
+    success_before: float
+    success_after: float
+    events: list[str]
+
+
+def early_floor(sessions_since_exit: int) -> float:
+    for limit, floor in C.EARLY_ACTIVE_FLOORS:
+        if sessions_since_exit < limit:
+            return floor
+    return 0.0
+
+
+def current_alpha(state: AlphaState, *, disabled: bool = False) -> float:
+    """The baseline's weight for the next session."""
+    if disabled or state.retraining or not state.cold_start_exited:
+        return 1.0
+    return min(1.0, max(early_floor(state.sessions_since_exit), 1.0 - state.success_rate))
+
+
+def _update_project(state: AlphaState, project: str | None, win: int) -> None:
+    if not project:
+        return
+    if project not in state.project_rates and len(state.project_rates) >= C.MAX_PROJECT_SLICES:
+        weakest = min(state.project_counts, key=lambda p: (state.project_counts[p], p))
+        state.project_rates.pop(weakest, None)
+        state.project_counts.pop(weakest, None)
+    rate = state.project_rates.get(project, 0.5)
+    state.project_rates[project] = (1 - C.EMA_ALPHA) * rate + C.EMA_ALPHA * win
+    state.project_counts[project] = state.project_counts.get(project, 0) + 1
+
+
+def record_session(
+    state: AlphaState, *, predictor_ndcg: float | None, baseline_ndcg: float | None,
+    confidence: float, project: str | None, min_training_sessions: int, drift_reset_window: int,
+) -> tuple[AlphaState, SessionUpdate]:
+    """Apply one completed session to a copy of `state`."""
+    s = AlphaState.from_dict(state.to_dict())
+    before = s.success_rate
+    events: list[str] = []
+    s.sessions_completed += 1
+    if s.cold_start_exited:
+        s.sessions_since_exit += 1
+    confident = confidence >= C.MIN_SCORER_CONFIDENCE
+    if confident:
+        s.scored_sessions += 1
+    if not confident or predictor_ndcg is None or baseline_ndcg is None:
+        events.append("ema_skip:" + ("low_confidence" if not confident else "no_predictor_ranking"))
+        return s, SessionUpdate(False, None if predictor_ndcg is None else predictor_ndcg > (baseline_ndcg or 0),
+                                before, before, events)
+    win = 1 if predictor_ndcg > baseline_ndcg else 0
+    s.success_rate = (1 - C.EMA_ALPHA) * s.success_rate + C.EMA_ALPHA * win
+    s.comparisons += 1
+    s.recent_wins = (s.recent_wins + [win])[-C.COLD_START_WINDOW:]
+    _update_project(s, project, win)
+    events.append("ema_update")
+    if s.cold_start_exited:
+        s.low_streak = s.low_streak + 1 if s.success_rate < C.DRIFT_RESET_THRESHOLD else 0
+        if s.low_streak >= drift_reset_window:
+            s.success_rate = C.DRIFT_RESET_EMA
+            s.low_streak = 0
+            s.retraining = True
+            s.drift_resets += 1
+            events.append("drift_reset")
+    maybe_exit_cold_start(s, min_training_sessions, events)
+    return s, SessionUpdate(True, bool(win), before, s.success_rate, events)
+
+
+def maybe_exit_cold_start(s: AlphaState, min_training_sessions: int, events: list[str]) -> None:
+    if s.cold_start_exited:
+        return
+    window = s.recent_wins[-C.COLD_START_WINDOW:]
+    if (s.first_training_done and s.scored_sessions >= min_training_sessions
+            and len(window) >= C.COLD_START_WINDOW
+            and sum(window) / len(window) > C.COLD_START_MIN_SUCCESS):
+        s.cold_start_exited = True
+        s.sessions_since_exit = 0
+        events.append("cold_start_exit")
+
+
+def record_training(state: AlphaState, *, swapped: bool, model_version: int, at: str) -> AlphaState:
+    s = AlphaState.from_dict(state.to_dict())
+    if swapped:
+        s.first_training_done = True
+        s.model_version = model_version
+        s.last_trained_at = at
+        s.retraining = False  # a pending drift retrain is done once new weights serve
+    return s
+
+
+def status_line(
+    state: AlphaState, *, alpha: float, enabled: bool, crash_disabled: bool, crashes_last_hour: int,
+    min_training_sessions: int,
+) -> str:
+    """The one-line predictor status appended at session start (scorer seed §4.7)."""
+    if not enabled:
+        return "[predictor: disabled | off in config | baseline fallback]"
+    if crash_disabled:
+        return f"[predictor: disabled | crashes={crashes_last_hour}/hr | baseline fallback]"
+    if state.retraining:
+        return "[predictor: retraining | drift detected | baseline fallback]"
+    if not state.first_training_done:
+        return (f"[predictor: collecting | {state.scored_sessions}/{min_training_sessions} sessions"
+                " | baseline only]")
+    if not state.cold_start_exited:
+        return (f"[predictor: warming | success_rate={state.success_rate:.2f} | model_v{state.model_version}"
+                " | baseline only]")
+    return (f"[predictor: active | success_rate={state.success_rate:.2f} | α={alpha:.2f}"
+            f" | model_v{state.model_version} | {state.sessions_completed} sessions]")

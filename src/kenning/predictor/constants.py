@@ -1,0 +1,43 @@
+"""The scorer seed's hardcoded defaults (not user-configurable in V1), in one place."""
+
+INTERNAL_DIM = 64  # d: the shared representation width
+HASH_BUCKETS = 16_384  # hash-trick buckets; fixed so base weights transfer between users
+PROJECT_SLOTS = 32  # project embedding table rows
+VALUE_DIM = 32  # V projection width (feeds the gate)
+N_FEATURES = 12  # see features.FEATURE_NAMES
+
+EMA_ALPHA = 0.1  # success-rate smoothing
+DRIFT_RESET_THRESHOLD = 0.3  # success rate below which a session counts toward drift
+DRIFT_RESET_EMA = 0.5  # success rate after a drift reset (neutral)
+REPLAY_BUFFER_SIZE = 20  # top historical sessions (by continuity score) mixed into training
+REPLAY_FRACTION = 0.2  # share of each training batch drawn from the replay buffer
+MIN_SCORER_CONFIDENCE = 0.6  # continuity confidence gate (training and EMA)
+LOSS_TEMPERATURE = 0.5  # ListNet softmax temperature
+LOW_VARIANCE_TEMPERATURE = 0.3  # sharper temperature when labels are within 0.1 of each other
+LOW_VARIANCE_SPREAD = 0.1  # label spread under which the sharper temperature applies
+SKIP_SPREAD = 0.02  # label spread under which a session carries no ordering signal: skipped
+NEGATIVE_SIMILARITY_THRESHOLD = 0.6  # cosine above which a non-injected memory is a soft negative
+SOFT_NEGATIVE_LABEL = 0.25
+MAX_PROJECT_SLICES = 5  # per-project EMA slices kept
+EARLY_ACTIVE_FLOORS = ((10, 0.8), (20, 0.6))  # (sessions since cold-start exit <, alpha floor)
+COLD_START_WINDOW = 10  # comparisons considered by the cold-start exit rule
+COLD_START_MIN_SUCCESS = 0.4  # success over that window needed to exit cold start
+NDCG_K = 10
+CANDIDATE_POOL_SIZE = 100
+
+TRAIN_TIME_CAP_S = 30.0  # hard cap on one training run
+TRAIN_EPOCHS = 12
+TRAIN_LR = 3e-3
+TRAIN_BATCH_SESSIONS = 16
+TRAIN_LIMIT_SESSIONS = 500  # most recent eligible sessions loaded per run
+CANARY_SIZE = 25
+CANARY_REFRESH_DAYS = 7
+GATE_TOPK = 5
+GATE_MIN_TOPK_OVERLAP = 0.6
+GATE_MAX_NDCG_DROP = 0.15
+
+HANG_RESTART_AFTER = 2  # consecutive score timeouts treated as a hung sidecar
+GARBAGE_RESTART_AFTER = 3  # consecutive unparseable lines treated as a broken sidecar
+CRASH_WINDOW_S = 3600.0
+RESTART_BACKOFF_S = (0.5, 30.0)  # first delay, cap (doubles per crash)
+CALIBRATION_MAE_THRESHOLD = 0.2

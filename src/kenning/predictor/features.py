@@ -1,0 +1,226 @@
+"""Samples: one session's candidates as vectors, tokens, 12 features and (for training) labels.
+
+The same `feature_row` serves training (rows read from the store) and scoring (candidate
+dicts sent by the daemon), so the model sees identical features in both.
+
+The 12 features (scorer seed): log age (days), importance, log(access_count + 1),
+time-of-day sin/cos, day-of-week sin/cos, month-of-year sin/cos, log session gap (hours),
+is_embedded, is_superseded.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import torch
+
+from kenning.core.clock import parse_iso
+from kenning.predictor import constants as C
+from kenning.predictor.labels import SessionLabels, build_session_labels
+from kenning.predictor.model import Batch, hash_tokens, project_slot
+from kenning.store import predictor as store
+
+FEATURE_NAMES = (
+    "log_age_days", "importance", "log_access", "tod_sin", "tod_cos", "dow_sin", "dow_cos",
+    "moy_sin", "moy_cos", "log_session_gap", "is_embedded", "is_superseded",
+)
+
+
+def decode_vector(blob: bytes | None) -> np.ndarray | None:
+    if not blob:
+        return None
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def encode_b64(matrix: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(matrix, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_b64(text: str, dims: int) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").reshape(-1, dims)
+
+
+def time_features(at: datetime, session_gap_hours: float | None) -> list[float]:
+    tod = (at.hour + at.minute / 60.0) / 24.0
+    dow = at.weekday() / 7.0
+    moy = (at.month - 1) / 12.0
+    tau = 2 * math.pi
+    gap = math.log1p(max(0.0, session_gap_hours)) if session_gap_hours is not None else 0.0
+    return [math.sin(tau * tod), math.cos(tau * tod), math.sin(tau * dow), math.cos(tau * dow),
+            math.sin(tau * moy), math.cos(tau * moy), gap]
+
+
+def feature_row(memory: dict[str, Any], at: datetime, when: list[float], is_embedded: bool) -> list[float]:
+    created = memory.get("created_at") or memory.get("memory_created_at")
+    age_days = max(0.0, (at - parse_iso(created)).total_seconds() / 86400.0) if created else 0.0
+    superseded = bool(memory.get("superseded_by") or memory.get("is_superseded"))
+    return [
+        math.log1p(age_days), float(memory.get("importance") if memory.get("importance") is not None else 0.5),
+        math.log1p(max(0, int(memory.get("access_count") or 0))), *when[:6], when[6],
+        1.0 if is_embedded else 0.0, 1.0 if superseded else 0.0,
+    ]
+
+
+@dataclass
+class Sample:
+    """One session (or one score request): everything the model needs, as numpy."""
+
+    session_key: str
+    ids: list[str]
+    ctx_vec: np.ndarray | None
+    ctx_tokens: list[int]
+    cand_vecs: list[np.ndarray | None]
+    cand_tokens: list[list[int]]
+    features: np.ndarray  # [N, 12]
+    project_slot: int
+    labels: np.ndarray | None = None
+    temperature: float = C.LOSS_TEMPERATURE
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def collate(samples: list[Sample], native_dim: int) -> Batch:
+    """Pad samples to one Batch (vectors of the wrong width are treated as missing)."""
+    B = len(samples)
+    N = max(1, max(len(s.ids) for s in samples))
+    ctx = np.zeros((B, native_dim), np.float32)
+    ctx_has = np.zeros(B, bool)
+    cand = np.zeros((B, N, native_dim), np.float32)
+    cand_has = np.zeros((B, N), bool)
+    feats = np.zeros((B, N, C.N_FEATURES), np.float32)
+    mask = np.zeros((B, N), bool)
+    labels = np.zeros((B, N), np.float32)
+    ctx_tokens: list[int] = []
+    ctx_offsets: list[int] = []
+    tokens: list[int] = []
+    offsets: list[int] = []
+    for b, s in enumerate(samples):
+        n = len(s.ids)
+        if s.ctx_vec is not None and s.ctx_vec.shape[0] == native_dim:
+            ctx[b], ctx_has[b] = s.ctx_vec, True
+        ctx_offsets.append(len(ctx_tokens))
+        ctx_tokens.extend(s.ctx_tokens)
+        for i in range(N):
+            offsets.append(len(tokens))
+            if i >= n:
+                continue
+            vec = s.cand_vecs[i]
+            if vec is not None and vec.shape[0] == native_dim:
+                cand[b, i], cand_has[b, i] = vec, True
+            else:
+                tokens.extend(s.cand_tokens[i])
+        feats[b, :n] = s.features
+        if n:
+            feats[b, n:, 3:10] = s.features[0, 3:10]  # padding shares the session features
+        mask[b, :n] = True
+        if s.labels is not None:
+            labels[b, :n] = s.labels
+    long = torch.long
+    return Batch(
+        ctx_emb=torch.from_numpy(ctx), ctx_has_emb=torch.from_numpy(ctx_has),
+        ctx_tokens=torch.tensor(ctx_tokens, dtype=long), ctx_offsets=torch.tensor(ctx_offsets, dtype=long),
+        cand_emb=torch.from_numpy(cand), cand_has_emb=torch.from_numpy(cand_has),
+        cand_tokens=torch.tensor(tokens, dtype=long), cand_offsets=torch.tensor(offsets, dtype=long),
+        features=torch.from_numpy(feats), project_slot=torch.tensor([s.project_slot for s in samples], dtype=long),
+        mask=torch.from_numpy(mask), labels=torch.from_numpy(labels),
+        temperature=torch.tensor([s.temperature for s in samples], dtype=torch.float32),
+        meta=[s.meta for s in samples],
+    )
+
+
+def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / denom if denom > 0 else None
+
+
+def session_labels(conn, session: dict[str, Any], model_name: str | None) -> tuple[
+        SessionLabels, list[dict[str, Any]], list[np.ndarray | None], np.ndarray | None, dict[str, Any]]:
+    """Labels for one scored session, plus the rows, vectors and context they came from."""
+    key = session["session_key"]
+    rows = store.session_candidate_rows(conn, key, model_name)
+    vecs = [decode_vector(r["vector"]) for r in rows]
+    context = store.session_context(conn, key) or {}
+    ctx_vec = decode_vector(context.get("embedding"))
+    if ctx_vec is None:  # fall back to the mean of what was injected
+        injected = [v for r, v in zip(rows, vecs) if r["was_injected"] and v is not None]
+        ctx_vec = np.mean(np.stack(injected), axis=0).astype(np.float32) if injected else None
+    labels = build_session_labels(session, rows, [_cosine(ctx_vec, v) for v in vecs], session.get("started_at"))
+    return labels, rows, vecs, ctx_vec, context
+
+
+def session_sample(conn, session: dict[str, Any], model_name: str | None) -> tuple[Sample | None, SessionLabels]:
+    """Build the labelled training sample for one scored session (None when unusable)."""
+    key = session["session_key"]
+    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name)
+    if not labels.usable or not rows:
+        return None, labels
+    start = session.get("started_at")
+    at = parse_iso(start)
+    previous = store.previous_session_start(conn, start)
+    gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
+    when = time_features(at, gap)
+    project = session.get("project") or context.get("project")
+    sample = Sample(
+        session_key=key, ids=[r["memory_id"] for r in rows], ctx_vec=ctx_vec,
+        ctx_tokens=hash_tokens(context.get("context_text") or session.get("session_context_text")),
+        cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) for r in rows],
+        features=np.array([feature_row(r, at, when, v is not None) for r, v in zip(rows, vecs)], np.float32),
+        project_slot=project_slot(project), labels=np.array([c.label for c in labels.labels], np.float32),
+        temperature=labels.temperature,
+        meta={"session_key": key, "score": session.get("score"), "confidence": session.get("confidence")},
+    )
+    return sample, labels
+
+
+def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None) -> tuple[list[Sample], dict[str, int]]:
+    """Samples for the given sessions plus a count of skips by reason."""
+    samples: list[Sample] = []
+    skipped: dict[str, int] = {}
+    for session in sessions:
+        sample, labels = session_sample(conn, session, model_name)
+        if sample is None:
+            reason = labels.skip_reason or "no_candidates"
+            skipped[reason] = skipped.get(reason, 0) + 1
+        else:
+            samples.append(sample)
+    return samples, skipped
+
+
+def request_sample(params: dict[str, Any], native_dim: int) -> Sample:
+    """A Sample from a `score`/`train` request (embeddings as lists or base64 float32)."""
+    ids = [str(i) for i in params.get("candidate_ids") or []]
+    n = len(ids)
+    if params.get("candidate_embeddings_b64"):
+        dims = int(params.get("embedding_dims") or native_dim)
+        matrix = decode_b64(params["candidate_embeddings_b64"], dims)
+        has = params.get("candidate_has_embedding") or [True] * n
+        vecs = [matrix[i] if has[i] else None for i in range(n)]
+    else:
+        raw = params.get("candidate_embeddings") or [None] * n
+        vecs = [np.asarray(v, np.float32) if v else None for v in raw]
+    if len(vecs) != n:
+        raise ValueError(f"{len(vecs)} embeddings for {n} candidates")
+    ctx = params.get("context_embedding")
+    if params.get("context_embedding_b64"):
+        ctx_vec = decode_b64(params["context_embedding_b64"], int(params.get("embedding_dims") or native_dim))[0]
+    else:
+        ctx_vec = np.asarray(ctx, np.float32) if ctx else None
+    texts = params.get("candidate_texts") or [None] * n
+    features = np.asarray(params.get("candidate_features") or np.zeros((n, C.N_FEATURES)), np.float32)
+    if features.shape != (n, C.N_FEATURES):
+        raise ValueError(f"candidate_features must be {n} x {C.N_FEATURES}, got {list(features.shape)}")
+    labels = params.get("labels")
+    return Sample(
+        session_key=str(params.get("session_key") or ""), ids=ids, ctx_vec=ctx_vec,
+        ctx_tokens=hash_tokens(params.get("context_text")), cand_vecs=vecs,
+        cand_tokens=[hash_tokens(t) for t in texts], features=features,
+        project_slot=project_slot(params.get("project")),
+        labels=np.asarray(labels, np.float32) if labels is not None else None,
+        temperature=float(params.get("temperature") or C.LOSS_TEMPERATURE),
+    )

@@ -1,0 +1,124 @@
+"""Rank fusion and the per-session comparison: small pure functions over ids and numbers.
+
+    RRF(m) = α/(k + rank_baseline(m)) + (1 − α)/(k + rank_predictor(m)),  k = 12,
+    a memory missing from one ranking takes rank n + 1 there (n = candidate count).
+    NDCG@k = DCG@k / IDCG@k, DCG = Σ gain_i / log2(i + 2), gains = max(0, relevance).
+    Evaluation pool = top-10 baseline ∪ top-10 predictor ∪ injected; both rankings are
+    restricted to the pool (keeping their order) and scored against the same labels.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kenning.predictor import constants as C
+
+
+@dataclass(frozen=True)
+class Fused:
+    memory_id: str
+    final_score: float
+    baseline_rank: int | None
+    predictor_rank: int | None
+    source: str  # 'effective' | 'predictor' | 'both' | 'exploration'
+
+    def as_tuple(self) -> tuple[str, float, int | None, int | None, str]:
+        return (self.memory_id, self.final_score, self.baseline_rank, self.predictor_rank, self.source)
+
+
+def rank_by_score(scores: Mapping[str, float]) -> list[str]:
+    """Ids by descending score; ties broken by id so the order is deterministic."""
+    return sorted(scores, key=lambda i: (-scores[i], i))
+
+
+def rrf_fuse(
+    baseline_ids: Sequence[str], predictor_ids: Sequence[str] | None, alpha: float, k: int = 12,
+    top_k: int | None = None,
+) -> list[Fused]:
+    """Fuse two rankings of one candidate set; sorted by final score (ties: baseline order)."""
+    candidates = list(dict.fromkeys([*baseline_ids, *(predictor_ids or [])]))
+    n = len(candidates)
+    b_rank = {m: i + 1 for i, m in enumerate(baseline_ids)}
+    p_rank = {m: i + 1 for i, m in enumerate(predictor_ids)} if predictor_ids is not None else {}
+    cut = top_k if top_k is not None else n
+    b_top = set(list(baseline_ids)[:cut])
+    p_top = set(list(predictor_ids or [])[:cut])
+    fused = []
+    for m in candidates:
+        rb = b_rank.get(m, n + 1)
+        if predictor_ids is None:
+            score = 1.0 / (k + rb)
+        else:
+            score = alpha / (k + rb) + (1.0 - alpha) / (k + p_rank.get(m, n + 1))
+        source = "both" if m in b_top and m in p_top else ("predictor" if m in p_top and m not in b_top else "effective")
+        fused.append(Fused(m, score, b_rank.get(m), p_rank.get(m), source))
+    fused.sort(key=lambda f: (-f.final_score, f.baseline_rank or n + 1, f.memory_id))
+    return fused
+
+
+def explore(fused: list[Fused], top_k: int, rate: float, rng: random.Random, enabled: bool) -> list[Fused]:
+    """With probability `rate`, put the non-injected candidate with the largest rank
+    disagreement into the last injected slot (source='exploration'). Off when not `enabled`
+    (cold start) or when there is no predictor ranking."""
+    if not enabled or top_k <= 0 or len(fused) <= top_k or rng.random() >= rate:
+        return fused
+    rest = [f for f in fused[top_k:] if f.baseline_rank is not None and f.predictor_rank is not None]
+    if not rest:
+        return fused
+    pick = max(rest, key=lambda f: (abs(f.baseline_rank - f.predictor_rank), -fused.index(f)))
+    last = fused[top_k - 1]
+    promoted = Fused(pick.memory_id, last.final_score, pick.baseline_rank, pick.predictor_rank, "exploration")
+    demoted = Fused(last.memory_id, pick.final_score, last.baseline_rank, last.predictor_rank, last.source)
+    out = list(fused)
+    out[top_k - 1], out[fused.index(pick)] = promoted, demoted  # swap places and scores
+    return out
+
+
+def ndcg_at_k(ranking: Sequence[str], relevance: Mapping[str, float], k: int = C.NDCG_K) -> float:
+    gains = {m: max(0.0, float(v)) for m, v in relevance.items()}
+    dcg = sum(gains.get(m, 0.0) / math.log2(i + 2) for i, m in enumerate(list(ranking)[:k]))
+    ideal = sorted(gains.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def evaluation_pool(baseline: Sequence[str], predictor: Sequence[str], injected: Iterable[str],
+                    k: int = C.NDCG_K) -> list[str]:
+    return list(dict.fromkeys([*baseline[:k], *predictor[:k], *injected]))
+
+
+def restrict(ranking: Sequence[str], pool: Sequence[str]) -> list[str]:
+    """The pool in the order `ranking` gives it (pool members it lacks go last, in pool order)."""
+    position = {m: i for i, m in enumerate(ranking)}
+    return sorted(pool, key=lambda m: (position.get(m, len(position)), pool.index(m)))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    predictor_ndcg: float
+    baseline_ndcg: float
+    margin: float
+    predictor_won: bool
+    pool: list[str]
+    predictor_top: list[str]
+    baseline_top: list[str]
+
+
+def compare(baseline: Sequence[str], predictor: Sequence[str], injected: Iterable[str],
+            relevance: Mapping[str, float], k: int = C.NDCG_K) -> Comparison:
+    pool = evaluation_pool(baseline, predictor, injected, k)
+    pool_relevance = {m: relevance.get(m, 0.0) for m in pool}
+    p_rank, b_rank = restrict(predictor, pool), restrict(baseline, pool)
+    p, b = ndcg_at_k(p_rank, pool_relevance, k), ndcg_at_k(b_rank, pool_relevance, k)
+    return Comparison(p, b, p - b, p > b, pool, list(predictor[:k]), list(baseline[:k]))
+
+
+def fts_overlap(injected: Iterable[str], fts_hits: Mapping[str, int]) -> float | None:
+    """Share of injected memories matched by FTS during the session."""
+    chosen = list(injected)
+    if not chosen:
+        return None
+    return sum(1 for m in chosen if fts_hits.get(m, 0) > 0) / len(chosen)

@@ -1,0 +1,200 @@
+"""Training labels: the full hierarchy of the scorer seed + the agent-relevance-feedback addendum.
+
+Pure functions over plain dicts, so `kenning predictor labels SESSION` can show every step.
+
+Per candidate (first rule that applies wins for negatives; otherwise the path's value):
+  negatives   deleted within 24 h of being injected      → -0.5
+              superseded (or deleted / deprecated)       → -0.3
+  agent path  (injected, agent feedback present)
+              0.7·agent + 0.2·fts_adjustment + 0.1·continuity_modifier
+                fts_adjustment = agent when never FTS-matched (agent reasoning needs no
+                                 explicit reference), else max(agent, 0.5 | 1.0 for ≥2 hits)
+                continuity_modifier = agent·(0.5 + continuity): trust more in good sessions
+              agent ≈ 0 but FTS-matched ≥ 2×             → at least 0.3
+  continuity  injected:  judge's per-memory relevance, else continuity (≥ 0.5) or continuity·0.5;
+                         FTS-matched → +0.1 (cap 1); never matched and continuity < 0.3 → −0.1
+              not injected: judge relevance if any (≥ 0.5 with novel context → ≥ 0.7);
+                         else cosine(context) > 0.6 → 0.25 (soft negative) else 0.0;
+                         FTS ≥ 2 → ≥ 0.6, FTS = 1 → ≥ 0.3; novel_context_count > 0 → +0.1 on
+                         these "missing" memories; access_count ≥ 10 → +0.05
+              edited in the 7 days before the session → +0.05
+Session gates: judge confidence < 0.6 → not used; label spread < 0.02 → skipped (no ordering
+signal); spread < 0.1 → temperature 0.3 instead of 0.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.clock import parse_iso
+from kenning.predictor import constants as C
+
+AGENT_WEIGHT, FTS_WEIGHT, CONTINUITY_WEIGHT = 0.7, 0.2, 0.1
+HIGH_SESSION_SCORE = 0.5
+HIGH_ACCESS_COUNT = 10
+RECENT_EDIT_DAYS = 7.0
+DELETE_WINDOW_HOURS = 24.0
+
+
+@dataclass
+class CandidateLabel:
+    memory_id: str
+    label: float
+    path: str  # 'agent' | 'continuity' | 'negative'
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionLabels:
+    session_key: str
+    confidence: float
+    continuity: float
+    labels: list[CandidateLabel]
+    usable: bool
+    skip_reason: str | None
+    temperature: float
+    spread: float
+
+    def by_id(self) -> dict[str, float]:
+        return {c.memory_id: c.label for c in self.labels}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_key": self.session_key, "confidence": self.confidence,
+            "continuity": self.continuity, "usable": self.usable, "skip_reason": self.skip_reason,
+            "temperature": self.temperature, "spread": self.spread,
+            "labels": [c.__dict__ for c in self.labels],
+        }
+
+
+def _hours(earlier: str | None, later: str | None) -> float | None:
+    if not earlier or not later:
+        return None
+    return (parse_iso(later) - parse_iso(earlier)).total_seconds() / 3600.0
+
+
+def _negative(c: dict[str, Any], session_start: str | None) -> CandidateLabel | None:
+    mid = c["memory_id"]
+    if c.get("is_deleted") and c.get("was_injected"):
+        hours = _hours(session_start, c.get("deleted_at"))
+        if hours is not None and 0 <= hours <= DELETE_WINDOW_HOURS:
+            return CandidateLabel(mid, -0.5, "negative", [f"deleted {hours:.1f} h after injection: -0.5"])
+    if c.get("superseded_by") or c.get("is_deleted"):
+        why = "superseded" if c.get("superseded_by") else "deleted (deprecated)"
+        return CandidateLabel(mid, -0.3, "negative", [f"{why}: -0.3"])
+    return None
+
+
+def continuity_label(
+    c: dict[str, Any], session: dict[str, Any], cosine: float | None
+) -> tuple[float, list[str]]:
+    """The continuity + behavioural path (no agent feedback)."""
+    cont = float(session.get("score") or 0.0)
+    novel = int(session.get("novel_context_count") or 0)
+    rel = c.get("relevance_score")
+    hits = int(c.get("fts_hit_count") or 0)
+    reasons: list[str] = []
+    if c.get("was_injected"):
+        if rel is not None:
+            label = float(rel)
+            reasons.append(f"judge relevance {label:.2f}")
+        elif cont >= HIGH_SESSION_SCORE:
+            label = cont
+            reasons.append(f"injected, session continuity {cont:.2f}")
+        else:
+            label = cont * 0.5
+            reasons.append(f"injected, low session continuity {cont:.2f} x 0.5")
+        if hits >= 1:
+            label = min(1.0, label + 0.1)
+            reasons.append(f"FTS-matched {hits}x: +0.1")
+        elif cont < 0.3:
+            label -= 0.1
+            reasons.append("never FTS-matched and continuity < 0.3: -0.1")
+        return label, reasons
+    similar = cosine is not None and cosine > C.NEGATIVE_SIMILARITY_THRESHOLD
+    if rel is not None:
+        label = float(rel)
+        reasons.append(f"judge relevance {label:.2f} (not injected)")
+        if novel > 0 and label >= 0.5:
+            label = max(0.7, label)
+            reasons.append("missing context the user re-explained: >= 0.7")
+    elif similar:
+        label = C.SOFT_NEGATIVE_LABEL
+        reasons.append(f"cosine {cosine:.2f} > {C.NEGATIVE_SIMILARITY_THRESHOLD}: soft negative 0.25")
+    else:
+        label = 0.0
+        reasons.append("not injected: 0.0" + (f" (cosine {cosine:.2f})" if cosine is not None else ""))
+    if hits >= 2:
+        label = max(0.6, label)
+        reasons.append(f"FTS-matched {hits}x though not injected: >= 0.6")
+    elif hits == 1:
+        label = max(0.3, label)
+        reasons.append("FTS-matched once though not injected: >= 0.3")
+    missing = hits >= 1 or similar or (rel is not None and rel >= 0.5)
+    if novel > 0 and missing:
+        label += 0.1
+        reasons.append(f"novel_context_count {novel} > 0: +0.1")
+    if int(c.get("access_count") or 0) >= HIGH_ACCESS_COUNT:
+        label += 0.05
+        reasons.append("high access_count, not injected: +0.05")
+    return label, reasons
+
+
+def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list[str]]:
+    agent = float(c["agent_relevance_score"])
+    cont = float(session.get("score") or 0.0)
+    hits = int(c.get("fts_hit_count") or 0)
+    fts_adj = agent if hits == 0 else max(agent, 1.0 if hits >= 2 else 0.5)
+    cont_mod = max(-1.0, min(1.0, agent * (0.5 + cont)))
+    label = AGENT_WEIGHT * agent + FTS_WEIGHT * fts_adj + CONTINUITY_WEIGHT * cont_mod
+    reasons = [f"agent {agent:.2f} x0.7 + fts_adj {fts_adj:.2f} x0.2 + continuity_mod {cont_mod:.2f} x0.1"]
+    if hits >= 2 and abs(agent) < 0.05 and label < 0.3:
+        label = 0.3
+        reasons.append(f"agent ~0 but FTS-matched {hits}x: bumped to 0.3")
+    return label, reasons
+
+
+def label_candidate(
+    c: dict[str, Any], session: dict[str, Any], cosine: float | None, session_start: str | None
+) -> CandidateLabel:
+    negative = _negative(c, session_start)
+    if negative is not None:
+        return negative
+    if c.get("was_injected") and c.get("agent_relevance_score") is not None:
+        label, reasons = agent_label(c, session)
+        path = "agent"
+    else:
+        label, reasons = continuity_label(c, session, cosine)
+        path = "continuity"
+    edited_hours = _hours(c.get("memory_updated_at"), session_start)
+    if (edited_hours is not None and 0 <= edited_hours <= RECENT_EDIT_DAYS * 24
+            and c.get("memory_updated_at") != c.get("memory_created_at")):
+        label += 0.05
+        reasons.append("edited in the week before the session: +0.05")
+    return CandidateLabel(c["memory_id"], max(-1.0, min(1.0, label)), path, reasons)
+
+
+def build_session_labels(
+    session: dict[str, Any], candidates: list[dict[str, Any]], cosines: list[float | None],
+    session_start: str | None = None,
+) -> SessionLabels:
+    """Label every candidate of one scored session and decide whether it can train."""
+    start = session_start or session.get("started_at")
+    labels = [label_candidate(c, session, cos, start) for c, cos in zip(candidates, cosines)]
+    values = [c.label for c in labels]
+    spread = (max(values) - min(values)) if values else 0.0
+    confidence = float(session.get("confidence") or 0.0)
+    skip = None
+    if not labels:
+        skip = "no_candidates"
+    elif confidence < C.MIN_SCORER_CONFIDENCE:
+        skip = "low_confidence"
+    elif spread < C.SKIP_SPREAD:
+        skip = "low_variance"
+    temperature = C.LOW_VARIANCE_TEMPERATURE if spread < C.LOW_VARIANCE_SPREAD else C.LOSS_TEMPERATURE
+    return SessionLabels(
+        session_key=session["session_key"], confidence=confidence,
+        continuity=float(session.get("score") or 0.0), labels=labels, usable=skip is None,
+        skip_reason=skip, temperature=temperature, spread=spread,
+    )

@@ -1,0 +1,311 @@
+"""The predictor sidecar: `python -m kenning.predictor.sidecar --db PATH --checkpoint PATH`.
+
+JSON-RPC 2.0, one JSON object per line on stdin/stdout. Methods:
+  score           {candidate_ids, candidate_embeddings | candidate_embeddings_b64 + embedding_dims,
+                   candidate_texts?, candidate_features (N x 12), context_embedding(_b64)?,
+                   context_text?, project?} → {scores: [{id, score}], model_ready, model_version}
+  train           {sessions: [score params + labels (+ temperature)]} → training result
+  train_from_db   {limit?, epochs?, canary_keys?, time_cap_s?, trigger?} → training result
+  status          → {trained, model_ready, model_version, param_count, training, ...}
+  save_checkpoint {path?} → {path, bytes}
+  load_checkpoint {path?} → {path, model_version}  (a corrupt file is refused; the old model serves)
+Training runs on a worker thread against a clone; scoring keeps answering from the serving
+model meanwhile, and the swap is one reference assignment. The database is opened read-only:
+this process never writes it (the daemon records training results). The process exits on
+stdin EOF or when its parent process goes away, so it can never outlive the daemon.
+`--fault hang|crash|garbage` (optionally only while `--fault-file` exists) makes `score`
+misbehave, for the supervision tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+
+from kenning.core.clock import now_iso
+from kenning.predictor import checkpoint as ckpt
+from kenning.predictor import constants as C
+from kenning.predictor.features import load_samples, request_sample
+from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+from kenning.predictor.train import TrainConfig, score_samples, train
+from kenning.store import predictor as store
+from kenning.store.db import Database
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Engine:
+    """Holds the serving model; trains clones; swaps atomically; saves checkpoints."""
+
+    def __init__(self, *, db_path: Path | None, checkpoint_path: Path | None,
+                 base_weights: Path | None = None, native_dim: int = 384, seed: int = 0) -> None:
+        self.db_path = db_path
+        self.checkpoint_path = checkpoint_path
+        self.started = time.monotonic()
+        self.scores_processed = 0
+        self.trainings_completed = 0
+        self.training = False
+        self.total_steps = 0
+        self.training_pairs = 0
+        self.last_trained: str | None = None
+        self.load_error: str | None = None
+        self._db: Database | None = None
+        self._train_lock = threading.Lock()
+        self.flags = 0
+        self.model_version = 0
+        model = None
+        for path, is_base in ((checkpoint_path, False), (base_weights, True)):
+            if path is None or not Path(path).exists():
+                continue
+            try:
+                model, flags, meta = ckpt.load(path)
+            except ckpt.CheckpointError as exc:
+                self.load_error = str(exc)
+                print(f"predictor: {exc}; ignoring it", file=sys.stderr)
+                continue
+            self.flags = flags | (ckpt.FLAG_PRETRAINED_BASE if is_base else 0)
+            self.model_version = int(meta.get("model_version", 0))
+            self.total_steps = int(meta.get("steps", 0))
+            self.training_pairs = int(meta.get("training_pairs", 0))
+            self.last_trained = meta.get("last_trained")
+            break
+        self.model: CrossAttentionScorer = model or CrossAttentionScorer(ScorerConfig(native_dim=native_dim, seed=seed))
+
+    @property
+    def trained(self) -> bool:
+        return bool(self.flags & (ckpt.FLAG_FINETUNED | ckpt.FLAG_PRETRAINED_BASE))
+
+    def db(self) -> Database:
+        if self.db_path is None:
+            raise RpcError(-32002, "sidecar started without --db")
+        if self._db is None:
+            self._db = Database(self.db_path, read_only=True)
+        return self._db
+
+    # -- methods ---------------------------------------------------------------
+    def score(self, params: dict[str, Any]) -> dict[str, Any]:
+        model = self.model  # one reference: a concurrent swap cannot tear this request
+        try:
+            sample = request_sample(params, model.config.native_dim)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RpcError(-32602, f"invalid score params: {exc}") from exc
+        scores = score_samples(model, [sample])[0] if sample.ids else []
+        self.scores_processed += 1
+        return {"scores": [{"id": i, "score": float(s)} for i, s in zip(sample.ids, scores)],
+                "model_ready": self.trained, "model_version": self.model_version}
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "trained": self.trained, "model_ready": self.trained, "model_version": self.model_version,
+            "training_pairs": self.training_pairs, "last_trained": self.last_trained,
+            "param_count": self.model.param_count(), "config": self.model.config.to_dict(),
+            "training": self.training, "steps": self.total_steps, "pid": os.getpid(),
+            "uptime_s": time.monotonic() - self.started, "scores_processed": self.scores_processed,
+            "trainings_completed": self.trainings_completed, "flags": self.flags,
+            "checkpoint_error": self.load_error, "torch_threads": torch.get_num_threads(),
+        }
+
+    def save_checkpoint(self, params: dict[str, Any]) -> dict[str, Any]:
+        path = Path(params.get("path") or self.checkpoint_path or "")
+        if not str(path):
+            raise RpcError(-32602, "no checkpoint path (start with --checkpoint or pass path)")
+        size = ckpt.save(self.model, path, flags=self.flags, meta=self._meta())
+        return {"path": str(path), "bytes": size}
+
+    def load_checkpoint(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Replace the serving model from a file; a bad file changes nothing (old model serves)."""
+        path = Path(params.get("path") or self.checkpoint_path or "")
+        try:
+            model, flags, meta = ckpt.load(path)
+        except ckpt.CheckpointError as exc:
+            raise RpcError(-32003, str(exc)) from exc
+        self.model, self.flags = model, flags
+        self.model_version = int(meta.get("model_version", 0))
+        self.total_steps = int(meta.get("steps", 0))
+        return {"path": str(path), "model_version": self.model_version, "flags": flags}
+
+    def _meta(self) -> dict[str, Any]:
+        return {"model_version": self.model_version, "steps": self.total_steps,
+                "training_pairs": self.training_pairs, "last_trained": self.last_trained}
+
+    def _run_training(self, recent, replay, canary, params: dict[str, Any], skipped: dict[str, int]) -> dict[str, Any]:
+        cfg = TrainConfig(
+            epochs=int(params.get("epochs") or C.TRAIN_EPOCHS), lr=float(params.get("lr") or C.TRAIN_LR),
+            time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
+            seed=int(params.get("seed") or 0),
+        )
+        previous_trained = self.trained
+        result = train(self.model, recent, replay=replay, canary=canary,
+                       previous_trained=previous_trained, config=cfg)
+        out = result.summary()
+        out.update(samples_skipped=skipped, previous_version=self.model_version,
+                   replay_sessions=len(replay), recent_sessions=len(recent), checkpoint_saved=False)
+        if result.swapped and result.model is not None:
+            self.model = result.model  # the atomic swap
+            self.flags |= ckpt.FLAG_FINETUNED
+            self.model_version += 1
+            self.total_steps += result.steps
+            self.training_pairs = len(recent)
+            self.last_trained = now_iso()
+            self.trainings_completed += 1
+            if self.checkpoint_path is not None:
+                try:
+                    ckpt.save(self.model, self.checkpoint_path, flags=self.flags, meta=self._meta())
+                    out["checkpoint_saved"] = True
+                except OSError as exc:
+                    out["checkpoint_error"] = str(exc)
+        out["model_version"] = self.model_version
+        out["steps_total"] = self.total_steps
+        return out
+
+    def train(self, params: dict[str, Any]) -> dict[str, Any]:
+        sessions = params.get("sessions") or [params]
+        try:
+            samples = [request_sample(p, self.model.config.native_dim) for p in sessions]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RpcError(-32602, f"invalid train params: {exc}") from exc
+        if any(s.labels is None or len(s.labels) != len(s.ids) for s in samples):
+            raise RpcError(-32602, "every session needs one label per candidate")
+        canary_params = params.get("canary")
+        canary = [request_sample(p, self.model.config.native_dim) for p in canary_params] if canary_params else samples
+        return self._run_training(samples, [], canary[:C.CANARY_SIZE], params, {})
+
+    def train_from_db(self, params: dict[str, Any]) -> dict[str, Any]:
+        conn = self.db().reader()
+        min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
+        model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
+        sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
+        recent, skipped = load_samples(conn, sessions, model_name)
+        replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
+        replay, _ = load_samples(conn, replay_rows, model_name)
+        canary_keys = params.get("canary_keys") or []
+        if canary_keys:
+            canary, _ = load_samples(conn, store.sessions_by_keys(conn, canary_keys), model_name)
+        else:
+            canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
+        out = self._run_training(recent, replay, canary, params, skipped)
+        out["embedding_model"] = model_name
+        out["canary_keys"] = [s.session_key for s in canary]
+        return out
+
+
+def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = None,
+          fault_file: Path | None = None) -> None:
+    write_lock = threading.Lock()
+
+    def send(obj: dict[str, Any]) -> None:
+        line = json.dumps(obj, separators=(",", ":"))
+        with write_lock:
+            stdout.write(line + "\n")
+            stdout.flush()
+
+    def reply(req_id: Any, result: Any = None, error: tuple[int, str] | None = None) -> None:
+        if req_id is None:
+            return
+        if error:
+            send({"jsonrpc": "2.0", "id": req_id, "error": {"code": error[0], "message": error[1]}})
+        else:
+            send({"jsonrpc": "2.0", "id": req_id, "result": result})
+
+    def run_training(req_id: Any, method: str, params: dict[str, Any]) -> None:
+        try:
+            reply(req_id, getattr(engine, method)(params))
+        except RpcError as exc:
+            reply(req_id, error=(exc.code, str(exc)))
+        except Exception as exc:  # process boundary: report, keep serving
+            traceback.print_exc(file=sys.stderr)
+            reply(req_id, error=(-32000, f"{method} failed: {exc}"))
+        finally:
+            engine.training = False
+            engine._train_lock.release()
+
+    for raw in stdin:
+        if not raw.strip():
+            continue
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+            continue
+        if not isinstance(req, dict) or req.get("jsonrpc") != "2.0" or not isinstance(req.get("method"), str):
+            send({"jsonrpc": "2.0", "id": req.get("id") if isinstance(req, dict) else None,
+                  "error": {"code": -32600, "message": "invalid request"}})
+            continue
+        req_id, method, params = req.get("id"), req["method"], req.get("params") or {}
+        if method == "score" and fault and (fault_file is None or fault_file.exists()):
+            if fault == "hang":
+                time.sleep(3600)
+            elif fault == "crash":
+                os._exit(3)
+            elif fault == "garbage":
+                with write_lock:
+                    stdout.write("this is not json {{{\n")
+                    stdout.flush()
+                continue
+        try:
+            if method in ("train", "train_from_db"):
+                if not engine._train_lock.acquire(blocking=False):
+                    raise RpcError(-32001, "training already in progress")
+                engine.training = True
+                threading.Thread(target=run_training, args=(req_id, method, params), daemon=True).start()
+            elif method == "score":
+                reply(req_id, engine.score(params))
+            elif method == "status":
+                reply(req_id, engine.status())
+            elif method == "save_checkpoint":
+                reply(req_id, engine.save_checkpoint(params))
+            elif method == "load_checkpoint":
+                reply(req_id, engine.load_checkpoint(params))
+            else:
+                raise RpcError(-32601, f"method not found: {method}")
+        except RpcError as exc:
+            reply(req_id, error=(exc.code, str(exc)))
+        except Exception as exc:  # process boundary
+            traceback.print_exc(file=sys.stderr)
+            reply(req_id, error=(-32000, f"{method} failed: {exc}"))
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kenning.predictor.sidecar")
+    parser.add_argument("--db", type=Path)
+    parser.add_argument("--checkpoint", type=Path)
+    parser.add_argument("--base-weights", type=Path)
+    parser.add_argument("--native-dim", type=int, default=384)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--fault", choices=["hang", "crash", "garbage"])
+    parser.add_argument("--fault-file", type=Path)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(max(1, args.threads))
+    # Keep the protocol channel private: anything else printing to stdout goes to stderr.
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    engine = Engine(db_path=args.db, checkpoint_path=args.checkpoint, base_weights=args.base_weights,
+                    native_dim=args.native_dim, seed=args.seed)
+    serve(engine, sys.stdin, protocol, fault=args.fault, fault_file=args.fault_file)
+    return 0  # stdin closed: the daemon is gone or asked us to stop
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The predictor's status report and health score (scorer seed §4.1), kept out of service.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kenning.core import telemetry
+from kenning.predictor import constants as C
+from kenning.store import predictor as store
+
+
+def _percentiles(operation: str) -> dict[str, float | None]:
+    samples = [ms for _, ms in telemetry.latency_samples(operation).get(operation, [])]
+    if not samples:
+        return {"p50": None, "p95": None, "count": 0}
+    arr = np.asarray(samples)
+    return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95)), "count": len(samples)}
+
+
+def mode(p: Any) -> str:
+    client = p.client
+    if not p.cfg.enabled or (client is not None and client.disabled):
+        return "disabled"
+    if p.state.retraining:
+        return "retraining"
+    if not p.state.first_training_done:
+        return "collecting"
+    if not p.state.cold_start_exited:
+        return "warming"
+    return "active"
+
+
+def health(p: Any, latency: dict[str, Any], calibration_flag: bool, drift_flag: bool) -> tuple[float, str]:
+    client = p.client
+    if not p.cfg.enabled or client is None or client.disabled or not client.alive:
+        return 0.0, "disabled" if (not p.cfg.enabled or (client and client.disabled)) else "unhealthy"
+    if not p.state.cold_start_exited:
+        score, status = 0.6, "cold_start"
+    elif p.state.success_rate > C.COLD_START_MIN_SUCCESS:
+        score, status = min(1.0, 0.8 + (p.state.success_rate - C.COLD_START_MIN_SUCCESS) / 3), "healthy"
+    else:
+        score, status = 0.6, "degraded"
+    if latency["p95"] is not None and latency["p95"] > p.cfg.score_timeout_ms:
+        score -= 0.2
+    if calibration_flag or drift_flag:
+        score -= 0.1
+    score = max(0.0, score)
+    if status in ("healthy", "degraded"):
+        status = "healthy" if score >= 0.8 else ("degraded" if score >= 0.5 else "unhealthy")
+    return round(score, 3), status
+
+
+def build_status(p: Any) -> dict[str, Any]:
+    conn = p.db.reader()
+    client = p.client
+    sidecar = client.state() if client is not None else {"running": False, "disabled": False}
+    latency = _percentiles("predictor_score")
+    calibration = store.calibration_summary(conn)
+    calibration_flag = calibration["mae"] is not None and calibration["mae"] > C.CALIBRATION_MAE_THRESHOLD
+    drift_rows = store.list_drift_signals(conn, limit=1)
+    drift_signal = drift_rows[0]["drift_signal"] if drift_rows else None
+    last_log, _ = store.list_training_log(conn, limit=1)
+    last = last_log[0] if last_log else None
+    score, status = health(p, latency, calibration_flag, bool(drift_signal and abs(drift_signal) > 0.2))
+    s = p.state
+    top_projects = sorted(s.project_counts, key=lambda k: -s.project_counts[k])[:3]
+    return {
+        "enabled": p.cfg.enabled, "mode": mode(p), "status_line": p.status_line(),
+        "alpha": p.alpha(), "success_rate": s.success_rate, "model_version": s.model_version,
+        "param_count": p.param_count(), "native_dim": p.native_dim,
+        "training_sessions": store.count_scored_sessions(conn, C.MIN_SCORER_CONFIDENCE),
+        "min_training_sessions": p.cfg.min_training_sessions,
+        "sessions_completed": s.sessions_completed, "comparisons": s.comparisons,
+        "first_training_done": s.first_training_done, "cold_start_exited": s.cold_start_exited,
+        "sessions_since_exit": s.sessions_since_exit, "retraining": s.retraining,
+        "last_trained_at": s.last_trained_at, "last_train_loss": last["loss"] if last else None,
+        "last_training": last, "drift_resets": s.drift_resets, "scorer_drift_signal": drift_signal,
+        "project_success_rates": {k: s.project_rates.get(k) for k in top_projects},
+        "all_project_success_rates": dict(s.project_rates),
+        "calibration": {**calibration, "threshold": C.CALIBRATION_MAE_THRESHOLD, "flagged": calibration_flag},
+        "sidecar": sidecar, "latency_ms": latency,
+        "health": {"score": score, "status": status},
+        "checkpoint": str(p.checkpoint_path) if p.checkpoint_path.exists() else None,
+        "config": p.cfg.model_dump(),
+        "training_in_progress": bool(p._train_thread is not None and p._train_thread.is_alive()),
+    }

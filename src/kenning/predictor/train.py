@@ -1,0 +1,180 @@
+"""Training: ListNet KL + Adam on a cloned parameter set, then validation gates, then swap or discard.
+
+    serving model ──clone──► twin ──epochs (≤ 30 s, 80 % recent / 20 % replay)──► candidate
+    gates on the canary set (all must pass):
+        finite        every loss was finite
+        variance      candidate's canary score variance > 0 (not collapsed)
+        topk_overlap  ≥ 60 % of each canary top-5 kept vs the serving model (skipped while the
+                      serving model has never been trained: nothing to forget yet)
+        ndcg_drop     canary NDCG@10 fell by ≤ 0.15
+    pass → the caller swaps in `result.model`; fail → `result.model` is None and the serving
+    model is untouched. No partial state is possible: the serving model is never mutated.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from kenning.predictor import constants as C
+from kenning.predictor.features import Sample, collate
+from kenning.predictor.fusion import ndcg_at_k
+from kenning.predictor.model import CrossAttentionScorer, clone_model, listnet_kl
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = C.TRAIN_EPOCHS
+    lr: float = C.TRAIN_LR
+    batch_sessions: int = C.TRAIN_BATCH_SESSIONS
+    time_cap_s: float = C.TRAIN_TIME_CAP_S
+    replay_fraction: float = C.REPLAY_FRACTION
+    seed: int = 0
+
+
+@dataclass
+class TrainResult:
+    swapped: bool
+    model: CrossAttentionScorer | None  # the new weights when every gate passed
+    loss: float | None
+    steps: int
+    samples_used: int
+    duration_ms: float
+    canary: dict[str, float] = field(default_factory=dict)
+    gates: dict[str, Any] = field(default_factory=dict)
+    loss_curve: list[float] = field(default_factory=list)
+    stopped_early: bool = False
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "model"}
+        return out
+
+
+@torch.no_grad()
+def score_samples(model: CrossAttentionScorer, samples: list[Sample], chunk: int = 32) -> list[np.ndarray]:
+    """Model scores per sample (eval mode, no gradient)."""
+    model.eval()
+    out: list[np.ndarray] = []
+    for start in range(0, len(samples), chunk):
+        part = samples[start:start + chunk]
+        scores = model(collate(part, model.config.native_dim)).numpy()
+        out.extend(scores[i, :len(s.ids)].copy() for i, s in enumerate(part))
+    return out
+
+
+def _top(scores: np.ndarray, ids: list[str], k: int) -> list[str]:
+    order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), ids[i]))
+    return [ids[i] for i in order[:k]]
+
+
+def canary_metrics(
+    canary: list[Sample], new_scores: list[np.ndarray], old_scores: list[np.ndarray]
+) -> dict[str, float]:
+    if not canary:
+        return {}
+    ndcg_new, ndcg_old, variances, overlaps, churned = [], [], [], [], 0
+    for s, new, old in zip(canary, new_scores, old_scores):
+        relevance = {i: float(v) for i, v in zip(s.ids, s.labels)} if s.labels is not None else {}
+        ndcg_new.append(ndcg_at_k(_top(new, s.ids, len(s.ids)), relevance))
+        ndcg_old.append(ndcg_at_k(_top(old, s.ids, len(s.ids)), relevance))
+        variances.append(float(np.var(new)) if len(new) > 1 else 0.0)
+        top_new, top_old = set(_top(new, s.ids, C.GATE_TOPK)), set(_top(old, s.ids, C.GATE_TOPK))
+        overlaps.append(len(top_new & top_old) / max(1, min(C.GATE_TOPK, len(s.ids))))
+        churned += int(top_new != top_old)
+    return {
+        "canary_ndcg": float(np.mean(ndcg_new)),
+        "canary_ndcg_previous": float(np.mean(ndcg_old)),
+        "canary_ndcg_delta": float(np.mean(ndcg_new) - np.mean(ndcg_old)),
+        "canary_score_variance": float(np.mean(variances)),
+        "canary_topk_overlap": float(np.mean(overlaps)),
+        "canary_topk_churn": churned / len(canary),
+        "canary_sessions": float(len(canary)),
+    }
+
+
+def run_gates(all_finite: bool, metrics: dict[str, float], previous_trained: bool) -> dict[str, Any]:
+    gates: dict[str, Any] = {"finite": all_finite}
+    if not metrics:
+        gates["variance"] = False
+        gates["reason"] = "no canary sessions to validate on"
+        gates["passed"] = False
+        return gates
+    gates["variance"] = metrics["canary_score_variance"] > 0.0
+    gates["topk_overlap"] = (
+        metrics["canary_topk_overlap"] >= C.GATE_MIN_TOPK_OVERLAP if previous_trained else "skipped"
+    )
+    gates["ndcg_drop"] = metrics["canary_ndcg_delta"] >= -C.GATE_MAX_NDCG_DROP
+    gates["passed"] = all(v is True or v == "skipped" for k, v in gates.items() if k != "passed")
+    return gates
+
+
+def epoch_order(n_recent: int, n_replay: int, fraction: float, rng: np.random.Generator) -> list[tuple[str, int]]:
+    """One epoch: every recent session once + replay draws making up `fraction` of the mix."""
+    order = [("recent", int(i)) for i in rng.permutation(n_recent)]
+    if n_replay and n_recent and fraction > 0:
+        extra = max(1, round(n_recent * fraction / (1.0 - fraction)))
+        order += [("replay", int(i)) for i in rng.integers(0, n_replay, size=extra)]
+    elif n_replay and not n_recent:
+        order += [("replay", int(i)) for i in rng.permutation(n_replay)]
+    return [order[i] for i in rng.permutation(len(order))]
+
+
+def train(
+    serving: CrossAttentionScorer, recent: list[Sample], *, replay: list[Sample] | None = None,
+    canary: list[Sample] | None = None, previous_trained: bool = False, config: TrainConfig | None = None,
+) -> TrainResult:
+    """Fine-tune a clone of `serving`, validate it, and return it only if every gate passes."""
+    cfg = config or TrainConfig()
+    replay = replay or []
+    canary = canary or []
+    started = time.monotonic()
+    if not recent and not replay:
+        return TrainResult(False, None, None, 0, 0, 0.0, error="no usable training sessions")
+    twin = clone_model(serving)
+    twin.train()
+    optimizer = torch.optim.Adam(twin.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(cfg.seed)
+    pools = {"recent": recent, "replay": replay}
+    curve: list[float] = []
+    steps, all_finite, stopped = 0, True, False
+    for _ in range(cfg.epochs):
+        order = epoch_order(len(recent), len(replay), cfg.replay_fraction, rng)
+        losses: list[float] = []
+        for start in range(0, len(order), cfg.batch_sessions):
+            batch = collate([pools[p][i] for p, i in order[start:start + cfg.batch_sessions]],
+                            twin.config.native_dim)
+            loss = listnet_kl(twin(batch), batch.labels, batch.mask, batch.temperature)
+            if not torch.isfinite(loss):
+                all_finite = False
+                break
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            steps += 1
+            losses.append(float(loss.detach()))
+            if time.monotonic() - started > cfg.time_cap_s:
+                stopped = True
+                break
+        if losses:
+            curve.append(float(np.mean(losses)))
+        if stopped or not all_finite:
+            break
+    all_finite = all_finite and all(math.isfinite(x) for x in curve) and all(
+        bool(torch.isfinite(p).all()) for p in twin.parameters())
+    metrics = canary_metrics(canary, score_samples(twin, canary), score_samples(serving, canary)) if all_finite else {}
+    gates = run_gates(all_finite, metrics, previous_trained)
+    passed = bool(gates.get("passed"))
+    return TrainResult(
+        swapped=passed, model=twin if passed else None, loss=curve[-1] if curve else None,
+        steps=steps, samples_used=len(recent) + len(replay),
+        duration_ms=(time.monotonic() - started) * 1000.0, canary=metrics, gates=gates,
+        loss_curve=curve, stopped_early=stopped,
+        error=None if passed else "validation gates failed: " + ", ".join(
+            k for k, v in gates.items() if v is False),
+    )

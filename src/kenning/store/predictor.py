@@ -1,0 +1,358 @@
+"""All SQL of the predictive memory scorer.
+
+Reads come in two kinds: training data (session_scores + sessions + session_memories +
+memories + embeddings), used by the read-only sidecar, and audit data (comparisons,
+training log, drift), used by the daemon's API. Writes (state, comparisons, training log,
+session context, canary, calibration, drift signals) are daemon-only: call them inside
+`db.with_write_tx()`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from kenning.core.clock import normalize_iso, now_iso
+
+# -- training data (read-only) ------------------------------------------------
+
+
+def embedding_model_in_use(conn) -> str | None:
+    """The embedding model with the most stored vectors (the one the predictor reads)."""
+    row = conn.execute(
+        "SELECT model FROM embeddings GROUP BY model ORDER BY COUNT(*) DESC, model LIMIT 1"
+    ).fetchone()
+    return row[0] if row else None
+
+
+_SESSION_SELECT = (
+    "SELECT ss.session_key, COALESCE(ss.project, s.project) AS project, ss.score, ss.confidence,"
+    " ss.memories_used, ss.novel_context_count, ss.judge,"
+    " COALESCE(s.started_at, ss.created_at) AS started_at, ss.created_at AS scored_at,"
+    " s.context AS session_context_text"
+    " FROM session_scores ss LEFT JOIN sessions s ON s.session_key = ss.session_key"
+)
+
+
+def eligible_sessions(conn, min_confidence: float, limit: int) -> list[dict[str, Any]]:
+    """Most recent scored sessions whose judge confidence passes the gate, newest first."""
+    rows = conn.execute(
+        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY started_at DESC LIMIT ?",
+        (min_confidence, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def replay_sessions(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
+    """The replay buffer: the top `size` historical sessions by continuity score."""
+    rows = conn.execute(
+        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
+        (min_confidence, size),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def sessions_by_keys(conn, keys: list[str]) -> list[dict[str, Any]]:
+    if not keys:
+        return []
+    marks = ",".join("?" * len(keys))
+    rows = conn.execute(f"{_SESSION_SELECT} WHERE ss.session_key IN ({marks})", keys).fetchall()
+    return [dict(r) for r in rows]
+
+
+def session_score(conn, session_key: str) -> dict[str, Any] | None:
+    rows = sessions_by_keys(conn, [session_key])
+    return rows[0] if rows else None
+
+
+def session_started_at(conn, session_key: str) -> str | None:
+    row = conn.execute("SELECT started_at FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
+    return row[0] if row else None
+
+
+def session_candidate_rows(conn, session_key: str, model: str | None) -> list[dict[str, Any]]:
+    """Every candidate recorded for a session, joined with its memory and stored embedding."""
+    rows = conn.execute(
+        "SELECT sm.memory_id, sm.source, sm.effective_score, sm.predictor_score, sm.baseline_rank,"
+        " sm.predictor_rank, sm.final_score, sm.rank, sm.was_injected, sm.relevance_score,"
+        " sm.fts_hit_count, sm.agent_relevance_score, sm.agent_feedback_count, sm.created_at,"
+        " m.content, m.importance, m.access_count, m.created_at AS memory_created_at,"
+        " m.updated_at AS memory_updated_at, m.last_accessed_at, m.superseded_by, m.is_deleted,"
+        " m.deleted_at, m.project AS memory_project, e.vector, e.dims"
+        " FROM session_memories sm"
+        " LEFT JOIN memories m ON m.id = sm.memory_id"
+        " LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
+        " WHERE sm.session_key = ? ORDER BY sm.rank, sm.memory_id",
+        (model, session_key),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def previous_session_start(conn, started_at: str) -> str | None:
+    """Start of the latest session before `started_at` (for the session-gap feature)."""
+    row = conn.execute(
+        "SELECT MAX(started_at) FROM sessions WHERE started_at < ?", (started_at,)
+    ).fetchone()
+    return row[0] if row and row[0] else None
+
+
+def session_context(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM predictor_session_context WHERE session_key = ?", (session_key,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def count_scored_sessions(conn, min_confidence: float = 0.0) -> int:
+    return conn.execute(
+        "SELECT COUNT(*) FROM session_scores WHERE confidence >= ?", (min_confidence,)
+    ).fetchone()[0]
+
+
+# -- canary set ------------------------------------------------------------------
+
+
+def canary_rows(conn) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT * FROM predictor_canary ORDER BY confidence DESC, session_key"
+    )]
+
+
+def canary_candidates(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
+    """The highest-confidence scored sessions (ties: most recent first)."""
+    rows = conn.execute(
+        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY ss.confidence DESC, started_at DESC LIMIT ?",
+        (min_confidence, size),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def replace_canary(conn, rows: list[tuple[str, float]], at: str | None = None) -> None:
+    stamp = at or now_iso()
+    conn.execute("DELETE FROM predictor_canary")
+    conn.executemany(
+        "INSERT INTO predictor_canary(session_key, confidence, added_at) VALUES (?, ?, ?)",
+        [(key, conf, stamp) for key, conf in rows],
+    )
+
+
+# -- state and per-session context (daemon writes) ------------------------------------
+
+
+def load_state(conn, key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM predictor_state WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def save_state(conn, key: str, value: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO predictor_state(key, value, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (key, json.dumps(value, sort_keys=True), now_iso()),
+    )
+
+
+def upsert_session_context(
+    conn, session_key: str, *, project: str | None, context_text: str | None,
+    embedding: bytes | None, embedding_dims: int | None, alpha: float,
+    model_version: int | None, scored: bool, latency_ms: float | None,
+) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO predictor_session_context(session_key, project, context_text, embedding,"
+        " embedding_dims, alpha, model_version, scored, latency_ms, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_key, project, context_text, embedding, embedding_dims, alpha, model_version,
+         int(scored), latency_ms, now_iso()),
+    )
+
+
+# -- comparisons ------------------------------------------------------------------
+
+_COMPARISON_JSON = ("predictor_top_ids", "baseline_top_ids", "relevance_scores")
+
+
+def insert_comparison(conn, row: dict[str, Any]) -> str:
+    data = dict(row)
+    data.setdefault("id", uuid.uuid4().hex[:16])
+    data.setdefault("created_at", now_iso())
+    for name in _COMPARISON_JSON:
+        if not isinstance(data[name], str):
+            data[name] = json.dumps(data[name])
+    columns = ("id", "session_key", "predictor_ndcg", "baseline_ndcg", "predictor_won", "margin",
+               "scorer_confidence", "ema_updated", "success_rate", "alpha", "predictor_top_ids",
+               "baseline_top_ids", "relevance_scores", "fts_overlap_score", "created_at")
+    conn.execute(
+        f"INSERT INTO predictor_comparisons({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        [data.get(c) for c in columns],
+    )
+    return data["id"]
+
+
+def _decode_comparison(row: Any) -> dict[str, Any]:
+    data = dict(row)
+    for name in _COMPARISON_JSON:
+        data[name] = json.loads(data[name])
+    data["predictor_won"] = bool(data["predictor_won"])
+    data["ema_updated"] = bool(data["ema_updated"])
+    data["winner"] = "tie" if data["margin"] == 0 else ("predictor" if data["margin"] > 0 else "baseline")
+    return data
+
+
+def list_comparisons(
+    conn, *, winner: str | None = None, ema_updated: bool | None = None,
+    min_margin: float | None = None, since: str | None = None, until: str | None = None,
+    limit: int = 50, offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """Comparisons newest first with the seed's filters; returns (page, total matching)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if winner == "predictor":
+        clauses.append("margin > 0")
+    elif winner == "baseline":
+        clauses.append("margin < 0")
+    elif winner == "tie":
+        clauses.append("margin = 0")
+    if ema_updated is not None:
+        clauses.append("ema_updated = ?")
+        params.append(int(ema_updated))
+    if min_margin is not None:
+        clauses.append("ABS(margin) >= ?")
+        params.append(min_margin)
+    if since:
+        clauses.append("created_at >= ?")
+        params.append(normalize_iso(since))
+    if until:
+        clauses.append("created_at <= ?")
+        params.append(normalize_iso(until))
+    where = " AND ".join(clauses) or "1"
+    total = conn.execute(f"SELECT COUNT(*) FROM predictor_comparisons WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT * FROM predictor_comparisons WHERE {where} ORDER BY created_at DESC, rowid DESC"
+        " LIMIT ? OFFSET ?", params + [limit, offset],
+    ).fetchall()
+    return [_decode_comparison(r) for r in rows], total
+
+
+def get_comparison(conn, comparison_id: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM predictor_comparisons WHERE id = ?", (comparison_id,)).fetchone()
+    return _decode_comparison(row) if row else None
+
+
+def comparison_for_session(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM predictor_comparisons WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        (session_key,),
+    ).fetchone()
+    return _decode_comparison(row) if row else None
+
+
+# -- training log ---------------------------------------------------------------
+
+
+def insert_training_log(conn, row: dict[str, Any]) -> int:
+    data = dict(row)
+    data.setdefault("created_at", now_iso())
+    for name in ("gates", "loss_curve"):
+        if name in data and not isinstance(data[name], str):
+            data[name] = json.dumps(data[name])
+    columns = [c for c in (
+        "model_version", "trigger", "loss", "step", "sample_count", "samples_skipped", "duration_ms",
+        "canary_ndcg", "canary_ndcg_delta", "canary_score_variance", "canary_topk_churn",
+        "canary_topk_overlap", "gates", "swapped", "train_validation_failures", "drift_resets",
+        "loss_curve", "error", "created_at") if c in data]
+    cur = conn.execute(
+        f"INSERT INTO predictor_training_log({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        [data[c] for c in columns],
+    )
+    return int(cur.lastrowid)
+
+
+def list_training_log(conn, *, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    total = conn.execute("SELECT COUNT(*) FROM predictor_training_log").fetchone()[0]
+    rows = conn.execute(
+        "SELECT * FROM predictor_training_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
+    ).fetchall()
+    out = []
+    for r in rows:
+        data = dict(r)
+        data["gates"] = json.loads(data["gates"] or "{}")
+        data["loss_curve"] = json.loads(data["loss_curve"] or "[]")
+        data["swapped"] = bool(data["swapped"])
+        out.append(data)
+    return out, total
+
+
+# -- drift and calibration -----------------------------------------------------------
+
+
+def relevance_by_memory_age(conn, since: str) -> dict[str, Any]:
+    """Average judge relevance for young (< 7 d) vs old (> 30 d) memories, sessions since `since`."""
+    row = conn.execute(
+        "SELECT AVG(CASE WHEN age < 7 THEN rel END) AS recent_avg,"
+        " AVG(CASE WHEN age > 30 THEN rel END) AS old_avg, COUNT(*) AS samples FROM ("
+        "  SELECT sm.relevance_score AS rel,"
+        "   julianday(COALESCE(s.started_at, sm.created_at)) - julianday(m.created_at) AS age"
+        "  FROM session_memories sm JOIN memories m ON m.id = sm.memory_id"
+        "  LEFT JOIN sessions s ON s.session_key = sm.session_key"
+        "  WHERE sm.relevance_score IS NOT NULL AND sm.created_at >= ?)",
+        (since,),
+    ).fetchone()
+    return dict(row)
+
+
+def insert_drift_signal(conn, drift_signal: float | None, recent_avg: float | None,
+                        old_avg: float | None, samples: int) -> None:
+    conn.execute(
+        "INSERT INTO predictor_drift_signals(drift_signal, recent_avg, old_avg, samples, created_at)"
+        " VALUES (?, ?, ?, ?, ?)", (drift_signal, recent_avg, old_avg, samples, now_iso()),
+    )
+
+
+def list_drift_signals(conn, limit: int = 100) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT * FROM predictor_drift_signals ORDER BY id DESC LIMIT ?", (limit,)
+    )]
+
+
+def drift_resets(conn, limit: int = 100) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT id, model_version, swapped, loss, created_at FROM predictor_training_log"
+        " WHERE trigger = 'drift_reset' ORDER BY id DESC LIMIT ?", (limit,)
+    )]
+
+
+def upsert_calibration(conn, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT relevance_score FROM session_memories WHERE session_key = ? AND memory_id = ?",
+        (session_key, memory_id),
+    ).fetchone()
+    scorer = row[0] if row else None
+    delta = None if scorer is None else human_label - scorer
+    conn.execute(
+        "INSERT INTO predictor_calibration(session_key, memory_id, human_label, scorer_label, delta, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key, memory_id) DO UPDATE SET"
+        " human_label = excluded.human_label, scorer_label = excluded.scorer_label,"
+        " delta = excluded.delta, created_at = excluded.created_at",
+        (session_key, memory_id, human_label, scorer, delta, now_iso()),
+    )
+    return {"session_key": session_key, "memory_id": memory_id, "human_label": human_label,
+            "scorer_label": scorer, "delta": delta}
+
+
+def calibration_summary(conn) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT COUNT(*) AS labels, COUNT(DISTINCT session_key) AS sessions, AVG(ABS(delta)) AS mae"
+        " FROM predictor_calibration WHERE delta IS NOT NULL"
+    ).fetchone()
+    return dict(row)
+
+
+def session_audit_rows(conn, session_key: str) -> list[dict[str, Any]]:
+    """session_memories for one session joined with memory content previews."""
+    rows = conn.execute(
+        "SELECT sm.*, substr(m.content, 1, 200) AS content_preview, m.superseded_by, m.is_deleted"
+        " FROM session_memories sm LEFT JOIN memories m ON m.id = sm.memory_id"
+        " WHERE sm.session_key = ? ORDER BY sm.rank, sm.memory_id", (session_key,),
+    ).fetchall()
+    return [dict(r) for r in rows]

@@ -1,0 +1,109 @@
+"""The scorer itself: size, determinism, gradients vs finite differences, a step that learns."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from kenning.predictor.features import Sample, collate
+from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens, listnet_kl, project_slot
+
+TINY = ScorerConfig(native_dim=6, d=4, hash_buckets=16, project_slots=4, v_dim=3, seed=3)
+
+
+def tiny_samples(rng: np.random.Generator, n_sessions: int = 3, n: int = 5, dims: int = 6) -> list[Sample]:
+    out = []
+    for s in range(n_sessions):
+        vecs = [rng.normal(size=dims).astype(np.float32) if i % 3 else None for i in range(n)]
+        out.append(Sample(
+            session_key=f"s{s}", ids=[f"m{i}" for i in range(n - s % 2)], ctx_vec=rng.normal(size=dims).astype(np.float32),
+            ctx_tokens=hash_tokens("deploy the api", 16), cand_vecs=vecs[:n - s % 2],
+            cand_tokens=[hash_tokens(f"note {i} about deploy scripts", 16) for i in range(n - s % 2)],
+            features=rng.normal(size=(n - s % 2, 12)).astype(np.float32), project_slot=s % 4,
+            labels=rng.uniform(-0.3, 1.0, size=n - s % 2).astype(np.float32), temperature=0.5,
+        ))
+    return out
+
+
+def test_default_size_matches_the_seed_budget():
+    model = CrossAttentionScorer(ScorerConfig(native_dim=384))
+    count = model.param_count()
+    assert 1_050_000 < count < 1_150_000  # "about 1.1 M parameters"
+    assert model.tok.weight.shape == (16_384, 64)
+    assert model.down.weight.shape == (64, 384)
+    assert model.project.weight.shape == (32, 64)
+    assert model.v.weight.shape == (32, 64)
+    assert model.gate.weight.shape == (1, 1 + 32 + 12)
+
+
+def test_same_seed_same_weights_other_seed_other_weights():
+    a = CrossAttentionScorer(ScorerConfig(native_dim=8, seed=1)).state_dict()
+    b = CrossAttentionScorer(ScorerConfig(native_dim=8, seed=1)).state_dict()
+    c = CrossAttentionScorer(ScorerConfig(native_dim=8, seed=2)).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_hash_trick_is_stable_and_bounded():
+    tokens = hash_tokens("Run ruff before committing; ruff!", 16_384)
+    assert tokens == hash_tokens("run RUFF before committing ruff", 16_384)
+    assert len(tokens) == 5 and tokens[1] == tokens[4]
+    assert all(0 <= t < 16_384 for t in tokens)
+    assert project_slot(None) == 0 and project_slot("kenning") == project_slot("kenning")
+
+
+def test_gradients_match_finite_differences():
+    torch.manual_seed(0)
+    model = CrossAttentionScorer(TINY).double()
+    batch = collate(tiny_samples(np.random.default_rng(0)), TINY.native_dim)
+    for name in ("ctx_emb", "cand_emb", "features", "labels", "temperature"):
+        setattr(batch, name, getattr(batch, name).double())
+
+    def loss_fn() -> torch.Tensor:
+        return listnet_kl(model(batch), batch.labels, batch.mask, batch.temperature)
+
+    model.zero_grad()
+    loss_fn().backward()
+    eps = 1e-6
+    rng = np.random.default_rng(1)
+    checked = 0
+    for name, param in model.named_parameters():
+        grad = param.grad
+        if grad is None:
+            continue
+        flat = param.data.view(-1)
+        used = [int(i) for i in torch.nonzero(grad.view(-1)).view(-1)] or [0]
+        for idx in rng.choice(used, size=min(4, len(used)), replace=False):
+            orig = flat[idx].item()
+            with torch.no_grad():
+                flat[idx] = orig + eps
+                up = loss_fn().item()
+                flat[idx] = orig - eps
+                down = loss_fn().item()
+                flat[idx] = orig
+            numeric = (up - down) / (2 * eps)
+            assert abs(numeric - grad.view(-1)[idx].item()) <= 1e-6 + 1e-4 * abs(numeric), name
+            checked += 1
+    assert checked >= 30  # every parameter tensor (text path, layer norms, gate, ...) was probed
+
+
+def test_one_training_step_lowers_the_loss_on_a_fixed_batch():
+    model = CrossAttentionScorer(ScorerConfig(native_dim=6, d=8, hash_buckets=64, seed=0))
+    batch = collate(tiny_samples(np.random.default_rng(2), n_sessions=4, n=8), 6)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    before = listnet_kl(model(batch), batch.labels, batch.mask, batch.temperature)
+    opt.zero_grad()
+    before.backward()
+    opt.step()
+    with torch.no_grad():
+        after = listnet_kl(model(batch), batch.labels, batch.mask, batch.temperature)
+    assert after.item() < before.item()
+
+
+def test_padding_does_not_change_scores_or_loss():
+    model = CrossAttentionScorer(TINY)
+    samples = tiny_samples(np.random.default_rng(4))
+    alone = model(collate([samples[1]], TINY.native_dim))
+    padded = model(collate(samples, TINY.native_dim))
+    n = len(samples[1].ids)
+    assert torch.allclose(alone[0, :n], padded[1, :n], atol=1e-6)
