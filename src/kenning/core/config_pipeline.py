@@ -58,6 +58,12 @@ class GraphSettings(_Section):
     enabled: bool = Field(True, description="Persist entity triples and use the graph leg/boost in recall.")
     boost_weight: float = Field(0.15, ge=0.0, le=1.0, description="Score added to graph-linked memories.")
     boost_timeout_ms: int = Field(500, ge=50, le=5_000, description="Deadline of the graph lookup, ms.")
+    feedback_delta: float = Field(0.02, ge=0.0, le=1.0, description="Aspect weight gained per FTS-confirmed memory.")
+    feedback_min_weight: float = Field(0.1, ge=0.0, le=1.0, description="Aspect weight floor (feedback and decay).")
+    feedback_max_weight: float = Field(1.0, ge=0.0, le=10.0, description="Aspect weight ceiling.")
+    aspect_stale_days: int = Field(14, ge=1, le=3650, description="Aspects untouched this long decay.")
+    aspect_decay_rate: float = Field(0.05, ge=0.0, le=1.0, description="Weight lost per decay run.")
+    aspect_decay_every_sessions: int = Field(10, ge=1, le=10_000, description="Run decay every N feedback sessions.")
 
 
 class RerankerSettings(_Section):

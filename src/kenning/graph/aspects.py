@@ -98,3 +98,11 @@ def decay_aspects(db, cfg: FeedbackConfig = FeedbackConfig()) -> int:
     with _telemetry_lock:
         _telemetry["feedback_decayed_aspects"] += n
     return n
+
+
+def feedback_config(graph_settings) -> FeedbackConfig:
+    """FeedbackConfig from `settings.pipeline.graph`."""
+    g = graph_settings
+    return FeedbackConfig(delta=g.feedback_delta, min_weight=g.feedback_min_weight, max_weight=g.feedback_max_weight,
+                          stale_days=g.aspect_stale_days, decay_rate=g.aspect_decay_rate,
+                          decay_every_sessions=g.aspect_decay_every_sessions)

@@ -78,7 +78,7 @@ def rerank_hits(query: str, hits: list, candidates: list[RerankCandidate], reran
     by_id = {h.memory_id: h for h in head}
     top = max(h.score for h in head) or 1.0
     out = []
-    for memory_id, score in ranked:
+    for memory_id, score in sorted(ranked, key=lambda kv: -kv[1]):
         hit = by_id.pop(memory_id, None)
         if hit is not None:
             hit.score = score * top
