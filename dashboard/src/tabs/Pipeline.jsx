@@ -55,13 +55,16 @@ export function PipelineTab() {
   const logs = useApi(`/api/logs${qs({ category, limit: 50 })}`, 5000);
   const s = status.data || {};
   const queue = s.queue || s.queues || diag.data?.metrics?.tables;
-  const dead = items(s.dead_jobs || s.dead || [], 'items');
+  const dead = items(s.dead_jobs || s.dead || [], 'recent', 'items');
+  const waiting = s.waiting || [];
   const budget = s.token_budget || s.llm_budget || s.llm || s.budget;
   return (
     <div class="grid two">
       <Card title="Workers" testid="pipeline-workers">
         <Pending res={status} what="/api/pipeline/status" />
-        {status.ok && <p class="muted small">mode: <strong>{s.mode || '—'}</strong></p>}
+        {status.ok && <p class="muted small">mode: <strong>{s.mode || '—'}</strong>
+          {s.provider ? <span> · LLM {typeof s.provider === 'object' ? (s.provider.name || s.provider.provider || JSON.stringify(s.provider)) : s.provider}</span> : null}</p>}
+        {waiting.length > 0 && <ul class="problems">{waiting.map((w) => <li class="problem warning">{w}</li>)}</ul>}
         {status.ok && <Workers workers={s.workers} />}
       </Card>
       <Card title="Queue" testid="pipeline-queue">
@@ -74,7 +77,8 @@ export function PipelineTab() {
             <li><span class="tag">{j.job_type || j.kind}</span><span class="feed-msg">#{j.id} {short(j.last_error || j.error, 160)}</span>
               <span class="feed-time">{fmtTime(j.failed_at || j.updated_at)}</span></li>
           ))}</ul>
-        ) : <Empty>No dead jobs{diag.ok ? ` (${diag.data.metrics.dead} counted by diagnostics)` : ''}.</Empty>}
+        ) : <Empty>No dead jobs{s.dead_jobs?.count ? ` shown (${s.dead_jobs.count} in total)` : ''}.</Empty>}
+        {s.dead_jobs?.count > 0 && <p class="small">{s.dead_jobs.count} dead in total · requeue with <code>POST /api/pipeline/dead/requeue</code></p>}
       </Card>
       <Card title="Token budget" testid="token-budget">
         {budget ? <pre class="json">{JSON.stringify(budget, null, 2)}</pre> : <Empty>No LLM budget reported (offline provider needs none).</Empty>}

@@ -13,10 +13,20 @@ const pick = (o, ...keys) => {
 export function predictorMode(status, diag) {
   const mode = pick(status, 'mode', 'state', 'phase');
   if (['collecting', 'cold_start', 'cold-start'].includes(mode)) return 'cold_start';
+  if (mode === 'disabled' && !status.first_training_done && !status.comparisons) return 'cold_start';
   if (mode) return 'active';
   const n = pick(status, 'training_sessions', 'scored_sessions') ?? diag?.metrics?.training_sessions ?? 0;
   const min = pick(status, 'min_training_sessions', 'min_sessions') ?? diag?.metrics?.min_training_sessions ?? 30;
   return n < min ? 'cold_start' : 'active';
+}
+
+function sidecarText(status) {
+  const sc = status.sidecar || {};
+  const running = sc.running ?? status.sidecar_alive;
+  if (sc.disabled) return `disabled after ${sc.crashes_last_hour ?? '?'} crashes this hour`;
+  if (running === false) return 'not running';
+  if (running) return `running (pid ${sc.pid ?? status.sidecar_pid ?? '?'})`;
+  return '—';
 }
 
 function HealthBadge({ diag }) {
@@ -63,9 +73,11 @@ function ColdStart({ status, diag, sessions }) {
       </Card>
       <Card title="Diagnostics">
         <KV rows={[
-          ['sidecar', pick(status, 'sidecar_alive', 'running') === false ? 'not running' : (pick(status, 'sidecar_alive', 'running') ? `running (pid ${pick(status, 'sidecar_pid', 'pid') ?? '?'})` : '—')],
+          ['sidecar', sidecarText(status)],
+          ['mode', pick(status, 'mode') || '—'],
           ['enabled', String(pick(status, 'enabled') ?? '—')],
-          ['score timeout', `${pick(status, 'score_timeout_ms') ?? m.score_timeout_ms ?? 120} ms`],
+          ['score timeout', `${pick(status, 'score_timeout_ms') ?? status.config?.score_timeout_ms ?? 120} ms`],
+          ['train every', `${status.config?.train_interval_sessions ?? '—'} sessions`],
           ['confidence gate', pick(status, 'confidence_gate', 'min_confidence') ?? 0.6],
           ['needed', `${Math.max(0, min - n)} more scored sessions`],
         ]} />
@@ -93,9 +105,10 @@ function StatusCard({ status, diag, latency, timedOut }) {
         ['parameters', pick(status, 'param_count', 'parameter_count', 'parameters')?.toLocaleString?.() ?? '—'],
         ['drift resets', pick(status, 'drift_resets') ?? m.drift_resets ?? 0],
         ['scorer drift signal', fmtNum(pick(status, 'scorer_drift_signal', 'drift_signal') ?? m.scorer_drift_signal, 3)],
-        ['sidecar latency', `p50 ${fmtNum(lat.p50, 1)} / p95 ${fmtNum(lat.p95, 1)} ms`],
+        ['sidecar', sidecarText(status)],
+        ['sidecar latency', `p50 ${fmtNum(lat.p50 ?? status.latency_ms?.p50, 1)} / p95 ${fmtNum(lat.p95 ?? status.latency_ms?.p95, 1)} ms`],
       ]} />
-      <Sparkline samples={lat.recent || []} timeoutMs={pick(status, 'score_timeout_ms') ?? 120} timedOut={timedOut} />
+      <Sparkline samples={lat.recent || []} timeoutMs={pick(status, 'score_timeout_ms') ?? status.config?.score_timeout_ms ?? 120} timedOut={timedOut} />
       {top.length > 0 && (
         <div data-testid="project-rates">
           <h4>Per-project success rate</h4>

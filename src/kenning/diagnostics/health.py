@@ -197,7 +197,11 @@ def index_domain(facts: Facts) -> Domain:
         elif lacking > facts.thresholds.embedding_lag_tolerance:
             d.penalize(min(0.45, ratio), f"{lacking} live memories wait for a vector",
                        "the embedding tracker catches up in the background; if it does not, check the provider")
-    d.metrics = ix
+    errs = _recent_errors(facts, "retrieval")
+    if errs:
+        d.penalize(min(0.4, 0.05 * len(errs)), f"{len(errs)} recall stage/leg failure(s), last: {errs[0]['message']}",
+                   "recall fell back to fewer legs; see /api/analytics/errors?stage=retrieval")
+    d.metrics = ix | {"recent_retrieval_errors": len(errs)}
     d.summary = f"{total} memories, fts {ix.get('fts_rows')}, vectors {ix.get('embeddings')}"
     return d
 
@@ -214,7 +218,8 @@ def provider_domain(facts: Facts) -> Domain:
                    "start the LLM server or fix `llm.url`/`llm.model` in config.yaml")
     if llm.get("budget_left") == 0:
         d.penalize(0.2, "the daily LLM token budget is spent", "raise `llm.daily_token_budget` or wait for tomorrow")
-    errs = _recent_errors(facts, "embedding", "provider")
+    errs = _recent_errors(facts, "embedding", "provider", "embedding-tracker") + [
+        e for e in _recent_errors(facts, "api") if e["context"].get("kind") == "ProviderError"]
     if errs:
         d.penalize(min(0.4, 0.1 * len(errs)), f"{len(errs)} provider error(s), last: {errs[0]['message']}",
                    "see /api/analytics/errors?stage=embedding")
@@ -284,11 +289,13 @@ def predictor_domain(facts: Facts) -> Domain:
     sessions = st.get("training_sessions", facts.scored_sessions)
     latency = facts.latency.get("predictor_score", {})
     timeout = st.get("score_timeout_ms") or cfg.get("score_timeout_ms") or 120
+    sidecar = st.get("sidecar") if isinstance(st.get("sidecar"), dict) else {}
     metrics = {
-        "sidecar_alive": st.get("sidecar_alive", st.get("running")),
-        "sidecar_pid": st.get("sidecar_pid", st.get("pid")),
-        "crash_count": st.get("crash_count", 0),
-        "crash_disabled": bool(st.get("crash_disabled")),
+        "mode": st.get("mode"),
+        "sidecar_alive": sidecar.get("running", sidecar.get("alive", st.get("sidecar_alive"))),
+        "sidecar_pid": sidecar.get("pid", st.get("sidecar_pid")),
+        "crash_count": sidecar.get("crashes_last_hour", st.get("crash_count", 0)),
+        "crash_disabled": bool(sidecar.get("disabled") or st.get("crash_disabled")),
         "model_version": st.get("model_version", 0),
         "training_sessions": sessions,
         "min_training_sessions": min_sessions,
@@ -319,11 +326,15 @@ def predictor_domain(facts: Facts) -> Domain:
         d.summary = why
         return d
     mode = st.get("mode") or st.get("status")
-    cold = mode in ("cold_start", "collecting", "warming") or sessions < min_sessions
+    cold = mode in ("cold_start", "collecting", "warming") or (mode is None and sessions < min_sessions)
     sr = metrics["success_rate"]
-    if cold:
+    if mode == "retraining":
+        d.score, d.summary = 0.6, "drift detected: retraining, baseline fallback meanwhile"
+    elif cold:
         d.score, d.status = 0.6, "cold_start"
-        d.summary = f"collecting training data: {min(sessions, min_sessions)}/{min_sessions} sessions"
+        d.summary = (f"collecting training data: {min(sessions, min_sessions)}/{min_sessions} sessions"
+                     if mode != "warming" else f"warming: model v{metrics['model_version']} trained, "
+                     f"success_rate {sr if sr is None else round(sr, 2)}, baseline only")
     elif sr is not None and sr > 0.4:
         d.score = 0.8 + 0.2 * min(1.0, (sr - 0.4) / 0.4)
         d.summary = f"active: success_rate {sr:.2f}, α {metrics['alpha']:.2f}"
