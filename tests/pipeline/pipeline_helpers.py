@@ -114,7 +114,7 @@ def _handler(fake: FakeLLM):
     return Handler
 
 
-FAST_WORKER = {"poll_ms": 100, "backoff_base_ms": 10, "backoff_cap_ms": 50, "backoff_jitter_ms": 5}
+FAST_WORKER = {"poll_ms": 100, "backoff_base_ms": 10, "backoff_cap_ms": 100, "backoff_jitter_ms": 5}
 
 
 def run_until(predicate: Callable[[], bool], timeout_s: float = 30.0, step_s: float = 0.05) -> bool:
