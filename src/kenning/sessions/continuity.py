@@ -64,8 +64,8 @@ def _clip(value: float, low: float = 0.0, high: float = 1.0) -> float:
 
 
 def _overlap(memory_id: str, content: str, convo_words: set[str], convo_text: str) -> float:
-    if memory_id and memory_id in convo_text:
-        return 1.0
+    if len(memory_id) >= 6 and re.search(rf"\b{re.escape(memory_id)}\b", convo_text):
+        return 1.0  # the agent cited the memory by id
     words = keywords(content)
     if not words:
         return 0.0
