@@ -1,0 +1,72 @@
+"""RRF with α, NDCG@10 over the shared evaluation pool, exploration."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from kenning.predictor.fusion import compare, explore, fts_overlap, ndcg_at_k, rrf_fuse
+
+
+def test_rrf_formula_with_missing_rank_n_plus_one():
+    fused = {f.memory_id: f for f in rrf_fuse(["a", "b", "c"], ["c", "d"], alpha=0.25, k=12)}
+    n = 4  # union of candidates
+    assert fused["a"].final_score == pytest.approx(0.25 / 13 + 0.75 / (12 + n + 1))
+    assert fused["d"].final_score == pytest.approx(0.25 / (12 + n + 1) + 0.75 / 14)
+    assert fused["c"].final_score == pytest.approx(0.25 / 15 + 0.75 / 13)
+    assert fused["d"].baseline_rank is None and fused["d"].predictor_rank == 2
+
+
+def test_alpha_one_reproduces_the_baseline_and_zero_the_predictor():
+    baseline, predictor = ["a", "b", "c", "d"], ["d", "c", "b", "a"]
+    assert [f.memory_id for f in rrf_fuse(baseline, predictor, 1.0)] == baseline
+    assert [f.memory_id for f in rrf_fuse(baseline, predictor, 0.0)] == predictor
+    assert [f.memory_id for f in rrf_fuse(baseline, None, 0.3)] == baseline  # no predictor: baseline
+
+
+def test_sources_reflect_which_ranker_put_it_in_its_top_k():
+    fused = {f.memory_id: f.source for f in rrf_fuse(["a", "b", "c"], ["b", "c", "a"], 0.5, top_k=1)}
+    assert fused == {"a": "effective", "b": "predictor", "c": "effective"}
+    both = {f.memory_id: f.source for f in rrf_fuse(["a", "b"], ["a", "b"], 0.5, top_k=1)}
+    assert both["a"] == "both"
+
+
+def test_ndcg_known_values():
+    rel = {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert ndcg_at_k(["a", "b", "c"], rel) == pytest.approx(1.0)
+    dcg = 0.0 / 1 + 0.5 / math.log2(3) + 1.0 / 2
+    idcg = 1.0 + 0.5 / math.log2(3)
+    assert ndcg_at_k(["c", "b", "a"], rel) == pytest.approx(dcg / idcg)
+    assert ndcg_at_k(["x"], {"x": -0.3}) == 0.0  # negative labels carry no gain
+
+
+def test_comparison_uses_the_union_pool_and_the_same_labels():
+    baseline = [f"b{i}" for i in range(12)]
+    predictor = ["b11", "p1"] + [f"b{i}" for i in range(10)]
+    injected = ["b0", "b1", "b11"]
+    relevance = {"b11": 1.0, "p1": 0.6, "b0": 0.1}
+    cmp = compare(baseline, predictor, injected, relevance)
+    assert set(cmp.pool) == set(baseline[:10]) | set(predictor[:10]) | set(injected)
+    assert cmp.predictor_won and cmp.margin == pytest.approx(cmp.predictor_ndcg - cmp.baseline_ndcg)
+    assert cmp.predictor_ndcg == pytest.approx(1.0)
+
+
+def test_exploration_swaps_the_last_slot_for_the_biggest_disagreement():
+    fused = rrf_fuse(["a", "b", "c", "d", "e"], ["e", "a", "b", "c", "d"], alpha=0.9, top_k=2)
+
+    class Always(random.Random):
+        def random(self):  # noqa: D401 - deterministic draw
+            return 0.0
+
+    out = explore(fused, 2, 0.05, Always(), enabled=True)
+    assert out[1].memory_id == "e" and out[1].source == "exploration"
+    assert out[1].final_score == fused[1].final_score
+    assert explore(fused, 2, 0.05, Always(), enabled=False) == fused  # cold start: off
+    assert explore(fused, 2, 0.0, Always(), enabled=True) == fused  # rate 0: off
+
+
+def test_fts_overlap_share():
+    assert fts_overlap(["a", "b"], {"a": 2}) == 0.5
+    assert fts_overlap([], {}) is None

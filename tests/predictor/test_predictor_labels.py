@@ -1,0 +1,85 @@
+"""The label hierarchy, one rule at a time, and the session gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.predictor.labels import build_session_labels, label_candidate
+
+SESSION = {"session_key": "s", "score": 0.8, "confidence": 0.9, "novel_context_count": 0,
+           "started_at": "2026-03-02T10:00:00.000Z"}
+START = SESSION["started_at"]
+
+
+def cand(**kw):
+    base = {"memory_id": "m", "was_injected": 0, "relevance_score": None, "fts_hit_count": 0,
+            "agent_relevance_score": None, "access_count": 0, "superseded_by": None, "is_deleted": 0,
+            "deleted_at": None, "memory_created_at": "2026-01-01T00:00:00.000Z",
+            "memory_updated_at": "2026-01-01T00:00:00.000Z"}
+    base.update(kw)
+    return base
+
+
+def label(c, session=SESSION, cosine=None):
+    return label_candidate(c, session, cosine, START).label
+
+
+def test_agent_feedback_is_primary_with_the_0_7_0_2_0_1_blend():
+    # agent 0.8, never FTS-matched, continuity 0.5: 0.56 + 0.2*0.8 + 0.1*0.8 = 0.8 ("keep 0.8")
+    assert label(cand(was_injected=1, agent_relevance_score=0.8), {**SESSION, "score": 0.5}) == pytest.approx(0.8)
+    # continuity scales trust: a better session gives a higher label for the same agent score
+    assert label(cand(was_injected=1, agent_relevance_score=0.8), {**SESSION, "score": 1.0}) > 0.8
+    # agent scored 0 but FTS matched it twice: bumped to 0.3
+    assert label(cand(was_injected=1, agent_relevance_score=0.0, fts_hit_count=2)) == pytest.approx(0.3)
+    # a negative agent score stays negative
+    assert label(cand(was_injected=1, agent_relevance_score=-0.6)) < 0
+
+
+def test_continuity_path_for_injected_memories():
+    assert label(cand(was_injected=1, relevance_score=0.7)) == pytest.approx(0.7)
+    assert label(cand(was_injected=1, relevance_score=0.7, fts_hit_count=1)) == pytest.approx(0.8)
+    assert label(cand(was_injected=1)) == pytest.approx(0.8)  # high-scoring session: continuity
+    low = {**SESSION, "score": 0.4}
+    assert label(cand(was_injected=1), low) == pytest.approx(0.2)  # low-scoring: continuity * 0.5
+    worse = {**SESSION, "score": 0.2}
+    assert label(cand(was_injected=1), worse) == pytest.approx(0.0)  # x0.5, never matched and < 0.3: -0.1
+
+
+def test_non_injected_soft_negatives_and_fts_misses():
+    assert label(cand(), cosine=0.3) == 0.0
+    assert label(cand(), cosine=0.65) == pytest.approx(0.25)
+    assert label(cand(fts_hit_count=1), cosine=0.1) == pytest.approx(0.3)
+    assert label(cand(fts_hit_count=2), cosine=0.1) == pytest.approx(0.6)
+    novel = {**SESSION, "novel_context_count": 2}
+    assert label(cand(fts_hit_count=2), novel) == pytest.approx(0.7)  # +0.1 on missing memories
+    assert label(cand(relevance_score=0.6), novel) == pytest.approx(0.8)  # >= 0.7, +0.1
+    assert label(cand(access_count=25), cosine=0.1) == pytest.approx(0.05)
+
+
+def test_negative_labels_override_everything():
+    assert label(cand(was_injected=1, agent_relevance_score=0.9, superseded_by="x")) == pytest.approx(-0.3)
+    deleted_soon = cand(was_injected=1, is_deleted=1, deleted_at="2026-03-02T20:00:00.000Z")
+    assert label(deleted_soon) == pytest.approx(-0.5)
+    deleted_later = cand(was_injected=1, is_deleted=1, deleted_at="2026-03-05T20:00:00.000Z")
+    assert label(deleted_later) == pytest.approx(-0.3)
+
+
+def test_recent_edit_adds_a_little():
+    edited = cand(was_injected=1, relevance_score=0.5, memory_updated_at="2026-02-28T10:00:00.000Z")
+    assert label(edited) == pytest.approx(0.55)
+
+
+def test_session_gates_confidence_and_low_variance():
+    rows = [cand(memory_id="a", was_injected=1, relevance_score=0.9), cand(memory_id="b")]
+    ok = build_session_labels(SESSION, rows, [None, 0.1])
+    assert ok.usable and ok.temperature == 0.5
+    assert not build_session_labels({**SESSION, "confidence": 0.59}, rows, [None, 0.1]).usable
+    flat = [cand(memory_id="a", was_injected=1, relevance_score=0.5),
+            cand(memory_id="b", was_injected=1, relevance_score=0.5)]
+    skipped = build_session_labels(SESSION, flat, [None, None])
+    assert not skipped.usable and skipped.skip_reason == "low_variance"
+    close = [cand(memory_id="a", was_injected=1, relevance_score=0.5),
+             cand(memory_id="b", was_injected=1, relevance_score=0.55)]
+    sharp = build_session_labels(SESSION, close, [None, None])
+    assert sharp.usable and sharp.temperature == 0.3
+    assert all(c.reasons for c in ok.labels)  # every label explains itself
