@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.kenning-installed
 
-.PHONY: setup run test lint bench-retrieval clean
+.PHONY: setup run test lint browser dashboard-build bench-retrieval clean
 
 setup: $(STAMP)
 
@@ -21,8 +21,16 @@ run: setup
 lint: setup
 	$(VENV)/bin/lint-imports
 
-test: setup lint
+test: setup lint browser
 	$(VENV)/bin/pytest -q
+
+# Dashboard browser tests drive Debian's chromium headless (playwright cannot download browsers here).
+browser:
+	test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+# Rebuild the dashboard (built assets are committed, so `make run` never needs this).
+dashboard-build:
+	cd dashboard && npm ci && npm run build
 
 bench-retrieval: setup
 	$(PY) bench/retrieval_locomo.py --out bench/out/retrieval_locomo.json
