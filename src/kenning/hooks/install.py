@@ -97,7 +97,9 @@ def _save_original(path: Path, raw: bytes | None, already_ours: bool) -> None:
     if already_ours or backup.exists() or created.exists():
         return
     if raw is None:
-        created.write_bytes(b"")
+        made_dir = not path.parent.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        created.write_bytes(b"dir" if made_dir else b"")
     else:
         backup.write_bytes(raw)
 
@@ -131,9 +133,12 @@ def _finish_uninstall(path: Path, cleaned: dict[str, Any], raw: bytes) -> Outcom
             _write(path, original)
             backup.unlink()
             return Outcome(path, True, f"removed kenning from {path}; original restored byte-for-byte")
-    if created.exists() and cleaned == {}:
+    if created.exists() and _comparable(cleaned) == {}:
+        made_dir = created.read_bytes() == b"dir"
         path.unlink()
         created.unlink()
+        if made_dir and not any(path.parent.iterdir()):
+            path.parent.rmdir()
         return Outcome(path, True, f"removed {path} (kenning had created it)")
     new = _dump(cleaned)
     if new == raw:

@@ -8,6 +8,7 @@ MCP tool errors with the daemon's one-line message.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -76,6 +77,7 @@ def build_server(client: KenningClient) -> MCPServer:
 
 
 def serve_stdio(base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per tool call is noise
     client = KenningClient(base_url, token=token, timeout=timeout)
     try:
         build_server(client).run("stdio")
