@@ -176,5 +176,5 @@ def train(
         duration_ms=(time.monotonic() - started) * 1000.0, canary=metrics, gates=gates,
         loss_curve=curve, stopped_early=stopped,
         error=None if passed else "validation gates failed: " + ", ".join(
-            k for k, v in gates.items() if v is False),
+            k for k, v in gates.items() if v is False and k != "passed"),
     )

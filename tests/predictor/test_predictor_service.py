@@ -1,0 +1,118 @@
+"""The Predictor facade end to end: real DB, real sidecar, the session-start/end interface."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.predictor.service import Predictor
+from kenning.store import predictor as store
+
+
+def candidates_for(user, plan, ids):
+    return [{"id": m, "embedding": user.vectors[m], "content": f"memory {m}", "importance": 0.5,
+             "access_count": 1, "created_at": "2025-12-01T00:00:00.000Z"} for m in ids]
+
+
+@pytest.fixture
+def predictor(pred_settings, pdb):
+    p = Predictor(pred_settings.model_copy(update={"predictor": pred_settings.predictor.model_copy(
+        update={"train_interval_sessions": 5})}), pdb)
+    p.start(wait_ready=True)
+    yield p
+    p.stop()
+
+
+def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb, user):
+    plan = user.session_plan(0)
+    ids = user.candidates_for(plan)
+    ctx = {"session_key": plan["key"], "project": plan["project"], "embedding": user.context_vector(plan),
+           "timestamp": plan["at"].isoformat()}
+    assert predictor.score(ctx, candidates_for(user, plan, ids)) is None  # untrained: baseline
+    assert predictor.status_line() == "[predictor: collecting | 0/10 sessions | baseline only]"
+    assert store.session_context(pdb.reader(), plan["key"])["scored"] == 0
+    for i in range(12):
+        user.record_session(pdb, i)
+    result = predictor.train_now()
+    assert result["swapped"] is True and result["error"] is None
+    log, total = store.list_training_log(pdb.reader())
+    assert total == 1 and log[0]["swapped"] and log[0]["canary_ndcg"] is not None and log[0]["gates"]["passed"]
+    assert predictor.status_line().startswith("[predictor: warming | success_rate=0.50 | model_v1")
+
+    plan = user.session_plan(12)
+    ids = user.candidates_for(plan)
+    ctx = {"session_key": plan["key"], "project": plan["project"], "embedding": user.context_vector(plan),
+           "text": "next session", "timestamp": plan["at"].isoformat()}
+    scores = predictor.score(ctx, candidates_for(user, plan, ids))
+    assert scores is not None and set(scores) == set(ids)
+    fused = predictor.fuse(ids, scores, top_k=10)
+    assert [f[0] for f in fused] == ids  # cold start: α = 1, baseline order, predictor ranks recorded
+    assert all(f[3] is not None for f in fused) and {f[4] for f in fused} <= {"effective", "both", "predictor"}
+    user.record_session(pdb, 12, predictor_scores=scores, candidates=ids, context_vector=ctx["embedding"])
+    out = predictor.on_session_end(plan["key"])
+    assert out["status"] == "recorded" and out["ema_updated"] is True
+    row = store.comparison_for_session(pdb.reader(), plan["key"])
+    assert row["alpha"] == 1.0 and row["scorer_confidence"] == pytest.approx(0.85)
+    assert len(row["predictor_top_ids"]) == 10 and len(row["baseline_top_ids"]) == 10
+    assert set(row["relevance_scores"]) >= set(row["baseline_top_ids"])
+    assert row["success_rate"] == predictor.state.success_rate
+
+    status = predictor.status()
+    assert status["mode"] == "warming" and status["param_count"] > 1_000_000
+    assert status["sidecar"]["running"] and status["health"]["status"] == "cold_start"
+    labels = predictor.labels(plan["key"])
+    assert labels["usable"] and len(labels["labels"]) == len(ids)
+    audit = predictor.audit(plan["key"])
+    assert audit["comparison"]["id"] == row["id"] and audit["confidence_gate_passed"]
+
+
+def test_training_is_triggered_every_n_sessions(predictor, pdb, user):
+    for i in range(5):
+        user.record_session(pdb, i)
+        out = predictor.on_session_end(user.session_plan(i)["key"])
+        assert out["ema_updated"] is False  # no predictor ranking yet
+    assert out["training_triggered"] is True
+    predictor._train_thread.join(timeout=120)
+    assert predictor.state.first_training_done and predictor.state.model_version == 1
+    assert store.list_training_log(pdb.reader())[1] == 1
+    assert store.list_drift_signals(pdb.reader())
+
+
+def test_gates_reject_a_model_trained_on_corrupted_labels(predictor, pdb, user):
+    clean = [user.record_session(pdb, i, confidence=0.95) for i in range(30)]
+    first = predictor.train_now()
+    assert first["swapped"] is True
+    for copy in range(3):  # a broken judge relabels the same situations with every signal inverted
+        for i, c in enumerate(clean):
+            user.record_session(pdb, i, confidence=0.7, corrupt=True, key_suffix=f"-bad{copy}",
+                                candidates=c["candidates"], context_vector=c["context_vector"])
+    second = predictor.train_now()
+    assert second["swapped"] is False
+    assert second["gates"]["finite"] is True and second["gates"]["passed"] is False
+    assert second["gates"]["ndcg_drop"] is False and second["canary"]["canary_ndcg_delta"] < -0.15
+    log, _ = store.list_training_log(pdb.reader())
+    assert log[0]["swapped"] is False and log[0]["train_validation_failures"] == 1
+    assert "validation gates failed" in log[0]["error"]
+    assert predictor.client.call("status")["model_version"] == 1  # the old model still serves
+    assert predictor.state.model_version == 1
+
+
+def test_a_hung_sidecar_means_baseline(pred_settings, pdb, user):
+    p = Predictor(pred_settings, pdb, extra_sidecar_args=["--fault", "hang"])
+    p.start(wait_ready=True)
+    try:
+        plan = user.session_plan(0)
+        ids = user.candidates_for(plan)
+        assert p.score({"session_key": plan["key"]}, candidates_for(user, plan, ids)) is None
+        assert p.client.timeouts == 1
+        assert p.fuse(ids, None)[0][0] == ids[0]
+    finally:
+        p.stop()
+
+
+def test_disabled_in_config_never_spawns(pred_settings, pdb):
+    settings = pred_settings.model_copy(update={"predictor": pred_settings.predictor.model_copy(update={"enabled": False})})
+    p = Predictor(settings, pdb)
+    p.start()
+    assert p.client is None and p.score({"session_key": "s"}, [{"id": "m"}]) is None
+    assert p.status_line() == "[predictor: disabled | off in config | baseline fallback]"
+    assert p.status()["mode"] == "disabled"
