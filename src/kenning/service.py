@@ -155,17 +155,21 @@ class Kenning:
 
     def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
              reason: str | None = None) -> Memory:
-        return write.edit(self.db, self.embedder, memory_id, changes, actor=actor, reason=reason,
-                          max_chars=self.max_chars)
+        with timed("mutate"):
+            return write.edit(self.db, self.embedder, memory_id, changes, actor=actor, reason=reason,
+                              max_chars=self.max_chars)
 
     def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
-        return write.forget(self.db, memory_id, actor=actor, reason=reason)
+        with timed("mutate"):
+            return write.forget(self.db, memory_id, actor=actor, reason=reason)
 
     def recover(self, memory_id: str, *, actor: str | None = None) -> Memory:
-        return write.recover(self.db, memory_id, actor=actor)
+        with timed("mutate"):
+            return write.recover(self.db, memory_id, actor=actor)
 
     def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
-        write.purge(self.db, memory_id, actor=actor, reason=reason)
+        with timed("mutate"):
+            write.purge(self.db, memory_id, actor=actor, reason=reason)
 
     def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
              offset: int = 0) -> tuple[list[Memory], int]:

@@ -12,7 +12,7 @@ export function toGraph(data, centerId) {
   const links = [];
   const add = (id, name, type, center = false) => {
     if (!id) return;
-    if (!nodes.has(id)) nodes.set(id, { id, name: name || id, category: type || 'unknown', center });
+    if (!nodes.has(id)) nodes.set(id, { id, name: name || id, etype: type || 'unknown', center });
   };
   const center = data.entity || data.center || (data.id && data.name ? data : null);
   if (center) add(center.id, center.name, center.entity_type, true);
@@ -45,7 +45,7 @@ export function GraphTab({ arg, navigate }) {
   const source = detail.data;
   const graph = useMemo(() => toGraph(source, selected), [source, selected]);
   const option = useMemo(() => ({
-    tooltip: { formatter: (p) => (p.dataType === 'edge' ? `${p.data.label} (${p.data.value})` : p.data.name) },
+    tooltip: { formatter: (p) => (p.dataType === 'edge' ? `${p.data.label} (${p.data.value})` : `${p.data.name} (${p.data.etype})`) },
     series: [{
       type: 'graph', layout: 'force', roam: true, draggable: true,
       force: { repulsion: 220, edgeLength: 90 },

@@ -1,32 +1,71 @@
 // Pipeline: workers, queue depths, dead jobs, token budget, latency percentiles, errors, logs.
 import { useState } from 'preact/hooks';
 import { useApi, items, qs } from '../api.js';
-import { Card, Pending, Empty, ErrorFeed, Badge, fmtTime, fmtNum, short } from '../ui.jsx';
+import { Card, Pending, Empty, ErrorFeed, Badge, KV, ScoreBar, fmtTime, fmtNum, short } from '../ui.jsx';
 
 function workerStatus(w) {
-  if (w === null || typeof w !== 'object') return 'disabled';
+  if (w === null || typeof w !== 'object' || w.disabled) return 'disabled';
   if (w.running === false || w.alive === false) return 'unhealthy';
   if (w.running || w.alive || w.state === 'running') return 'healthy';
   return 'degraded';
 }
 
+const WORKER_KEYS = ['processed', 'failed', 'dead', 'deferred', 'errors', 'queue_depth', 'interval_s'];
+
 function Workers({ workers }) {
   const entries = Object.entries(workers || {});
   if (!entries.length) return <Empty>No workers reported.</Empty>;
   return (
-    <table class="table" data-testid="workers">
-      <thead><tr><th>worker</th><th>state</th><th>details</th></tr></thead>
-      <tbody>
-        {entries.map(([name, w]) => (
-          <tr>
-            <td>{name}</td>
-            <td><Badge status={workerStatus(w)} label={w?.running === false ? 'stopped' : (w?.state || (w?.running ? 'running' : 'idle'))} /></td>
-            <td class="small">{Object.entries(w || {}).filter(([k]) => !['running', 'state'].includes(k))
-              .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : fmtNum(v)}`).join(' · ')}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div class="table-wrap">
+      <table class="table" data-testid="workers">
+        <thead><tr><th>worker</th><th>state</th><th>counters</th><th>last tick / error</th></tr></thead>
+        <tbody>
+          {entries.map(([name, w]) => (
+            <tr>
+              <td>{name}</td>
+              <td><Badge status={workerStatus(w)} label={w?.disabled ? 'disabled' : (w?.running === false ? 'stopped' : (w?.state || (w?.running ? 'running' : 'idle')))} /></td>
+              <td class="small">{WORKER_KEYS.filter((k) => w && w[k] !== undefined && w[k] !== null)
+                .map((k) => `${k.replace('_s', ' s')} ${fmtNum(w[k])}`).join(' · ')}</td>
+              <td class="small">{fmtTime(w?.last_tick_at)}{w?.waiting ? <div class="warn-text">{w.waiting}</div> : null}
+                {w?.last_error ? <div class="error-text">{short(w.last_error, 120)}</div> : null}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function QueueTable({ queue }) {
+  const byType = queue?.by_type;
+  if (!byType) return <pre class="json">{JSON.stringify(queue, null, 2)}</pre>;
+  const statuses = ['pending', 'leased', 'completed', 'dead'];
+  return (
+    <div>
+      <table class="table" data-testid="queue-table">
+        <thead><tr><th>job type</th>{statuses.map((x) => <th>{x}</th>)}</tr></thead>
+        <tbody>
+          {Object.entries(byType).map(([type, d]) => (
+            <tr><td>{type}</td>{statuses.map((x) => <td class={x === 'dead' && d[x] ? 'error-text' : ''}>{d[x] ?? 0}</td>)}</tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="small muted">stale leases {queue.stale_leases ?? 0} · oldest pending {queue.oldest_pending_age_s == null ? '—' : `${Math.round(queue.oldest_pending_age_s)} s`}</p>
+    </div>
+  );
+}
+
+function Budget({ budget }) {
+  if (budget.daily_limit === undefined) return <pre class="json">{JSON.stringify(budget, null, 2)}</pre>;
+  const used = budget.used_today || 0;
+  const frac = budget.daily_limit ? used / budget.daily_limit : 0;
+  return (
+    <div>
+      <ScoreBar score={1 - frac} status={budget.exhausted ? 'unhealthy' : (frac > 0.8 ? 'degraded' : 'healthy')} />
+      <KV rows={[['used today', `${used.toLocaleString()} of ${budget.daily_limit ? budget.daily_limit.toLocaleString() : 'unlimited'} tokens`],
+        ['remaining', budget.remaining?.toLocaleString?.() ?? '—'], ['resets', fmtTime(budget.resets_at)],
+        budget.reason ? ['why', budget.reason] : null]} />
+    </div>
   );
 }
 
@@ -68,8 +107,8 @@ export function PipelineTab() {
         {status.ok && <Workers workers={s.workers} />}
       </Card>
       <Card title="Queue" testid="pipeline-queue">
-        {queue ? <pre class="json">{JSON.stringify(queue, null, 2)}</pre> : <Pending res={diag} what="queue" />}
-        {diag.ok && <p class="small">queue health <Badge status={diag.data.status} label={`${diag.data.status} ${fmtNum(diag.data.score)}`} /> {diag.data.summary}</p>}
+        {queue ? <QueueTable queue={queue} /> : <Pending res={diag} what="queue" />}
+        {diag.ok && <p class="small">queue health <Badge status={diag.data.status} label={`${diag.data.status} ${diag.data.score.toFixed(2)}`} /> {diag.data.summary}</p>}
       </Card>
       <Card title="Dead jobs" testid="dead-jobs">
         {dead.length ? (
@@ -81,7 +120,7 @@ export function PipelineTab() {
         {s.dead_jobs?.count > 0 && <p class="small">{s.dead_jobs.count} dead in total · requeue with <code>POST /api/pipeline/dead/requeue</code></p>}
       </Card>
       <Card title="Token budget" testid="token-budget">
-        {budget ? <pre class="json">{JSON.stringify(budget, null, 2)}</pre> : <Empty>No LLM budget reported (offline provider needs none).</Empty>}
+        {budget ? <Budget budget={budget} /> : <Empty>No LLM budget reported (offline provider needs none).</Empty>}
       </Card>
       <Card title="Latency (p50 / p95 / p99)" class="span2">
         <Pending res={latency} what="latency" />

@@ -23,7 +23,7 @@ export function CandidateTable({ rows, testid = 'candidates' }) {
           {rows.map((r) => (
             <tr class={r.was_injected ? 'injected' : ''}>
               <td>{r.rank}</td>
-              <td><a href={`#/memories/${r.memory_id}`}>{short(r.content_preview || r.content || r.memory_id, 90)}</a></td>
+              <td class="mem"><a href={`#/memories/${r.memory_id}`}>{short(r.content_preview || r.content || r.memory_id, 90)}</a></td>
               <td>{r.was_injected ? <Badge status="healthy" label={r.inject_phase || 'yes'} /> : <span class="muted">no</span>}</td>
               <td class="small">{[r.source, r.prefilter_source, r.similarity != null ? `sim ${fmtNum(r.similarity)}` : null,
                 r.diversity_factor != null && r.diversity_factor !== 1 ? `diversity ×${fmtNum(r.diversity_factor)}` : null]

@@ -14,7 +14,7 @@ from typing import Any
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
-from kenning.core.telemetry import record_latency, record_error
+from kenning.core.telemetry import record_error, record_latency, timed
 from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, require_key, resolve_at
 from kenning.sessions.end import EndRequest, process_summary_job, session_end
@@ -120,6 +120,10 @@ class SessionManager:
         return {"checkpoint_id": maybe_checkpoint(self.deps, key, at, trigger="interval")}
 
     def session_end(self, body: dict[str, Any]) -> dict[str, Any]:
+        with timed("hook.session_end"):
+            return self._session_end(body)
+
+    def _session_end(self, body: dict[str, Any]) -> dict[str, Any]:
         key = require_key(body.get("session_key"))
         transcript = body.get("transcript")
         if transcript is not None and not isinstance(transcript, str):
