@@ -21,6 +21,7 @@ from kenning.retrieval.diversity import diversity_select
 from kenning.retrieval.recall import RecallHit, recall
 from kenning.retrieval.scoring import effective_score
 from kenning.sessions.context import SessionDeps
+from kenning.predictor.service import Predictor
 from kenning.sessions.manager import SessionManager
 from kenning.store import memories as store
 from kenning.store.db import Database, open_database
@@ -85,6 +86,7 @@ class Kenning:
         self.max_chars = settings.recall.max_content_chars
         self.sessions = SessionManager(self._session_deps())
         self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
+        self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
         self.started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -95,6 +97,7 @@ class Kenning:
             self.access.start()
             self.workers.start_all()
             self.sessions.start()
+            self.predictor.start()
         self.started = True
         log_event("daemon", "service started", home=str(self.settings.home))
         return self
@@ -102,6 +105,7 @@ class Kenning:
     def close(self) -> None:
         self.workers.stop_all()
         self.sessions.close()
+        self.predictor.stop()
         self.access.stop()
         self.db.close()
 

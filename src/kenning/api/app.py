@@ -16,6 +16,7 @@ from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import documents, graph
 from kenning.api.routes import pipeline as pipeline_routes
+from kenning.api.routes import predictor as predictor_routes
 from kenning.core.config import Settings
 from kenning.service import Kenning
 
@@ -47,6 +48,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(graph.router)
     app.include_router(documents.router)
     app.include_router(pipeline_routes.router)
+    app.include_router(predictor_routes.router)
     dashboard.mount(app)
     return app
 

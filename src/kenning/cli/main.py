@@ -13,6 +13,7 @@ from kenning.cli import documents as documents_cli
 from kenning.cli import graph as graph_cli
 from kenning.cli import observability as observability_cli
 from kenning.cli import pipeline as pipeline_cli
+from kenning.cli import predictor as predictor_cli
 from kenning.cli import connect as connect_cli
 from kenning.cli import hook as hook_cli
 from kenning.cli import mcp as mcp_cli
@@ -29,6 +30,7 @@ graph_cli.register(app)
 observability_cli.register(app)
 documents_cli.register(app)
 pipeline_cli.register(app)
+predictor_cli.register(app)
 sessions_cli.register(app)
 connect_cli.register(app)
 hook_cli.register(app)

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from kenning.core import telemetry
+from kenning.core.errors import ProviderError
 from kenning.predictor import constants as C
 
 
-class SidecarError(Exception):
+class SidecarError(ProviderError):
     """The sidecar answered with an error, died, or is not running."""
 
 

@@ -9,6 +9,7 @@ Interface for the sessions engineer (session-start / session-end), all thread-sa
                            "text": str|None, "timestamp": iso|None, "session_gap_hours": float|None}
         candidates = [{"id", "embedding": list|ndarray|bytes|None, "content", "importance",
                        "access_count", "created_at", "superseded_by"}]   (Memory.to_dict() + embedding)
+        aliases accepted: "vector" for "embedding", "memory_id" for "id", "context" for "text".
     fused = p.fuse(baseline_ranked_ids, scores, top_k=k)
         → [(memory_id, final_score, baseline_rank, predictor_rank, source)] best first;
           source ∈ effective | predictor | both | exploration. Record every row in
@@ -35,7 +36,7 @@ import numpy as np
 
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
-from kenning.core.errors import NotFound
+from kenning.core.errors import InvalidInput, NotFound
 from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
@@ -44,6 +45,13 @@ from kenning.predictor.fusion import compare, fts_overlap, rank_by_score, rrf_fu
 from kenning.store import predictor as store
 
 STATE_KEY = "alpha"
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if d.get(key) is not None:
+            return d[key]
+    return None
 
 
 def _vector(value: Any) -> np.ndarray | None:
@@ -70,12 +78,11 @@ class Predictor:
         self._rng = random.Random()
         self._param_count: int | None = None
         self.native_dim = 384
-        self.state = A.AlphaState()
+        self.state = A.AlphaState.from_dict(store.load_state(db.reader(), STATE_KEY))
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self, wait_ready: bool = False) -> None:
-        self.state = A.AlphaState.from_dict(store.load_state(self.db.reader(), STATE_KEY))
-        if not self.cfg.enabled:
+        if not self.cfg.enabled or self.client is not None:
             return
         self.settings.predictor_dir.mkdir(parents=True, exist_ok=True)
         dims = self.db.reader().execute(
@@ -131,18 +138,18 @@ class Predictor:
             previous = store.previous_session_start(self.db.reader(), to_iso(at))
             gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
         when = time_features(at, gap)
-        vecs = [_vector(c.get("embedding")) for c in candidates]
+        vecs = [_vector(_first(c, "embedding", "vector")) for c in candidates]
         dims = self.native_dim
         has = [v is not None and v.shape[0] == dims for v in vecs]
         matrix = np.zeros((len(candidates), dims), np.float32)
         for i, v in enumerate(vecs):
             if has[i]:
                 matrix[i] = v
-        ctx_vec = _vector(ctx.get("embedding"))
+        ctx_vec = _vector(_first(ctx, "embedding", "vector"))
         params: dict[str, Any] = {
             "session_key": ctx.get("session_key"), "project": ctx.get("project"),
-            "context_text": ctx.get("text"), "embedding_dims": dims,
-            "candidate_ids": [str(c["id"]) for c in candidates],
+            "context_text": _first(ctx, "text", "context"), "embedding_dims": dims,
+            "candidate_ids": [str(_first(c, "id", "memory_id")) for c in candidates],
             "candidate_embeddings_b64": encode_b64(matrix), "candidate_has_embedding": has,
             "candidate_texts": [None if has[i] else c.get("content") for i, c in enumerate(candidates)],
             "candidate_features": [feature_row(c, at, when, has[i]) for i, c in enumerate(candidates)],
@@ -157,11 +164,11 @@ class Predictor:
         key = ctx.get("session_key")
         if not key or self.db.read_only:
             return
-        vec = _vector(ctx.get("embedding"))
+        vec = _vector(_first(ctx, "embedding", "vector"))
         try:
             with self.db.with_write_tx() as conn:
                 store.upsert_session_context(
-                    conn, key, project=ctx.get("project"), context_text=(ctx.get("text") or "")[:4000],
+                    conn, key, project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],
                     embedding=vec.tobytes() if vec is not None else None,
                     embedding_dims=int(vec.shape[0]) if vec is not None else None,
                     alpha=self.alpha() if scored else 1.0,
@@ -393,6 +400,35 @@ class Predictor:
             out["labels"] = self.labels(session_key)
         out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
         return out
+
+    def comparisons(self, **filters: Any) -> dict[str, Any]:
+        rows, total = store.list_comparisons(self.db.reader(), **filters)
+        return {"items": rows, "total": total, "limit": filters.get("limit", 50), "offset": filters.get("offset", 0)}
+
+    def comparison(self, comparison_id: str) -> dict[str, Any]:
+        conn = self.db.reader()
+        row = store.get_comparison(conn, comparison_id)
+        if row is None:
+            raise NotFound(f"no predictor comparison {comparison_id!r}")
+        row["candidates"] = store.session_audit_rows(conn, row["session_key"])
+        reasoning = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
+                                 (row["session_key"],)).fetchone()
+        row["continuity_reasoning"] = reasoning[0] if reasoning else None
+        return row
+
+    def training_history(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+        conn = self.db.reader()
+        rows, total = store.list_training_log(conn, limit=limit, offset=offset)
+        return {"items": rows, "total": total, "limit": limit, "offset": offset,
+                "drift_resets": store.drift_resets(conn), "model_version": self.state.model_version}
+
+    def add_calibration(self, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+        """A human's relevance label for one judged memory (judge calibration set)."""
+        if not -1.0 <= human_label <= 1.0:
+            raise InvalidInput("human_label must be within [-1, 1]")
+        with self.db.with_write_tx() as conn:
+            row = store.upsert_calibration(conn, session_key, memory_id, human_label)
+        return {**row, "summary": store.calibration_summary(self.db.reader())}
 
     def drift(self) -> dict[str, Any]:
         conn = self.db.reader()

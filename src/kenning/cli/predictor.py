@@ -1,0 +1,168 @@
+"""`kenning predictor …`: status, train, history, compare SESSION, labels SESSION.
+
+Talks to the running daemon when there is one; otherwise opens the store directly (and, for
+`train`, starts a sidecar for the duration of the command).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from kenning.cli.context import console, fail, print_json
+from kenning.cli.memory import backend
+
+predictor_app = typer.Typer(no_args_is_help=True, help="The learned memory scorer: state, training, audits.")
+
+
+def _get(b, path: str, params: dict | None = None) -> dict:
+    if hasattr(b, "client"):
+        return b.client.request("GET", path, params=params)
+    p = b.kenning.predictor
+    if path == "/api/predictor/status":
+        return p.status()
+    if path == "/api/predictor/training":
+        return p.training_history(**(params or {}))
+    if path.startswith("/api/predictor/audit/"):
+        return p.audit(path.rsplit("/", 1)[1])
+    raise ValueError(path)
+
+
+@predictor_app.command("status")
+def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Mode, α, success rate, model version, parameter count, sidecar health."""
+    with backend() as b:
+        data = _get(b, "/api/predictor/status")
+    if as_json:
+        print_json(data)
+        return
+    console.print(data["status_line"], highlight=False)
+    side = data.get("sidecar") or {}
+    rows = [
+        ("mode", data["mode"]), ("alpha", f"{data['alpha']:.2f}"), ("success rate", f"{data['success_rate']:.3f}"),
+        ("model version", data["model_version"]), ("parameters", f"{data['param_count']:,}"),
+        ("training sessions", f"{data['training_sessions']} (min {data['min_training_sessions']})"),
+        ("sessions completed", data["sessions_completed"]), ("comparisons", data["comparisons"]),
+        ("last trained", data["last_trained_at"] or "never"), ("drift resets", data["drift_resets"]),
+        ("sidecar", f"{'running pid ' + str(side.get('pid')) if side.get('running') else 'not running'}"
+                    f"{' (disabled after crashes)' if side.get('disabled') else ''}"),
+        ("health", f"{data['health']['score']} {data['health']['status']}"),
+    ]
+    for project, rate in (data.get("project_success_rates") or {}).items():
+        rows.append((f"project {project}", f"{rate:.3f}"))
+    table = Table(show_header=False, box=None)
+    for key, value in rows:
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@predictor_app.command("train")
+def train(
+    base_weights: Optional[Path] = typer.Option(None, "--base-weights", exists=True, dir_okay=False,
+                                                help="Start from this SGPT base model when none is trained yet."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Train now from this user's sessions; the new model serves only if every gate passes."""
+    with backend() as b:
+        if hasattr(b, "client"):
+            if base_weights is not None:
+                fail("--base-weights applies when the daemon is stopped (the running sidecar has its model)")
+            data = b.client.request("POST", "/api/predictor/train", timeout=180.0)
+        else:
+            p = b.kenning.predictor
+            p.base_weights = str(base_weights) if base_weights else None
+            if not p.cfg.enabled:
+                fail("the predictor is disabled in config.yaml (predictor.enabled: false)")
+            p.start(wait_ready=True)
+            data = p.train_now("manual")
+    if as_json:
+        print_json(data)
+        return
+    if data.get("error") and not data.get("gates"):
+        fail(f"training failed: {data['error']}")
+    verdict = "[green]swapped in[/green]" if data.get("swapped") else "[yellow]discarded[/yellow]"
+    console.print(f"model_v{data.get('model_version')} {verdict}: loss {data.get('loss')}, "
+                  f"{data.get('steps')} steps, {data.get('samples_used')} sessions, "
+                  f"{data.get('duration_ms', 0):.0f} ms", highlight=False)
+    console.print(f"gates: {data.get('gates')}", highlight=False)
+    if data.get("canary"):
+        c = data["canary"]
+        console.print(f"canary: ndcg {c['canary_ndcg']:.3f} (Δ {c['canary_ndcg_delta']:+.3f}), "
+                      f"top-5 overlap {c['canary_topk_overlap']:.2f}, variance {c['canary_score_variance']:.4f}",
+                      highlight=False)
+
+
+@predictor_app.command("history")
+def history(limit: int = typer.Option(20, min=1, max=500), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Training runs: loss, canary metrics, gates, whether the model was swapped."""
+    with backend() as b:
+        data = _get(b, "/api/predictor/training", {"limit": limit, "offset": 0})
+    if as_json:
+        print_json(data)
+        return
+    table = Table("id", "at", "trigger", "version", "swapped", "loss", "steps", "sessions", "canary ndcg", "Δ", "ms")
+    for r in data["items"]:
+        table.add_row(str(r["id"]), r["created_at"], r["trigger"], str(r["model_version"]),
+                      "yes" if r["swapped"] else "no", f"{r['loss']:.4f}" if r["loss"] is not None else "-",
+                      str(r["step"]), str(r["sample_count"]),
+                      f"{r['canary_ndcg']:.3f}" if r["canary_ndcg"] is not None else "-",
+                      f"{r['canary_ndcg_delta']:+.3f}" if r["canary_ndcg_delta"] is not None else "-",
+                      f"{r['duration_ms']:.0f}")
+    console.print(table)
+
+
+@predictor_app.command("compare")
+def compare(session_key: str = typer.Argument(..., help="Session key."),
+            as_json: bool = typer.Option(False, "--json")) -> None:
+    """Predictor vs baseline for one session: both top-10s, NDCG, winner, labels."""
+    with backend() as b:
+        data = _get(b, f"/api/predictor/audit/{session_key}")
+    if as_json:
+        print_json(data)
+        return
+    cmp = data.get("comparison")
+    if not cmp:
+        console.print(f"no comparison recorded for {session_key} (no predictor ranking or no score yet)")
+    else:
+        console.print(f"winner: [bold]{cmp['winner']}[/bold]  predictor NDCG@10 {cmp['predictor_ndcg']:.3f}"
+                      f"  baseline {cmp['baseline_ndcg']:.3f}  margin {cmp['margin']:+.3f}  α {cmp['alpha']:.2f}"
+                      f"  confidence {cmp['scorer_confidence']:.2f}  EMA updated: {cmp['ema_updated']}",
+                      highlight=False)
+        rel = cmp["relevance_scores"]
+        table = Table("#", "baseline", "rel", "predictor", "rel")
+        for i in range(max(len(cmp["baseline_top_ids"]), len(cmp["predictor_top_ids"]))):
+            b_id = cmp["baseline_top_ids"][i] if i < len(cmp["baseline_top_ids"]) else ""
+            p_id = cmp["predictor_top_ids"][i] if i < len(cmp["predictor_top_ids"]) else ""
+            table.add_row(str(i + 1), b_id, f"{rel.get(b_id, 0):.2f}" if b_id else "",
+                          p_id, f"{rel.get(p_id, 0):.2f}" if p_id else "")
+        console.print(table)
+
+
+@predictor_app.command("labels")
+def labels(session_key: str = typer.Argument(..., help="Session key."),
+           as_json: bool = typer.Option(False, "--json")) -> None:
+    """The training label of every candidate in a session, and how it was built."""
+    with backend() as b:
+        data = _get(b, f"/api/predictor/audit/{session_key}").get("labels")
+    if not data:
+        fail(f"session {session_key} has no continuity score yet, so no labels")
+    if as_json:
+        print_json(data)
+        return
+    state = "used for training" if data["usable"] else f"not used ({data['skip_reason']})"
+    console.print(f"confidence {data['confidence']:.2f}, continuity {data['continuity']:.2f}, "
+                  f"temperature {data['temperature']}, spread {data['spread']:.2f}: {state}", highlight=False)
+    table = Table("memory", "inj", "agent", "judge", "fts", "label", "path", "why")
+    for c in sorted(data["labels"], key=lambda c: -c["label"]):
+        table.add_row(c["memory_id"], "y" if c["was_injected"] else "",
+                      "-" if c["agent_relevance_score"] is None else f"{c['agent_relevance_score']:.2f}",
+                      "-" if c["relevance_score"] is None else f"{c['relevance_score']:.2f}",
+                      str(c["fts_hit_count"]), f"{c['label']:+.2f}", c["path"], "; ".join(c["reasons"]))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(predictor_app, name="predictor")
