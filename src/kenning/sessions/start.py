@@ -57,6 +57,7 @@ class _Scored:
     predictor_rank: int | None = None
     final: float = 0.0
     factor: float | None = None
+    source: str = "effective"  # which ranker put it here: effective | predictor | both | exploration
 
     # the attribute names diversity_select reads
     @property
@@ -94,8 +95,9 @@ def session_context_text(req: StartRequest, deps: SessionDeps) -> str:
     return "\n".join(parts)
 
 
-def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, context_text: str) -> list[_Scored]:
-    """effective_score top-k ∪ similarity top-k, capped at max_candidates."""
+def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ctx) -> list[_Scored]:
+    """effective_score top-k ∪ similarity top-k, capped at max_candidates (sets ctx.vector)."""
+    context_text = ctx.text
     cfg = deps.settings
     conn = deps.db.reader()
     effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at, limit=cfg.prefilter_effective_k)
@@ -104,6 +106,7 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, context_
         try:
             vector = run_bounded(deadline, "similarity", lambda: deps.embedder.embed_query(context_text),
                                  reserve_ms=RESERVE_MS)
+            ctx.vector = vector
             if vector is not None:
                 similar = store.top_by_similarity(
                     conn, vector, deps.embedder.model_id, project=req.project, at=req.at,
@@ -133,20 +136,30 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, context_
     return pool
 
 
-def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], context_text: str,
-                    baseline_ids: list[str], deadline: Deadline) -> list[str] | None:
-    """Record predictor scores/ranks on the pool and return the fused order, or None (baseline)."""
+@dataclass
+class _Ctx:
+    """The session context as the predictor wants it (text + its embedding when we made one)."""
+
+    text: str
+    vector: Any = None
+
+
+def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
+                    baseline_ids: list[str], deadline: Deadline) -> list[tuple] | None:
+    """Predictor scores → `fuse` rows (id, final, baseline_rank, predictor_rank, source), or None (baseline).
+
+    Interface: kenning.predictor.service.Predictor (score / fuse / status_line / on_session_end).
+    """
     predictor = deps.get_predictor()
-    if predictor is None or not hasattr(predictor, "score"):
+    if predictor is None or not hasattr(predictor, "score") or not pool:
         return None
     session_context = {
-        "session_key": req.session_key, "project": req.project, "cwd": req.cwd, "harness": req.harness,
-        "context": context_text, "timestamp": req.at,
+        "session_key": req.session_key, "project": req.project, "embedding": ctx.vector,
+        "text": ctx.text, "timestamp": req.at, "session_gap_hours": None, "cwd": req.cwd, "harness": req.harness,
     }
     candidates = [
-        {**c.memory.to_dict(), "memory_id": c.memory.id, "effective_score": c.effective,
-         "similarity": c.similarity, "baseline_rank": c.baseline_rank, "source": c.prefilter,
-         "vector": c.vector}
+        {**c.memory.to_dict(), "embedding": c.vector, "effective_score": c.effective, "similarity": c.similarity,
+         "baseline_rank": c.baseline_rank, "prefilter_source": c.prefilter}
         for c in pool
     ]
     try:
@@ -154,53 +167,43 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
                              reserve_ms=RESERVE_MS / 2)
         if not scores:
             return None
-        by_id = {c.memory.id: c for c in pool}
-        ranked = sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k))
-        for rank, memory_id in enumerate(ranked, 1):
-            by_id[memory_id].predictor_score = float(scores[memory_id])
-            by_id[memory_id].predictor_rank = rank
-        fused = predictor.fuse(baseline_ids, scores)
+        fused = predictor.fuse(baseline_ids, scores, top_k=deps.settings.inject_limit)
     except Exception as exc:  # a failing predictor must never cost the answer
         record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=req.session_key)
         return None
-    return _fused_order(fused, baseline_ids)
+    by_id = {c.memory.id: c for c in pool}
+    for rank, memory_id in enumerate(sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k)), 1):
+        by_id[memory_id].predictor_score = float(scores[memory_id])
+        by_id[memory_id].predictor_rank = rank
+    rows = [tuple(row) for row in fused or [] if isinstance(row, (list, tuple)) and row and row[0] in by_id]
+    return rows or None
 
 
-def _fused_order(fused: Any, baseline_ids: list[str]) -> list[str] | None:
-    """Accept what `fuse` may return: {id: score}, [(id, score)], [id] or objects with memory_id."""
-    if isinstance(fused, dict):
-        order = sorted(fused, key=lambda k: (-float(fused[k]), k))
-    elif isinstance(fused, (list, tuple)):
-        order = []
-        for entry in fused:
-            if isinstance(entry, str):
-                order.append(entry)
-            elif isinstance(entry, (list, tuple)) and entry:
-                order.append(str(entry[0]))
-            elif hasattr(entry, "memory_id"):
-                order.append(entry.memory_id)
-    else:
-        return None
-    known = set(baseline_ids)
-    order = [m for m in order if m in known]
-    return order + [m for m in baseline_ids if m not in set(order)] if order else None
-
-
-def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], context_text: str,
+def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
                     deadline: Deadline) -> tuple[list[_Scored], list[_Scored], bool]:
     """(all candidates in final order, the injected ones in selection order, predictor used)."""
     cfg = deps.settings
     baseline = sorted(pool, key=lambda c: (-c.effective, -(c.similarity or 0.0), c.memory.id))
     for rank, cand in enumerate(baseline, 1):
         cand.baseline_rank = rank
-    baseline_ids = [c.memory.id for c in baseline]
-    fused_order = _predictor_pass(req, deps, pool, context_text, baseline_ids, deadline)
+    fused = _predictor_pass(req, deps, pool, ctx, [c.memory.id for c in baseline], deadline)
     by_id = {c.memory.id: c for c in pool}
-    order = [by_id[m] for m in fused_order] if fused_order else baseline
-    n = len(order)
-    for position, cand in enumerate(order):
-        # fused: a rank-derived score in (0, 1]; baseline: effective_score itself
-        cand.final = (n - position) / n if fused_order else cand.effective
+    if fused:
+        seen = set()
+        order = []
+        for row in fused:
+            cand = by_id[row[0]]
+            cand.final = float(row[1]) if len(row) > 1 else 0.0
+            cand.source = str(row[4]) if len(row) > 4 and row[4] else "effective"
+            order.append(cand)
+            seen.add(cand.memory.id)
+        order += [c for c in baseline if c.memory.id not in seen]  # fuse may return only the head
+        for cand in order[len(seen):]:
+            cand.final = 0.0
+    else:
+        order = baseline
+        for cand in order:
+            cand.final = cand.effective
     chosen = deps.diversity_select(
         order, limit=cfg.inject_limit, budget_chars=cfg.inject_budget_chars,
         threshold=cfg.diversity_threshold, decay=cfg.diversity_decay, floor=cfg.diversity_floor,
@@ -209,9 +212,12 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     for cand, adjusted in chosen:
         cand.factor = adjusted / cand.final if cand.final else 1.0
         injected.append(cand)
+    explored = [c for c in order if c.source == "exploration" and c not in injected]
+    if explored and injected:  # the predictor's exploration slot stays injected (scorer seed)
+        injected[-1] = explored[0]
     injected_ids = {c.memory.id for c in injected}
     rest = [c for c in order if c.memory.id not in injected_ids]
-    return injected + rest, injected, bool(fused_order)
+    return injected + rest, injected, bool(fused)
 
 
 def _items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -238,15 +244,15 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         replay = replay_existing(deps, existing)
         if replay is not None:
             return replay
-    context_text = session_context_text(req, deps)
-    pool = prefilter(req, deps, deadline, context_text)
-    ordered, injected, used_predictor = rank_and_select(req, deps, pool, context_text, deadline)
+    ctx = _Ctx(session_context_text(req, deps))
+    pool = prefilter(req, deps, deadline, ctx)
+    ordered, injected, used_predictor = rank_and_select(req, deps, pool, ctx, deadline)
     line = status_line(deps)
     inject_now = not deadline.cancelled
     injected_ids = {c.memory.id for c in injected} if inject_now else set()
     rows = [
         {
-            "memory_id": c.memory.id, "source": c.prefilter, "prefilter_source": c.prefilter,
+            "memory_id": c.memory.id, "source": c.source, "prefilter_source": c.prefilter,
             "effective_score": c.effective, "similarity": c.similarity, "predictor_score": c.predictor_score,
             "baseline_rank": c.baseline_rank, "predictor_rank": c.predictor_rank, "final_score": c.final,
             "rank": rank, "diversity_factor": c.factor, "was_injected": c.memory.id in injected_ids,

@@ -1,9 +1,10 @@
 """All SQL for the session lifecycle: sessions, candidates, prompts, checkpoints, transcripts, jobs, scores.
 
-`session_memories.source` says how a row entered the session: 'effective' / 'similarity' /
-'both' (the session-start pre-filter path), 'exploration', 'prompt' (injected by a prompt's
-recall) or 'fts_only' (an FTS match at a prompt that the pre-filter missed). Which ranker
-recommended it is in `baseline_rank` / `predictor_rank`.
+`session_memories.source` says which ranker put a session-start row where it is: 'effective'
+(baseline only), 'predictor', 'both' or 'exploration' (the predictor's fuse); later rows are
+'prompt' (injected by a prompt's recall) or 'fts_only' (an FTS match at a prompt that the
+pre-filter missed). `prefilter_source` says which pre-filter leg found a candidate:
+'effective' (effective_score top-k), 'similarity' (context embedding top-k) or 'both'.
 Functions take a connection: a write connection from `db.with_write_tx()` for changes, any
 reader for queries. Nothing here calls a model or the network.
 """
