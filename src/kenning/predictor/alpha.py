@@ -144,9 +144,10 @@ def record_training(state: AlphaState, *, swapped: bool, model_version: int, at:
 
 def status_line(
     state: AlphaState, *, alpha: float, enabled: bool, crash_disabled: bool, crashes_last_hour: int,
-    min_training_sessions: int,
+    min_training_sessions: int, scored_sessions: int | None = None,
 ) -> str:
-    """The one-line predictor status appended at session start (scorer seed §4.7)."""
+    """The one-line predictor status appended at session start (scorer seed §4.7).
+    `scored_sessions`: training-eligible sessions in the store (defaults to those seen here)."""
     if not enabled:
         return "[predictor: disabled | off in config | baseline fallback]"
     if crash_disabled:
@@ -154,7 +155,8 @@ def status_line(
     if state.retraining:
         return "[predictor: retraining | drift detected | baseline fallback]"
     if not state.first_training_done:
-        return (f"[predictor: collecting | {state.scored_sessions}/{min_training_sessions} sessions"
+        seen = state.scored_sessions if scored_sessions is None else scored_sessions
+        return (f"[predictor: collecting | {seen}/{min_training_sessions} sessions"
                 " | baseline only]")
     if not state.cold_start_exited:
         return (f"[predictor: warming | success_rate={state.success_rate:.2f} | model_v{state.model_version}"

@@ -197,6 +197,7 @@ class Predictor:
             crash_disabled=bool(client and client.disabled),
             crashes_last_hour=client.crashes_last_hour() if client else 0,
             min_training_sessions=self.cfg.min_training_sessions,
+            scored_sessions=store.count_scored_sessions(self.db.reader(), C.MIN_SCORER_CONFIDENCE),
         )
 
     # -- session end ----------------------------------------------------------------
