@@ -72,7 +72,10 @@ def _handler(fake: FakeLLM):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client timed out on purpose
+                pass
 
         def do_GET(self) -> None:
             fake.requests.append({"kind": "get", "path": self.path, "task": ""})

@@ -50,7 +50,7 @@ def test_parse_json_output_strips_think_and_chatter():
     assert value == {"action": "ADD"} and warnings
 
 
-FACT = Fact("Billing now uses PostgreSQL.", "fact", 0.9)
+FACT = Fact("Billing switched from MySQL to PostgreSQL.", "fact", 0.9)
 CANDS = [Candidate("m1", "Billing uses MySQL.", "fact", 0.5), Candidate("m2", "Ops use Grafana.", "fact", 0.2)]
 
 

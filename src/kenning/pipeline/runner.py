@@ -96,20 +96,25 @@ def flag_contradictions(ctx: PipelineContext, proposals: list[Proposal]) -> None
             p.review_needed, p.contradiction = True, found
 
 
-def prefetch_vectors(ctx: PipelineContext, proposals: list[Proposal], mode: str) -> dict[str, Any]:
-    """Embeddings for facts that may be inserted, computed before the write tx opens."""
-    if ctx.embedder is None or mode not in ("controlled-write", "full"):
+def embed_facts(ctx: PipelineContext, result: ExtractionResult) -> dict[str, Any]:
+    """Embed every fact in ONE batch before any transaction: the vectors serve the candidate
+    search (primed into the embedder's query cache) and the writes (keyed by content_hash)."""
+    if ctx.embedder is None or not result.facts:
         return {}
-    wanted = {}
-    for p in proposals:
-        if p.action in ("ADD", "UPDATE"):
-            norm = normalize_content(p.fact.content)
-            if norm.normalized:
-                wanted[norm.content_hash] = norm.storage
-    if not wanted:
+    texts = [f.content for f in result.facts]
+    vectors = ctx.embedder.embed_many(texts)
+    prime = getattr(ctx.embedder, "prime_query_cache", None)
+    if prime is not None:
+        prime(texts, vectors)
+    return {normalize_content(t).content_hash: v for t, v in zip(texts, vectors)}
+
+
+def prefetch_vectors(proposals: list[Proposal], vectors: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The vectors of facts that may be inserted (none in shadow mode)."""
+    if mode not in ("controlled-write", "full"):
         return {}
-    vectors = ctx.embedder.embed_many(list(wanted.values()))
-    return dict(zip(wanted.keys(), vectors))
+    wanted = {normalize_content(p.fact.content).content_hash for p in proposals if p.action in ("ADD", "UPDATE")}
+    return {h: v for h, v in vectors.items() if h in wanted}
 
 
 def persist_graph(ctx: PipelineContext, memory_id: str, result: ExtractionResult, mode: str,
@@ -134,9 +139,10 @@ def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
     mode = settings.mode
     result = extract(ctx.provider, memory.content, settings.extraction)
     warnings = list(result.warnings)
+    fact_vectors = embed_facts(ctx, result)
     proposals = decide_all(ctx, memory, result, warnings)
     flag_contradictions(ctx, proposals)
-    vectors = prefetch_vectors(ctx, proposals, mode)
+    vectors = prefetch_vectors(proposals, fact_vectors, mode)
     wctx = WriteContext(
         source=memory, mode=mode, min_confidence=settings.extraction.min_confidence,
         extraction_model=ctx.extraction_model,

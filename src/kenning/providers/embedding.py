@@ -65,6 +65,18 @@ class EmbeddingProvider:
                     self._cache.popitem(last=False)
         return vector
 
+    def prime_query_cache(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Seed the query cache with vectors embedded in one batch (the pipeline embeds a job's
+        facts together, then recalls each fact as a query)."""
+        if not self._cache_size:
+            return
+        with self._cache_lock:
+            for text, vector in zip(texts, vectors):
+                self._cache[text] = vector
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
     def warm_up(self) -> None:
         """Load weights now (daemon start-up) instead of on the first request."""
         self.embed("warm up")

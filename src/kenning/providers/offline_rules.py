@@ -89,9 +89,16 @@ def tokens(text: str) -> list[str]:
     return [t.lower().rstrip(".'-") for t in _WORD.findall(text)]
 
 
+def _stem(token: str) -> str:
+    """Very light stemming so 'uses'/'use' and 'services'/'service' overlap."""
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
 def content_tokens(text: str) -> set[str]:
-    """Tokens minus stop words and negations: the overlap basis."""
-    return {t for t in tokens(text) if t and t not in STOP_WORDS and t not in NEGATIONS}
+    """Stemmed tokens minus stop words and negations: the overlap basis."""
+    return {_stem(t) for t in tokens(text) if t and t not in STOP_WORDS and t not in NEGATIONS}
 
 
 def has_negation(text: str) -> bool:
@@ -199,20 +206,23 @@ def extract(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def conflict(fact: str, other: str) -> str | None:
-    """Why `fact` contradicts `other` (negation polarity / antonyms / change language), or None."""
-    shared, _ = overlap(fact, other)
+    """Why `fact` replaces/contradicts `other`, or None. Conservative: the offline provider's
+    UPDATEs supersede memories, so a flipped polarity or an antonym needs the two statements to
+    be mostly the same (Jaccard >= 0.5), and change language ("switched from X") needs X in
+    `other` plus at least one more shared token."""
+    shared, jaccard = overlap(fact, other)
     if shared < 2:
         return None
-    if has_negation(fact) != has_negation(other):
+    if jaccard >= 0.5 and has_negation(fact) != has_negation(other):
         return "negation polarity differs"
-    pair = antonym_conflict(fact, other)
+    pair = antonym_conflict(fact, other) if jaccard >= 0.5 else None
     if pair:
         return f"antonyms {pair[0]}/{pair[1]}"
     change = CHANGE_LANGUAGE.search(fact)
     if change:
         old = change.group("old") or change.group("old2") or change.group("old3")
-        if old is None or old.split()[0].lower() in set(tokens(other)):
-            return "change language: the fact replaces what the other states"
+        if old is not None and _stem(old.split()[0].lower()) in content_tokens(other):
+            return f"change language: the fact replaces {old.split()[0]!r}"
     return None
 
 
@@ -225,11 +235,11 @@ def decide(payload: dict[str, Any]) -> dict[str, Any]:
     for cand in payload.get("candidates") or []:
         other = str(cand.get("content") or "")
         shared, jaccard = overlap(text, other)
-        if text.strip().lower().rstrip(".") == other.strip().lower().rstrip(".") or jaccard >= 0.8:
+        why = conflict(text, other)
+        if not why and (text.strip().lower().rstrip(".") == other.strip().lower().rstrip(".") or jaccard >= 0.8):
             return {"action": "NONE", "targetId": cand.get("id"), "confidence": 0.9,
                     "reason": f"already known (token overlap {jaccard:.2f})"}
-        why = conflict(text, other)
-        if why and jaccard >= 0.25 and (best is None or jaccard > best[0]):
+        if why and (best is None or jaccard > best[0]):
             best = (jaccard, {"action": "UPDATE", "targetId": cand.get("id"), "confidence": 0.8,
                               "reason": f"supersedes the candidate: {why}"})
     if best is not None:
