@@ -50,6 +50,7 @@ def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb,
     user.record_session(pdb, 12, predictor_scores=scores, candidates=ids, context_vector=ctx["embedding"])
     out = predictor.on_session_end(plan["key"])
     assert out["status"] == "recorded" and out["ema_updated"] is True
+    assert predictor.on_session_end(plan["key"])["status"] == "skipped"  # idempotent on retry
     row = store.comparison_for_session(pdb.reader(), plan["key"])
     assert row["alpha"] == 1.0 and row["scorer_confidence"] == pytest.approx(0.85)
     assert len(row["predictor_top_ids"]) == 10 and len(row["baseline_top_ids"]) == 10

@@ -37,6 +37,7 @@ class AlphaState:
     retraining: bool = False
     project_rates: dict[str, float] = field(default_factory=dict)
     project_counts: dict[str, int] = field(default_factory=dict)
+    recent_keys: list[str] = field(default_factory=list)  # last sessions applied (idempotent end)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -207,6 +207,8 @@ class Predictor:
         session = store.session_score(conn, session_key)
         if session is None:
             return {"status": "skipped", "reason": "no session score yet"}
+        if session_key in self.state.recent_keys:  # a retried summary job must not count twice
+            return {"status": "skipped", "reason": "already recorded"}
         labels, rows, _, _, context = session_labels(conn, session, store.embedding_model_in_use(conn))
         relevance = labels.by_id()
         baseline = [r["memory_id"] for r in sorted(
@@ -226,6 +228,7 @@ class Predictor:
                 project=session.get("project"), min_training_sessions=self.cfg.min_training_sessions,
                 drift_reset_window=self.cfg.drift_reset_window,
             )
+            new_state.recent_keys = (new_state.recent_keys + [session_key])[-200:]
             comparison_id = None
             with self.db.with_write_tx() as wconn:
                 store.save_state(wconn, STATE_KEY, new_state.to_dict())
