@@ -13,20 +13,32 @@ echarts.use([BarChart, LineChart, ScatterChart, GraphChart, GridComponent, Toolt
 export function Chart({ option, height = 220, label, testid, onClick }) {
   const el = useRef(null);
   const chart = useRef(null);
+  const latest = useRef(option);
+  const clickRef = useRef(onClick);
+  latest.current = option;
+  clickRef.current = onClick;
   useEffect(() => {
-    chart.current = echarts.init(el.current, null, { renderer: 'canvas' });
-    const ro = new ResizeObserver(() => chart.current && chart.current.resize());
+    // Init only once the container has a size: ECharts' view coordinate systems (graph
+    // layout) fail on a 0×0 container, which happens mid tab switch.
+    const ensure = () => {
+      const node = el.current;
+      if (!node || !node.clientWidth || !node.clientHeight) return;
+      if (!chart.current) {
+        chart.current = echarts.init(node, null, { renderer: 'canvas' });
+        chart.current.on('click', (p) => clickRef.current && clickRef.current(p));
+        chart.current.setOption({ animation: false, ...latest.current }, true);
+      } else {
+        chart.current.resize();
+      }
+    };
+    const ro = new ResizeObserver(ensure);
     ro.observe(el.current);
-    return () => { ro.disconnect(); chart.current.dispose(); chart.current = null; };
+    ensure();
+    return () => { ro.disconnect(); if (chart.current) chart.current.dispose(); chart.current = null; };
   }, []);
   useEffect(() => {
     if (chart.current) chart.current.setOption({ animation: false, ...option }, true);
   }, [option]);
-  useEffect(() => {
-    if (!chart.current || !onClick) return undefined;
-    chart.current.on('click', onClick);
-    return () => chart.current && chart.current.off('click', onClick);
-  }, [onClick]);
   return <div ref={el} class="chart" style={{ height: `${height}px` }} role="img" aria-label={label} data-testid={testid} />;
 }
 

@@ -75,3 +75,8 @@ def test_session_timeline_joins_session_candidates_history_and_jobs(http):
     assert (first["source"], first["event"]) == ("session", "started")
     only_predictor = http.get(f"/api/timeline/{key}", params={"source": "predictor"}).json()["events"]
     assert only_predictor and all(e["source"] == "predictor" for e in only_predictor)
+    injected = start.json()["memory_ids"]
+    assert injected
+    memory_story = http.get(f"/api/timeline/{injected[0]}").json()
+    assert any(e["source"] == "session" and e["event"] == "injected" and e["details"]["session_key"] == key
+               for e in memory_story["events"])

@@ -24,8 +24,9 @@ _PREDICTOR_LOG = {
 }
 
 
-def _ev(at: str | None, source: str, event: str, summary: str, **details: Any) -> dict[str, Any]:
-    return {"at": at, "source": source, "event": event, "summary": summary, "details": details}
+def _ev(_at: str | None, _source: str, _event: str, _summary: str, **details: Any) -> dict[str, Any]:
+    """One event; positional-only names so row columns like `source` can ride in details."""
+    return {"at": _at, "source": _source, "event": _event, "summary": _summary, "details": details}
 
 
 def _json(value: Any) -> Any:
