@@ -34,12 +34,12 @@ def proposals(k, memory_id: str) -> list[dict]:
 
 
 def echo_script(decision: dict | None = None, entities: list | None = None):
-    """Extraction answers the input back as one fact; decision answers `decision` (or ADD)."""
+    """Extraction answers 'Noted: <input>' as one fact; decision answers `decision` (or ADD)."""
 
     def script(task: str, prompt: str):
         _, payload = parse_task_block(prompt)
         if task == "extraction":
-            return extraction_json((payload["content"], "fact", 0.9), entities=entities)
+            return extraction_json((f"Noted: {payload['content']}", "fact", 0.9), entities=entities)
         if task == "decision":
             return json.dumps(decision or {"action": "ADD", "confidence": 0.9, "reason": "new"})
         return "{}"
@@ -135,6 +135,8 @@ def test_supersession_keeps_both_memories_and_recall_returns_only_the_current_on
     assert old.id in every
     assert any(h["event"] == "superseded" for h in k.history(old.id))
     assert proposals(k, new.id)[0]["outcome"] == "superseded"
+    assert proposals(k, old.id) == []  # its only fact was itself: a no-op, not an audited proposal
+    assert jobs.list_jobs(k.db, memory_id=old.id)[0].result["source_noops"] == 1
 
 
 def test_decision_language_is_protected_at_remember_time(make_kenning):

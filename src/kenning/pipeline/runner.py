@@ -22,7 +22,7 @@ from kenning.core.errors import NotFound
 from kenning.core.text import normalize_content
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
-from kenning.pipeline.extraction import ExtractionResult, extract
+from kenning.pipeline.extraction import ExtractionResult, Fact, extract
 from kenning.pipeline.writes import SOURCE_TAG, WriteContext, apply_proposals
 from kenning.providers.llm import BaseLLMProvider
 from kenning.store import graph as gstore
@@ -69,12 +69,21 @@ def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str
     return [c for c in found if c.id not in exclude and c.score >= cfg.candidate_min_score][: cfg.candidates]
 
 
-def decide_all(ctx: PipelineContext, memory: Any, result: ExtractionResult,
+def drop_source_noops(memory: Any, proposals: list[Proposal]) -> tuple[list[Proposal], int]:
+    """A fact that IS the source memory (same content hash) proposed as ADD or NONE changes
+    nothing: the raw memory already holds it. Those are not proposals worth an audit row;
+    an UPDATE/DELETE from such a fact (the new memory supersedes an old one) is kept."""
+    kept = [p for p in proposals if p.action in ("UPDATE", "DELETE")
+            or normalize_content(p.fact.content).content_hash != memory.content_hash]
+    return kept, len(proposals) - len(kept)
+
+
+def decide_all(ctx: PipelineContext, memory: Any, facts: list[Fact],
                warnings: list[str]) -> list[Proposal]:
     """A proposal per fact (facts whose decision answer is unusable are skipped with a warning)."""
     proposals = []
     timeout_s = ctx.settings.extraction.timeout / 1000.0
-    for fact in result.facts:
+    for fact in facts:
         candidates = _candidates(ctx, fact.content, {memory.id}, memory.project)
         proposal = decide(ctx.provider, fact, candidates, warnings, timeout_s=timeout_s)
         if proposal is not None:
@@ -96,12 +105,12 @@ def flag_contradictions(ctx: PipelineContext, proposals: list[Proposal]) -> None
             p.review_needed, p.contradiction = True, found
 
 
-def embed_facts(ctx: PipelineContext, result: ExtractionResult) -> dict[str, Any]:
+def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, Any]:
     """Embed every fact in ONE batch before any transaction: the vectors serve the candidate
     search (primed into the embedder's query cache) and the writes (keyed by content_hash)."""
-    if ctx.embedder is None or not result.facts:
+    if ctx.embedder is None or not facts:
         return {}
-    texts = [f.content for f in result.facts]
+    texts = [f.content for f in facts]
     vectors = ctx.embedder.embed_many(texts)
     prime = getattr(ctx.embedder, "prime_query_cache", None)
     if prime is not None:
@@ -139,8 +148,8 @@ def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
     mode = settings.mode
     result = extract(ctx.provider, memory.content, settings.extraction)
     warnings = list(result.warnings)
-    fact_vectors = embed_facts(ctx, result)
-    proposals = decide_all(ctx, memory, result, warnings)
+    fact_vectors = embed_facts(ctx, result.facts)
+    proposals, same_as_source = drop_source_noops(memory, decide_all(ctx, memory, result.facts, warnings))
     flag_contradictions(ctx, proposals)
     vectors = prefetch_vectors(proposals, fact_vectors, mode)
     wctx = WriteContext(
@@ -157,6 +166,6 @@ def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
         telemetry.log_event("pipeline", warning, level="warning", memory_id=memory.id)
     return {
         "memory_id": memory.id, "mode": mode, "extraction_model": ctx.extraction_model,
-        **result.summary(), "proposals": len(proposals), **outcome.to_dict(), "graph": graph,
+        **result.summary(), "source_noops": same_as_source, "proposals": len(proposals), **outcome.to_dict(), "graph": graph,
         "warnings": warnings[:MAX_WARNINGS_IN_RESULT], "warning_count": len(warnings),
     }
