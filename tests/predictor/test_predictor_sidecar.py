@@ -202,3 +202,25 @@ def test_sidecar_exits_when_its_parent_dies(tmp_path: Path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_the_seeds_own_wire_format_is_accepted():
+    """score with a `signals` block and train with no candidate ids, exactly as the seed writes them."""
+    proc = subprocess.Popen(sidecar_argv(None, None, native_dim=8), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        emb = np.random.default_rng(0).normal(size=(3, 8)).tolist()
+        scored = rpc(proc, {"jsonrpc": "2.0", "id": "req-1", "method": "score", "params": {
+            "context_embedding": emb[0], "candidate_ids": ["mem_1", "mem_2", "mem_3"], "candidate_embeddings": emb,
+            "signals": {"time_of_day": 0.25, "day_of_week": 2, "month_of_year": 1, "project": "signetai",
+                        "session_gap_hours": 8.5, "is_superseded": [False, False, True]}}})
+        assert [s["id"] for s in scored["result"]["scores"]] == ["mem_1", "mem_2", "mem_3"]
+        trained = rpc(proc, {"jsonrpc": "2.0", "id": "req-2", "method": "train", "params": {
+            "context_embedding": emb[0], "candidate_embeddings": emb, "labels": [1.0, 0.0, 0.8],
+            "continuity_score": 0.85}})
+        assert trained["result"]["loss"] is not None and trained["result"]["steps"] > 0
+        status = rpc(proc, {"jsonrpc": "2.0", "id": "req-3", "method": "status"})["result"]
+        assert status["trained"] is True and status["model_version"] == 1
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)

@@ -192,9 +192,27 @@ def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None) -
     return samples, skipped
 
 
+def signal_features(signals: dict[str, Any], embedded: list[bool]) -> np.ndarray:
+    """Features from the seed's `signals` block when a caller sends no feature matrix
+    (memory-level features unknown: age 0, importance 0.5, no accesses)."""
+    tau = 2 * math.pi
+    tod = float(signals.get("time_of_day") or 0.0)
+    dow = float(signals.get("day_of_week") or 0) / 7.0
+    moy = (float(signals.get("month_of_year") or 1) - 1) / 12.0
+    gap = math.log1p(max(0.0, float(signals.get("session_gap_hours") or 0.0)))
+    superseded = signals.get("is_superseded") or [False] * len(embedded)
+    when = [math.sin(tau * tod), math.cos(tau * tod), math.sin(tau * dow), math.cos(tau * dow),
+            math.sin(tau * moy), math.cos(tau * moy), gap]
+    rows = [[0.0, 0.5, 0.0, *when, 1.0 if e else 0.0, 1.0 if s else 0.0] for e, s in zip(embedded, superseded)]
+    return np.asarray(rows, np.float32).reshape(len(embedded), C.N_FEATURES)
+
+
 def request_sample(params: dict[str, Any], native_dim: int) -> Sample:
     """A Sample from a `score`/`train` request (embeddings as lists or base64 float32)."""
     ids = [str(i) for i in params.get("candidate_ids") or []]
+    if not ids:  # the seed's `train` example names no ids: number the candidates
+        count = len(params.get("labels") or params.get("candidate_embeddings") or params.get("candidate_texts") or [])
+        ids = [f"c{i}" for i in range(count)]
     n = len(ids)
     if params.get("candidate_embeddings_b64"):
         dims = int(params.get("embedding_dims") or native_dim)
@@ -212,7 +230,10 @@ def request_sample(params: dict[str, Any], native_dim: int) -> Sample:
     else:
         ctx_vec = np.asarray(ctx, np.float32) if ctx else None
     texts = params.get("candidate_texts") or [None] * n
-    features = np.asarray(params.get("candidate_features") or np.zeros((n, C.N_FEATURES)), np.float32)
+    if params.get("candidate_features") is not None:
+        features = np.asarray(params["candidate_features"], np.float32)
+    else:
+        features = signal_features(params.get("signals") or {}, [v is not None for v in vecs])
     if features.shape != (n, C.N_FEATURES):
         raise ValueError(f"candidate_features must be {n} x {C.N_FEATURES}, got {list(features.shape)}")
     labels = params.get("labels")

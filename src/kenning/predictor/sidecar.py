@@ -29,12 +29,13 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
 import torch
 
 from kenning.core.clock import now_iso
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
-from kenning.predictor.features import load_samples, request_sample
+from kenning.predictor.features import Sample, load_samples, request_sample
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
@@ -278,6 +279,15 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
             reply(req_id, error=(-32000, f"{method} failed: {exc}"))
 
 
+def _warm_up(native_dim: int) -> None:
+    """Pay torch's one-time lazy initialisation (seconds on a busy machine) before serving,
+    so neither the first score nor the first training run carries it."""
+    tiny = CrossAttentionScorer(ScorerConfig(native_dim=native_dim, d=8, hash_buckets=64, project_slots=2, v_dim=4))
+    sample = Sample("warm-up", ["a", "b"], None, [1], [None, np.ones(native_dim, np.float32)], [[1, 2], []],
+                    np.zeros((2, C.N_FEATURES), np.float32), 0, np.array([1.0, 0.0], np.float32))
+    train(tiny, [sample], canary=[sample], config=TrainConfig(epochs=1))
+
+
 def _watch_parent(parent: int) -> None:
     while True:
         if os.getppid() != parent:
@@ -301,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    _warm_up(args.native_dim)
     engine = Engine(db_path=args.db, checkpoint_path=args.checkpoint, base_weights=args.base_weights,
                     native_dim=args.native_dim, seed=args.seed)
     serve(engine, sys.stdin, protocol, fault=args.fault, fault_file=args.fault_file)
