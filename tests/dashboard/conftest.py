@@ -91,6 +91,38 @@ def cold_daemon(tmp_path_factory):
         daemon.stop()
 
 
+ACTIVE_CONFIG = "predictor:\n  min_training_sessions: 5\n  train_interval_sessions: 5\n"
+
+
+def wait_for(predicate, timeout: float = 180.0, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture(scope="module")
+def active_daemon(tmp_path_factory):
+    """A predictor that has trained and earns influence: replay 16 sessions (cold start, then the
+    first training run in the real sidecar), wait for the model, replay 20 more that it scores."""
+    daemon = Daemon(tmp_path_factory.mktemp("dash-active"), ACTIVE_CONFIG)
+    try:
+        status = daemon.get("/api/predictor/status")
+        if status.status_code == 404:
+            pytest.skip("the predictor API is not part of this daemon")
+        replay(daemon.base_url, 16)
+        wait_for(lambda: daemon.get("/api/predictor/status").json()["first_training_done"])
+        replay(daemon.base_url, 20, first=16)
+        wait_for(lambda: daemon.get("/api/predictor/comparisons", limit=1).json()["total"] > 0)
+        wait_for(lambda: not daemon.get("/api/predictor/status").json()["training_in_progress"])
+        yield daemon
+    finally:
+        daemon.stop()
+
+
 @pytest.fixture
 def page(chromium):
     context = chromium.new_context(viewport={"width": 1366, "height": 900})

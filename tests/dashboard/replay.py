@@ -91,30 +91,37 @@ def run_session(http: httpx.Client, index: int, owner: dict[str, tuple[str, str]
     topic = topics[(index // len(projects)) % len(topics)]
     key = f"replay-{index:03d}-{project}-{topic}"
     at = START + timedelta(hours=7 * index)
-    texts = WORLD[project][topic]
+    # Every 6th session is a quick one (one prompt, no feedback: low judge confidence, excluded
+    # from the EMA); every 4th is a surprise (the context names one topic, the work needs another).
+    quick, surprise = index % 6 == 5, index % 4 == 2
+    needed = topics[(topics.index(topic) + 1) % len(topics)] if surprise else topic
+    texts = WORLD[project][needed]
     start = http.post("/api/hooks/session-start", json={
         "session_key": key, "project": project, "harness": "claude-code", "cwd": f"/src/{project}",
         "context": f"continue the {topic} work in {project}", "timestamp": iso(at)}).json()
     injected = start.get("memory_ids") or []
-    feedback = {mid: (0.9 if owner.get(mid) == (project, topic) else -0.6) for mid in injected}
-    prompts = [f"how do we handle {topic} in {project}?", texts[0].split(";")[0].lower(), texts[2].lower()[:60]]
+    feedback = {mid: (0.9 if owner.get(mid) == (project, needed) else -0.6) for mid in injected}
+    prompts = [f"how do we handle {needed} in {project}?", texts[0].split(";")[0].lower(), texts[2].lower()[:60]]
+    if quick:
+        prompts, feedback = prompts[:1], {}
     for n, prompt in enumerate(prompts):
         http.post("/api/hooks/user-prompt-submit", json={
             "session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=5 + n)),
-            "memory_feedback": feedback if n == 0 else None}).raise_for_status()
+            "memory_feedback": (feedback or None) if n == 0 else None}).raise_for_status()
     transcript = "\n".join(
         [f"user: {p}\nassistant: {texts[(n + 1) % 4]}" for n, p in enumerate(prompts)]
-        + ["user: thanks, that fixed it", f"assistant: noted the {topic} details for next time"])
+        + ([] if quick else ["user: thanks, that fixed it", f"assistant: noted the {needed} details for next time"]))
     end = http.post("/api/hooks/session-end", json={
         "session_key": key, "transcript": transcript, "wait": wait, "timestamp": iso(at + timedelta(minutes=40))})
     end.raise_for_status()
     return {"session_key": key, "injected": injected, "end": end.json()}
 
 
-def replay(base_url: str, sessions: int, *, timeout: float = 120.0) -> dict:
+def replay(base_url: str, sessions: int, *, first: int = 0, timeout: float = 120.0) -> dict:
+    """Seed the world (idempotent: exact duplicates dedupe) and run sessions first..first+sessions-1."""
     with httpx.Client(base_url=base_url, timeout=timeout) as http:
         owner = seed_memories(http)
-        runs = [run_session(http, i, owner) for i in range(sessions)]
+        runs = [run_session(http, i, owner) for i in range(first, first + sessions)]
     return {"memories": len(owner), "sessions": [r["session_key"] for r in runs], "runs": runs}
 
 
@@ -122,8 +129,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:3850")
     parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--first", type=int, default=0, help="index of the first session (to continue a replay)")
     args = parser.parse_args()
-    out = replay(args.url, args.sessions)
+    out = replay(args.url, args.sessions, first=args.first)
     print(f"{out['memories']} memories, {len(out['sessions'])} sessions replayed into {args.url}")
 
 

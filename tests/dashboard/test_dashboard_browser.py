@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from dashboard.conftest import shot
@@ -182,3 +183,45 @@ def test_missing_endpoint_renders_a_notice_not_a_crash(page, cold_daemon):
     expect(page.get_by_test_id("pipeline-workers").get_by_test_id("unavailable")).to_contain_text(
         "not available from this daemon yet")
     expect(page.get_by_test_id("latency-table")).to_be_visible()  # the rest of the tab still works
+
+
+def test_predictor_active_mode_and_comparison_inspector(page, active_daemon):
+    status = active_daemon.get("/api/predictor/status").json()
+    assert status["mode"] in ("warming", "active") and status["model_version"] >= 1
+    comparisons = active_daemon.get("/api/predictor/comparisons", limit=200).json()
+    assert comparisons["total"] > 0
+    open_tab(page, active_daemon, "predictor")
+    active = page.get_by_test_id("predictor-active")
+    expect(active).to_be_visible()
+    gauge = active.get_by_test_id("split-gauge")
+    expect(gauge).to_contain_text(f"α = {status['alpha']:.2f}")
+    assert float(gauge.get_attribute("data-alpha")) == pytest.approx(status["alpha"])
+    expect(active.get_by_test_id("win-loss").locator("canvas")).to_have_count(1)
+    expect(active.get_by_test_id("training-curve").locator("canvas")).to_have_count(1)
+    card = active.get_by_test_id("predictor-status")
+    expect(card).to_contain_text(f"v{status['model_version']}")
+    expect(card).to_contain_text(status["mode"])
+    expect(card.get_by_test_id("latency-sparkline")).to_be_visible()
+    expect(card.get_by_test_id("project-rates")).to_contain_text("billing")
+    table = active.get_by_test_id("comparison-table")
+    expect(table.locator("tbody tr")).to_have_count(min(12, comparisons["total"]))
+    excluded = [c for c in comparisons["items"] if not c["ema_updated"]]
+    assert excluded, "the replay includes low-confidence sessions (hollow dots)"
+    shot(page, "dashboard-predictor-active.png")
+
+    newest = comparisons["items"][0]
+    table.locator(f"a[data-comparison-id='{newest['id']}']").click()
+    inspector = page.get_by_test_id("comparison-inspector")
+    expect(inspector).to_contain_text(newest["session_key"])
+    expect(inspector.get_by_test_id("predictor-list").locator("li")).to_have_count(len(newest["predictor_top_ids"]))
+    expect(inspector.get_by_test_id("baseline-list").locator("li")).to_have_count(len(newest["baseline_top_ids"]))
+    expect(inspector.get_by_test_id("predictor-list")).to_contain_text("injected")
+    expect(inspector.get_by_test_id("judge-reasoning")).to_contain_text("heuristic:")
+    gate = "passed" if newest["scorer_confidence"] >= 0.6 else "failed"
+    expect(inspector.get_by_test_id("gate-decision")).to_contain_text(gate)
+    expect(inspector.get_by_test_id("ema-decision")).to_contain_text(
+        "updated" if newest["ema_updated"] else "not updated")
+    inspector.scroll_into_view_if_needed()
+    shot(page, "dashboard-predictor-inspector.png")
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("comparison-inspector")).to_have_count(0)

@@ -59,7 +59,8 @@ export function Inspector({ id, gate = 0.6, onClose }) {
   const score = a.score || a.session_score || a.continuity || res.data?.session_score || {};
   const reasoning = score.continuity_reasoning || score.reasoning || a.continuity_reasoning || res.data?.continuity_reasoning || c.continuity_reasoning;
   const confidence = c.scorer_confidence;
-  const passed = confidence != null ? confidence >= gate : null;
+  const passed = typeof a.confidence_gate_passed === 'boolean' ? a.confidence_gate_passed
+    : (confidence != null ? confidence >= gate : null);
   const win = c.winner || (c.margin === 0 ? 'tie' : (c.margin > 0 ? 'predictor' : 'baseline'));
   return (
     <Card title={`Comparison — session ${sessionKey}`} class="inspector" testid="comparison-inspector"

@@ -34,7 +34,7 @@ function HealthBadge({ diag }) {
   const d = diag.data;
   return (
     <div class="health-badge" data-testid="predictor-health">
-      <Badge status={d.status} label={`${d.status.replace('_', ' ')} · ${fmtNum(d.score)}`} />
+      <Badge status={d.status} label={`${d.status.replace('_', ' ')} · ${Number(d.score).toFixed(2)}`} />
       <span class="small muted">{d.summary}</span>
       {d.problems.map((p) => <p class={`problem ${p.severity}`}>{p.message} — <em>{p.fix}</em></p>)}
     </div>
