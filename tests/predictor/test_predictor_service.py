@@ -117,3 +117,24 @@ def test_disabled_in_config_never_spawns(pred_settings, pdb):
     assert p.client is None and p.score({"session_key": "s"}, [{"id": "m"}]) is None
     assert p.status_line() == "[predictor: disabled | off in config | baseline fallback]"
     assert p.status()["mode"] == "disabled"
+
+
+def test_config_section_has_the_seeds_eight_parameters():
+    from kenning.core.config_predictor import PredictorSettings
+
+    defaults = PredictorSettings()
+    assert defaults.model_dump() == {
+        "enabled": True, "train_interval_sessions": 10, "min_training_sessions": 10, "score_timeout_ms": 120,
+        "crash_disable_threshold": 3, "rrf_k": 12, "exploration_rate": 0.05, "drift_reset_window": 10}
+    assert PredictorSettings.model_validate({"trainIntervalSessions": 5, "rrfK": 20}).rrf_k == 20
+    with pytest.raises(Exception):
+        PredictorSettings.model_validate({"hashBuckets": 4096})  # hardcoded, not configurable
+
+
+def test_config_yaml_errors_name_the_key(tmp_path):
+    from kenning.core.config import load_settings
+    from kenning.core.errors import ConfigError
+
+    (tmp_path / "config.yaml").write_text("predictor:\n  exploration_rate: 2\n")
+    with pytest.raises(ConfigError, match="predictor.exploration_rate"):
+        load_settings(environ={"KENNING_HOME": str(tmp_path)})
