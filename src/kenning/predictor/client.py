@@ -102,6 +102,7 @@ class SidecarClient:
         finally:
             if stderr is not subprocess.DEVNULL:
                 stderr.close()
+        _widen_pipes(proc)
         self._generation += 1
         self._proc = proc
         self.ready = False
@@ -295,6 +296,18 @@ class SidecarClient:
             "last_score_latency_ms": self.last_score_ms,
             "uptime_s": (time.monotonic() - self.started_at) if self.started_at and self.alive else 0.0,
         }
+
+
+def _widen_pipes(proc: subprocess.Popen) -> None:
+    """Give both pipes 1 MiB so a ~230 KB score request crosses in one write instead of four
+    64 KiB round trips (each a context switch; milliseconds on a busy machine). Linux only."""
+    try:
+        import fcntl
+
+        for stream in (proc.stdin, proc.stdout):
+            fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError, AttributeError):
+        pass  # another OS, or /proc/sys/fs/pipe-max-size is lower: the default pipe still works
 
 
 def sidecar_argv(db_path: Path | None, checkpoint_path: Path | None, *, base_weights: Path | None = None,
