@@ -225,3 +225,18 @@ def test_predictor_active_mode_and_comparison_inspector(page, active_daemon):
     shot(page, "dashboard-predictor-inspector.png")
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("comparison-inspector")).to_have_count(0)
+
+
+def test_active_predictor_in_diagnostics_latency_and_timeline(active_daemon):
+    domain = active_daemon.get("/api/diagnostics/predictor").json()
+    assert domain["metrics"]["mode"] in ("warming", "active") and domain["metrics"]["sidecar_alive"] is True
+    assert domain["status"] in ("healthy", "degraded", "cold_start")
+    ops = active_daemon.get("/api/analytics/latency", recent=0).json()["operations"]
+    assert ops["predictor_score"]["count"] > 0 and ops["predictor_train"]["count"] >= 1
+    newest = active_daemon.get("/api/predictor/comparisons", limit=1).json()["items"][0]
+    story = active_daemon.get(f"/api/timeline/{newest['session_key']}").json()
+    predictor = {e["event"]: e for e in story["events"] if e["source"] == "predictor"}
+    assert {"prefilter", "scored", "comparison"} <= set(predictor)
+    assert predictor["comparison"]["details"]["predictor_ndcg"] == newest["predictor_ndcg"]
+    assert "latency_ms" in predictor["scored"]["details"]  # the predictor.score log line, merged in
+    assert sum(1 for e in story["events"] if e["event"] == "comparison") == 1

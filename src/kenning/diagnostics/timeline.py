@@ -10,11 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from datetime import timedelta
+
 from kenning.core import telemetry
+from kenning.core.clock import parse_iso, to_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store import timeline as sql
 
 SOURCES = ("session", "history", "job", "log", "error", "predictor")
+# A training run that a session's end triggers lands shortly after the session ended.
+TRAINING_GRACE = timedelta(minutes=15)
 _PREDICTOR_LOG = {
     "predictor.score": "scored", "predictor.prefilter": "prefilter", "predictor.diversity": "diversity",
     "predictor.fts_overlap": "fts_overlap", "predictor.compare": "comparison",
@@ -105,6 +110,11 @@ def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[dict[str, An
                        f"{len(injected)} of {len(start_rows)} injected; top pick {top['memory_id']}",
                        candidates=len(start_rows), predictor_scored=len(scored), injected=len(injected),
                        top_pick=top["memory_id"]))
+    attenuated = [r for r in start_rows if r.get("diversity_factor") is not None and r["diversity_factor"] < 1]
+    if attenuated:
+        out.append(_ev(min(r["created_at"] for r in attenuated), "predictor", "diversity",
+                       f"topic diversity attenuated {len(attenuated)} candidate(s)",
+                       attenuated=len(attenuated), memory_ids=[r["memory_id"] for r in attenuated][:20]))
     fts_only = [r for r in rows if r.get("source") == "fts_only"]
     matched = [r for r in start_rows if r.get("was_injected") and (r.get("fts_hit_count") or 0) > 0]
     if fts_only or matched:
@@ -144,12 +154,26 @@ def _session_events(conn, key: str) -> tuple[list[dict[str, Any]], str | None, s
         out.append(_ev(c.get("created_at"), "predictor", "comparison",
                        f"{winner} won (predictor NDCG {c.get('predictor_ndcg')}, baseline {c.get('baseline_ndcg')})",
                        **{k: _json(v) for k, v in c.items()}))
-    for t in sql.trainings_between(conn, key, start, end):
+    window_end = to_iso(parse_iso(end) + TRAINING_GRACE) if end else None
+    for t in sql.trainings_between(conn, key, start, window_end):
         drift = t.get("trigger") == "drift_reset"
         out.append(_ev(t.get("created_at"), "predictor", "drift_reset" if drift else "trained",
                        f"model v{t.get('model_version', '?')} trained (loss {t.get('loss')})",
                        **{k: _json(v) for k, v in t.items()}))
     return out, start, end
+
+
+def _merge_predictor_logs(stored: list[dict[str, Any]], logged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A predictor event known from the tables absorbs the log line of the same name (no duplicates)."""
+    from_tables = {e["event"]: e for e in stored if e["source"] == "predictor"}
+    out = list(stored)
+    for e in logged:
+        twin = from_tables.get(e["event"]) if e["source"] == "predictor" else None
+        if twin is None:
+            out.append(e)
+        else:
+            twin["details"] = {**e["details"], **twin["details"]}
+    return out
 
 
 def build_timeline(
@@ -178,7 +202,7 @@ def build_timeline(
             session_events, _, _ = _session_events(conn, ident)
             events += session_events + _history_events(sql.session_history(conn, ident))
         events += _job_events(sql.jobs_for(conn, ident))
-    events += _telemetry_events(ident)
+    events = _merge_predictor_logs(events, _telemetry_events(ident))
     events = [e for e in events if e["at"]]
     events.sort(key=lambda e: (e["at"], SOURCES.index(e["source"])))
     if source:
