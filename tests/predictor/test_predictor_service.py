@@ -29,6 +29,7 @@ def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb,
            "timestamp": plan["at"].isoformat()}
     assert predictor.score(ctx, candidates_for(user, plan, ids)) is None  # untrained: baseline
     assert predictor.status_line() == "[predictor: collecting | 0/10 sessions | baseline only]"
+    assert predictor.flush_contexts()
     assert store.session_context(pdb.reader(), plan["key"])["scored"] == 0
     for i in range(12):
         user.record_session(pdb, i)

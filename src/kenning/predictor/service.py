@@ -26,6 +26,7 @@ object records contexts, comparisons, state and training results.
 
 from __future__ import annotations
 
+import queue
 import random
 import threading
 import time
@@ -79,6 +80,8 @@ class Predictor:
         self._param_count: int | None = None
         self.native_dim = 384
         self.state = A.AlphaState.from_dict(store.load_state(db.reader(), STATE_KEY))
+        self._contexts: queue.Queue = queue.Queue()
+        self._context_writer: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self, wait_ready: bool = False) -> None:
@@ -98,6 +101,7 @@ class Predictor:
         self.client.start(wait_ready=wait_ready)
 
     def stop(self) -> None:
+        self.flush_contexts(5.0)
         if self.client is not None:
             self.client.stop()
         thread = self._train_thread
@@ -161,21 +165,45 @@ class Predictor:
         return params
 
     def _record_context(self, ctx: dict[str, Any], scored: bool, result: dict | None, latency: float) -> None:
+        """Queue the session's scoring context for the background writer (never blocks scoring)."""
         key = ctx.get("session_key")
         if not key or self.db.read_only:
             return
         vec = _vector(_first(ctx, "embedding", "vector"))
-        try:
-            with self.db.with_write_tx() as conn:
-                store.upsert_session_context(
-                    conn, key, project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],
-                    embedding=vec.tobytes() if vec is not None else None,
-                    embedding_dims=int(vec.shape[0]) if vec is not None else None,
-                    alpha=self.alpha() if scored else 1.0,
-                    model_version=(result or {}).get("model_version"), scored=scored, latency_ms=latency,
-                )
-        except Exception as exc:  # boundary: recording must not break session start
-            telemetry.record_error("predictor", f"predictor_context_record_failed: {exc}", session_key=key)
+        row = dict(
+            project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],
+            embedding=vec.tobytes() if vec is not None else None,
+            embedding_dims=int(vec.shape[0]) if vec is not None else None,
+            alpha=self.alpha() if scored else 1.0,
+            model_version=(result or {}).get("model_version"), scored=scored, latency_ms=latency,
+        )
+        self._contexts.put((key, row))
+        with self._lock:
+            if self._context_writer is None or not self._context_writer.is_alive():
+                self._context_writer = threading.Thread(target=self._write_contexts, daemon=True,
+                                                        name="predictor-context-writer")
+                self._context_writer.start()
+
+    def _write_contexts(self) -> None:
+        while True:
+            try:
+                key, row = self._contexts.get(timeout=5.0)
+            except queue.Empty:
+                return
+            try:
+                with self.db.with_write_tx() as conn:
+                    store.upsert_session_context(conn, key, **row)
+            except Exception as exc:  # background boundary: recording must not break anything
+                telemetry.record_error("predictor", f"predictor_context_record_failed: {exc}", session_key=key)
+            finally:
+                self._contexts.task_done()
+
+    def flush_contexts(self, timeout_s: float = 10.0) -> bool:
+        """Wait until queued scoring contexts are written (session end reads them)."""
+        deadline = time.monotonic() + timeout_s
+        while self._contexts.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._contexts.unfinished_tasks
 
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
              top_k: int | None = None) -> list[tuple[str, float, int | None, int | None, str]]:
@@ -203,6 +231,7 @@ class Predictor:
     # -- session end ----------------------------------------------------------------
     def on_session_end(self, session_key: str) -> dict[str, Any]:
         """Compare both rankings on this session's labels, update EMA/α, maybe trigger training."""
+        self.flush_contexts()
         conn = self.db.reader()
         session = store.session_score(conn, session_key)
         if session is None:
