@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kenning.predictor.service import Predictor
@@ -139,3 +141,32 @@ def test_config_yaml_errors_name_the_key(tmp_path):
     (tmp_path / "config.yaml").write_text("predictor:\n  exploration_rate: 2\n")
     with pytest.raises(ConfigError, match="predictor.exploration_rate"):
         load_settings(environ={"KENNING_HOME": str(tmp_path)})
+
+
+def test_session_start_answers_with_the_baseline_when_the_sidecar_hangs(pred_settings):
+    """The real session-start path (sessions code + bundled embedder) with a hanging sidecar."""
+    from kenning.core.types import MemoryDraft
+    from kenning.service import Kenning
+
+    k = Kenning(pred_settings).start(background=False)
+    try:
+        for text in ("deploy with scripts/deploy.sh", "the CI cache breaks when uv.lock changes",
+                     "payments API lives in services/payments", "run ruff before committing"):
+            k.remember(MemoryDraft(content=text, project="shop", importance=0.7))
+        k.predictor = Predictor(pred_settings, k.db, extra_sidecar_args=["--fault", "hang"])
+        k.predictor.start(wait_ready=True)
+        first_pid = k.predictor.client.pid
+        for i in range(2):
+            out = k.sessions.session_start({"session_key": f"hang-{i}", "project": "shop",
+                                            "context": "fix the deploy script"})
+            assert out["memory_ids"] and out["predictor_used"] is False  # baseline answered
+            assert out["status_line"] == "[predictor: collecting | 0/10 sessions | baseline only]"
+        assert k.predictor.client.timeouts == 2
+        assert k.predictor.client.crashes_last_hour() == 1  # two timeouts in a row: treated as hung
+        deadline = time.monotonic() + 60
+        while k.predictor.client.pid in (None, first_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert k.predictor.client.pid not in (None, first_pid)  # restarted with a fresh process
+    finally:
+        k.predictor.stop()
+        k.close()
