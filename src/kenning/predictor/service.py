@@ -311,6 +311,9 @@ class Predictor:
 
     # -- training ----------------------------------------------------------------------
     def train_async(self, trigger: str) -> bool:
+        """Start a training run in the background; False when one is running or no sidecar is up."""
+        if self.client is None or self.client.disabled:
+            return False
         with self._lock:
             if self._train_thread is not None and self._train_thread.is_alive():
                 return False
