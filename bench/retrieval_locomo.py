@@ -64,6 +64,7 @@ def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def build_config(preset_name: str, overrides: dict[str, Any]):
+    import kenning.retrieval.extras  # noqa: F401  registers the graph/dampening/rerank/hints/full presets
     from kenning.retrieval.config import preset
 
     cfg = preset(preset_name)
@@ -263,7 +264,7 @@ def print_tables(report: dict[str, Any], labels: list[str]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description="LoCoMo protocol A retrieval benchmark (BM25, dense, hybrid, ...).")
     ap.add_argument("--data", default=DEFAULT_DATA, help="folder with conv-*.json (relative paths: from the repo root)")
-    ap.add_argument("--configs", default="bm25,dense,hybrid",
+    ap.add_argument("--configs", default="bm25,dense,hybrid,graph,dampening,rerank",
                     help="comma list of presets or label=preset:{json RecallConfig overrides}")
     ap.add_argument("--out", default=None, help="write the JSON report here")
     ap.add_argument("--runs-out", default=None, help="also write per-question rankings (JSONL) here")
@@ -274,6 +275,7 @@ def main() -> None:
     args = ap.parse_args()
     args.depth = max(10, args.depth)
 
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     data = Path(args.data)
@@ -304,7 +306,7 @@ def main() -> None:
     n_q = sum(len(c.scored_questions()) for c in convs)
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=False, console=None) as progress:
+                  transient=False, console=Console(stderr=True)) as progress:
         task = progress.add_task("questions", total=n_q)
         for conv in convs:
             progress.update(task, description=f"{conv.name}: ingest + {len(configs) + 1} configs")

@@ -62,6 +62,16 @@ def test_graph_lookup_fails_empty(stocked, tmp_path):
     assert found.scores == {} and found.error
 
 
+def test_hub_entities_are_not_walked(kenning):
+    drafts = [MemoryDraft(content=f"Kubernetes node pool {i} autoscaling note") for i in range(24)]
+    kenning.remember_many(drafts)
+    mesh = kenning.remember(MemoryDraft(content="Kubernetes ingress goes through Istio")).id
+    conn = kenning.db.reader()
+    assert graph_lookup(conn, "kubernetes").scores == {}  # 25 mentions > hub threshold of 20
+    found = graph_lookup(conn, "kubernetes istio")
+    assert found.entities == ["Istio"] and list(found.scores) == [mesh]
+
+
 def test_query_tokens_drop_stop_words_and_add_pairs():
     assert query_tokens("Which database does Acme Billing use?") == [
         "database", "acme", "billing", "use", "database acme", "acme billing", "billing use"]
@@ -71,8 +81,9 @@ def test_recall_with_the_graph_preset_marks_graph_hits(stocked):
     kenning, ids = stocked
     hits = kenning.recall("mysql", config="graph", limit=5, track_access=False)
     by_id = {h.memory.id: h for h in hits}
-    assert ids[0] in by_id and "graph" in by_id[ids[0]].legs
-    assert ids[1] in by_id and "graph" in by_id[ids[1]].legs
+    assert ids[0] in by_id and by_id[ids[0]].legs["graph"]["rank"] == 1
+    hub_free = kenning.recall("postgresql", config="graph", limit=5, track_access=False)
+    assert {h.memory.id for h in hub_free if "graph" in h.legs} == {ids[0], ids[1]}
 
 
 def test_every_extra_preset_runs_end_to_end(stocked):

@@ -5,8 +5,10 @@ Three independent corrections that break score bunching after fusion, then a re-
 1. gravity — a hit that came only through a semantic path (vector or graph, no BM25 match)
    with a normalized score above 0.3 but sharing no query term with its content is a likely
    "semantic hallucination": score × gravity_penalty (0.5).
-2. hub — a hit whose linked entities are all above the P(hub_percentile) entity mention count
-   is about popular entities only: score × hub_penalty (0.7).
+2. hub — a hit that came through graph traversal and whose linked entities are all above the
+   P(hub_percentile) entity mention count is about popular entities only: score × hub_penalty
+   (0.7). Hits found by BM25 or vectors alone are not judged by entity popularity: on LoCoMo,
+   penalising them cost 2.9 points of Recall@10 (every turn names its hub speaker).
 3. resolution — constraint/decision memories × resolution_boost (1.2); other memories with a
    temporal anchor (ISO date or month name) × (1 + (boost − 1) · 0.5); content under 50
    characters gets no boost.
@@ -28,10 +30,10 @@ SEMANTIC_LEGS = frozenset({"vector", "graph"})
 GRAVITY_MIN_SCORE = 0.3
 RESOLUTION_MIN_CHARS = 50
 _WORD = re.compile(r"[a-z0-9]+")
-_TEMPORAL = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-    r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b",
-    re.IGNORECASE,
+_TEMPORAL = re.compile(  # ISO dates and capitalized month names ("May" only next to a number)
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|June?|July?|"
+    r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
+    r"|\b\d{1,2}\s+May\b|\bMay\s+\d{1,4}\b",
 )
 
 
@@ -101,7 +103,8 @@ def dampen(ctx, hits: list, params: DampeningParams = DampeningParams()) -> list
             continue
         factors = (
             ("gravity", gravity_factor(query_terms, memory.content, set(hit.legs), hit.score / top, params)),
-            ("hub", hub_factor([m for _, m in entity_map.get(hit.memory_id, [])], threshold, params)),
+            ("hub", hub_factor([m for _, m in entity_map.get(hit.memory_id, [])], threshold, params)
+             if "graph" in hit.legs else 1.0),
             ("resolution", resolution_factor(memory.type, memory.content, params)),
         )
         for name, factor in factors:

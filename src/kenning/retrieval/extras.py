@@ -2,7 +2,7 @@
 adds their presets, and builds a RecallConfig from the `pipeline:` settings.
 
 Leg:    "graph"        token → entity → one hop → memories (retrieval.graph_leg)
-Stages: "graph_boost"  lift graph-linked / co-located hits
+Stages: "graph_boost"  lift co-located hits (and graph-linked ones when the leg is off)
         "dampening"    gravity, hub, resolution (retrieval.dampening)
         "rerank"       embedding reranker with timeout (retrieval.rerank)
 Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint matches by max.
@@ -40,6 +40,7 @@ register_stage("rerank", _rerank_stage)
 
 _HYBRID = ("bm25", "vector")
 PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))
+PRESETS.setdefault("graph_boost", RecallConfig(legs=_HYBRID, stages=("graph_boost",)))
 PRESETS.setdefault("dampening", RecallConfig(legs=_HYBRID, stages=("dampening",)))
 PRESETS.setdefault("rerank", RecallConfig(legs=_HYBRID, stages=("rerank",)))
 PRESETS.setdefault("hints", RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)))

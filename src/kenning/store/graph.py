@@ -462,3 +462,8 @@ def related_files_for_memories(conn, memory_ids: list[str]) -> dict[str, list[st
         ):
             found.setdefault(row[0], []).append(str(row[1]))
     return found
+
+
+def linked_memory_count(conn) -> int:
+    """How many distinct memories have at least one entity mention."""
+    return int(conn.execute("SELECT COUNT(DISTINCT memory_id) FROM memory_entity_mentions").fetchone()[0])
