@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -32,8 +31,8 @@ import numpy as np
 import torch
 
 from kenning.core.config import load_settings
-from kenning.predictor.client import SidecarClient, sidecar_argv
-from kenning.predictor.features import Sample, encode_b64
+from kenning.predictor.client import SidecarClient
+from kenning.predictor.features import Sample
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens
 from kenning.predictor.service import Predictor
 from kenning.predictor.synthetic import SyntheticUser
