@@ -85,7 +85,7 @@ def train(
         fail(f"training failed: {data['error']}")
     verdict = "[green]swapped in[/green]" if data.get("swapped") else "[yellow]discarded[/yellow]"
     console.print(f"model_v{data.get('model_version')} {verdict}: loss {data.get('loss')}, "
-                  f"{data.get('steps')} steps, {data.get('samples_used')} sessions, "
+                  f"{data.get('steps')} steps, {data.get('recent_sessions')} sessions + {data.get('replay_sessions')} replay, "
                   f"{data.get('duration_ms', 0):.0f} ms", highlight=False)
     console.print(f"gates: {data.get('gates')}", highlight=False)
     if data.get("canary"):
