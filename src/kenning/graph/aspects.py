@@ -67,7 +67,8 @@ def feedback_telemetry() -> dict[str, int]:
         return dict(_telemetry)
 
 
-def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = FeedbackConfig()) -> dict[str, Any]:
+def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = FeedbackConfig(),
+                       session_key: str | None = None) -> dict[str, Any]:
     """Raise the weight of aspects whose memories were confirmed by FTS hits this session.
 
     `memory_ids` are the memories with fts_hit_count > 0 in the session (the sessions
@@ -79,6 +80,8 @@ def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = Feedback
         updated = graph_store.bump_aspect_weights(
             conn, increments, min_weight=cfg.min_weight, max_weight=cfg.max_weight
         )
+        if session_key is not None:
+            graph_store.mark_feedback_applied(conn, session_key, sum(counts.values()), updated)
     with _telemetry_lock:
         _telemetry["feedback_aspects_updated"] += updated
         _telemetry["feedback_fts_confirmations"] += sum(counts.values())
@@ -86,6 +89,15 @@ def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = Feedback
         run_decay = _telemetry["sessions_seen"] % cfg.decay_every_sessions == 0
     decayed = decay_aspects(db, cfg) if run_decay else 0
     return {"aspects_updated": updated, "confirmations": sum(counts.values()), "decayed": decayed}
+
+
+def apply_pending_sessions(db, cfg: FeedbackConfig = FeedbackConfig(), limit: int = 20) -> list[dict[str, Any]]:
+    """Feed back every ended session not yet applied (each session counts once)."""
+    done = []
+    for key in graph_store.sessions_awaiting_feedback(db.reader(), limit):
+        memory_ids = graph_store.fts_confirmed_memories(db.reader(), key)
+        done.append({"session_key": key, **apply_fts_feedback(db, memory_ids, cfg, session_key=key)})
+    return done
 
 
 def decay_aspects(db, cfg: FeedbackConfig = FeedbackConfig()) -> int:

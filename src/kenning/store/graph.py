@@ -467,3 +467,32 @@ def related_files_for_memories(conn, memory_ids: list[str]) -> dict[str, list[st
 def linked_memory_count(conn) -> int:
     """How many distinct memories have at least one entity mention."""
     return int(conn.execute("SELECT COUNT(DISTINCT memory_id) FROM memory_entity_mentions").fetchone()[0])
+
+
+# -- aspect feedback bookkeeping (m018) -----------------------------------------------------
+
+def sessions_awaiting_feedback(conn, limit: int = 20) -> list[str]:
+    """Ended sessions whose FTS hits have not yet been fed back into aspect weights."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone()
+    if not exists:
+        return []
+    return [r[0] for r in conn.execute(
+        "SELECT s.session_key FROM sessions s WHERE s.ended_at IS NOT NULL AND NOT EXISTS"
+        " (SELECT 1 FROM aspect_feedback_sessions f WHERE f.session_key = s.session_key)"
+        " ORDER BY s.ended_at LIMIT ?", (limit,),
+    )]
+
+
+def fts_confirmed_memories(conn, session_key: str) -> list[str]:
+    """Memories that received at least one FTS hit in the session."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT memory_id FROM session_memories WHERE session_key = ? AND fts_hit_count > 0",
+        (session_key,),
+    )]
+
+
+def mark_feedback_applied(conn, session_key: str, confirmations: int, aspects_updated: int) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO aspect_feedback_sessions(session_key, confirmations, aspects_updated, applied_at)"
+        " VALUES (?, ?, ?, ?)", (session_key, confirmations, aspects_updated, now_iso()),
+    )

@@ -1,0 +1,35 @@
+"""Aspect-feedback worker: once a session has ended, its FTS-confirmed memories raise the
+weight of their entity aspects; every N sessions stale aspects decay (graph.aspects)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.graph.aspects import apply_pending_sessions, feedback_config, feedback_telemetry
+from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.manager import register_worker
+
+INTERVAL_S = 30.0
+
+
+class AspectFeedbackWorker(Worker):
+    def __init__(self, db, cfg, **kw: Any) -> None:
+        super().__init__("aspect-feedback", interval_s=INTERVAL_S, **kw)
+        self.db = db
+        self.cfg = cfg
+
+    def tick(self) -> float | None:
+        done = apply_pending_sessions(self.db, self.cfg)
+        self.counters["processed"] += len(done)
+        return 0.0 if len(done) >= 20 else None
+
+    def extra_stats(self) -> dict[str, Any]:
+        return feedback_telemetry()
+
+
+@register_worker("aspect-feedback")
+def build(kenning) -> AspectFeedbackWorker | None:
+    pipeline = kenning.settings.pipeline
+    if not pipeline.graph.enabled:
+        return None
+    return AspectFeedbackWorker(kenning.db, feedback_config(pipeline.graph), **backoff_from_settings(pipeline.worker))
