@@ -13,7 +13,7 @@ Output order is the order of appearance, so the same text always yields the same
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_ENTITIES_PER_MEMORY = 16
 
@@ -84,10 +84,10 @@ class Mention:
     text: str
     start: int
     confidence: float
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return " ".join(self.name.split()).lower()
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", " ".join(self.name.split()).lower())
 
 
 def split_sentences(text: str) -> list[tuple[int, str]]:

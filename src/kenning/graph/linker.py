@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.core.clock import now_iso
 from kenning.graph.aspects import infer_aspect
 from kenning.graph.decisions import (
     ATTRIBUTE_IMPORTANCE,
@@ -118,22 +119,23 @@ def link_memory(conn, memory_id: str, content: str, project: str | None = None) 
     if graph_store.has_mentions(conn, memory_id, source="linker"):
         return result
     ids: dict[str, str] = {}
+    at = now_iso()
     for sentence, mentions in plan_links(content):
         for mention in mentions:
             if mention.key not in ids:
-                ids[mention.key] = graph_store.upsert_entity(conn, mention.name, mention.entity_type)
+                ids[mention.key] = graph_store.upsert_entity(conn, mention.name, mention.entity_type, at=at)
                 graph_store.link_mention(conn, memory_id, ids[mention.key], mention.text,
-                                         confidence=mention.confidence * LINKER_CONFIDENCE_SCALE)
+                                         confidence=mention.confidence * LINKER_CONFIDENCE_SCALE, at=at)
                 result.entities.append(mention.name)
-        _write_attributes(conn, result, sentence, mentions, ids)
+        _write_attributes(conn, result, sentence, mentions, ids, at)
         for a, rtype, b, conf in _sentence_relations(sentence, mentions):
-            graph_store.upsert_relation(conn, ids[a.key], ids[b.key], rtype, confidence=conf)
+            graph_store.upsert_relation(conn, ids[a.key], ids[b.key], rtype, confidence=conf, at=at)
             result.relations.append((a.name, rtype, b.name))
     return result
 
 
 def _write_attributes(conn, result: LinkResult, sentence: str, mentions: list[Mention],
-                      ids: dict[str, str]) -> None:
+                      ids: dict[str, str], at: str) -> None:
     constraint = result.decision or is_constraint_language(sentence)
     kind = "constraint" if constraint else "attribute"
     importance = DECISION_IMPORTANCE if constraint else ATTRIBUTE_IMPORTANCE
@@ -141,10 +143,10 @@ def _write_attributes(conn, result: LinkResult, sentence: str, mentions: list[Me
     text = sentence[:MAX_ATTRIBUTE_CHARS]
     for mention in mentions:
         entity_id = ids[mention.key]
-        aspect_id = graph_store.upsert_aspect(conn, entity_id, aspect_name)
+        aspect_id = graph_store.upsert_aspect(conn, entity_id, aspect_name, at=at)
         graph_store.add_attribute(
             conn, entity_id, text, memory_id=result.memory_id, aspect_id=aspect_id, kind=kind,
-            confidence=mention.confidence, importance=importance,
+            confidence=mention.confidence, importance=importance, at=at,
         )
         result.attributes += 1
         result.constraints += int(constraint)
