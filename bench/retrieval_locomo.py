@@ -301,6 +301,11 @@ def main() -> None:
     embedder.warm_up()
     load_s = time.perf_counter() - t0
 
+    # Build one service up front: Kenning imports its workers lazily on first construction, and
+    # doing that once here keeps a long run independent of later edits to the tree.
+    with tempfile.TemporaryDirectory() as tmp:
+        from kenning.service import Kenning as _K
+        _K(load_settings(environ={}, home=Path(tmp)), embedder=embedder).close()
     run = Run(labels)
     timings: dict[str, Any] = {"embedder_load_s": load_s}
     n_q = sum(len(c.scored_questions()) for c in convs)
