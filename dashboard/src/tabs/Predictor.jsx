@@ -1,5 +1,6 @@
 // Predictor tab: cold-start mode (collecting training data) or active mode (earning
 // influence), with the diagnostics badge and predictor error feed in both.
+import { useMemo } from 'preact/hooks';
 import { useApi, items, qs } from '../api.js';
 import { Card, Pending, KV, Badge, Empty, ErrorFeed, ScoreBar, fmtNum, fmtTime, pct } from '../ui.jsx';
 import { SplitGauge, WinLossTimeline, TrainingCurve, Sparkline } from './predictorCharts.jsx';
@@ -128,6 +129,8 @@ function Active({ status, diag, arg, navigate, latency, errors }) {
   const training = useApi('/api/predictor/training?limit=200', 30000);
   const list = items(comps.data, 'comparisons', 'items');
   const runs = items(training.data, 'runs', 'training', 'items');
+  const resets = useMemo(() => items(training.data?.drift_resets || []).map((r) => r.created_at).filter(Boolean),
+    [training.data]);
   const timedOut = (errors.data?.items || []).some((e) => /timeout/i.test(e.message));
   const gate = pick(status, 'confidence_gate', 'min_confidence') ?? 0.6;
   return (
@@ -141,7 +144,7 @@ function Active({ status, diag, arg, navigate, latency, errors }) {
       </div>
       <Card title={`Win/loss timeline (${list.length} sessions)`}>
         <Pending res={comps} what="comparisons" />
-        {list.length ? <WinLossTimeline comparisons={list} onPick={(id) => navigate('predictor', id)} /> : comps.ok && <Empty>No comparisons yet.</Empty>}
+        {list.length ? <WinLossTimeline comparisons={list} resets={resets} onPick={(id) => navigate('predictor', id)} /> : comps.ok && <Empty>No comparisons yet.</Empty>}
       </Card>
       {arg && <Inspector id={arg} gate={gate} onClose={() => navigate('predictor')} />}
       <div class="grid two">

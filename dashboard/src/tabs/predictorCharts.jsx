@@ -32,7 +32,7 @@ function winner(c) {
   return c.margin > 0 ? 'predictor' : 'baseline';
 }
 
-export function WinLossTimeline({ comparisons, onPick }) {
+export function WinLossTimeline({ comparisons, resets = [], onPick }) {
   const ordered = useMemo(() => [...comparisons].sort((x, y) => (x.created_at < y.created_at ? -1 : 1)), [comparisons]);
   const option = useMemo(() => {
     const color = { predictor: COLORS.ok, baseline: COLORS.bad, tie: COLORS.muted };
@@ -65,13 +65,15 @@ export function WinLossTimeline({ comparisons, onPick }) {
       ],
       series: [
         { name: 'margin (NDCG predictor − baseline)', type: 'scatter', data: dots, itemStyle: { color: COLORS.muted },
-          markLine: { silent: true, symbol: 'none', data: [{ yAxis: 0 }], lineStyle: { color: '#ccc' } } },
+          markLine: { silent: true, symbol: 'none', lineStyle: { color: '#ccc' }, data: [{ yAxis: 0 },
+            ...resets.map((at) => ({ xAxis: ordered.filter((c) => c.created_at < at).length + 0.5,
+              lineStyle: { color: COLORS.bad, type: 'dashed' }, label: { formatter: 'drift reset', color: COLORS.bad } }))] } },
         { name: 'success rate (EMA)', type: 'line', yAxisIndex: 1, showSymbol: false, smooth: false,
           data: ordered.map((c, i) => [i + 1, c.success_rate]), lineStyle: { color: COLORS.predictor, width: 2 },
           itemStyle: { color: COLORS.predictor } },
       ],
     };
-  }, [ordered]);
+  }, [ordered, resets]);
   const onClick = (p) => { if (p.data && p.data.id) onPick(p.data.id); };
   return (
     <div data-testid="win-loss">
