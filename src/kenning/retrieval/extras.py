@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kenning.core.telemetry import log_event
+
 from kenning.retrieval.config import PRESETS, RecallConfig
 from kenning.retrieval.dampening import DampeningParams, dampen
 from kenning.retrieval.extras_config import ExtrasConfig
@@ -61,6 +63,9 @@ def config_from_settings(pipeline, base: RecallConfig) -> RecallConfig:
         stages.append("dampening")
     if pipeline.reranker.enabled:
         stages.append("rerank")
+        if pipeline.reranker.model:
+            log_event("retrieval", "no cross-encoder ships in a package; using the embedding reranker",
+                      level="warning", model=pipeline.reranker.model)
     extras = ExtrasConfig(
         hints=pipeline.hints.enabled,
         graph_boost_weight=pipeline.graph.boost_weight,
