@@ -158,3 +158,19 @@ def test_broken_config_is_harmless(tmp_path, workdir):
     env["KENNING_HOOK_TIMEOUT"] = "0.5"
     result = run_hook("session-start", json.dumps(payload("session-start", "sid", str(workdir), "")), env)
     assert result.returncode == 0 and result.stdout == b""
+
+
+def test_sessions_cli_lists_and_shows(hdaemon):
+    key = f"cli-{uuid.uuid4().hex}"
+    with hdaemon.client() as http:
+        http.post("/api/hooks/session-start", json={"session_key": key, "project": "cli-proj"}).raise_for_status()
+        http.post("/api/hooks/user-prompt-submit", json={"session_key": key, "prompt": "deploy payments"}).raise_for_status()
+    env = {**os.environ, **hdaemon.env}
+    listed = subprocess.run([KENNING, "sessions", "list", "--json", "--project", "cli-proj"], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert [s["session_key"] for s in json.loads(listed.stdout)["sessions"]] == [key]
+    shown = subprocess.run([KENNING, "sessions", "show", key], capture_output=True, text=True, env=env, timeout=60)
+    assert shown.returncode == 0 and key in shown.stdout and "1 prompts" in shown.stdout
+    missing = subprocess.run([KENNING, "sessions", "show", "nope"], capture_output=True, text=True, env=env, timeout=60)
+    assert missing.returncode != 0 and "no session" in missing.stderr

@@ -74,10 +74,6 @@ def top_by_similarity(
     return ranked[:limit]
 
 
-def memory_count(conn) -> int:
-    return conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
-
-
 # -- sessions --------------------------------------------------------------------------------
 def get_session(conn, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
@@ -137,15 +133,6 @@ def list_sessions(
         [*params, limit, offset],
     ).fetchall()
     return [dict(r) for r in rows], total
-
-
-def previous_session(conn, *, project: str | None, before: str, exclude: str) -> dict[str, Any] | None:
-    row = conn.execute(
-        "SELECT * FROM sessions WHERE project IS ? AND started_at <= ? AND session_key != ?"
-        " ORDER BY started_at DESC LIMIT 1",
-        (project, before, exclude),
-    ).fetchone()
-    return dict(row) if row else None
 
 
 def scored_session_count(conn) -> int:
