@@ -112,8 +112,14 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=10, help="results per recall")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--home", default=None, help="store folder (default: a temp dir, removed after)")
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch.set_num_threads(N) before embedding (default: torch's own choice)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     if "bm25" not in configs:
@@ -213,7 +219,7 @@ def main() -> None:
 
     results["meta"] = {
         "embedding_model": embedder.model_id, "embedder_load_s": load_s, "cpu_count": os.cpu_count(),
-        "torch_threads": _torch_threads(), "query_cache": "disabled", "queries_per_pass": args.queries,
+        "torch_threads": _torch_threads(), "load_average": os.getloadavg(), "query_cache": "disabled", "queries_per_pass": args.queries,
         "runs": args.runs, "batch": args.batch, "limit": args.limit, "db_bytes_at_largest": db_bytes,
         "versions": versions(), "command": " ".join(sys.argv),
         "targets": {"recall_p95_ms": {"10000": 50, "100000": 150}, "remember_per_s": 200},
