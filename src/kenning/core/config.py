@@ -34,6 +34,11 @@ class EmbeddingSettings(_Strict):
     batch_size: int = Field(64, ge=1, le=2048)
     timeout_s: float = Field(30.0, gt=0, le=600)
     query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+    torch_threads: int = Field(
+        1, ge=0, le=256,
+        description="CPU threads for the bundled model; 1 keeps query latency flat when the daemon's"
+        " threads and workers share the cores (0 = torch's default).",
+    )
 
 
 class LLMSettings(_Strict):

@@ -98,6 +98,10 @@ class BundledEmbedding(EmbeddingProvider):
     model_id = BUNDLED_MODEL_ID
     dims = BUNDLED_DIMS
 
+    def __init__(self, torch_threads: int = 1, **kw) -> None:
+        super().__init__(**kw)
+        self.torch_threads = torch_threads
+
     def _model(self):
         path = str(bundled_model_path())
         with _MODEL_LOCK:
@@ -109,6 +113,10 @@ class BundledEmbedding(EmbeddingProvider):
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
+                if self.torch_threads:
+                    import torch
+
+                    torch.set_num_threads(self.torch_threads)
                 model = SentenceTransformer(path, device="cpu", local_files_only=True)
                 _LOADED_MODELS[path] = model
         return model
@@ -169,7 +177,7 @@ def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | N
     """The provider named in settings; env is read here only for the API key variable."""
     common = {"batch_size": cfg.batch_size, "query_cache_size": cfg.query_cache_size}
     if cfg.provider == "bundled":
-        return BundledEmbedding(**common)
+        return BundledEmbedding(torch_threads=cfg.torch_threads, **common)
     if not cfg.model:
         raise ConfigError(f"embedding.model is required for provider {cfg.provider!r}")
     if cfg.provider == "ollama":
