@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import tempfile
 import time
@@ -51,6 +52,7 @@ POOL = 50
 RRF_K = 12
 UNKNOWN_LABEL = 0.2
 ALPHAS = [round(a * 0.1, 1) for a in range(11)]
+NO_OVERLAP_GATE = False  # --no-overlap-gate: diagnostic, skips the top-5 overlap gate after the first swap
 
 
 # -- frozen candidate pools ---------------------------------------------------------------------
@@ -150,8 +152,8 @@ def train_model(model, samples: list, trained: bool, seed: int):
 
     if not samples:
         return model, False, None
-    res = train(model, samples, replay=samples[:20], canary=samples[-25:], previous_trained=trained,
-                config=TrainConfig(seed=seed))
+    res = train(model, samples, replay=samples[:20], canary=samples[-25:],
+                previous_trained=trained and not NO_OVERLAP_GATE, config=TrainConfig(seed=seed))
     summary = {"samples": len(samples), "loss": res.loss, "swapped": res.swapped, "ms": round(res.duration_ms, 1),
                "gates": {k: v for k, v in res.gates.items() if k != "reason"}}
     return (res.model if res.swapped else model), res.swapped, summary
@@ -318,6 +320,10 @@ def main() -> None:
     ap.add_argument("--train-every", type=int, default=10, help="retrain every N past questions (kenning: 10)")
     ap.add_argument("--no-global", action="store_true", help="skip the global (other conversations) control")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pool-cache", default=None,
+                    help="pickle the frozen pools here (outside the repo) and reuse them on later runs")
+    ap.add_argument("--no-overlap-gate", action="store_true",
+                    help="diagnostic: skip the top-5 overlap gate (it blocks most retrains after the first swap)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -326,6 +332,8 @@ def main() -> None:
     from kenning.providers.embedding import build_embedding_provider
 
     torch.manual_seed(args.seed)
+    global NO_OVERLAP_GATE
+    NO_OVERLAP_GATE = args.no_overlap_gate
     data = Path(args.data)
     if not data.is_absolute():
         data = (REPO / data).resolve()
@@ -334,9 +342,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         emb_settings = load_settings(environ={}, home=Path(tmp)).embedding
     embedder = build_embedding_provider(emb_settings)
+    cache = Path(args.pool_cache) if args.pool_cache else None
+    cached = pickle.loads(cache.read_bytes()) if cache and cache.exists() else {}
     all_pools = []
     for conv in convs:
-        all_pools.append(build_pools(conv, embedder))
+        if conv.name not in cached:
+            cached[conv.name] = build_pools(conv, embedder)
+            if cache:
+                cache.write_bytes(pickle.dumps(cached))
+        all_pools.append(cached[conv.name])
         print(f"[{time.perf_counter() - t0:6.0f}s] pools {conv.name}: {len(all_pools[-1]['items'])} questions",
               file=sys.stderr, flush=True)
     pools_s = time.perf_counter() - t0
@@ -355,7 +369,8 @@ def main() -> None:
         "top-50 hybrid pools), not through the daemon",
         "embedding_model": embedder.model_id, "torch": torch.__version__, "arms": arms,
         "config": {"pool": POOL, "rrf_k": RRF_K, "train_every": args.train_every, "unknown_label": UNKNOWN_LABEL,
-                   "alphas": ALPHAS, "seed": args.seed, "conversations": [c.name for c in convs]},
+                   "alphas": ALPHAS, "seed": args.seed,
+                   "overlap_gate": not args.no_overlap_gate, "conversations": [c.name for c in convs]},
         "pooled": pooled(results, arms),
         "conversations": [{k: v for k, v in r.items() if k != "_per_question"} for r in results],
         "timing_s": {"pools": round(pools_s, 1), "total": round(time.perf_counter() - t0, 1)},

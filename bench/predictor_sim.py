@@ -302,7 +302,8 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
             "needed_in_pool": mean([r["needed_in_pool"] for r in part]),
             "alpha_used": mean([r["alpha_used"] for r in part]),
             "alpha_end": st[-1]["alpha"] if st else None, "success_rate_end": st[-1]["success_rate"] if st else None,
-            "cold_start": not (st and st[-1]["cold_start_exited"]),
+            # after cold start = cold start had been left before the window's first session
+            "cold_start": not (start > 0 and status_log[start - 1]["cold_start_exited"]),
             "confidence": mean([r["confidence"] for r in part]),
             "confidence_ge_0_6": sum(1 for r in part if (r["confidence"] or 0) >= 0.6),
             "predictor_scored": sum(1 for r in part if r["predictor_scored"]),
