@@ -211,7 +211,8 @@ def session_metrics(audit: dict, needed_ids: set[str]) -> dict:
     out = {"pool": len(rows), "needed": len(needed_ids), "needed_in_pool": len(in_pool), "k": len(injected),
            "ndcg_baseline": ndcg10(base, in_pool), "ndcg_fused": ndcg10(fused, in_pool),
            "p_baseline": precision(base[:k], needed_ids), "p_fused": precision(injected, needed_ids),
-           "ndcg_predictor": None, "p_predictor": None}
+           "ndcg_predictor": None, "p_predictor": None,
+           "p_oracle": min(len(in_pool), len(injected)) / k}  # best any ranking of this pool could do
     if scored:
         pred = [r["memory_id"] for r in sorted(scored, key=lambda r: r["predictor_rank"])]
         out["ndcg_predictor"] = ndcg10(pred, in_pool)
@@ -299,6 +300,7 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
             **{f"{m}_{arm}": mean([r[f"{m}_{arm}"] for r in part])
                for m in ("ndcg", "p") for arm in ("baseline", "predictor", "fused")},
             "p_fused_minus_baseline": mean([r["p_fused"] - r["p_baseline"] for r in part]),
+            "p_oracle": mean([r["p_oracle"] for r in part]),
             "needed_in_pool": mean([r["needed_in_pool"] for r in part]),
             "alpha_used": mean([r["alpha_used"] for r in part]),
             "alpha_end": st[-1]["alpha"] if st else None, "success_rate_end": st[-1]["success_rate"] if st else None,
@@ -330,8 +332,8 @@ def print_table(report: dict) -> None:
 
     t = Table(title=f"predictor_sim: {report['config']['sessions']} sessions, {report['config']['memories']} memories")
     cols = ["sessions", "ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
-            "p_fused_minus_baseline", "alpha_end", "success_rate_end", "confidence", "predictor_scored", "cold_start"]
-    heads = ["sess", "NDCG base", "NDCG pred", "NDCG fused", "P base", "P pred", "P fused", "ΔP", "α", "succ",
+            "p_fused_minus_baseline", "p_oracle", "alpha_end", "success_rate_end", "confidence", "predictor_scored", "cold_start"]
+    heads = ["sess", "NDCG base", "NDCG pred", "NDCG fused", "P base", "P pred", "P fused", "ΔP", "P max", "α", "succ",
              "conf", "scored", "cold"]
     for h in heads:
         t.add_column(h, justify="right")
@@ -399,7 +401,7 @@ def main() -> None:
         "windows": win, "verdict": verdict(win),
         "overall": {k: mean([r[k] for r in rows]) for k in
                     ("ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
-                     "confidence")},
+                     "p_oracle", "confidence")},
         "low_confidence_with_feedback": sum(1 for r in rows if (r["confidence"] or 0) < 0.6),
         "training": {"runs": len(runs), "swapped": sum(1 for r in runs if r.get("swapped")),
                      "duration_ms_mean": mean(durations), "duration_ms_max": max(durations, default=None),
