@@ -5,7 +5,11 @@
         finite        every loss was finite
         variance      candidate's canary score variance > 0 (not collapsed)
         topk_overlap  ≥ 60 % of each canary top-5 kept vs the serving model (skipped while the
-                      serving model has never been trained: nothing to forget yet)
+                      serving model has never been trained: nothing to forget yet). Waived when
+                      the candidate ranks the canary strictly better (NDCG up): the gate exists
+                      to catch forgetting, and in measured replays (bench/predictor_sim.py) the
+                      top-5 of sessions with one or two relevant memories churns among ties,
+                      which rejected every retrain even as canary NDCG rose.
         ndcg_drop     canary NDCG@10 fell by ≤ 0.15
     pass → the caller swaps in `result.model`; fail → `result.model` is None and the serving
     model is untouched. No partial state is possible: the serving model is never mutated.
@@ -106,11 +110,16 @@ def run_gates(all_finite: bool, metrics: dict[str, float], previous_trained: boo
         gates["passed"] = False
         return gates
     gates["variance"] = metrics["canary_score_variance"] > 0.0
-    gates["topk_overlap"] = (
-        metrics["canary_topk_overlap"] >= C.GATE_MIN_TOPK_OVERLAP if previous_trained else "skipped"
-    )
+    if not previous_trained:
+        gates["topk_overlap"] = "skipped"
+    elif metrics["canary_topk_overlap"] >= C.GATE_MIN_TOPK_OVERLAP:
+        gates["topk_overlap"] = True
+    elif metrics["canary_ndcg_delta"] > 0.0:
+        gates["topk_overlap"] = "waived"
+    else:
+        gates["topk_overlap"] = False
     gates["ndcg_drop"] = metrics["canary_ndcg_delta"] >= -C.GATE_MAX_NDCG_DROP
-    gates["passed"] = all(v is True or v == "skipped" for k, v in gates.items() if k != "passed")
+    gates["passed"] = all(v is True or v in ("skipped", "waived") for k, v in gates.items() if k != "passed")
     return gates
 
 
