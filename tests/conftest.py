@@ -61,6 +61,9 @@ class DaemonProcess:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def get(self, path: str, **params) -> httpx.Response:
+        return httpx.get(f"{self.base_url}{path}", params=params, timeout=60)
+
     def client(self, timeout: float = 60.0) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, timeout=timeout)
 

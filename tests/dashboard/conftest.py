@@ -4,68 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from dashboard.replay import replay
+from tests.conftest import start_daemon
 
 CHROMIUM = os.environ.get("KENNING_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Daemon:
-    def __init__(self, home: Path, config_yaml: str = "") -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "config.yaml").write_text(config_yaml)
-        self.home, self.port = home, _free_port()
-        env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(self.port)}
-        self.log = open(home / "daemon-test.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError((home / "daemon-test.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{self.base_url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("daemon did not start")
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def get(self, path: str, **params):
-        return httpx.get(f"{self.base_url}{path}", params=params, timeout=60)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +34,7 @@ def chromium():
 @pytest.fixture(scope="module")
 def cold_daemon(tmp_path_factory):
     """Default config (predictor needs 10 scored sessions); 4 sessions replayed: cold start."""
-    daemon = Daemon(tmp_path_factory.mktemp("dash-cold"))
+    daemon = start_daemon(tmp_path_factory.mktemp("dash-cold"), "")
     try:
         daemon.replayed = replay(daemon.base_url, 4)
         yield daemon
@@ -108,7 +59,7 @@ def wait_for(predicate, timeout: float = 180.0, every: float = 0.5):
 def active_daemon(tmp_path_factory):
     """A predictor that has trained and earns influence: replay 16 sessions (cold start, then the
     first training run in the real sidecar), wait for the model, replay 20 more that it scores."""
-    daemon = Daemon(tmp_path_factory.mktemp("dash-active"), ACTIVE_CONFIG)
+    daemon = start_daemon(tmp_path_factory.mktemp("dash-active"), ACTIVE_CONFIG)
     try:
         status = daemon.get("/api/predictor/status")
         if status.status_code == 404:
