@@ -1,7 +1,8 @@
-"""SQLite connections: WAL, one guarded writer, per-thread readers, sqlite-vec loaded.
+"""SQLite connections: WAL, one guarded writer, per-thread readers.
 
-The stdlib sqlite3 on many Pythons cannot load extensions, so we use `sqlean.py`
-(a drop-in DB-API binding that can) and load sqlite-vec into every connection.
+We use `sqlean.py`, a drop-in DB-API binding with its own recent SQLite (FTS5, JSON,
+extension loading) on Linux, macOS and Windows, so behaviour does not depend on how the
+user's Python was built (the stdlib sqlite3 of many Pythons cannot load extensions).
 `with_write_tx()` is the only way to write; it retries BEGIN IMMEDIATE on a busy
 database so that "database is locked" never reaches a caller, and nests as a SAVEPOINT.
 """
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlean
-import sqlite_vec
 
 from kenning.core.errors import StoreError
 
@@ -37,9 +37,6 @@ def _open(path: Path | str, *, read_only: bool = False) -> Connection:
     else:
         conn = sqlean.connect(str(path), check_same_thread=False, isolation_level=None)
     conn.row_factory = sqlean.Row
-    conn.enable_load_extension(True)
-    sqlite_vec.load(conn)
-    conn.enable_load_extension(False)
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not read_only:

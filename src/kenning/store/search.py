@@ -10,6 +10,7 @@ from kenning.core.types import MemoryFilter
 from kenning.store.memories import filter_sql
 from kenning.store.vectors import knn
 
+_IN_CHUNK = 900  # content hashes per IN (...) lookup, well under SQLite's variable limit
 _FTS_TOKEN = re.compile(r"[^\W_]+|_", re.UNICODE)
 # Words so common they only add noise to an OR query; keeps the BM25 leg sharp.
 STOP_WORDS = frozenset(
@@ -49,27 +50,31 @@ def vector_search(
 ) -> list[tuple[str, float]]:
     """(memory_id, cosine similarity), best first.
 
-    KNN over-fetches and then applies the filters; when filters leave too few hits it
-    falls back to an exact scan of the filtered memories' vectors so no match is lost.
+    KNN over-fetches and then applies the filters, deepening once (8x) when they leave too
+    few hits; a filter that selective leaves few memories, so an exact scan of just their
+    vectors finishes the job and no match is lost.
     """
     where, params = filter_sql(filters)
     fetch = max(limit * 4, 200)
-    hits = knn(conn, vector, model, fetch)
-    ranked = _memories_for_hashes(conn, hits, where, params, limit)
-    if len(ranked) >= limit or len(hits) < fetch:
-        return ranked
+    for depth in (fetch, fetch * 8):
+        hits = knn(conn, vector, model, depth)
+        ranked = _memories_for_hashes(conn, hits, where, params, limit)
+        if len(ranked) >= limit or len(hits) < depth:
+            return ranked
     return _exact_scan(conn, vector, model, where, params, limit)
 
 
 def _memories_for_hashes(conn, hits, where, params, limit) -> list[tuple[str, float]]:
-    if not hits:
-        return []
     similarity = dict(hits)
-    marks = ",".join("?" * len(similarity))
-    rows = conn.execute(
-        f"SELECT m.id, m.content_hash FROM memories m WHERE m.content_hash IN ({marks}) AND {where}",
-        [*similarity, *params],
-    ).fetchall()
+    hashes = list(similarity)
+    rows = []
+    for start in range(0, len(hashes), _IN_CHUNK):
+        chunk = hashes[start:start + _IN_CHUNK]
+        rows += conn.execute(
+            f"SELECT m.id, m.content_hash FROM memories m"
+            f" WHERE m.content_hash IN ({','.join('?' * len(chunk))}) AND {where}",
+            [*chunk, *params],
+        ).fetchall()
     ranked = sorted(((r[0], similarity[r[1]]) for r in rows), key=lambda x: -x[1])
     return ranked[:limit]
 

@@ -1,7 +1,7 @@
-"""Embeddings keyed by content hash + model, and KNN through sqlite-vec.
+"""Embeddings keyed by content hash + model; KNN through the in-memory `VectorIndex`.
 
-Vectors are stored once per (content_hash, model) in `embeddings`; a vec0 virtual table per
-dimension (`vec_embeddings_<dims>`, cosine distance) indexes them by the embeddings rowid.
+Vectors are stored once per (content_hash, model) in `embeddings` (float32 blobs); every
+process searches them through `vector_index`, which keeps a matrix copy fresh from this table.
 """
 
 from __future__ import annotations
@@ -9,19 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from kenning.core.clock import now_iso
-
-
-def _vec_table(dims: int) -> str:
-    return f"vec_embeddings_{int(dims)}"
-
-
-def ensure_vec_table(conn, dims: int) -> str:
-    table = _vec_table(dims)
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-        f"embedding float[{int(dims)}] distance_metric=cosine)"
-    )
-    return table
+from kenning.store.vector_index import index_for
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -45,19 +33,15 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) ->
         "INSERT INTO embeddings(content_hash, model, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)",
         (content_hash, model, dims, blob, now_iso()),
     )
-    rid = cur.lastrowid
-    table = ensure_vec_table(conn, dims)
-    conn.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (rid, blob))
-    return rid
+    return cur.lastrowid
 
 
 def delete_embedding(conn, content_hash: str, model: str | None = None) -> int:
     rows = conn.execute(
-        "SELECT rid, dims FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
+        "SELECT rid FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
         (content_hash, model, model),
     ).fetchall()
-    for rid, dims in rows:
-        conn.execute(f"DELETE FROM {ensure_vec_table(conn, dims)} WHERE rowid = ?", (rid,))
+    for (rid,) in rows:
         conn.execute("DELETE FROM embeddings WHERE rid = ?", (rid,))
     return len(rows)
 
@@ -87,16 +71,4 @@ def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, s
 
 def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
     """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
-    dims = int(np.asarray(vector).shape[-1])
-    table = _vec_table(dims)
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
-    if not exists:
-        return []
-    rows = conn.execute(
-        f"SELECT e.content_hash, v.distance FROM {table} v JOIN embeddings e ON e.rid = v.rowid"
-        f" WHERE v.embedding MATCH ? AND k = ? AND e.model = ? ORDER BY v.distance",
-        (to_blob(vector), int(k), model),
-    ).fetchall()
-    return [(h, 1.0 - float(d)) for h, d in rows]
+    return index_for(conn, model).search(conn, vector, k)

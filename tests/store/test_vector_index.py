@@ -1,0 +1,104 @@
+"""The in-memory vector index: exact answers, fresh across handles, reloads after deletions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sqlean
+import sqlite_vec
+
+from kenning.core.text import normalize_content
+from kenning.core.types import MemoryDraft, MemoryFilter
+from kenning.store import memories as store
+from kenning.store.db import Database, open_database
+from kenning.store.search import vector_search
+from kenning.store.vectors import delete_embedding, knn, upsert_embedding
+
+MODEL = "test-model"
+
+
+def put(db, content, vector, project=None):
+    with db.with_write_tx() as conn:
+        memory_id, _ = store.insert_memory(conn, MemoryDraft(content=content, project=project))
+        upsert_embedding(conn, normalize_content(content).content_hash, MODEL, vector)
+    return memory_id
+
+
+def brute_force(vectors: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return list(np.argsort(-(unit @ (query / np.linalg.norm(query))), kind="stable")[:k])
+
+
+def test_knn_is_exact_and_sees_writes_from_another_handle(tmp_path):
+    path = tmp_path / "v.db"
+    reader_side, writer_side = open_database(path), Database(path)
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    hashes = [normalize_content(f"note {i}").content_hash for i in range(300)]
+    for i in range(200):
+        put(writer_side, f"note {i}", vectors[i])
+    query = rng.normal(size=16).astype(np.float32)
+    conn = reader_side.reader()
+    assert [h for h, _ in knn(conn, query, MODEL, 10)] == [hashes[i] for i in brute_force(vectors[:200], query, 10)]
+
+    for i in range(200, 300):  # committed by the other handle after the index was loaded
+        put(writer_side, f"note {i}", vectors[i])
+    hits = knn(conn, query, MODEL, 10)
+    assert [h for h, _ in hits] == [hashes[i] for i in brute_force(vectors, query, 10)]
+    assert hits[0][1] == pytest.approx(float(max(
+        (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)) @ (query / np.linalg.norm(query)))), abs=1e-5)
+    assert knn(conn, query, "other-model", 10) == []
+    reader_side.close()
+    writer_side.close()
+
+
+def test_deleted_vectors_leave_the_index(tmp_path):
+    db = open_database(tmp_path / "d.db")
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    for i in range(50):
+        put(db, f"fact {i}", vectors[i])
+    gone = normalize_content("fact 7").content_hash
+    assert knn(db.reader(), vectors[7], MODEL, 1)[0][0] == gone
+    with db.with_write_tx() as conn:
+        assert delete_embedding(conn, gone, MODEL) == 1
+        epoch = conn.execute("SELECT deletions FROM vector_epoch").fetchone()[0]
+    assert epoch == 1
+    hits = knn(db.reader(), vectors[7], MODEL, 50)
+    assert gone not in {h for h, _ in hits} and len(hits) == 49
+    db.close()
+
+
+def test_selective_filters_still_find_their_nearest(tmp_path):
+    """One project holds 3 of 2,000 vectors: over-fetch and deepening miss them, the scan does not."""
+    db = open_database(tmp_path / "f.db")
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(2000, 8)).astype(np.float32)
+    rare = {}
+    for i in range(2000):
+        project = "rare" if i in (11, 900, 1999) else "common"
+        memory_id = put(db, f"item {i}", vectors[i], project=project)
+        if project == "rare":
+            rare[i] = memory_id
+    query = vectors[900] + 0.01
+    hits = vector_search(db.reader(), query, MODEL, MemoryFilter(project="rare"), limit=5)
+    assert [m for m, _ in hits][0] == rare[900]
+    assert {m for m, _ in hits} == set(rare.values())
+    common = vector_search(db.reader(), query, MODEL, MemoryFilter(project="common"), limit=5)
+    assert len(common) == 5 and rare[900] not in {m for m, _ in common}
+    db.close()
+
+
+def test_migration_drops_the_old_sqlite_vec_tables(tmp_path):
+    path = tmp_path / "legacy.db"
+    conn = sqlean.connect(str(path))
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.execute("CREATE VIRTUAL TABLE vec_embeddings_384 USING vec0(embedding float[384] distance_metric=cosine)")
+    conn.commit()
+    conn.close()
+    db = open_database(path)
+    names = {r[0] for r in db.reader().execute("SELECT name FROM sqlite_master")}
+    assert not any(n.startswith("vec_embeddings_384") for n in names)
+    assert "vector_epoch" in names
+    db.close()
