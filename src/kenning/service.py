@@ -147,8 +147,11 @@ class Kenning:
         return hits
 
     def recall_config(self) -> RecallConfig:
-        return preset("default").with_(rrf_k=self.settings.recall.rrf_k,
-                                       leg_limit=self.settings.recall.candidate_pool)
+        base = preset("default")
+        stages = base.stages if self.settings.recall.session_context else tuple(
+            s for s in base.stages if s != "session_context")
+        return base.with_(rrf_k=self.settings.recall.rrf_k, leg_limit=self.settings.recall.candidate_pool,
+                          stages=stages)
 
     def get(self, memory_id: str) -> Memory:
         return store.get_memory(self.db.reader(), memory_id)

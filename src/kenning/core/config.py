@@ -34,6 +34,9 @@ class EmbeddingSettings(_Strict):
     batch_size: int = Field(64, ge=1, le=2048)
     timeout_s: float = Field(30.0, gt=0, le=600)
     query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+    quantize: Literal["none", "int8"] = Field(
+        "none", description="Bundled model only: int8 dynamic quantisation (faster, slightly different vectors).",
+    )
     torch_threads: int = Field(
         1, ge=0, le=256,
         description="CPU threads for the bundled model; 1 keeps query latency flat when the daemon's"
@@ -61,6 +64,9 @@ class RecallSettings(_Strict):
     candidate_pool: int = Field(100, ge=10, le=2000)
     rrf_k: int = Field(5, ge=1, le=1000, description="RRF constant; small k trusts each leg's top ranks (LoCoMo R@10 flat for k 3-10, falls from 20).")
     max_content_chars: int = Field(100_000, ge=100, le=5_000_000)
+    session_context: bool = Field(
+        True, description="Memories recorded next to a strong hit in the same session share its score.",
+    )
 
 
 class Settings(_Strict):

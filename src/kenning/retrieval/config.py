@@ -38,7 +38,8 @@ PRESETS: dict[str, RecallConfig] = {
     "bm25": RecallConfig(legs=("bm25",)),
     "dense": RecallConfig(legs=("vector",)),
     "hybrid": RecallConfig(legs=("bm25", "vector")),
-    "default": RecallConfig(legs=("bm25", "vector")),
+    # session_context is registered with the other stages in retrieval.extras
+    "default": RecallConfig(legs=("bm25", "vector"), stages=("session_context",)),
 }
 
 

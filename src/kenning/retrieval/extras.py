@@ -5,6 +5,7 @@ Leg:    "graph"        token → entity → one hop → memories (retrieval.grap
 Stages: "graph_boost"  lift co-located hits (and graph-linked ones when the leg is off)
         "dampening"    gravity, hub, resolution (retrieval.dampening)
         "rerank"       embedding reranker with timeout (retrieval.rerank)
+        "session_context"  neighbours in the same session share a hit's score (retrieval.session_context)
 Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint matches by max.
 """
 
@@ -20,6 +21,7 @@ from kenning.retrieval.extras_config import ExtrasConfig
 from kenning.retrieval.graph_leg import graph_boost, graph_leg
 from kenning.retrieval.legs import register_leg, register_stage
 from kenning.retrieval.rerank import rerank_stage
+from kenning.retrieval.session_context import session_context
 
 
 def _graph_boost_stage(ctx, hits):
@@ -35,10 +37,15 @@ def _rerank_stage(ctx, hits):
     return rerank_stage(ctx, hits, top_n=extras.rerank_top_n, timeout_ms=extras.rerank_timeout_ms)
 
 
+def _session_context_stage(ctx, hits):
+    return session_context(ctx, hits, ctx.config.extras.session_context)
+
+
 register_leg("graph", graph_leg)
 register_stage("graph_boost", _graph_boost_stage)
 register_stage("dampening", _dampening_stage)
 register_stage("rerank", _rerank_stage)
+register_stage("session_context", _session_context_stage)
 
 _HYBRID = ("bm25", "vector")
 PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))
@@ -46,8 +53,10 @@ PRESETS.setdefault("graph_boost", RecallConfig(legs=_HYBRID, stages=("graph_boos
 PRESETS.setdefault("dampening", RecallConfig(legs=_HYBRID, stages=("dampening",)))
 PRESETS.setdefault("rerank", RecallConfig(legs=_HYBRID, stages=("rerank",)))
 PRESETS.setdefault("hints", RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)))
+PRESETS.setdefault("context", RecallConfig(legs=_HYBRID, stages=("session_context",)))
 PRESETS.setdefault("full", RecallConfig(
-    legs=_HYBRID + ("graph",), stages=("graph_boost", "dampening", "rerank"), extras=ExtrasConfig(hints=True),
+    legs=_HYBRID + ("graph",), stages=("session_context", "graph_boost", "dampening", "rerank"),
+    extras=ExtrasConfig(hints=True),
 ))
 
 

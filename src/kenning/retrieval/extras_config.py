@@ -1,10 +1,11 @@
-"""Knobs of the retrieval extras (graph boost, dampening, rerank, hints), one field of RecallConfig."""
+"""Knobs of the retrieval extras (graph boost, dampening, rerank, hints, session context), one field of RecallConfig."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from kenning.retrieval.dampening import DampeningParams
+from kenning.retrieval.session_context import SessionContextParams
 
 
 @dataclass(frozen=True)
@@ -14,3 +15,4 @@ class ExtrasConfig:
     dampening: DampeningParams = field(default_factory=DampeningParams)
     rerank_top_n: int = 20  # pipeline.reranker.top_n
     rerank_timeout_ms: float = 2000.0  # pipeline.reranker.timeout_ms
+    session_context: SessionContextParams = field(default_factory=SessionContextParams)
