@@ -272,6 +272,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256, help="turns per remember_many call")
     ap.add_argument("--limit", type=int, default=None, help="first N conversations only (smoke runs)")
     ap.add_argument("--no-project-check", action="store_true")
+    ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
+                    help="embedding setting override, e.g. quantize=int8 or torch_threads=2 (repeatable)")
     args = ap.parse_args()
     args.depth = max(10, args.depth)
 
@@ -297,6 +299,8 @@ def main() -> None:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         emb_settings = load_settings(environ={}, home=Path(tmp)).embedding
+    overrides = dict(item.split("=", 1) for item in args.embedding)
+    emb_settings = emb_settings.model_validate({**emb_settings.model_dump(), **overrides})
     embedder = build_embedding_provider(emb_settings)
     embedder.warm_up()
     load_s = time.perf_counter() - t0

