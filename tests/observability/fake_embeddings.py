@@ -1,4 +1,5 @@
-"""A real local HTTP server speaking the OpenAI embeddings protocol (the one remote fake we allow).
+"""A real local HTTP server speaking the OpenAI (`/v1/embeddings`) and Ollama (`/api/embed`)
+embeddings protocols (the one kind of remote fake we allow).
 
 Vectors are deterministic bag-of-words hashes, so recall still works; `fail = True` makes
 every request answer 503, which is how tests break the embedding provider on purpose.
@@ -29,6 +30,8 @@ class FakeEmbeddings:
     def __init__(self) -> None:
         self.fail = False
         self.requests = 0
+        self.batch_sizes: list[int] = []
+        self.authorization: str | None = None
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,14 +39,21 @@ class FakeEmbeddings:
                 owner.requests += 1
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if owner.fail or not self.path.endswith("/embeddings"):
+                owner.authorization = self.headers.get("authorization")
+                ollama = self.path.endswith("/api/embed")
+                if owner.fail or not (ollama or self.path.endswith("/embeddings")):
                     self.send_response(503 if owner.fail else 404)
                     self.end_headers()
                     self.wfile.write(b'{"error": "embedding backend down"}')
                     return
                 texts = body.get("input") or []
-                data = [{"index": i, "embedding": embed_text(t)} for i, t in enumerate(texts)]
-                payload = json.dumps({"data": data, "model": body.get("model")}).encode()
+                owner.batch_sizes.append(len(texts))
+                if ollama:
+                    reply = {"model": body.get("model"), "embeddings": [embed_text(t) for t in texts]}
+                else:  # answer out of order: clients must sort by index
+                    data = [{"index": i, "embedding": embed_text(t)} for i, t in enumerate(texts)]
+                    reply = {"data": data[::-1], "model": body.get("model")}
+                payload = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -58,8 +68,12 @@ class FakeEmbeddings:
         self.thread.start()
 
     @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        return f"{self.base}/v1"
 
     def config_yaml(self, extra: str = "") -> str:
         return f"embedding:\n  provider: openai\n  url: {self.url}\n  model: fake-bow\n{extra}"
