@@ -105,21 +105,18 @@ def versions() -> dict[str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description="kenning recall latency and remember throughput")
     ap.add_argument("--sizes", default="1000,10000,100000", help="comma list, ascending; the store grows through them")
-    ap.add_argument("--configs", default="bm25,dense,hybrid", help="recall presets to time (bm25 = baseline)")
+    ap.add_argument("--configs", default="bm25,dense,hybrid,default",
+                    help="recall presets to time (bm25 = baseline; default = hybrid + session context)")
     ap.add_argument("--queries", type=int, default=100, help="queries per pass")
     ap.add_argument("--runs", type=int, default=5, help="passes per configuration and size (median reported)")
     ap.add_argument("--batch", type=int, default=256, help="memories per remember_many call")
     ap.add_argument("--limit", type=int, default=10, help="results per recall")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--home", default=None, help="store folder (default: a temp dir, removed after)")
-    ap.add_argument("--torch-threads", type=int, default=None,
-                    help="torch.set_num_threads(N) before embedding (default: torch's own choice)")
+    ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
+                    help="embedding setting override, e.g. quantize=none or torch_threads=2 (repeatable)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    if args.torch_threads:
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     if "bm25" not in configs:
@@ -138,7 +135,9 @@ def main() -> None:
     tmp = tempfile.TemporaryDirectory(prefix="kenning-latency-") if args.home is None else None
     home = Path(args.home or tmp.name)
     settings = load_settings(environ={}, home=home)
-    settings = settings.model_copy(update={"embedding": settings.embedding.model_copy(update={"query_cache_size": 0})})
+    overrides = {**dict(item.split("=", 1) for item in args.embedding), "query_cache_size": 0}
+    settings = settings.model_copy(update={
+        "embedding": settings.embedding.model_validate({**settings.embedding.model_dump(), **overrides})})
     t0 = time.perf_counter()
     embedder = build_embedding_provider(settings.embedding)
     embedder.warm_up()
