@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,9 @@ def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
     """'bm25,dense,label=preset:{json overrides}' -> [(label, preset, overrides)].
 
     Overrides are RecallConfig fields; "leg_weights": {"bm25": w, "vector": w} sets the
-    fusion weights for every query type at once.
+    fusion weights for every query type at once; "session_context": {"weight", "window",
+    "decay", "top"} sets that stage's parameters, e.g.
+    'ctx_w2=context:{"session_context": {"window": 2}}'.
     """
     out: list[tuple[str, str, dict[str, Any]]] = []
     depth, start = 0, 0
@@ -75,6 +78,9 @@ def build_config(preset_name: str, overrides: dict[str, Any]):
     for key in ("legs", "stages"):
         if key in overrides:
             overrides[key] = tuple(overrides[key])
+    context = overrides.pop("session_context", None)
+    if context:
+        overrides["extras"] = replace(cfg.extras, session_context=replace(cfg.extras.session_context, **context))
     return cfg.with_(**overrides) if overrides else cfg
 
 
