@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kenning.core.activity import note_bulk_write
 from kenning.core.errors import InvalidInput
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
@@ -59,6 +60,7 @@ def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = M
                   actor: str | None = None) -> list[RememberResult]:
     """Store many memories: embed in batches first, then commit them in one transaction."""
     drafts = [validate_draft(d, max_chars) for d in drafts]
+    note_bulk_write(len(drafts))
     normalized = [normalize_content(d.content) for d in drafts]
     vectors = embedder.embed_many([n.storage for n in normalized])
     results: list[RememberResult] = []

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from kenning.core.activity import BULK_BATCH
 from kenning.core.config import EmbeddingSettings
 from kenning.core.errors import ConfigError, ProviderError
 
@@ -88,7 +89,7 @@ class EmbeddingProvider:
 
 _MODEL_LOCK = threading.Lock()
 _BULK_LOCK = threading.Lock()
-BULK_TEXTS = 64
+BULK_TEXTS = BULK_BATCH
 _LOADED_MODELS: dict[str, object] = {}
 
 

@@ -46,6 +46,7 @@ import traceback
 from typing import Any
 
 from kenning.core import telemetry
+from kenning.core.activity import bulk_write_active
 from kenning.core.clock import now_iso
 from kenning.store import jobs as jobstore
 from kenning.store.db import Database
@@ -181,6 +182,9 @@ class Worker:
         return data
 
 
+BULK_WAIT_REASON = "a bulk import is writing; jobs resume when it pauses"
+
+
 class LeaseWorker(Worker):
     """Leases one job of `job_types` per tick from memory_jobs and runs `handle(job)`."""
 
@@ -213,7 +217,7 @@ class LeaseWorker(Worker):
 
     # -- the lease loop ------------------------------------------------------
     def tick(self) -> float | None:
-        reason = self.blocked_reason()
+        reason = BULK_WAIT_REASON if bulk_write_active() else self.blocked_reason()
         self.waiting = reason
         if reason is not None:
             return self.interval_s
