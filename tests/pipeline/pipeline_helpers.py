@@ -153,11 +153,3 @@ def start_fake_llm() -> FakeLLM:
 def stop_fake_llm(fake: FakeLLM) -> None:
     fake.server.shutdown()
     fake.server.server_close()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -6,7 +6,9 @@ import json
 import sys
 
 import pytest
-from pipeline_helpers import Reply, free_port
+from pipeline_helpers import Reply
+
+from tests.conftest import free_port
 
 from kenning.core.config import LLMSettings
 from kenning.core.errors import ConfigError, ProviderError
