@@ -25,22 +25,24 @@ class SessionContextParams:
 
 
 def session_neighbours(conn, hit_ids: list[str], window: int, where: str, params: list) -> dict[str, list[tuple[str, int]]]:
-    """For each hit with a session: [(neighbour id, distance)] within `window` places either side."""
+    """For each hit with a session: [(neighbour id, distance)] within `window` places either side.
+
+    One query: number the filtered memories of the hits' sessions in recording order, then pair
+    each hit with the memories at most `window` positions away.
+    """
     marks = ",".join("?" * len(hit_ids))
-    anchors = conn.execute(
-        f"SELECT id, session_key, rid FROM memories WHERE id IN ({marks}) AND session_key IS NOT NULL", hit_ids
+    rows = conn.execute(
+        "WITH placed AS (SELECT m.id, m.session_key,"
+        "  ROW_NUMBER() OVER (PARTITION BY m.session_key ORDER BY m.rid) AS pos FROM memories m"
+        f"  WHERE m.session_key IN (SELECT session_key FROM memories WHERE id IN ({marks})) AND {where})"
+        " SELECT a.id, n.id, ABS(n.pos - a.pos) FROM placed a JOIN placed n"
+        "  ON n.session_key = a.session_key AND n.pos BETWEEN a.pos - ? AND a.pos + ? AND n.pos != a.pos"
+        f" WHERE a.id IN ({marks})",
+        [*hit_ids, *params, window, window, *hit_ids],
     ).fetchall()
     found: dict[str, list[tuple[str, int]]] = {}
-    for memory_id, session_key, rid in anchors:
-        around = []
-        for op, order in (("<", "DESC"), (">", "ASC")):
-            rows = conn.execute(
-                f"SELECT m.id FROM memories m WHERE m.session_key = ? AND m.rid {op} ? AND {where}"
-                f" ORDER BY m.rid {order} LIMIT ?",
-                [session_key, rid, *params, window],
-            ).fetchall()
-            around += [(row[0], distance) for distance, row in enumerate(rows, start=1)]
-        found[memory_id] = around
+    for anchor, neighbour, distance in rows:
+        found.setdefault(anchor, []).append((neighbour, distance))
     return found
 
 
