@@ -16,6 +16,9 @@ importance, created over the last 90 days) posted to /api/memory/batch. At each 
 Extraction workers are off unless --with-pipeline (a 10k bulk import's backlog would otherwise
 compete with the hooks for CPU). Also reported: candidate pool sizes, degraded answers and which optional stages were cut.
 Targets (issue 4): session-start p95 <= 100 ms at 4k over HTTP; goal <= 40 ms.
+Reported per size as `gap_ms` (issue 16): process p95 - (Python-start p95 + HTTP p95) for each
+hook, i.e. what the hook process costs beyond starting Python and the daemon's answer; target <= 25 ms
+(`gap_p50_ms`: the same at the medians, steadier when other work shares the cores).
 """
 
 from __future__ import annotations
@@ -158,6 +161,13 @@ def measure_process(size: int, runs: int, prompts: list[str], env: dict, workdir
             "baseline_python_start": summary(floor), "empty_outputs": dict(empty)}
 
 
+def process_gap(http: dict, process: dict, q: str = "p95") -> dict:
+    """What the hook process adds beyond its floor: process pXX - (Python-start pXX + HTTP pXX), per hook."""
+    floor = process["baseline_python_start"][q]
+    return {hook: round(process[hook][q] - (floor + http[hook][q]), 2)
+            for hook in ("session_start", "user_prompt_submit")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,10000")
@@ -187,6 +197,8 @@ def main() -> None:
                     timed_post(http, "/api/hooks/session-start", {"session_key": f"warm-{size}-{i}", "project": PROJECT})
                 entry = {"ingest_per_s": rate, "http": measure_http(http, size, args.runs, prompts),
                          "process": measure_process(size, args.proc_runs, prompts, env, workdir)}
+                entry["gap_ms"] = process_gap(entry["http"], entry["process"])
+                entry["gap_p50_ms"] = process_gap(entry["http"], entry["process"], "p50")  # steadier on a busy machine
                 results["sizes"][str(size)] = entry
                 print(json.dumps({str(size): entry}), file=sys.stderr)
     finally:

@@ -5,8 +5,8 @@ transcript_path, cwd, hook_event_name, plus prompt / source / tool_* / trigger /
 SessionStart and UserPromptSubmit answer with
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}` on stdout; the
 other events print nothing. This module is a process boundary: it never raises, always
-lets the caller exit 0, and imports only the standard library (plus PyYAML when a
-config.yaml exists) so a hook costs one short HTTP round trip, not a model load.
+lets the caller exit 0, and imports only a few standard modules (see hooks/transport.py) so
+a hook costs a Python start plus one short HTTP round trip under one deadline.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import json
 import os
 import re
 import sys
-import urllib.error
-import urllib.request
-from pathlib import Path
-from typing import Any
+
+from kenning.hooks.transport import Deadline, daemon_endpoint, post
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start; annotations are strings here
+    from typing import Any
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -29,58 +31,11 @@ EVENTS = {
     "session-end": "SessionEnd",
 }
 INJECTING = {"session-start", "user-prompt-submit"}
+CARRIES_TRANSCRIPT_MIN_S = 10.0  # session-end uploads the whole transcript: never less than this
 TAIL_BYTES = 256 * 1024
 MAX_TRANSCRIPT_BYTES = 20 * 1024 * 1024
 _FEEDBACK_TAG = re.compile(r"<memory-feedback>\s*(\{.*?\})\s*</memory-feedback>", re.DOTALL)
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}")
-
-
-# -- where is the daemon -----------------------------------------------------------------------
-def daemon_endpoint(environ: dict[str, str] | None = None) -> tuple[str, str | None, float]:
-    """(base_url, bearer token, timeout seconds) from the environment and config.yaml.
-
-    A light reading of the same sources `core.config.load_settings` uses (KENNING_URL,
-    KENNING_HOST/PORT/TOKEN, $KENNING_HOME/config.yaml) without importing pydantic.
-    """
-    env = os.environ if environ is None else environ
-    home = Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
-    data: dict[str, Any] = {}
-    config = home / "config.yaml"
-    if config.exists():
-        try:
-            import yaml
-
-            loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
-            data = loaded if isinstance(loaded, dict) else {}
-        except Exception:  # noqa: BLE001 - a broken config must not break the agent
-            data = {}
-    host = env.get("KENNING_HOST") or data.get("host") or "127.0.0.1"
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1"
-    port = env.get("KENNING_PORT") or data.get("port") or 3850
-    token = env.get("KENNING_TOKEN") or data.get("auth_token")
-    sessions = data.get("sessions") if isinstance(data.get("sessions"), dict) else {}
-    try:
-        timeout = float(env.get("KENNING_HOOK_TIMEOUT") or sessions.get("hook_timeout_s") or 2.0)
-    except ValueError:
-        timeout = 2.0
-    url = env.get("KENNING_URL") or f"http://{host}:{port}"
-    return url.rstrip("/"), token, timeout
-
-
-def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, timeout: float) -> dict | None:
-    """POST JSON; the decoded answer, or None on any failure (daemon down, timeout, 4xx/5xx)."""
-    data = json.dumps(body, default=str).encode("utf-8")
-    request = urllib.request.Request(base_url + path, data=data, method="POST")
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            answer = json.loads(response.read().decode("utf-8") or "null")
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
-    return answer if isinstance(answer, dict) else None
 
 
 # -- reading the payload ---------------------------------------------------------------------
@@ -88,22 +43,32 @@ def project_of(cwd: str | None) -> str | None:
     """The project a directory belongs to: the git root's name, else the directory's name."""
     if not cwd:
         return None
-    path = Path(cwd)
-    for candidate in [path, *path.parents]:
-        if (candidate / ".git").exists():
-            return candidate.name or None
-    return path.name or None
+    for candidate in _upwards(cwd):
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return os.path.basename(candidate) or None
+    return os.path.basename(os.path.normpath(cwd)) or None
+
+
+def _upwards(path: str) -> list[str]:
+    """`path` and each of its parents, nearest first."""
+    current = os.path.normpath(os.path.abspath(path))
+    chain = [current]
+    while os.path.dirname(current) != current:
+        current = os.path.dirname(current)
+        chain.append(current)
+    return chain
 
 
 def git_branch(cwd: str | None) -> str | None:
     if not cwd:
         return None
-    for candidate in [Path(cwd), *Path(cwd).parents]:
-        head = candidate / ".git" / "HEAD"
-        if head.is_file():
+    for candidate in _upwards(cwd):
+        head = os.path.join(candidate, ".git", "HEAD")
+        if os.path.isfile(head):
             try:
-                text = head.read_text(encoding="utf-8").strip()
-            except OSError:
+                with open(head, encoding="utf-8") as handle:
+                    text = handle.read().strip()
+            except (OSError, ValueError):
                 return None
             return text.rsplit("/", 1)[-1] if text.startswith("ref:") else None
     return None
@@ -128,10 +93,11 @@ def read_whole(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        full = Path(os.path.expanduser(path))
-        if full.stat().st_size > MAX_TRANSCRIPT_BYTES:
+        full = os.path.expanduser(path)
+        if os.stat(full).st_size > MAX_TRANSCRIPT_BYTES:
             return None
-        return full.read_text(encoding="utf-8", errors="surrogateescape")
+        with open(full, encoding="utf-8", errors="surrogateescape") as handle:
+            return handle.read()
     except (OSError, ValueError):
         return None
 
@@ -233,10 +199,19 @@ def _body(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | N
 
 
 def handle(event: str, stdin_text: str, environ: dict[str, str] | None = None) -> str:
-    """What to print for one hook invocation ('' when nothing should be printed). Never raises."""
+    """What to print for one hook invocation ('' when nothing should be printed). Never raises.
+
+    One wall-clock deadline (the hook timeout, KENNING_HOOK_TIMEOUT or sessions.hook_timeout_s)
+    covers the whole exchange with the daemon; session-end, which uploads the transcript, gets
+    at least CARRIES_TRANSCRIPT_MIN_S.
+    """
     try:
         if event not in EVENTS:
             return ""
+        base_url, token, timeout = daemon_endpoint(environ)
+        if event == "session-end":
+            timeout = max(timeout, CARRIES_TRANSCRIPT_MIN_S)
+        deadline = Deadline(timeout)
         payload = json.loads(stdin_text) if stdin_text.strip() else None
         if not isinstance(payload, dict):
             return ""
@@ -246,8 +221,7 @@ def handle(event: str, stdin_text: str, environ: dict[str, str] | None = None) -
         path, body = request
         if path == "/api/hooks/feedback" and not body["memory_feedback"]:
             return ""
-        base_url, token, timeout = daemon_endpoint(environ)
-        answer = post(base_url, path, body, token=token, timeout=timeout)
+        answer = post(base_url, path, body, token=token, timeout=timeout, deadline=deadline)
         if event not in INJECTING or not answer:
             return ""
         inject = answer.get("inject")

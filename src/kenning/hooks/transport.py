@@ -1,0 +1,242 @@
+"""The hook's way to the daemon: where it is (read cheaply) and one POST under one deadline.
+
+Every prompt and tool step of an agent starts a hook process, so this module keeps to what
+Python has loaded anyway plus `socket`: no urllib.request / http.client (they pull in the
+email parser), no PyYAML unless config.yaml uses YAML beyond plain `key: value` lines, no
+pydantic. The whole request — connect, send, every byte of the answer — shares one
+wall-clock deadline, so a daemon that trickles its answer cannot hold the agent longer than
+the hook timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start; annotations are strings here
+    from typing import Any
+
+DEFAULT_PORT = 3850
+DEFAULT_TIMEOUT_S = 2.0
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+_YAML_SPECIAL = tuple("{[&*!|>%@`")
+
+
+# -- where is the daemon -----------------------------------------------------------------------
+def _scalar(raw: str) -> str | None:
+    """A plain YAML scalar (`value`, 'value', "value", trailing `# comment`); None if it is more."""
+    raw = raw.strip()
+    if not raw:
+        return ""
+    if raw[0] in "'\"":
+        quote = raw[0]
+        end = raw.find(quote, 1)
+        if end < 0 or "\\" in raw[1:end] or raw[end + 1:].strip()[:1] not in ("", "#"):
+            return None
+        return raw[1:end]
+    if raw.startswith(_YAML_SPECIAL):
+        return None
+    return raw.split(" #", 1)[0].rstrip()
+
+
+def _simple_config(text: str) -> dict[str, Any] | None:
+    """host, port, auth_token and sessions.hook_timeout_s from plain `key: value` YAML; None if unsure."""
+    found: dict[str, Any] = {}
+    section: str | None = None
+    child_indent: int | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or (stripped == "---" and not line[0].isspace()):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if "\t" in line[:indent]:
+            return None
+        key, sep, value = stripped.partition(":")
+        simple_key = bool(sep) and key.replace("_", "").replace("-", "").isalnum()
+        if not indent:
+            if not simple_key or value.strip().startswith(_YAML_SPECIAL):
+                return None
+            section, child_indent = (key if not value.strip() else None), None
+            if key in ("host", "port", "auth_token"):
+                parsed = _scalar(value)
+                if parsed is None:
+                    return None
+                found[key] = parsed
+            continue
+        if section != "sessions":
+            continue  # some other section's content: not ours
+        child_indent = indent if child_indent is None else child_indent
+        if indent == child_indent and simple_key and key == "hook_timeout_s":
+            parsed = _scalar(value)
+            if parsed is None:
+                return None
+            found.setdefault("sessions", {})[key] = parsed
+    return found
+
+
+def read_config(home: str) -> dict[str, Any]:
+    """The daemon-related keys of `$KENNING_HOME/config.yaml` ({} when absent or unreadable)."""
+    try:
+        with open(os.path.join(home, "config.yaml"), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, ValueError):
+        return {}
+    simple = _simple_config(text)
+    if simple is not None:
+        return simple
+    try:
+        import yaml  # only for configs beyond plain `key: value` lines
+
+        loaded = yaml.safe_load(text)
+    except Exception:  # noqa: BLE001 - a broken config must not break the agent
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def daemon_endpoint(environ: dict[str, str] | None = None) -> tuple[str, str | None, float]:
+    """(base_url, bearer token, timeout seconds) from the environment and config.yaml.
+
+    A light reading of the same sources `core.config.load_settings` uses (KENNING_URL,
+    KENNING_HOST/PORT/TOKEN, $KENNING_HOME/config.yaml) without importing pydantic.
+    """
+    env = os.environ if environ is None else environ
+    home = os.path.expanduser(env.get("KENNING_HOME") or os.path.join("~", ".kenning"))
+    data = read_config(home)
+    host = str(env.get("KENNING_HOST") or data.get("host") or "127.0.0.1")
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    port = env.get("KENNING_PORT") or data.get("port") or DEFAULT_PORT
+    token = env.get("KENNING_TOKEN") or data.get("auth_token") or None
+    sessions = data.get("sessions") if isinstance(data.get("sessions"), dict) else {}
+    try:
+        timeout = float(env.get("KENNING_HOOK_TIMEOUT") or sessions.get("hook_timeout_s") or DEFAULT_TIMEOUT_S)
+    except (TypeError, ValueError):
+        timeout = DEFAULT_TIMEOUT_S
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    url = env.get("KENNING_URL") or f"http://{host}:{port}"
+    return url.rstrip("/"), (str(token) if token else None), timeout
+
+
+# -- one POST ------------------------------------------------------------------------------------
+def split_url(base_url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path prefix) of an http(s) URL; ValueError when it is not one."""
+    scheme, sep, rest = base_url.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        raise ValueError(f"not an http(s) URL: {base_url!r}")
+    netloc, _, prefix = rest.partition("/")
+    netloc = netloc.rpartition("@")[2]
+    if netloc.startswith("["):
+        host, _, after = netloc[1:].partition("]")
+        port_text = after[1:] if after.startswith(":") else ""
+    else:
+        host, _, port_text = netloc.partition(":")
+    port = int(port_text) if port_text else (443 if scheme == "https" else 80)
+    return scheme, host, port, ("/" + prefix).rstrip("/")
+
+
+class Deadline:
+    """One wall-clock budget shared by every socket operation of a hook."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds left; raises TimeoutError when none are."""
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("hook deadline passed")
+        return remaining
+
+
+def _read_answer(sock: socket.socket, deadline: Deadline) -> bytes:
+    data = bytearray()
+    while True:
+        sock.settimeout(deadline.left())
+        chunk = sock.recv(65536)
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > MAX_ANSWER_BYTES:
+            raise ValueError("answer too large")
+        head, sep, body = bytes(data).partition(b"\r\n\r\n")
+        if sep:
+            length = _content_length(head)
+            if length is not None and len(body) >= length:
+                return bytes(data)
+
+
+def _content_length(head: bytes) -> int | None:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return None
+
+
+def _dechunk(body: bytes) -> bytes:
+    out = bytearray()
+    while True:
+        size_line, sep, rest = body.partition(b"\r\n")
+        if not sep:
+            raise ValueError("truncated chunked answer")
+        size = int(size_line.split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            return bytes(out)
+        out += rest[:size]
+        body = rest[size + 2:]
+
+
+def parse_answer(raw: bytes) -> Any:
+    """The JSON body of a 2xx HTTP/1.x answer; ValueError for anything else."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    status_line = head.split(b"\r\n", 1)[0].split()
+    if not sep or len(status_line) < 2 or not status_line[0].startswith(b"HTTP/1.") or not status_line[1].startswith(b"2"):
+        raise ValueError("not a 2xx HTTP answer")
+    headers = head.lower()
+    if b"transfer-encoding: chunked" in headers:
+        body = _dechunk(body)
+    else:
+        length = _content_length(head)
+        if length is not None:
+            if len(body) < length:
+                raise ValueError("truncated answer")
+            body = body[:length]
+    return json.loads(body.decode("utf-8") or "null")
+
+
+def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, timeout: float,
+         deadline: Deadline | None = None) -> dict | None:
+    """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any failure."""
+    deadline = deadline or Deadline(timeout)
+    try:
+        scheme, host, port, prefix = split_url(base_url)
+        payload = json.dumps(body, default=str).encode("utf-8")
+        netloc = f"[{host}]" if ":" in host else host
+        default_port = 443 if scheme == "https" else 80
+        lines = [
+            f"POST {prefix}{path} HTTP/1.1",
+            f"Host: {netloc}" + ("" if port == default_port else f":{port}"),
+            "Content-Type: application/json",
+            "Accept: application/json",
+            f"Content-Length: {len(payload)}",
+            "Connection: close",
+        ]
+        if token:
+            lines.append(f"Authorization: Bearer {token}")
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+        with socket.create_connection((host, port), timeout=deadline.left()) as sock:
+            conn = sock
+            if scheme == "https":
+                import ssl  # only when the daemon sits behind TLS
+
+                conn = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            conn.settimeout(deadline.left())
+            conn.sendall(request)
+            answer = parse_answer(_read_answer(conn, deadline))
+    except (OSError, ValueError, UnicodeError):  # TimeoutError is an OSError
+        return None
+    return answer if isinstance(answer, dict) else None
