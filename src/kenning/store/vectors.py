@@ -2,6 +2,8 @@
 
 Vectors are stored once per (content_hash, model) in `embeddings` (float32 blobs); every
 process searches them through `vector_index`, which keeps a matrix copy fresh from this table.
+That module (and torch with it) loads on the first search, so processes that never search —
+CLI `list`, `show`, `stats`, … — start in well under a second.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from kenning.core.clock import now_iso
-from kenning.store.vector_index import index_for
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -68,4 +69,6 @@ def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, s
 
 def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
     """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
+    from kenning.store.vector_index import index_for  # deferred: torch loads with the first search
+
     return index_for(conn, model).search(conn, vector, k)
