@@ -125,11 +125,13 @@ class Kenning:
     # -- memory operations -------------------------------------------------------
     def remember(self, draft: MemoryDraft, *, actor: str | None = None) -> write.RememberResult:
         with timed("remember"):
-            return write.remember(self.db, self.embedder, draft, max_chars=self.max_chars, actor=actor)
+            return write.remember(self.db, self.embedder, draft, max_chars=self.max_chars, actor=actor,
+                                  secret_policy=self.settings.secrets)
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None) -> list[write.RememberResult]:
         with timed("remember_many"):
-            return write.remember_many(self.db, self.embedder, drafts, max_chars=self.max_chars, actor=actor)
+            return write.remember_many(self.db, self.embedder, drafts, max_chars=self.max_chars, actor=actor,
+                                       secret_policy=self.settings.secrets)
 
     def recall(
         self, query: str, *, limit: int = 10, filters: MemoryFilter | None = None,
@@ -164,7 +166,7 @@ class Kenning:
              reason: str | None = None) -> Memory:
         with timed("mutate"):
             return write.edit(self.db, self.embedder, memory_id, changes, actor=actor, reason=reason,
-                              max_chars=self.max_chars)
+                              max_chars=self.max_chars, secret_policy=self.settings.secrets)
 
     def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
         with timed("mutate"):

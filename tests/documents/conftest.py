@@ -5,8 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.conftest import start_daemon
+
+PRIVATE_URLS_CONFIG = "pipeline:\n  documents:\n    worker_interval_ms: 1000\n    allow_private_urls: true\n"
+REQUESTS: list[str] = []  # every path the local server was asked for (SSRF tests check it stays empty)
 
 ARTICLE = """<!doctype html><html><head><title>Billing Runbook</title>
 <style>body { color: red }</style><script>var secret = "do-not-index";</script></head>
@@ -27,6 +33,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 (http.server API)
         path = self.path
+        REQUESTS.append(path)
+        if path.startswith("/redirect"):  # /redirect?to=URL[&hops=N]: N redirects to self, then to URL
+            query = parse_qs(urlsplit(path).query)
+            hops = int(query.get("hops", ["0"])[0])
+            target = query["to"][0] if hops <= 0 else f"/redirect?hops={hops - 1}&to={query['to'][0]}"
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if path == "/article.html":
             return self._send(200, "text/html; charset=utf-8", ARTICLE.encode())
         if path == "/notes.txt":
@@ -63,3 +79,11 @@ def web():
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def doc_daemon(tmp_path_factory):
+    """A real daemon that may fetch loopback URLs (the local test server) and runs its worker every second."""
+    proc = start_daemon(tmp_path_factory.mktemp("doc-daemon-home"), PRIVATE_URLS_CONFIG)
+    yield proc
+    proc.stop()

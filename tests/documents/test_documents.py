@@ -47,19 +47,19 @@ def test_html_to_text_drops_scripts_and_styles_and_keeps_the_title():
 
 
 def test_fetch_url_guards(web):
-    page = fetch_url(f"{web}/article.html")
+    page = fetch_url(f"{web}/article.html", allow_private=True)
     assert page.title == "Billing Runbook" and page.content_type == "text/html" and "PostgreSQL" in page.content
-    assert "PostgreSQL" in fetch_url(f"{web}/data.json").content
+    assert "PostgreSQL" in fetch_url(f"{web}/data.json", allow_private=True).content
     with pytest.raises(DocumentError, match="content type"):
-        fetch_url(f"{web}/image.png")
+        fetch_url(f"{web}/image.png", allow_private=True)
     with pytest.raises(DocumentError, match="limit"):
-        fetch_url(f"{web}/declared-huge", max_bytes=10_000)
+        fetch_url(f"{web}/declared-huge", max_bytes=10_000, allow_private=True)
     with pytest.raises(DocumentError, match="limit"):
-        fetch_url(f"{web}/undeclared-huge", max_bytes=100_000)
+        fetch_url(f"{web}/undeclared-huge", max_bytes=100_000, allow_private=True)
     with pytest.raises(ProviderError, match="timed out|longer than"):
-        fetch_url(f"{web}/slow", timeout_s=0.5)
+        fetch_url(f"{web}/slow", timeout_s=0.5, allow_private=True)
     with pytest.raises(DocumentError, match="404"):
-        fetch_url(f"{web}/missing")
+        fetch_url(f"{web}/missing", allow_private=True)
     with pytest.raises(DocumentError, match="http"):
         fetch_url("file:///etc/passwd")
 
@@ -105,9 +105,8 @@ def _wait_for(client, doc_id, statuses=("done", "failed"), timeout=60.0):
     raise AssertionError(f"document {doc_id} stuck in {doc['status']}")
 
 
-def test_api_urls_go_through_the_documents_worker(daemon_factory, web):
-    daemon = daemon_factory("pipeline:\n  documents:\n    worker_interval_ms: 1000\n")
-    with daemon.client() as client:
+def test_api_urls_go_through_the_documents_worker(doc_daemon, web):
+    with doc_daemon.client() as client:
         queued = client.post("/api/documents", json={"url": f"{web}/article.html", "project": "runbooks"})
         assert queued.status_code == 202 and queued.json()["status"] == "queued"
         doc = _wait_for(client, queued.json()["id"])
@@ -121,8 +120,8 @@ def test_api_urls_go_through_the_documents_worker(daemon_factory, web):
         assert any(m["type"] == "document_chunk" for m in entity["memories"])
 
 
-def test_api_inline_ingest_and_errors(daemon, web):
-    with daemon.client() as client:
+def test_api_inline_ingest_and_errors(doc_daemon, web):
+    with doc_daemon.client() as client:
         done = client.post("/api/documents", json={"text": "Deploys go through Helm. " * 10, "title": "deploy",
                                                    "wait": True})
         assert done.status_code == 200 and done.json()["status"] == "done" and done.json()["chunks"] == 1
@@ -135,7 +134,8 @@ def test_api_inline_ingest_and_errors(daemon, web):
         assert listed["total"] >= 2
 
 
-def test_cli_ingest_file_and_url_with_a_progress_bar(daemon, web, tmp_path):
+def test_cli_ingest_file_and_url_with_a_progress_bar(doc_daemon, web, tmp_path):
+    daemon = doc_daemon
     path = tmp_path / "guide.md"
     path.write_text("# Guide\n\n" + "Rotate the Stripe API keys every quarter. " * 100)
     env = {**os.environ, "KENNING_HOME": str(daemon.home), "KENNING_PORT": str(daemon.port)}

@@ -197,4 +197,4 @@ def test_checkpoints_are_redacted_and_capped(http):
     checkpoints = http.get(f"/api/sessions/{key}").json()["checkpoints"]
     assert [c["trigger"] for c in checkpoints] == ["pre-compaction", "manual"]
     text = "\n".join(c["content"] for c in checkpoints)
-    assert secret not in text and "abcdefghijklmnop1234567890" not in text and "[REDACTED]" in text
+    assert secret not in text and "abcdefghijklmnop1234567890" not in text and "[REDACTED:" in text

@@ -8,7 +8,7 @@ import pytest
 
 from kenning.sessions.continuity import heuristic_judge, llm_judge
 from kenning.sessions.prompt import clean_feedback
-from kenning.sessions.redaction import REDACTED, redact
+from kenning.core.secrets import MARKER_PREFIX, redact
 from kenning.sessions.summary import key_facts
 from kenning.sessions.transcript import Turn, parse_transcript
 
@@ -30,13 +30,13 @@ SECRETS = [
 @pytest.mark.parametrize("text,secret", SECRETS)
 def test_redaction_removes_secrets(text, secret):
     out = redact(text)
-    assert secret not in out and REDACTED in out
+    assert secret not in out and MARKER_PREFIX in out
 
 
 def test_redaction_keeps_ordinary_text():
     text = "The tokenizer splits tokens = 5 ways; authors: alice. Use the auth flow in api/keys.py."
     assert redact(text) == text
-    assert redact("GITHUB_TOKEN=abc more") == f"GITHUB_TOKEN={REDACTED} more"
+    assert redact("GITHUB_TOKEN=abc more") == "GITHUB_TOKEN=[REDACTED:secret] more"
 
 
 def test_transcript_parses_claude_code_jsonl():

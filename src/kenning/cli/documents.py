@@ -62,14 +62,16 @@ def _locally(kenning, body: dict, progress: Progress, task) -> dict:
     doc_id = documents.submit_document(
         kenning.db, text=body.get("text"), url=body.get("url"), title=body.get("title"),
         project=body.get("project"), tags=body.get("tags"), content_type=body.get("content_type"),
-        max_bytes=cfg.max_content_bytes, enqueue=False,
+        max_bytes=cfg.max_content_bytes, enqueue=False, secret_policy=kenning.settings.secrets,
+        allow_private=cfg.allow_private_urls,
     )
 
     def note(stage: str, done: int, total: int) -> None:
         progress.update(task, description=stage, total=total or None, completed=done)
 
     try:
-        documents.ingest_document(kenning.db, kenning.embedder, doc_id, cfg, progress=note)
+        documents.ingest_document(kenning.db, kenning.embedder, doc_id, cfg, progress=note,
+                                  secret_policy=kenning.settings.secrets)
     except Exception as exc:
         documents.mark_failed(kenning.db, doc_id, str(exc))
         raise

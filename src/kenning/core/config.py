@@ -79,6 +79,11 @@ class Settings(_Strict):
     port: int = Field(DEFAULT_PORT, ge=1, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     auth_token: str | None = Field(None, description="Bearer token; required when host is not loopback.")
+    secrets: Literal["redact", "reject", "allow"] = Field(
+        "redact", description="Secrets (API keys, tokens, private keys, URL passwords) in anything stored:"
+        " redact → [REDACTED:kind]; reject → the write fails naming the kind; allow → stored as given."
+        " See kenning.core.secrets.",
+    )
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
     recall: RecallSettings = RecallSettings()

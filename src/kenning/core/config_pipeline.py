@@ -102,6 +102,11 @@ class DocumentSettings(_Section):
     max_content_bytes: int = Field(10 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024)
     fetch_timeout_ms: int = Field(30_000, ge=_SECOND, le=300 * _SECOND, description="URL fetch timeout, ms.")
     chunk_importance: float = Field(0.3, ge=0.0, le=1.0, description="importance of document_chunk memories.")
+    allow_private_urls: bool = Field(
+        False, description="Let URL documents fetch loopback, private, link-local, multicast or unspecified"
+        " addresses (refused by default, at every redirect too: SSRF guard).",
+    )
+    max_redirects: int = Field(5, ge=0, le=20, description="Redirects followed (each target re-checked).")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "DocumentSettings":

@@ -55,6 +55,10 @@ class SessionSettings(BaseModel):
     transcript_max_chars: int = Field(
         20_000_000, ge=1000, description="Transcripts above this are refused (lossless or not at all)."
     )
+    store_raw_transcripts: bool = Field(
+        False, description="Keep session transcripts verbatim; by default secrets in them are redacted"
+        " ([REDACTED:kind]) before the transcript is stored.",
+    )
     summary_max_facts: int = Field(
         12, ge=0, le=200, description="Key facts stored from a transcript when no pipeline is present."
     )

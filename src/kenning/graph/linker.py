@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.core import secrets
 from kenning.core.clock import now_iso
 from kenning.graph.aspects import infer_aspect
 from kenning.graph.decisions import (
@@ -96,9 +97,12 @@ def plan_links(content: str) -> list[tuple[str, list[Mention]]]:
     keys: set[str] = set()
     for _offset, sentence in split_sentences(content):
         mentions = []
+        hidden = [(m.start(), m.end()) for m in secrets.MARKER.finditer(sentence)]
         for mention in extract_mentions(sentence):
             if mention.key not in keys and len(keys) >= MAX_ENTITIES_PER_MEMORY:
                 continue
+            if any(a <= mention.start < b for a, b in hidden) or secrets.scan(mention.name):
+                continue  # never an entity named after a secret or a [REDACTED:kind] marker
             keys.add(mention.key)
             mentions.append(mention)
         if mentions:

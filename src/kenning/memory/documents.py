@@ -19,18 +19,22 @@ memories (importance 0.3, tagged with the title), linked through document_memori
 
 from __future__ import annotations
 
+import codecs
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
-import httpx
+import httpcore
 from bs4 import BeautifulSoup
 
+from kenning.core import secrets
 from kenning.core.errors import InvalidInput, ProviderError
 from kenning.core.text import normalize_content
 from kenning.core.types import MemoryDraft
 from kenning.memory import write
+from kenning.memory.urlguard import GuardedBackend, UrlRefused, check_url
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
 from kenning.store import memories as mem_store
@@ -77,39 +81,75 @@ def _check_url(url: str) -> None:
         raise DocumentError(f"not an http(s) URL: {url[:200]!r}")
 
 
-def fetch_url(url: str, *, timeout_s: float = 30.0, max_bytes: int = 10 * 1024 * 1024,
-              client: httpx.Client | None = None) -> FetchedContent:
-    """GET `url` with size, timeout and content-type guards; HTML is converted to text."""
-    _check_url(url)
-    deadline = time.monotonic() + timeout_s
-    own = client is None
-    http = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
+_REDIRECTS = (301, 302, 303, 307, 308)
+_FETCH_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, httpcore.ProxyError)
+
+
+def _header(response: httpcore.Response, name: str) -> str | None:
+    for key, value in response.headers:
+        if key.decode("latin-1").lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _charset(content_type: str) -> str:
+    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.I)
     try:
-        with http.stream("GET", url) as response:
-            if response.status_code >= 400:
-                raise DocumentError(f"GET {url} returned HTTP {response.status_code}")
-            ctype = response.headers.get("content-type", "application/octet-stream")
-            if not content_type_allowed(ctype):
-                raise DocumentError(f"unsupported content type {ctype.split(';')[0]!r} from {url}")
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > max_bytes:
-                raise DocumentError(f"{url} is {declared} bytes; the limit is {max_bytes}")
-            body = bytearray()
-            for piece in response.iter_bytes():
-                body.extend(piece)
-                if len(body) > max_bytes:
-                    raise DocumentError(f"{url} exceeded the {max_bytes}-byte limit while downloading")
-                if time.monotonic() > deadline:
-                    raise ProviderError(f"fetching {url} took longer than {timeout_s:g} s")
-            encoding = response.encoding or "utf-8"
-    except httpx.TimeoutException as exc:
-        raise ProviderError(f"fetching {url} timed out after {timeout_s:g} s") from exc
-    except httpx.HTTPError as exc:
-        raise ProviderError(f"fetching {url} failed: {exc}") from exc
-    finally:
-        if own:
-            http.close()
-    text = bytes(body).decode(encoding, errors="replace")
+        return codecs.lookup(match.group(1)).name if match else "utf-8"
+    except LookupError:
+        return "utf-8"
+
+
+def _read_body(response: httpcore.Response, url: str, max_bytes: int, deadline: float, timeout_s: float) -> bytes:
+    if response.status >= 400:
+        raise DocumentError(f"GET {url} returned HTTP {response.status}")
+    ctype = _header(response, "content-type") or "application/octet-stream"
+    if not content_type_allowed(ctype):
+        raise DocumentError(f"unsupported content type {ctype.split(';')[0]!r} from {url}")
+    declared = _header(response, "content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise DocumentError(f"{url} is {declared} bytes; the limit is {max_bytes}")
+    body = bytearray()
+    for piece in response.iter_stream():
+        body.extend(piece)
+        if len(body) > max_bytes:
+            raise DocumentError(f"{url} exceeded the {max_bytes}-byte limit while downloading")
+        if time.monotonic() > deadline:
+            raise ProviderError(f"fetching {url} took longer than {timeout_s:g} s")
+    return bytes(body)
+
+
+def fetch_url(url: str, *, timeout_s: float = 30.0, max_bytes: int = 10 * 1024 * 1024,
+              allow_private: bool = False, max_redirects: int = 5) -> FetchedContent:
+    """GET `url` with SSRF, size, timeout and content-type guards; HTML is converted to text.
+
+    Redirects are followed here, at most `max_redirects`, each hop checked again by the
+    guarded connection (see memory.urlguard): a public URL redirecting to loopback is refused.
+    """
+    deadline = time.monotonic() + timeout_s
+    timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
+    headers = [(b"User-Agent", b"kenning-documents"), (b"Accept", b"text/html, text/*, application/json;q=0.9")]
+    current = url
+    try:
+        with httpcore.ConnectionPool(network_backend=GuardedBackend(allow_private)) as pool:
+            for _hop in range(max_redirects + 1):
+                _check_url(current)
+                with pool.stream("GET", current, headers=headers, extensions={"timeout": timeouts}) as response:
+                    location = _header(response, "location") if response.status in _REDIRECTS else None
+                    if location is None:
+                        body = _read_body(response, current, max_bytes, deadline, timeout_s)
+                        ctype = _header(response, "content-type") or ""
+                        break
+                current = urljoin(current, location)
+            else:
+                raise DocumentError(f"{url} redirected more than {max_redirects} times")
+    except UrlRefused as exc:
+        raise DocumentError(str(exc)) from exc
+    except httpcore.TimeoutException as exc:
+        raise ProviderError(f"fetching {current} timed out after {timeout_s:g} s") from exc
+    except _FETCH_ERRORS as exc:
+        raise ProviderError(f"fetching {current} failed: {exc}") from exc
+    text = body.decode(_charset(ctype), errors="replace")
     title = None
     if "html" in ctype.lower():
         text, title = html_to_text(text)
@@ -143,11 +183,20 @@ def chunk_text(text: str, size: int = 2000, overlap: int = 200) -> list[str]:
     return chunks
 
 
-def _source_content(db, doc: dict, cfg) -> tuple[str, dict]:
-    """The document's text and the fields learned while extracting it."""
+def _protect(text: str, policy: str, what: str) -> str:
+    try:
+        return secrets.protect(text, policy, what=what)
+    except secrets.SecretRejected as exc:
+        raise DocumentError(str(exc)) from exc
+
+
+def _source_content(db, doc: dict, cfg, secret_policy: str) -> tuple[str, dict]:
+    """The document's text and the fields learned while extracting it (secrets policy applied)."""
     if doc["source_type"] == "url":
         fetched = fetch_url(doc["source_url"], timeout_s=cfg.fetch_timeout_ms / 1000.0,
-                            max_bytes=cfg.max_content_bytes)
+                            max_bytes=cfg.max_content_bytes, allow_private=cfg.allow_private_urls,
+                            max_redirects=cfg.max_redirects)
+        fetched.content = _protect(fetched.content, secret_policy, "the fetched document")
         fields = {"content_type": fetched.content_type, "byte_length": fetched.byte_length,
                   "raw_content": fetched.content}
         if fetched.title and not doc.get("title"):
@@ -160,13 +209,13 @@ def _source_content(db, doc: dict, cfg) -> tuple[str, dict]:
     return text, {}
 
 
-def _store_chunk(db, embedder, doc: dict, index: int, chunk: str, cfg) -> tuple[str, bool]:
+def _store_chunk(db, embedder, doc: dict, index: int, chunk: str, cfg, secret_policy: str) -> tuple[str, bool]:
     tags = [doc["title"][:100]] if doc.get("title") else []
     draft = write.validate_draft(MemoryDraft(
         content=chunk, type="document_chunk", importance=cfg.chunk_importance, tags=tags,
         project=doc.get("project"), source=f"document:{doc['id']}",
         metadata={"document_id": doc["id"], "chunk_index": index},
-    ))
+    ), secret_policy=secret_policy)
     vector = embedder.embed(normalize_content(draft.content).storage)  # outside the write tx
     with db.with_write_tx() as conn:
         memory_id, deduped = mem_store.insert_memory(conn, draft, embedding_model=embedder.model_id,
@@ -180,14 +229,15 @@ def _store_chunk(db, embedder, doc: dict, index: int, chunk: str, cfg) -> tuple[
     return memory_id, deduped
 
 
-def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = None) -> dict:
+def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = None, *,
+                    secret_policy: str = "redact") -> dict:
     """Run one document through extracting → chunking → embedding → indexing → done."""
     note = progress or (lambda stage, done, total: None)
     doc = doc_store.get_document(db.reader(), doc_id)
     with db.with_write_tx() as conn:
         doc_store.set_status(conn, doc_id, "extracting")
     note("extracting", 0, 0)
-    text, fields = _source_content(db, doc, cfg)
+    text, fields = _source_content(db, doc, cfg, secret_policy)
     if not text.strip():
         raise DocumentError(f"document {doc_id} has no text to ingest")
     doc.update(fields)
@@ -198,7 +248,7 @@ def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = 
     created = deduped = 0
     for index, chunk in enumerate(chunks):
         if doc_store.chunk_memory(db.reader(), doc_id, index) is None:
-            _, was_dup = _store_chunk(db, embedder, doc, index, chunk, cfg)
+            _, was_dup = _store_chunk(db, embedder, doc, index, chunk, cfg, secret_policy)
             created += not was_dup
             deduped += was_dup
         note("embedding", index + 1, len(chunks))
@@ -218,10 +268,13 @@ def mark_failed(db, doc_id: str, error: str) -> None:
 def submit_document(db, *, text: str | None = None, url: str | None = None, title: str | None = None,
                     project: str | None = None, tags: list[str] | None = None,
                     content_type: str | None = None, max_bytes: int = 10 * 1024 * 1024,
-                    enqueue: bool = True, max_attempts: int = 3) -> str:
+                    enqueue: bool = True, max_attempts: int = 3, secret_policy: str = "redact",
+                    allow_private: bool = False) -> str:
     """Validate and store a document row (status 'queued'); returns its id.
 
-    Exactly one of `text` or `url` is required; text larger than `max_bytes` is refused.
+    Exactly one of `text` or `url` is required; text larger than `max_bytes` is refused, and a
+    URL whose host is not public (memory.urlguard) unless `allow_private`. Secrets in the text,
+    title and tags follow `secret_policy`; a URL carrying a password is refused unless 'allow'.
     With `enqueue`, a `document_ingest` job is added in the same transaction.
     """
     if (text is None) == (url is None):
@@ -232,8 +285,16 @@ def submit_document(db, *, text: str | None = None, url: str | None = None, titl
         size = len(text.encode("utf-8"))
         if size > max_bytes:
             raise DocumentError(f"document is {size} bytes; the limit is {max_bytes}")
+        text = _protect(text, secret_policy, "document text")
     else:
         _check_url(url or "")
+        _protect(url or "", "allow" if secret_policy == "allow" else "reject", "the URL")
+        try:
+            check_url(url or "", allow_private)
+        except UrlRefused as exc:
+            raise DocumentError(str(exc)) from exc
+    title = _protect(title, secret_policy, "title") if title else title
+    tags = [_protect(t, secret_policy, "tag") for t in tags or []]
     with db.with_write_tx():
         with db.with_write_tx() as conn:
             doc_id = doc_store.create_document(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning.core.activity import note_bulk_write
+from kenning.core import secrets
 from kenning.core.errors import InvalidInput
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
@@ -36,7 +37,9 @@ class RememberResult:
     deduped: bool
 
 
-def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS) -> MemoryDraft:
+def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
+                   secret_policy: str = "redact") -> MemoryDraft:
+    """Check a draft and apply the secrets policy (content, tags, metadata); returns the draft to store."""
     if not isinstance(draft.content, str) or not draft.content.strip():
         raise InvalidInput("content must be a non-empty string")
     if len(draft.content) > max_chars:
@@ -51,15 +54,33 @@ def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS) -> Me
             raise InvalidInput(f"{name} must be between 0 and 1, got {value}")
     if len(draft.tags) > MAX_TAGS or any(not isinstance(t, str) or not t.strip() for t in draft.tags):
         raise InvalidInput(f"tags must be at most {MAX_TAGS} non-empty strings")
+    draft = replace(
+        draft, content=secrets.protect(draft.content, secret_policy),
+        tags=[secrets.protect(t, secret_policy, what="tag") for t in draft.tags],
+        metadata=secrets.protect_value(draft.metadata, secret_policy),
+    )
     for rule in DRAFT_RULES:
         draft = rule(draft)
     return draft
 
 
+def _validate_all(drafts: list[MemoryDraft], max_chars: int, secret_policy: str) -> list[MemoryDraft]:
+    """Validate every draft before anything is stored; the error names the failing item."""
+    checked = []
+    for number, draft in enumerate(drafts, start=1):
+        try:
+            checked.append(validate_draft(draft, max_chars, secret_policy))
+        except InvalidInput as exc:
+            if len(drafts) == 1:
+                raise
+            raise type(exc)(f"memory {number} of {len(drafts)}: {exc}; nothing was stored") from exc
+    return checked
+
+
 def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = MAX_CONTENT_CHARS,
-                  actor: str | None = None) -> list[RememberResult]:
-    """Store many memories: embed in batches first, then commit them in one transaction."""
-    drafts = [validate_draft(d, max_chars) for d in drafts]
+                  actor: str | None = None, secret_policy: str = "redact") -> list[RememberResult]:
+    """Store many memories, all or none: validate all, embed outside the tx, commit in one transaction."""
+    drafts = _validate_all(drafts, max_chars, secret_policy)
     note_bulk_write(len(drafts))
     normalized = [normalize_content(d.content) for d in drafts]
     vectors = embedder.embed_many([n.storage for n in normalized])
@@ -80,7 +101,7 @@ def remember(db, embedder, draft: MemoryDraft, **kw) -> RememberResult:
 
 
 def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
-         reason: str | None = None, max_chars: int = MAX_CONTENT_CHARS) -> Memory:
+         reason: str | None = None, max_chars: int = MAX_CONTENT_CHARS, secret_policy: str = "redact") -> Memory:
     """Edit fields; new content is re-embedded before the transaction opens."""
     vector = None
     if "content" in changes:
@@ -88,11 +109,13 @@ def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | 
         draft = validate_draft(replace(
             MemoryDraft(content=changes["content"]), type=changes.get("type", current.type),
             scope=changes.get("scope", current.scope),
-        ), max_chars)
+        ), max_chars, secret_policy)
         changes = {**changes, "content": draft.content}
         vector = embedder.embed(normalize_content(draft.content).storage)
     elif "type" in changes and changes["type"] not in MEMORY_TYPES:
         raise InvalidInput(f"unknown memory type {changes['type']!r}")
+    if "tags" in changes and isinstance(changes["tags"], list):
+        changes = {**changes, "tags": [secrets.protect(t, secret_policy, what="tag") for t in changes["tags"]]}
     with db.with_write_tx() as conn:
         memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
         if vector is not None:

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from kenning.core.clock import parse_iso, to_iso
 from kenning.sessions.context import SessionDeps
-from kenning.sessions.redaction import redact
+from kenning.core.secrets import redact
 from kenning.store import sessions as store
 
 RECENT_PROMPTS = 5

@@ -20,6 +20,7 @@ from kenning.core.types import MemoryDraft
 from kenning.sessions.continuity import ContinuityResult, heuristic_judge, llm_judge
 from kenning.sessions.context import SessionDeps
 from kenning.sessions.summary import key_facts
+from kenning.core.secrets import redact
 from kenning.sessions.transcript import parse_transcript
 from kenning.store import sessions as store
 
@@ -45,7 +46,8 @@ def session_end(deps: SessionDeps, req: EndRequest) -> int:
             store.create_session(conn, req.session_key, harness=None, project=None, cwd=None, context=None,
                                  started_at=req.at)
         if req.transcript:
-            store.save_transcript(conn, req.session_key, req.transcript, req.at)
+            kept = req.transcript if deps.settings.store_raw_transcripts else redact(req.transcript)
+            store.save_transcript(conn, req.session_key, kept, req.at)
         store.end_session(conn, req.session_key, req.at)
         return store.enqueue_summary_job(conn, req.session_key, req.at)
 

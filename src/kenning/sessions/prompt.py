@@ -19,7 +19,7 @@ from kenning.core.types import MemoryFilter
 from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, prompt_text
-from kenning.sessions.redaction import redact
+from kenning.core.secrets import redact
 from kenning.store import sessions as store
 from kenning.store.memories import get_memories
 from kenning.store.search import bm25_search

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kenning.sessions.redaction import REDACTED, redact
+from kenning.core.secrets import MARKER, redact
 from kenning.sessions.transcript import Turn
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -49,7 +49,7 @@ def key_facts(turns: list[Turn], prompts: list[str], limit: int) -> list[Fact]:
             for kind, importance, pattern in _RULES:
                 if pattern.search(sentence):
                     clean = redact(sentence)
-                    if clean.count(REDACTED) * len(REDACTED) > len(clean) / 2:
+                    if sum(len(m) for m in MARKER.findall(clean)) > len(clean) / 2:
                         break  # mostly secrets: nothing worth keeping
                     seen.add(key)
                     facts.append(Fact(clean, kind, importance))

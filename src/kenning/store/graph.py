@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kenning.core import secrets
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store.memories import filter_sql
@@ -153,7 +154,8 @@ def persist_triples(
         src = str(triple.get("source") or "").strip()
         dst = str(triple.get("target") or "").strip()
         rel = str(triple.get("relationship") or "").strip()
-        if not src or not dst or not rel or canonical_name(src) == canonical_name(dst):
+        if (not src or not dst or not rel or canonical_name(src) == canonical_name(dst)
+                or secrets.MARKER_PREFIX in src + dst or secrets.scan(src) or secrets.scan(dst)):
             counts["skipped"] += 1
             continue
         conf = float(triple.get("confidence", 0.5) or 0.5)

@@ -18,10 +18,11 @@ from kenning.workers.manager import register_worker
 class DocumentsWorker(LeaseWorker):
     job_types = (JOB_TYPE,)
 
-    def __init__(self, db, embedder, cfg, **kw: Any) -> None:
+    def __init__(self, db, embedder, cfg, secret_policy: str = "redact", **kw: Any) -> None:
         super().__init__("documents", db, **kw)
         self.embedder = embedder
         self.cfg = cfg
+        self.secret_policy = secret_policy
 
     def handle(self, job: Job) -> dict[str, Any]:
         doc_id = job.document_id or job.payload.get("document_id")
@@ -31,7 +32,7 @@ class DocumentsWorker(LeaseWorker):
         if doc["status"] == "done":
             return {"skipped": "already ingested", "document_id": doc_id}
         try:
-            return ingest_document(self.db, self.embedder, doc_id, self.cfg)
+            return ingest_document(self.db, self.embedder, doc_id, self.cfg, secret_policy=self.secret_policy)
         except DocumentError as exc:
             mark_failed(self.db, doc_id, str(exc))
             return {"failed": str(exc), "document_id": doc_id}
@@ -45,6 +46,6 @@ class DocumentsWorker(LeaseWorker):
 def build(kenning) -> DocumentsWorker:
     pipeline = kenning.settings.pipeline
     return DocumentsWorker(
-        kenning.db, kenning.embedder, pipeline.documents,
+        kenning.db, kenning.embedder, pipeline.documents, kenning.settings.secrets,
         poll_s=pipeline.documents.worker_interval_ms / 1000.0, **backoff_from_settings(pipeline.worker),
     )

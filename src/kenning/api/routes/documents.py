@@ -31,12 +31,14 @@ def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(g
     doc_id = documents.submit_document(
         k.db, text=body.text, url=body.url, title=body.title, project=body.project, tags=body.tags,
         content_type=body.content_type, max_bytes=cfg.documents.max_content_bytes,
-        enqueue=not body.wait, max_attempts=cfg.worker.max_retries,
+        enqueue=not body.wait, max_attempts=cfg.worker.max_retries, secret_policy=k.settings.secrets,
+        allow_private=cfg.documents.allow_private_urls,
     )
     if not body.wait:
         return {"id": doc_id, "status": "queued"}
     try:
-        result = documents.ingest_document(k.db, k.embedder, doc_id, cfg.documents)
+        result = documents.ingest_document(k.db, k.embedder, doc_id, cfg.documents,
+                                           secret_policy=k.settings.secrets)
     except Exception as exc:
         documents.mark_failed(k.db, doc_id, f"{exc}")
         raise
@@ -67,7 +69,8 @@ def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     if doc["status"] == "done":
         return {"id": doc_id, "status": "done", "skipped": "already ingested"}
     try:
-        result = documents.ingest_document(k.db, k.embedder, doc_id, k.settings.pipeline.documents)
+        result = documents.ingest_document(k.db, k.embedder, doc_id, k.settings.pipeline.documents,
+                                           secret_policy=k.settings.secrets)
     except documents.DocumentError as exc:
         documents.mark_failed(k.db, doc_id, str(exc))
         raise

@@ -1,0 +1,228 @@
+"""The one secret scanner: nothing kenning persists keeps a credential in clear.
+
+Every write path calls `protect(text, policy)` (or `redact(text)` where a write must never
+fail, e.g. hooks): remember/import/MCP/edit (memory.write), documents, session prompts,
+summaries, checkpoints and transcripts, and the graph's entity names.
+
+Detection. Token shapes come from the maintained detector library `detect-secrets`: the
+`denylist` regexes of its plugins (AWS, GitHub, GitLab, OpenAI, Slack, Stripe, JWT, basic-auth
+URLs, npm, PyPI, SendGrid, Twilio, Discord, Mailchimp, Telegram, Azure storage, Square), with
+each plugin's own validity filter where it has one (JWT). Our rules add what its plugins miss
+or match only in part (each tested in tests/core/test_secrets.py):
+- `private-key`: a whole PEM / OpenSSH / PGP private-key block, BEGIN to END (or to the end);
+- `openai-key` / `anthropic-key`: today's `sk-proj-…`, `sk-…` and `sk-ant-…` keys;
+- `google-api-key` (`AIza…`), `github-token` (`github_pat_…`, and `gh?_` of any length ≥ 30);
+- `aws-secret-key`: `aws_secret_access_key = <40 chars>` unquoted;
+- `url-password`: the password of `scheme://user:password@host`;
+- `bearer-token`: `Authorization: …` headers and `Bearer …` / `token …` credentials;
+- `password` / `secret`: `NAME=value` or `NAME: value` where NAME ends in a secret word
+  (PASSWORD, DB_PASSWD, GITHUB_TOKEN, api_key, client_secret, …). With `:` the value must
+  look like a credential (quoted, or containing a digit or symbol) so prose such as
+  "token: expires hourly" is left alone.
+
+Policy (`secrets:` in config.yaml): `redact` (default) replaces each secret with
+`[REDACTED:<kind>]`; `reject` refuses the write with `SecretRejected` (HTTP 400, CLI exit 2)
+naming the kinds, never the value; `allow` stores the text as given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from kenning.core.errors import InvalidInput
+
+SecretPolicy = Literal["redact", "reject", "allow"]
+POLICIES: tuple[str, ...] = ("redact", "reject", "allow")
+MARKER_PREFIX = "[REDACTED"
+MARKER = re.compile(r"\[REDACTED(?::[a-z0-9-]+)?\]")
+
+
+def marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+class SecretRejected(InvalidInput):
+    """The text holds a secret and the policy is `reject` (the message names kinds, never values)."""
+
+
+# -- detect-secrets plugins: (plugin class, our kind, validity filter) -------------------
+_PLUGINS: tuple[tuple[type, str], ...] = (
+    (AWSKeyDetector, "aws-key"),
+    (GitHubTokenDetector, "github-token"),
+    (GitLabTokenDetector, "gitlab-token"),
+    (OpenAIDetector, "openai-key"),
+    (SlackDetector, "slack-token"),
+    (StripeDetector, "stripe-key"),
+    (JwtTokenDetector, "jwt"),
+    (BasicAuthDetector, "url-password"),
+    (PrivateKeyDetector, "private-key"),
+    (NpmDetector, "npm-token"),
+    (PypiTokenDetector, "pypi-token"),
+    (SendGridDetector, "sendgrid-key"),
+    (TwilioKeyDetector, "twilio-key"),
+    (DiscordBotTokenDetector, "discord-token"),
+    (MailchimpDetector, "mailchimp-key"),
+    (TelegramBotTokenDetector, "telegram-token"),
+    (AzureStorageKeyDetector, "azure-storage-key"),
+    (SquareOAuthDetector, "square-secret"),
+)
+_FILTERS = {"jwt": JwtTokenDetector.is_formally_valid}
+
+# -- our rules: (kind, regex, group whose span is the secret; 0 = whole match) -----------
+_SECRET_NAME = (  # the name must END in the secret word: GITHUB_TOKEN yes, tokens / authors no
+    r"[A-Za-z0-9_.\-]*?(?:secret|passw(?:or)?d|passwd|pwd|token|api[_\-]?key|apikey|access[_\-]?key"
+    r"|private[_\-]?key|secret[_\-]?key|credentials?|auth[_\-]?token)"
+)
+_RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("private-key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL), 0),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{12,}"), 0),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), 0),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), 0),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}"), 0),
+    ("aws-secret-key", re.compile(
+        r"(?i)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), 1),
+    ("url-password", re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]+)@"), 1),
+    ("bearer-token", re.compile(
+        r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot)\s+)?([^\s\"',;]{8,})"), 1),
+    ("bearer-token", re.compile(r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9\-._~+/]{16,}=*)"), 1),
+)
+_ASSIGN_EQ = re.compile(r"(?i)\b(" + _SECRET_NAME + r")[\"']?\s*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;}\]\"']+)")
+_ASSIGN_COLON = re.compile(r"(?i)\b(" + _SECRET_NAME + r")[\"']?\s*:\s*(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;}\]\"']+)")
+_PASSWORD_NAME = re.compile(r"(?i)passw(?:or)?d|passwd|pwd$")
+_PLACEHOLDER = re.compile(r"^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|none$|null$|true$|false$|\[REDACTED)", re.I)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret: its kind and where it is in the scanned text (never logged as text)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def _plugin_findings(text: str) -> Iterable[Finding]:
+    for plugin, kind in _PLUGINS:
+        valid = _FILTERS.get(kind)
+        for regex in plugin.denylist:
+            for match in regex.finditer(text):
+                group = next((i for i in range(1, (match.lastindex or 0) + 1) if match.group(i)), 0)
+                start, end = match.span(group)
+                value = text[start:end].strip(" \t\"'=:")
+                if not value or (valid is not None and not valid(value)):
+                    continue
+                offset = text.find(value, start, end)
+                yield Finding(kind, offset, offset + len(value))
+
+
+def _assignment_findings(text: str) -> Iterable[Finding]:
+    for regex, strict in ((_ASSIGN_EQ, False), (_ASSIGN_COLON, True)):
+        for match in regex.finditer(text):
+            value = match.group(2)
+            quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+            inner = value[1:-1] if quoted else value
+            if not inner.strip() or _PLACEHOLDER.match(inner):
+                continue
+            if strict and not quoted and not re.search(r"[^A-Za-z]", inner):
+                continue  # "token: expires" is prose; "password: hunter2" is not
+            kind = "password" if _PASSWORD_NAME.search(match.group(1)) else "secret"
+            start = match.start(2) + (1 if quoted else 0)
+            yield Finding(kind, start, start + len(inner))
+
+
+def scan(text: str) -> list[Finding]:
+    """Every secret in `text`, in order, overlapping matches merged (the specific kind wins)."""
+    if not text or not isinstance(text, str):
+        return []
+    found: list[tuple[int, Finding]] = []  # (priority, finding): lower priority number wins a tie
+    for f in _plugin_findings(text):
+        found.append((0, f))
+    for kind, regex, group in _RULES:
+        for match in regex.finditer(text):
+            start, end = match.span(group)
+            if end > start and not text.startswith(MARKER_PREFIX, start):
+                found.append((1, Finding(kind, start, end)))
+    for f in _assignment_findings(text):
+        found.append((2, f))
+    merged: list[tuple[int, Finding]] = []
+    for prio, f in sorted(found, key=lambda pf: (pf[1].start, pf[0], -pf[1].end)):
+        if merged and f.start < merged[-1][1].end:
+            last_prio, last = merged[-1]
+            kind = last.kind if last_prio <= prio else f.kind
+            merged[-1] = (min(prio, last_prio), Finding(kind, last.start, max(last.end, f.end)))
+        else:
+            merged.append((prio, f))
+    return [f for _, f in merged]
+
+
+def redact(text: str) -> str:
+    """`text` with every secret replaced by `[REDACTED:<kind>]`; everything else unchanged."""
+    findings = scan(text)
+    if not findings:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for f in findings:
+        parts.append(text[pos:f.start])
+        parts.append(marker(f.kind))
+        pos = f.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def kinds(text: str) -> list[str]:
+    """The distinct kinds of secret in `text`, in order of appearance."""
+    return list(dict.fromkeys(f.kind for f in scan(text)))
+
+
+def protect(text: str, policy: str = "redact", *, what: str = "content") -> str:
+    """Apply the configured policy to one text about to be stored."""
+    if policy == "allow" or not text or not isinstance(text, str):
+        return text
+    if policy == "reject":
+        found = kinds(text)
+        if found:
+            raise SecretRejected(
+                f"{what} contains a secret ({', '.join(found)}); remove it, or set `secrets: redact` "
+                "in config.yaml to store it redacted"
+            )
+        return text
+    return redact(text)
+
+
+def protect_value(value: Any, policy: str = "redact", *, what: str = "metadata") -> Any:
+    """`protect` applied to every string inside a JSON-like value (dicts, lists, strings)."""
+    if isinstance(value, str):
+        return protect(value, policy, what=what)
+    if isinstance(value, dict):
+        return {k: protect_value(v, policy, what=f"{what}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [protect_value(v, policy, what=what) for v in value]
+    return value

@@ -1,0 +1,85 @@
+"""The secret scanner (core/secrets.py): one test per rule, ordinary text left alone, policies."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.core.secrets import SecretRejected, kinds, protect, protect_value, redact, scan
+
+# (kind, text, the secret that must disappear). Values are fakes shaped like the real thing.
+RULES = [
+    ("aws-key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-key", 'aws_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', "wJalrXUtnFEMI/K7MDENG"),
+    ("aws-secret-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+    ("github-token", "push with ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghij"),
+    ("github-token", "github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz0123456789", "github_pat_11ABC"),
+    ("gitlab-token", "GITLAB=glpat-abcdefghij0123456789", "glpat-abcdefghij"),
+    ("openai-key", "key sk-abcdefghijklmnopqrstT3BlbkFJabcdefghijklmnopqrst here", "T3BlbkFJ"),
+    ("openai-key", "export OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234567890", "sk-proj-abcdefghijklmnop"),
+    ("anthropic-key", "use sk-ant-api03-AAAABBBBCCCCDDDDEEEE for claude", "sk-ant-api03"),
+    ("slack-token", "slack xoxb-123456789012-abcdefghijkl", "xoxb-123456789012"),
+    ("slack-token", "hook https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop", "B0001/abcdefgh"),
+    ("stripe-key", "stripe sk_live_abcdefghijklmnopqrstuvwx", "sk_live_abcdefgh"),
+    ("jwt", "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.abcdefghijklmnop", "eyJzdWIiOiIxMjM0NTYifQ"),
+    ("url-password", "postgres://app:pa55w0rd@db.internal:5432/app", "pa55w0rd"),
+    ("url-password", "clone https://bob:Tr0ub4dor&3@git.example.com/repo.git", "Tr0ub4dor"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n-----END RSA PRIVATE KEY-----",
+     "MIIEowIBAAKCAQEA1x"),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n(truncated", "b3BlbnNzaC1rZX"),
+    ("npm-token", "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefgh"),
+    ("pypi-token", "pypi-AgEIcHlwaS5vcmc" + "A" * 70, "pypi-AgEIcHlwaS5vcmcAAAA"),
+    ("sendgrid-key", "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghij"),
+    ("twilio-key", "twilio SKabcdef0123456789abcdef0123456789", "SKabcdef0123"),
+    ("mailchimp-key", "mc 0123456789abcdef0123456789abcdef-us12", "0123456789abcdef0123456789abcdef"),
+    ("telegram-token", "bot 123456789:ABCdefGHIjklMNOpqrSTUvwxYZ0123456789", "ABCdefGHIjkl"),
+    ("azure-storage-key", "AccountKey=" + "a" * 86 + "==", "a" * 40),
+    ("square-secret", "sq0csp-" + "A" * 43, "sq0csp-AAAA"),
+    ("discord-token", "MTAxMjM0NTY3ODkwMTIzNDU2.GaBcDe.abcdefghijklmnopqrstuvwxyz0", "GaBcDe.abcdefghij"),
+    ("google-api-key", "maps AIzaSyA-abcdefghijklmnopqrstuvwxyz012345", "AIzaSyA-abcdef"),
+    ("bearer-token", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA"),
+    ("bearer-token", "curl -H 'token abcdefghijklmnop1234567890'", "abcdefghijklmnop1234567890"),
+    ("password", 'DB_PASSWORD="correct horse battery"', "correct horse battery"),
+    ("password", "password: hunter2", "hunter2"),
+    ("secret", '{"api_key": "abc123xyz", "client_secret": "s3cr3t"}', "abc123xyz"),
+    ("secret", "GITHUB_TOKEN=abc more", "abc"),
+]
+
+
+@pytest.mark.parametrize("kind,text,secret", RULES, ids=[f"{r[0]}-{i}" for i, r in enumerate(RULES)])
+def test_each_rule_redacts_its_kind(kind, text, secret):
+    out = redact(text)
+    assert secret not in out, out
+    assert f"[REDACTED:{kind}]" in out, out
+    assert kind in kinds(text)
+    assert redact(out) == out  # idempotent: a marker is never redacted again
+
+
+@pytest.mark.parametrize("text", [
+    "The tokenizer splits tokens = 5 ways; authors: alice. Use the auth flow in api/keys.py.",
+    "The auth token: expires hourly, so refresh it before the batch starts.",
+    "password: must be rotated every 90 days",
+    "We switched from MySQL to PostgreSQL in 2024; see https://www.postgresql.org/docs/16/index.html",
+    "Set DB_PASSWORD=${DB_PASSWORD} in the compose file; never commit .env",
+    "commit 3f8c0d2a9e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d fixed the flaky test",
+    "",
+])
+def test_ordinary_text_is_unchanged(text):
+    assert redact(text) == text and scan(text) == []
+
+
+def test_markers_keep_the_text_around_them():
+    text = "deploy with AKIAIOSFODNN7EXAMPLE then ghp_abcdefghijklmnopqrstuvwxyz0123456789 done"
+    assert redact(text) == "deploy with [REDACTED:aws-key] then [REDACTED:github-token] done"
+
+
+def test_policies():
+    text = "aws key AKIAIOSFODNN7EXAMPLE"
+    assert protect(text, "allow") == text
+    assert protect(text, "redact") == "aws key [REDACTED:aws-key]"
+    with pytest.raises(SecretRejected) as caught:
+        protect(text, "reject")
+    assert "aws-key" in str(caught.value) and "AKIAIOSFODNN7EXAMPLE" not in str(caught.value)
+    assert caught.value.status_code == 400
+    assert protect("plain words", "reject") == "plain words"
+    nested = {"env": {"token": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "n": 3, "l": ["x"]}
+    assert "ghp_" not in str(protect_value(nested, "redact")) and protect_value(nested, "redact")["n"] == 3
