@@ -14,6 +14,7 @@ from kenning import __version__
 from kenning.api.errors import install_error_handlers
 from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
+from kenning.api.routes import code as code_routes
 from kenning.api.routes import documents, graph
 from kenning.api.routes import pipeline as pipeline_routes
 from kenning.api.routes import predictor as predictor_routes
@@ -46,6 +47,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(analytics.router)
     app.include_router(timeline.router)
     app.include_router(graph.router)
+    app.include_router(code_routes.router)
     app.include_router(documents.router)
     app.include_router(pipeline_routes.router)
     app.include_router(predictor_routes.router)

@@ -8,6 +8,7 @@ import click
 import typer
 
 from kenning import __version__
+from kenning.cli import code as code_cli
 from kenning.cli import daemon, memory
 from kenning.cli import documents as documents_cli
 from kenning.cli import graph as graph_cli
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 memory.register(app)
 graph_cli.register(app)
+code_cli.register(app)
 observability_cli.register(app)
 documents_cli.register(app)
 pipeline_cli.register(app)

@@ -1,6 +1,6 @@
 """`kenning mcp`: an MCP server over stdio exposing memory tools, backed by the daemon's HTTP API.
 
-Tools: memory_search, memory_store, memory_get, memory_forget, memory_feedback. The server
+Tools: memory_search, memory_store, memory_get, memory_forget, memory_feedback, code_impact. The server
 holds no store of its own — every call goes through `kenning.client` to the running daemon,
 so MCP clients and hooks see the same memories. Errors (daemon down, bad input) come back as
 MCP tool errors with the daemon's one-line message.
@@ -72,6 +72,15 @@ def build_server(client: KenningClient) -> MCPServer:
     def memory_feedback(session_key: str, scores: dict[str, float]) -> dict[str, Any]:
         """Rate memories injected into this session: id → score in -1 (harmful) .. 1 (directly useful)."""
         return _call(client.memory_feedback, session_key, scores)
+
+    @server.tool()
+    def code_impact(target: str, project: str | None = None, depth: int = 3) -> dict[str, Any]:
+        """What breaks if TARGET changes: dependents (with depth and path), covering tests and linked
+        memories. TARGET is `path`, `path:symbol` or a dotted name, relative to the indexed root."""
+        params: dict[str, Any] = {"target": target, "depth": max(1, min(int(depth), 10))}
+        if project:
+            params["project"] = project
+        return _call(client.request, "GET", "/api/code/impact", params=params)
 
     return server
 

@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from kenning.api.deps import get_kenning
+from kenning.codegraph import events as code_events
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.telemetry import record_error
 from kenning.service import Kenning
@@ -95,7 +96,10 @@ async def feedback(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
 @router.post("/post-tool-use")
 async def post_tool_use(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
     body = await _body(request)
-    return await run_in_threadpool(k.sessions.post_tool_use, body)
+    answer = await run_in_threadpool(k.sessions.post_tool_use, body)
+    code = await run_in_threadpool(code_events.on_tool_use, k.db, body.get("tool_name"),
+                                   body.get("tool_input"), body.get("cwd"))  # Edit/Write: re-index that file
+    return answer | ({"code_index": code} if code else {})
 
 
 @router.post("/session-end")

@@ -1,0 +1,58 @@
+"""/api/code: the code graph — impact of a change, indexed projects, re-index on demand."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field
+
+from kenning.api.deps import get_kenning
+from kenning.codegraph import events, impact, indexer, views
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/code", tags=["code"])
+
+
+class IndexBody(BaseModel):
+    path: str = Field(..., min_length=1, max_length=4096, description="Repository root on this machine.")
+    project: str = Field(..., min_length=1, max_length=200, description="Project name to index it under.")
+
+
+class RefreshBody(BaseModel):
+    project: str | None = Field(None, max_length=200, description="Indexed project; default: the one holding the files.")
+    files: list[str] = Field(..., min_length=1, max_length=500, description="Changed files (absolute or root-relative).")
+
+
+@router.get("/impact")
+def code_impact(
+    target: str = Query(..., min_length=1, max_length=1000, description="path, path:symbol or dotted name."),
+    project: str | None = Query(None, max_length=200),
+    depth: int = Query(3, ge=1, le=impact.MAX_DEPTH),
+    cwd: str | None = Query(None, max_length=4096, description="Caller's directory, to pick the project."),
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    return impact.impact(k.db.reader(), target, project=project, depth=depth, cwd=cwd)
+
+
+@router.get("/projects")
+def code_projects(k: Kenning = Depends(get_kenning)) -> dict:
+    return views.projects(k.db.reader())
+
+
+@router.post("/index")
+async def code_index(body: IndexBody, k: Kenning = Depends(get_kenning)) -> dict:
+    report = await run_in_threadpool(indexer.index_path, k.db, body.path, body.project)
+    return report.to_dict()
+
+
+@router.post("/refresh")
+async def code_refresh(body: RefreshBody, k: Kenning = Depends(get_kenning)) -> dict:
+    """Re-index changed files now (their edges are stale until this returns)."""
+    project = body.project
+    if project is None:
+        found = events.project_for_path(k.db.reader(), body.files[0])
+        if found is None:
+            return {"project": None, "files": 0}
+        project = found[0]
+    report = await run_in_threadpool(indexer.refresh_files, k.db, project, body.files)
+    return report.to_dict()

@@ -1,0 +1,63 @@
+"""What one source file says, independent of every other file: definitions, imports, calls.
+
+Facts are plain data (JSON round-trip) so edges can be re-resolved when *another* file
+changes without parsing this one again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Definition:
+    kind: str          # class | function | method | interface | type
+    name: str
+    qualname: str      # dotted inside the file: "Class.method"
+    start: int         # 1-based lines, inclusive
+    end: int
+    extends: list[str] = field(default_factory=list)     # raw dotted names
+    implements: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Import:
+    module: str                     # normalised module key the import points at (see resolve)
+    names: list[list[str]] = field(default_factory=list)  # [[name, bound_as], ...]; [] = whole module
+    alias: str | None = None        # the name a whole-module import binds (None: Python's
+                                    # `import a.b`, which binds its first segment `a`)
+    line: int = 0
+
+
+@dataclass
+class Call:
+    scope: str    # qualname of the enclosing definition node, "" at module level
+    callee: str   # dotted text: "f", "mod.f", "self.m", "Type.new"
+    line: int
+
+
+@dataclass
+class FileFacts:
+    language: str
+    defs: list[Definition] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    error_line: int | None = None       # first syntax error (the rest of the file is still used)
+    default_export: str | None = None   # JS/TS `export default name`
+    relations: list[list[str]] = field(default_factory=list)  # [kind, from qualname, to name]: Rust impls
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "FileFacts":
+        return cls(
+            language=data["language"],
+            defs=[Definition(**d) for d in data.get("defs", [])],
+            imports=[Import(**i) for i in data.get("imports", [])],
+            calls=[Call(**c) for c in data.get("calls", [])],
+            error_line=data.get("error_line"),
+            default_export=data.get("default_export"),
+            relations=data.get("relations", []),
+        )

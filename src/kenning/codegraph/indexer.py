@@ -1,0 +1,254 @@
+"""Index a repository into the code graph, incrementally by content hash.
+
+Order of work, so that a query never mixes stale and fresh edges of one node:
+1. list files; a file whose size+mtime or content hash changed is *changed*;
+2. one short transaction marks the changed and removed files' edges stale (queries skip them);
+3. parse changed files outside any transaction (tree-sitter; a syntax error indexes the rest);
+4. one transaction swaps in nodes, re-resolves the edges of the changed files and of the files
+   that depend on them, and updates the closure for the anchors those edges can reach.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from kenning.codegraph import closure
+from kenning.codegraph.facts import FileFacts
+from kenning.codegraph.files import MAX_FILE_BYTES, is_skipped_path, list_source_files, looks_generated
+from kenning.codegraph.languages import language_of
+from kenning.codegraph.layout import Layout, ParsedFile, content_hash
+from kenning.codegraph.resolve import Edge, FileEntry, FileResolver, ProjectIndex
+from kenning.core.clock import now_iso
+from kenning.core.errors import InvalidInput
+from kenning.store import codegraph as store
+
+Progress = Callable[[str, int, int], None]   # (phase, done, total)
+
+
+@dataclass
+class IndexReport:
+    project: str
+    root: str
+    files: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    resolved: int = 0
+    syntax_errors: list[str] = field(default_factory=list)
+    closure: str = "none"
+    anchors: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    return None
+
+
+def index_path(db, root: Path | str, project: str, *, progress: Progress = _quiet,
+               max_bytes: int = MAX_FILE_BYTES) -> IndexReport:
+    """Index (or bring up to date) every source file under `root` as `project`."""
+    started = time.perf_counter()
+    root = Path(root).expanduser().resolve()
+    if not root.is_dir():
+        raise InvalidInput(f"not a directory: {root}")
+    paths = list_source_files(root, max_bytes)
+    report = IndexReport(project, str(root), files=len(paths))
+    known = store.file_states(db.reader(), project)
+    changed, touched = [], []
+    for i, rel in enumerate(paths):
+        progress("scan", i + 1, len(paths))
+        state = known.get(rel)
+        stat = (root / rel).stat()
+        if state and state["size"] == stat.st_size and state["mtime_ns"] == stat.st_mtime_ns and not state["stale_at"]:
+            continue
+        data = (root / rel).read_bytes()
+        if state and state["content_hash"] == content_hash(data) and not state["stale_at"]:
+            touched.append((state["id"], stat.st_size, stat.st_mtime_ns))
+            continue
+        changed.append((rel, data, stat.st_size, stat.st_mtime_ns))
+    removed = [known[p]["id"] for p in set(known) - set(paths)]
+    report.unchanged = len(paths) - len(changed)
+    report.removed = len(removed)
+    _apply(db, root, project, changed, removed, touched, report, progress, Layout.scan(root, paths))
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def refresh_files(db, project: str, paths: list[str], *, progress: Progress = _quiet) -> IndexReport:
+    """Re-index a few files of an indexed project (an Edit/Write tool event); paths relative to its root
+    or absolute inside it. Files that vanished are removed; unchanged files cost a stat."""
+    info = store.get_project(db.reader(), project)
+    if info is None:
+        raise InvalidInput(f"project {project!r} has no code index; run `kenning code index` first")
+    root = Path(info["root"])
+    started = time.perf_counter()
+    known = store.file_states(db.reader(), project)
+    report = IndexReport(project, str(root))
+    changed, removed = [], []
+    for raw in paths:
+        rel = _relative(root, raw)
+        if rel is None or language_of(rel) is None or is_skipped_path(rel):
+            continue
+        full = root / rel
+        if not full.is_file():
+            if rel in known:
+                removed.append(known[rel]["id"])
+            continue
+        data = full.read_bytes()
+        state = known.get(rel)
+        if len(data) > MAX_FILE_BYTES or (state and state["content_hash"] == content_hash(data)
+                                         and not state["stale_at"]):
+            continue
+        stat = full.stat()
+        changed.append((rel, data, stat.st_size, stat.st_mtime_ns))
+    report.files, report.removed = len(changed), len(removed)
+    if changed or removed:
+        layout = Layout.scan(root, list(known) + [c[0] for c in changed])
+        _apply(db, root, project, changed, removed, [], report, progress, layout)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _relative(root: Path, raw: str) -> str | None:
+    path = Path(raw)
+    if path.is_absolute():
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return None
+    return path.as_posix()
+
+
+def _apply(db, root: Path, project: str, changed: list[tuple], removed: list[int], touched: list[tuple],
+           report: IndexReport, progress: Progress, layout: Layout) -> None:
+    known = store.file_states(db.reader(), project)
+    stale_ids = [known[rel]["id"] for rel, *_ in changed if rel in known] + removed
+    if stale_ids:
+        with db.with_write_tx() as conn:
+            store.mark_stale(conn, stale_ids, now_iso())
+    parsed: list[tuple[ParsedFile, int, int]] = []
+    for i, (rel, data, size, mtime) in enumerate(changed):
+        progress("parse", i + 1, len(changed))
+        if looks_generated(data[:600]):
+            continue
+        item = layout.parse(rel, data)
+        if item.facts.error_line is not None:
+            report.syntax_errors.append(f"{rel}:{item.facts.error_line}")
+        parsed.append((item, size, mtime))
+    report.parsed = len(parsed)
+    with db.with_write_tx() as conn:
+        _write(conn, root, project, parsed, removed, touched, report, progress, layout, bool(known))
+
+
+def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int]], removed: list[int],
+           touched: list[tuple], report: IndexReport, progress: Progress, layout: Layout,
+           had_closure: bool) -> None:
+    now = now_iso()
+    store.upsert_project(conn, project, str(root), layout.go_module, now)
+    store.touch_files(conn, touched)
+    facts_cache: dict[int, FileFacts] = {}
+    changed_ids, removed_nodes, reshaped = [], [], []
+    known = store.file_states(conn, project)
+    for item, size, mtime in parsed:
+        old = store.load_facts(conn, known[item.path]["id"]) if item.path in known else None
+        file_id = store.upsert_file(conn, project, {
+            "path": item.path, "language": item.language, "module": item.module,
+            "content_hash": item.content_hash, "size": size, "mtime_ns": mtime, "is_test": item.is_test,
+            "error_line": item.facts.error_line, "facts": item.facts.to_json()}, now)
+        nodes = [("file", item.module, "", 1, None)] + [
+            (d.kind, d.name, d.qualname, d.start, d.end) for d in item.facts.defs]
+        _, gone = store.replace_nodes(conn, file_id, nodes)
+        removed_nodes += gone
+        facts_cache[file_id] = item.facts
+        changed_ids.append(file_id)
+        if old is None or _interface(FileFacts.from_json(old)) != _interface(item.facts):
+            reshaped.append((file_id, item.module))
+    # Other files' edges can only change when a file's definitions or imports (re-exports) did.
+    modules = sorted({module for _, module in reshaped})
+    dependents = store.files_depending_on(conn, project, [f for f, _ in reshaped] + removed, modules)
+    old_dep_edges = store.dependency_edges_owned(conn, sorted(dependents | set(changed_ids)))
+    removed_nodes += store.delete_files(conn, removed)
+    index = _load_index(conn, project, facts_cache)
+    to_resolve = sorted((set(changed_ids) | dependents) & set(index.files))
+    new_dep_edges: set[tuple[int, int, str]] = set()
+    for i, file_id in enumerate(to_resolve):
+        progress("resolve", i + 1, len(to_resolve))
+        facts = index.load_facts(file_id)
+        edges = FileResolver(index, file_id, facts).edges() + _defines(index, file_id, facts)
+        store.replace_edges(conn, file_id, [(e.src, e.dst, e.kind, e.external, e.line) for e in edges])
+        new_dep_edges |= {(e.src, e.dst, e.kind) for e in edges
+                          if e.dst is not None and e.kind in store.DEPENDENCY_KINDS}
+    report.resolved = len(to_resolve)
+    _update_closure(conn, project, old_dep_edges ^ new_dep_edges, removed_nodes, had_closure, report)
+    store.set_indexed(conn, project, now)
+
+
+def _interface(facts: FileFacts) -> tuple:
+    """What other files resolve against: definitions, imports, the default export."""
+    return (sorted((d.qualname, d.kind) for d in facts.defs),
+            sorted((i.module, str(i.names), i.alias or "") for i in facts.imports), facts.default_export)
+
+
+def _load_index(conn, project: str, cache: dict[int, FileFacts]) -> ProjectIndex:
+    files, nodes = store.index_rows(conn, project)
+    symbols: dict[int, dict[str, int]] = {}
+    for node_id, file_id, qualname in nodes:
+        symbols.setdefault(file_id, {})[qualname] = node_id
+
+    def load(file_id: int) -> FileFacts | None:
+        if file_id not in cache:
+            data = store.load_facts(conn, file_id)
+            if data is None:
+                return None
+            cache[file_id] = FileFacts.from_json(data)
+        return cache[file_id]
+
+    index = ProjectIndex(load_facts=load)
+    for f in files:
+        if "" in symbols.get(f["id"], {}):
+            index.add_file(FileEntry(f["id"], f["path"], f["language"], f["module"], bool(f["is_test"])),
+                           symbols[f["id"]])
+    return index
+
+
+def _defines(index: ProjectIndex, file_id: int, facts: FileFacts) -> list[Edge]:
+    """file → top-level definitions, class → its members."""
+    own = index.symbols[file_id]
+    out = []
+    for definition in facts.defs:
+        node = own.get(definition.qualname)
+        parent = own.get(definition.qualname.rpartition(".")[0], own[""])
+        if node is not None and parent != node:
+            out.append(Edge(parent, node, "defines", None, definition.start))
+    return out
+
+
+def _update_closure(conn, project: str, changed: set[tuple[int, int, str]], removed_nodes: list[int],
+                    had_closure: bool, report: IndexReport) -> None:
+    if not changed and not removed_nodes:
+        return
+    anchors = closure.affected_anchors(
+        changed, lambda nodes, depth: store.closure_anchors_reaching(conn, nodes, depth))
+    if not had_closure or len(anchors) > closure.FULL_REBUILD_ANCHORS:
+        store.delete_project_closure(conn, project)
+        store.delete_closure(conn, [], removed_nodes)
+        rows = closure.full_rows(store.dependency_adjacency(conn, project))
+        store.insert_closure(conn, rows)
+        report.closure, report.anchors = "full", len({r[0] for r in rows})
+        return
+    store.delete_closure(conn, sorted(anchors | set(removed_nodes)), removed_nodes)
+
+    def dependents(frontier: list[int]) -> closure.Adjacency:
+        return closure.reverse_adjacency(store.dependents_of(conn, frontier))
+
+    rows = []
+    for anchor in sorted(anchors - set(removed_nodes)):
+        rows += closure.bfs(anchor, dependents)
+    store.insert_closure(conn, rows)
+    report.closure, report.anchors = "incremental", len(anchors)

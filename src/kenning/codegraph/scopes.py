@@ -1,0 +1,48 @@
+"""Shared tree-walking helpers for the extractors: node text, first syntax error, call scopes."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+import tree_sitter as ts
+
+DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$")
+
+
+def text(node: ts.Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def first_error_line(root: ts.Node) -> int | None:
+    """1-based line of the first ERROR/MISSING node, None for a clean parse."""
+    if not root.has_error:
+        return None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return root.start_point[0] + 1
+
+
+class ScopeIndex:
+    """Maps a byte offset to the qualname of the innermost definition node containing it."""
+
+    def __init__(self, spans: list[tuple[int, int, str]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [s for s, _, _ in self.spans]
+
+    def at(self, offset: int) -> str:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        best = ""
+        best_size = None
+        # Nested spans start before `offset`; scan back over the few candidates that contain it.
+        while i >= 0:
+            start, end, name = self.spans[i]
+            if start <= offset < end and (best_size is None or end - start < best_size):
+                best, best_size = name, end - start
+            i -= 1
+        return best
