@@ -21,6 +21,7 @@ from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
 from kenning.graph.linker import link_memory
 from kenning.store import memories as store
+from kenning.store import purge as purge_store
 from kenning.store.vectors import upsert_embedding
 
 MAX_CONTENT_CHARS = 100_000
@@ -134,6 +135,9 @@ def recover(db, memory_id: str, *, actor: str | None = None) -> Memory:
         return store.recover_memory(conn, memory_id, actor=actor)
 
 
-def purge(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+def purge(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> list[str]:
+    """Remove the memory's content from the whole database (see store.purge), then the WAL."""
     with db.with_write_tx() as conn:
-        store.purge_memory(conn, memory_id, actor=actor, reason=reason)
+        ids = purge_store.purge_everywhere(conn, memory_id, actor=actor, reason=reason)
+    db.checkpoint()
+    return ids

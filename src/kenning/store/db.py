@@ -39,6 +39,7 @@ def _open(path: Path | str, *, read_only: bool = False) -> Connection:
     conn.row_factory = sqlean.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA secure_delete=ON")  # deleted content is zeroed, not left in free space (purge)
     if not read_only:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -157,6 +158,17 @@ class Database:
                     conn.execute("ROLLBACK")
                     raise StoreError(f"could not commit: {exc}") from exc
                 time.sleep(0.01)
+
+    def checkpoint(self, attempts: int = 40) -> bool:
+        """Copy the WAL into the database and truncate it to zero bytes (after a purge, the WAL
+        still holds old page images). Retries while readers pin it; True when it truncated."""
+        for _ in range(attempts):
+            with self._write_lock:
+                busy = self._writer_conn().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                return True
+            time.sleep(0.05)
+        return False
 
     def close(self) -> None:
         with self._write_lock:

@@ -177,11 +177,26 @@ def recover_memory(conn, memory_id: str, *, actor: str | None = None) -> Memory:
     return get_memory(conn, memory_id)
 
 
+def scrub_history(conn, memory_id: str, content: str | None = None) -> int:
+    """Blank the content of `memory_id`'s history rows (and of any other row quoting `content`)."""
+    blank = "UPDATE memory_history SET old_content = NULL, new_content = NULL, changes = '{}'"
+    count = conn.execute(f"{blank} WHERE memory_id = ?", (memory_id,)).rowcount
+    if content:
+        quoted = json.dumps(content)[1:-1]  # as it appears inside the JSON `changes` column
+        count += conn.execute(
+            f"{blank} WHERE memory_id != ? AND (instr(old_content, ?) > 0 OR instr(new_content, ?) > 0"
+            " OR instr(changes, ?) > 0)", (memory_id, content, content, quoted),
+        ).rowcount
+    return count
+
+
 def purge_memory(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
-    """Hard delete: the row and its FTS entry go; the history keeps a 'purged' row."""
+    """Hard delete: the row and its FTS entry go; earlier history rows lose their content and a
+    'purged' row without content is added (store.purge removes the rest: graph, vectors, jobs)."""
     memory = get_memory(conn, memory_id)
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-    add_history(conn, memory_id, "purged", old_content=memory.content, actor=actor, reason=reason)
+    scrub_history(conn, memory_id, memory.content)
+    add_history(conn, memory_id, "purged", actor=actor, reason=reason)
 
 
 def history(conn, memory_id: str) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ the caller runs in its own short write transaction."""
 from __future__ import annotations
 
 from kenning.core.clock import now_iso
-from kenning.store.memories import add_history
+from kenning.store.memories import add_history, scrub_history
 from kenning.store.vectors import delete_embedding
 
 
@@ -64,6 +64,7 @@ def purge_memory_rows(conn, memory_ids: list[str]) -> int:
     deleted = conn.execute(f"DELETE FROM memories WHERE id IN ({marks}) AND is_deleted = 1", memory_ids).rowcount
     stamp = now_iso()
     for memory_id in memory_ids:
+        scrub_history(conn, memory_id)
         add_history(conn, memory_id, "purged", actor="retention", reason="tombstone retention window passed", at=stamp)
     return deleted
 
