@@ -118,6 +118,7 @@ class Kenning:
             recall=lambda query, limit, filters: self.recall(query, limit=limit, filters=filters,
                                                              track_access=False),
             remember=lambda draft: self.remember(draft, actor="session-summary"),
+            remember_many=lambda drafts: self.remember_many(drafts, actor="session-episodes"),
             generate=self.llm.generate if real_llm else None,
             predictor=lambda: getattr(self, "predictor", None),
         )

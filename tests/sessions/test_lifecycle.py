@@ -85,7 +85,10 @@ def test_full_session_leaves_the_right_rows(http, seeded):
 
     m1, m2, m3 = seeded["facts"][:3]
     p1 = hook(http, "user-prompt-submit", {"session_key": key, "prompt": "How do we deploy the payments service?"})
-    assert "<memory-feedback>" in p1["inject"] and m1 in p1["inject"]
+    assert m1 not in p1["memory_ids"]  # shown at session-start: merged into the first prompt, not repeated
+    for memory_id in p1["memory_ids"]:
+        assert f"[{memory_id}]" in p1["inject"]
+    assert "<memory-feedback>" in p1["inject"] and m1 in p1["inject"]  # merged: rated, not repeated
     p2 = hook(http, "user-prompt-submit", {
         "session_key": key, "prompt": "Should I run the migration today?",
         "memory_feedback": {m1: 0.8, m2: -0.5, "not-a-memory": 1.0, m3: 7, "x": "high"},

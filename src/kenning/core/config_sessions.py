@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -61,6 +63,18 @@ class SessionSettings(BaseModel):
     )
     summary_max_facts: int = Field(
         12, ge=0, le=200, description="Key facts stored from a transcript when no pipeline is present."
+    )
+    episodes: bool = Field(
+        True, description="At session end the transcript also becomes recallable `episode` memories (raw-first)."
+    )
+    episode_unit: Literal["exchange", "turn"] = Field(
+        "exchange", description="An episode is a user turn with its reply (exchange) or a single turn."
+    )
+    episode_max_per_session: int = Field(
+        200, ge=1, le=10_000, description="Episodes stored per session; the rest stays in the transcript."
+    )
+    episode_max_chars: int = Field(
+        4000, ge=200, le=100_000, description="An episode longer than this is cut (the transcript keeps it whole)."
     )
     llm_judge: bool = Field(
         True, description="Use the configured LLM as continuity judge (falls back to the heuristic)."

@@ -10,7 +10,7 @@ MEMORY_TYPES = frozenset(
         "fact", "preference", "decision", "procedural", "semantic", "episodic", "constraint",
         "gotcha", "error_pattern", "pattern", "dead_end", "workflow_recipe", "prefetch_pattern",
         "causal_dependency", "module_insight", "work_state", "task_calibration", "document_chunk",
-        "requirement", "e2e_observation", "work_unit_outcome", "summary", "observation",
+        "requirement", "e2e_observation", "work_unit_outcome", "summary", "observation", "episode",
     }
 )
 SCOPES = frozenset({"personal", "project", "team", "org"})
@@ -77,9 +77,11 @@ class MemoryFilter:
     """Recall and list filters; None means "any"."""
 
     project: str | None = None
+    include_global: bool = False  # with `project`: memories of no project count too
     types: list[str] | None = None
     tags: list[str] | None = None
     scope: str | None = None
+    session_key: str | None = None
     since: str | None = None
     until: str | None = None
     include_deleted: bool = False

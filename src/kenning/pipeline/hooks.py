@@ -15,7 +15,7 @@ from kenning.pipeline.writes import SOURCE_TAG
 from kenning.store.jobs import enqueue_in_tx
 
 EXTRACT_JOB = "extract"
-NOT_EXTRACTED_TYPES = frozenset({"document_chunk"})
+NOT_EXTRACTED_TYPES = frozenset({"document_chunk", "episode"})  # episodes get the session-end overlay
 
 
 def enqueue_extraction(conn, memory_id: str, draft: MemoryDraft) -> None:

@@ -29,6 +29,7 @@ class SessionDeps:
     diversity_select: Callable[..., list]  # retrieval.diversity.diversity_select
     recall: Callable[..., list]  # (query, limit, filters) -> hits with .memory/.score/.legs, no access tracking
     remember: Callable[[Any], Any] | None = None  # (MemoryDraft) -> result with .id / .deduped
+    remember_many: Callable[[list], list] | None = None  # [MemoryDraft] -> results, one write tx
     extract: Callable[..., Any] | None = None  # pipeline: (session_key, transcript, project, at) -> summary
     generate: Callable[[str], str] | None = None  # LLM judge; None = heuristic only
     predictor: Callable[[], Any] | None = None  # returns the Predictor (or None) at call time

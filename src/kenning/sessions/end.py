@@ -19,6 +19,7 @@ from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import MemoryDraft
 from kenning.sessions.continuity import ContinuityResult, heuristic_judge, llm_judge
 from kenning.sessions.context import SessionDeps
+from kenning.sessions.episodes import store_episodes
 from kenning.sessions.summary import key_facts
 from kenning.core.secrets import redact
 from kenning.sessions.transcript import parse_transcript
@@ -111,6 +112,7 @@ def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
     transcript = transcript_row["transcript"] if transcript_row else ""
     turns = parse_transcript(transcript)
     prompts = store.session_prompts(conn, key)
+    episodes = store_episodes(deps, session, turns, at)
     extraction = _extract(deps, session, transcript, turns, prompts, at) if (transcript or prompts) else {"via": "skipped"}
     rows = store.session_memories(deps.db.reader(), key)
     verdict = _judge(deps, rows, turns, prompts)
@@ -124,4 +126,6 @@ def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
         except Exception as exc:  # training is the predictor's business; scoring is done
             record_error("sessions", f"predictor.on_session_end failed: {exc}", session_key=key)
     score = verdict.as_row(session.get("project"))
-    return {"extraction": extraction, "score": score, "scored_memories": len(verdict.per_memory)}
+    episodes.pop("ids", None)
+    return {"episodes": episodes, "extraction": extraction, "score": score,
+            "scored_memories": len(verdict.per_memory)}

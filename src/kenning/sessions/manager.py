@@ -154,6 +154,7 @@ class SessionManager:
             "session": session,
             "memories": memories,
             "injected": [m["memory_id"] for m in memories if m["was_injected"]],
+            "created": store.created_memories(conn, session_key),
             "prompts": store.session_prompts(conn, session_key),
             "checkpoints": store.checkpoints(conn, session_key),
             "score": store.get_session_score(conn, session_key),

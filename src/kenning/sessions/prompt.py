@@ -2,9 +2,14 @@
 
 Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hit_count`
 on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
-recall (the service's hybrid recall, without access tracking: injection is not an access)
-injects what this session has not been shown yet, and the agent is asked to rate what it
-was shown (agent-relevance-feedback seed). Feedback is a running mean in −1..1; ids the
+recall (the service's hybrid recall over the project's and global memories, without access
+tracking: injection is not an access) injects what this session has not been shown yet. The
+first prompt is where the task is finally known, so it gets a full-size injection
+(`inject_limit` within `inject_budget_chars`), merged with what session-start showed: a
+recalled memory session-start already showed takes its place in the merged set (counted in
+the limit and budget, not repeated). Later prompts get up to `prompt_inject_limit` new ones.
+The agent is asked to rate exactly the ids of that answer: the ones it shows, and on the first
+prompt the merged session-start ones (agent-relevance-feedback seed). Feedback is a running mean in −1..1; ids the
 session never saw and non-numeric or out-of-range scores are ignored, never an error.
 """
 
@@ -93,17 +98,17 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     session = ensure_session(deps, req.session_key, req.at)
     applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback)
                         if cfg.agent_feedback else (0, 0))
-    filters = MemoryFilter(project=session.get("project"), until=req.at)
+    filters = MemoryFilter(project=session.get("project"), include_global=True, until=req.at)
     conn = deps.db.reader()
     fts = bm25_search(conn, req.prompt, filters, FTS_LIMIT)
-    if session.get("project") is not None:  # global memories count too
-        fts = _merge(fts, bm25_search(conn, req.prompt, MemoryFilter(until=req.at), FTS_LIMIT))
+    first = int(session.get("prompt_count") or 0) == 0
+    limit = cfg.inject_limit if first else cfg.prompt_inject_limit
+    budget = cfg.inject_budget_chars if first else cfg.prompt_budget_chars
     hits = None
-    if cfg.prompt_inject_limit:
+    if limit:
         try:
             hits = run_bounded(
-                deadline, "recall",
-                lambda: deps.recall(req.prompt, limit=cfg.prompt_inject_limit * 3, filters=filters),
+                deadline, "recall", lambda: deps.recall(req.prompt, limit=limit * 3, filters=filters),
                 reserve_ms=RESERVE_MS,
             )
         except Exception as exc:  # recall failing costs this prompt's hybrid ranking, nothing else
@@ -116,17 +121,20 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         found = get_memories(conn, fts_ids)
         hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
 
-    chosen, used = [], 0
+    chosen, merged, used = [], [], 0
     for hit in hits:
         memory = hit.memory
-        if state.get(memory.id) or not _relevant(hit, cfg.prompt_min_similarity):
+        if not _relevant(hit, cfg.prompt_min_similarity):
             continue
         cost = item_cost(memory.content)
-        if used + cost > cfg.prompt_budget_chars:
-            continue
-        chosen.append(hit)
-        used += cost
-        if len(chosen) >= cfg.prompt_inject_limit:
+        if state.get(memory.id):  # already shown: part of the merged set on the first prompt
+            if first and used + cost <= budget:
+                merged.append(memory.id)
+                used += cost
+        elif used + cost <= budget:
+            chosen.append(hit)
+            used += cost
+        if len(chosen) + len(merged) >= limit:
             break
     if deadline.cancelled:
         chosen = []
@@ -156,11 +164,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     checkpoint_id = None
     if deadline.allows("checkpoint", 5.0):
         checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
-    feedback_ids = []
-    if cfg.agent_feedback:
-        shown = [r["memory_id"] for r in store.session_memories(deps.db.reader(), req.session_key)
-                 if r["was_injected"]]
-        feedback_ids = shown[-MAX_FEEDBACK_IDS:]
+    feedback_ids = [*chosen_ids, *merged][:MAX_FEEDBACK_IDS] if cfg.agent_feedback else []
     items = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type} for h in chosen]
     return PromptResult(
         inject=prompt_text(items, feedback_ids), memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
@@ -184,9 +188,3 @@ def _relevant(hit: Any, min_similarity: float) -> bool:
     vector = legs.get("vector")
     return bool(vector) and float(vector.get("score", 0.0)) >= min_similarity
 
-
-def _merge(first: list[tuple[str, float]], second: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    best: dict[str, float] = {}
-    for memory_id, score in [*first, *second]:
-        best[memory_id] = max(score, best.get(memory_id, float("-inf")))
-    return sorted(best.items(), key=lambda x: -x[1])[:FTS_LIMIT]

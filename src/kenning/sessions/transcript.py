@@ -18,6 +18,7 @@ _ROLE_PREFIX = re.compile(r"^\s*(user|human|assistant|claude|agent)\s*:\s*", re.
 class Turn:
     role: str  # 'user' | 'assistant' | 'tool'
     text: str
+    at: str | None = None  # when it was said (the JSONL entry's timestamp), when known
 
 
 def _block_text(block) -> tuple[str, str]:
@@ -63,10 +64,11 @@ def _jsonl_turns(lines: list[str]) -> list[Turn] | None:
             kind, text = _block_text(block)
             if text:
                 (tools if kind == "tool" else texts).append(text)
+        at = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
         if texts:
-            turns.append(Turn(role, "\n".join(texts)))
+            turns.append(Turn(role, "\n".join(texts), at))
         if tools:
-            turns.append(Turn("tool", "\n".join(tools)))
+            turns.append(Turn("tool", "\n".join(tools), at))
     return turns if parsed_any else None
 
 

@@ -216,8 +216,12 @@ def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, lis
     if not f.include_superseded:
         clauses.append(f"{alias}.superseded_by IS NULL")
     if f.project is not None:
-        clauses.append(f"{alias}.project = ?")
+        clauses.append(f"({alias}.project = ? OR {alias}.project IS NULL)" if f.include_global
+                       else f"{alias}.project = ?")
         params.append(f.project)
+    if f.session_key is not None:
+        clauses.append(f"{alias}.session_key = ?")
+        params.append(f.session_key)
     if f.scope is not None:
         clauses.append(f"{alias}.scope = ?")
         params.append(f.scope)

@@ -173,6 +173,26 @@ def session_memories(conn, session_key: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
+def episode_ids(conn, session_key: str) -> dict[int, str]:
+    """position → memory id of the episodes already stored for a session (deleted ones count too)."""
+    rows = conn.execute(
+        "SELECT json_extract(metadata, '$.episode_position'), id FROM memories"
+        " WHERE session_key = ? AND type = 'episode' AND source = 'session-episode'",
+        (session_key,),
+    ).fetchall()
+    return {int(r[0]): r[1] for r in rows if r[0] is not None}
+
+
+def created_memories(conn, session_key: str) -> list[dict[str, Any]]:
+    """The memories a session created (episodes and what was extracted from it), oldest first."""
+    rows = conn.execute(
+        "SELECT id, type, source, content, importance, created_at, superseded_by, is_deleted"
+        " FROM memories WHERE session_key = ? ORDER BY created_at, rid",
+        (session_key,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
 def session_memory_state(conn, session_key: str) -> dict[str, bool]:
     """memory_id → was_injected, for every row of the session."""
     return {

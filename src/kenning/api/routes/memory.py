@@ -39,11 +39,12 @@ def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get
 def list_memories(
     limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
     project: str | None = None, type: str | None = None, tag: str | None = None,
-    include_deleted: bool = False, include_superseded: bool = True,
+    include_deleted: bool = False, include_superseded: bool = True, session_key: str | None = None,
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     filters = MemoryFilter(project=project, types=[type] if type else None, tags=[tag] if tag else None,
-                           include_deleted=include_deleted, include_superseded=include_superseded)
+                           include_deleted=include_deleted, include_superseded=include_superseded,
+                           session_key=session_key)
     items, total = k.list(filters, limit=limit, offset=offset)
     return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
 
