@@ -13,6 +13,8 @@ from kenning.core.config import Settings
 from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.memory import write
+from kenning.observer.deps import ObserverDeps
+from kenning.observer.service import Observer
 from kenning.pipeline import hooks as pipeline_hooks
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
@@ -87,6 +89,7 @@ class Kenning:
         self.sessions = SessionManager(self._session_deps())
         self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
         self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
+        self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
         self.started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -98,6 +101,7 @@ class Kenning:
             self.workers.start_all()
             self.sessions.start()
             self.predictor.start()
+            self.observer.start()
         self.started = True
         log_event("daemon", "service started", home=str(self.settings.home))
         return self
@@ -105,6 +109,7 @@ class Kenning:
     def close(self) -> None:
         self.workers.stop_all()
         self.sessions.close()
+        self.observer.close()
         self.predictor.stop()
         self.access.stop()
         self.db.close()
@@ -121,6 +126,14 @@ class Kenning:
             remember_many=lambda drafts: self.remember_many(drafts, actor="session-episodes"),
             generate=self.llm.generate if real_llm else None,
             predictor=lambda: getattr(self, "predictor", None),
+        )
+
+    def _observer_deps(self) -> ObserverDeps:
+        real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")
+        return ObserverDeps(
+            db=self.db, settings=self.settings.observer, embedder=self.embedder,
+            remember_many=lambda drafts: self.remember_many(drafts, actor="observer"),
+            generate=self.llm.generate if real_llm else None,
         )
 
     # -- memory operations -------------------------------------------------------

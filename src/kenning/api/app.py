@@ -16,6 +16,7 @@ from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
 from kenning.api.routes import documents, graph
+from kenning.api.routes import observer as observer_routes
 from kenning.api.routes import pipeline as pipeline_routes
 from kenning.api.routes import predictor as predictor_routes
 from kenning.core.config import Settings
@@ -51,6 +52,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(pipeline_routes.router)
     app.include_router(predictor_routes.router)
+    app.include_router(observer_routes.router)
     dashboard.mount(app)
     return app
 

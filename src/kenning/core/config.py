@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kenning.core.config_observability import ObservabilitySettings
+from kenning.core.config_observer import ObserverSettings
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.config_predictor import PredictorSettings
 from kenning.core.config_sessions import SessionSettings
@@ -91,6 +92,7 @@ class Settings(_Strict):
     sessions: SessionSettings = SessionSettings()
     predictor: PredictorSettings = PredictorSettings()
     observability: ObservabilitySettings = ObservabilitySettings()
+    observer: ObserverSettings = ObserverSettings()
 
     @property
     def db_path(self) -> Path:

@@ -2,7 +2,7 @@
 
 Claude Code runs `kenning hook <event>` with the event's JSON on stdin (session_id,
 transcript_path, cwd, hook_event_name, plus prompt / source / tool_* / trigger / reason …).
-SessionStart and UserPromptSubmit answer with
+SessionStart, UserPromptSubmit and PostToolUse (the observer's step injection) answer with
 `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}` on stdout; the
 other events print nothing. This module is a process boundary: it never raises, always
 lets the caller exit 0, and imports only a few standard modules (see hooks/transport.py) so
@@ -30,7 +30,7 @@ EVENTS = {
     "stop": "Stop",
     "session-end": "SessionEnd",
 }
-INJECTING = {"session-start", "user-prompt-submit"}
+INJECTING = {"session-start", "user-prompt-submit", "post-tool-use"}
 CARRIES_TRANSCRIPT_MIN_S = 10.0  # session-end uploads the whole transcript: never less than this
 TAIL_BYTES = 256 * 1024
 MAX_TRANSCRIPT_BYTES = 20 * 1024 * 1024
@@ -151,6 +151,14 @@ def parse_feedback(text: str | None) -> dict[str, float]:
 
 
 # -- one event --------------------------------------------------------------------------------
+def _tool_response(response: Any, limit: int = 8000) -> Any:
+    """The tool's response as the observer reads it: a dict or string, long texts cut to `limit`."""
+    if isinstance(response, dict):
+        return {k: (v[:limit] if isinstance(v, str) else v) for k, v in list(response.items())[:20]
+                if isinstance(v, (str, int, float, bool, type(None))) or k == "filenames"}
+    return str(response)[:limit] if response else None
+
+
 def _body(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     key = payload.get("session_id")
     if not isinstance(key, str) or not key.strip():
@@ -176,8 +184,7 @@ def _body(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | N
         return "/api/hooks/post-tool-use", {
             "session_key": key, "tool_name": payload.get("tool_name"),
             "tool_input": tool_input if isinstance(tool_input, dict) else None,
-            "tool_response": str(payload.get("tool_response"))[:4000] if payload.get("tool_response") else None,
-            "cwd": cwd,
+            "tool_response": _tool_response(payload.get("tool_response")), "cwd": cwd,
         }
     if event == "pre-compact":
         return "/api/hooks/pre-compaction", {

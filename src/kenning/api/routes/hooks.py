@@ -93,16 +93,45 @@ async def feedback(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
     return await run_in_threadpool(k.sessions.feedback, body)
 
 
+def _post_tool_use(k: Kenning, body: dict[str, Any]) -> dict[str, Any]:
+    """Observe the step and ask the step decider, then tick the session's checkpoint timer."""
+    answer = k.observer.post_tool_use(body) if k.settings.observer.enabled else {"inject": "", "memory_ids": []}
+    try:
+        key = body.get("session_key") or body.get("session_id")
+        answer["checkpoint_id"] = k.sessions.post_tool_use({**body, "session_key": key})["checkpoint_id"]
+    except InvalidInput:
+        raise
+    except Exception as exc:  # the checkpoint tick is optional for the agent's step
+        record_error("sessions", f"post-tool-use checkpoint tick failed: {exc}")
+    code = code_events.on_tool_use(k.db, body.get("tool_name"), body.get("tool_input"),
+                                   body.get("cwd"))  # Edit/Write: re-index that file
+    return answer | ({"code_index": code} if code else {})
+
+
 @router.post("/post-tool-use")
 async def post_tool_use(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
+    """PostToolUse: observe the step; `inject` carries memories that matter at this step ('' when none).
+    Bad input is a 400; any other failure answers 200 with an empty injection (`degraded`)."""
     body = await _body(request)
-    answer = await run_in_threadpool(k.sessions.post_tool_use, body)
-    code = await run_in_threadpool(code_events.on_tool_use, k.db, body.get("tool_name"),
-                                   body.get("tool_input"), body.get("cwd"))  # Edit/Write: re-index that file
-    return answer | ({"code_index": code} if code else {})
+    try:
+        return await asyncio.wait_for(run_in_threadpool(_post_tool_use, k, body),
+                                      timeout=k.settings.sessions.latency_budget_ms * HARD_LIMIT_FACTOR / 1000.0)
+    except InvalidInput:
+        raise
+    except asyncio.TimeoutError:
+        return {"inject": "", "memory_ids": [], "degraded": True, "error": "latency budget exceeded"}
+    except Exception as exc:  # the hook contract: never block the agent on our failure
+        record_error("observer", f"post-tool-use failed: {exc}", kind=type(exc).__name__)
+        return {"inject": "", "memory_ids": [], "degraded": True, "error": "internal error"}
 
 
 @router.post("/session-end")
 async def session_end(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
     body = await _body(request)
-    return await run_in_threadpool(k.sessions.session_end, body)
+    answer = await run_in_threadpool(k.sessions.session_end, body)
+    try:  # observer promotion from the scratchpad: runs with or without a transcript
+        answer["observer"] = await run_in_threadpool(k.observer.end_session, body["session_key"],
+                                                     wait=body.get("wait") is True)
+    except Exception as exc:  # promotion failing must not fail the session end
+        record_error("observer", f"session-end promotion failed: {exc}", session_key=body.get("session_key"))
+    return answer

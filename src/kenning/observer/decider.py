@@ -1,0 +1,74 @@
+"""The step decider (memory-system-v4 section 9, StepInjectionDecider): after one tool step,
+which stored memories matter now? No LLM, no embedding: one indexed lookup per key.
+
+Priority: an error whose fingerprint matches a stored error pattern (show the fix), then a
+Grep/Glob pattern a stored memory answers, then gotchas / error patterns / dead ends (and,
+on edits, causal dependencies) about the file just read or edited. Memories already shown
+in this session are skipped; at most `step_limit`, each at least `step_min_confidence`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kenning.core.config_observer import ObserverSettings
+from kenning.core.types import Memory
+from kenning.observer.scratchpad import EDIT_TOOLS, READ_TOOLS, Scratchpad, StepContext
+from kenning.store import observer as store
+
+FILE_TYPES = ("gotcha", "error_pattern", "dead_end")
+EDIT_TYPES = FILE_TYPES + ("causal_dependency",)
+ERROR_TYPES = ("error_pattern", "gotcha", "dead_end")
+
+
+@dataclass
+class StepDecision:
+    memories: list[tuple[str, Memory]] = field(default_factory=list)  # (matched key, memory)
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.id for _, m in self.memories]
+
+
+def keys_for(ctx: StepContext, cwd: str | None) -> list[tuple[str, tuple[str, ...] | None]]:
+    keys: list[tuple[str, tuple[str, ...] | None]] = []
+    if ctx.error_fingerprint:
+        keys.append((f"error:{ctx.error_fingerprint}", ERROR_TYPES))
+    if ctx.pattern:
+        keys.append((f"search:{ctx.pattern}"[:500], None))
+    if ctx.tool in READ_TOOLS or ctx.tool in EDIT_TOOLS:
+        types = EDIT_TYPES if ctx.tool in EDIT_TOOLS else FILE_TYPES
+        for path in ctx.files:
+            keys.append((f"file:{path}", types))
+            if cwd and not path.startswith("/"):
+                keys.append((f"file:{cwd.rstrip('/')}/{path}", types))
+    return keys
+
+
+def decide(db, settings: ObserverSettings, pad: Scratchpad, ctx: StepContext) -> StepDecision:
+    keys = keys_for(ctx, pad.cwd)
+    if not keys or settings.step_limit == 0:
+        return StepDecision()
+    found = store.step_lookup(
+        db.reader(), keys, project=pad.project, session_key=pad.session_key, exclude=pad.injected,
+        min_confidence=settings.step_min_confidence, limit=settings.step_limit,
+    )
+    return StepDecision(found)
+
+
+def render(decision: StepDecision, budget_chars: int) -> str:
+    """The additionalContext text: one line per memory, the reason first, within the budget."""
+    lines = ["Kenning memory relevant to this step:"]
+    used = len(lines[0])
+    for key, memory in decision.memories:
+        kind, _, value = key.partition(":")
+        why = {"error": "this error was seen before", "search": f"answers the search `{value[:60]}`",
+               "file": f"about `{value[-80:]}`"}.get(kind, kind)
+        line = f"- [{memory.type}, {why}] {memory.content} (id {memory.id})"
+        if used + len(line) + 1 > budget_chars:
+            line = line[: max(0, budget_chars - used - 2)] + "…"
+        lines.append(line)
+        used += len(line) + 1
+        if used >= budget_chars:
+            break
+    return "\n".join(lines) if len(lines) > 1 else ""

@@ -1,0 +1,121 @@
+"""Validate and normalise events: Claude Code's PostToolUse payload and the generic observe API.
+
+Claude Code sends `tool_name`, `tool_input`, `tool_response` (a dict or a string) per step.
+A result is an error when the harness says so (`is_error`, `error`, a non-zero exit code,
+`interrupted`) or, for Bash, when its output carries a recognisable error line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.errors import InvalidInput
+
+MAX_RESULT_CHARS = 8000
+MAX_TEXT_CHARS = 20_000
+EVENT_TYPES = ("tool-call", "tool-result", "reasoning", "step-complete")
+_TOOL_NAME = re.compile(r"^[\w.:\-]{1,100}$")
+_BASH_ERROR = re.compile(
+    r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception):|^error(?:\[\w+\])?:|\bFAILED\b|^fatal:|"
+    r"npm ERR!|command not found|exit code [1-9]|\bpanicked at\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass
+class ToolEvent:
+    session_key: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    result: str = ""
+    is_error: bool = False
+    cwd: str | None = None
+    project: str | None = None
+    session_type: str | None = None
+
+
+def session_key(body: dict[str, Any]) -> str:
+    key = body.get("session_key", body.get("session_id"))
+    if not isinstance(key, str) or not key.strip() or len(key) > 200:
+        raise InvalidInput("session_key must be a non-empty string of at most 200 characters")
+    return key.strip()
+
+
+def _opt(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise InvalidInput(f"{name} must be a string of at most {limit} characters")
+    return value
+
+
+def _tool(body: dict[str, Any]) -> str:
+    tool = body.get("tool_name", "")
+    if tool in (None, ""):
+        return "unknown"
+    if not isinstance(tool, str) or not _TOOL_NAME.match(tool):
+        raise InvalidInput("tool_name must be a short tool name (letters, digits, . _ : -)")
+    return tool
+
+
+def _args(body: dict[str, Any], name: str) -> dict[str, Any]:
+    value = body.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{name} must be a JSON object")
+    return value
+
+
+def result_text(response: Any) -> tuple[str, bool]:
+    """(text, harness-reported error) of a tool_response in any of its shapes."""
+    if response is None:
+        return "", False
+    if isinstance(response, str):
+        return response[:MAX_RESULT_CHARS], False
+    if isinstance(response, list):
+        return json.dumps(response, default=str)[:MAX_RESULT_CHARS], False
+    if not isinstance(response, dict):
+        return str(response)[:MAX_RESULT_CHARS], False
+    failed = bool(response.get("is_error") or response.get("isError") or response.get("interrupted")
+                  or response.get("error"))
+    code = response.get("exit_code", response.get("exitCode", response.get("returncode")))
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        failed = True
+    parts = [str(response[k]) for k in ("stdout", "stderr", "error", "output", "content", "result") if response.get(k)]
+    if "filenames" in response and isinstance(response["filenames"], list):
+        parts.append("\n".join(str(f) for f in response["filenames"]))
+    text = "\n".join(parts) if parts else json.dumps(response, default=str)
+    return text[:MAX_RESULT_CHARS], failed
+
+
+def tool_event(body: dict[str, Any], *, result_key: str = "tool_response") -> ToolEvent:
+    """A PostToolUse body (Claude Code names or ours) as one ToolEvent."""
+    key = session_key(body)
+    tool = _tool(body)
+    args = _args(body, "tool_input") or _args(body, "args")
+    text, failed = result_text(body.get(result_key, body.get("result")))
+    if isinstance(body.get("is_error"), bool):
+        failed = failed or body["is_error"]
+    if tool == "Bash" and not failed and _BASH_ERROR.search(text):
+        failed = True
+    return ToolEvent(key, tool, args, text, failed, cwd=_opt(body, "cwd"), project=_opt(body, "project", 500),
+                     session_type=_opt(body, "session_type", 50))
+
+
+def event_type(body: dict[str, Any]) -> str:
+    kind = body.get("type")
+    if kind not in EVENT_TYPES:
+        raise InvalidInput(f"type must be one of: {', '.join(EVENT_TYPES)}")
+    return kind
+
+
+def reasoning_text(body: dict[str, Any]) -> str:
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("text must be a non-empty string for a reasoning event")
+    return text[:MAX_TEXT_CHARS]
