@@ -16,6 +16,7 @@ from kenning.memory import write
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.pipeline import hooks as pipeline_hooks
+from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
 from kenning.retrieval.config import RecallConfig, preset
@@ -137,10 +138,14 @@ class Kenning:
         )
 
     # -- memory operations -------------------------------------------------------
-    def remember(self, draft: MemoryDraft, *, actor: str | None = None) -> write.RememberResult:
+    def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> write.RememberResult:
         with timed("remember"):
             return write.remember(self.db, self.embedder, draft, max_chars=self.max_chars, actor=actor,
-                                  secret_policy=self.settings.secrets)
+                                  secret_policy=self.settings.secrets, embed=embed)
+
+    def embed_pending(self, limit: int = 1000) -> int:
+        """Embed memories stored raw (`remember(embed=False)`, a model switch); returns how many."""
+        return refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None) -> list[write.RememberResult]:
         with timed("remember_many"):

@@ -13,7 +13,8 @@ from kenning.core.types import MemoryDraft, MemoryFilter
 
 
 class LocalBackend:
-    """Opens the store in this process (daemon not running). Loads the model on first use."""
+    """Opens the store in this process (daemon not running). Loads the model only to search
+    (recall) or to embed a batch (import, edit); `remember` stores raw-first."""
 
     def __init__(self, settings: Settings) -> None:
         from kenning.service import Kenning
@@ -25,7 +26,8 @@ class LocalBackend:
         self.kenning.close()
 
     def remember(self, body: dict) -> dict:
-        result = self.kenning.remember(MemoryDraft(**body), actor=body.get("source") or "cli")
+        """Raw-first: stored without a vector (no model load); the next recall or the daemon embeds it."""
+        result = self.kenning.remember(MemoryDraft(**body), actor=body.get("source") or "cli", embed=False)
         return {"id": result.id, "deduped": result.deduped}
 
     def remember_batch(self, memories: list[dict]) -> list[dict]:
@@ -34,6 +36,7 @@ class LocalBackend:
 
     def recall(self, body: dict) -> list[dict]:
         body = dict(body)
+        self.kenning.embed_pending()
         query, limit, preset = body.pop("query"), body.pop("limit", 10), body.pop("preset", None)
         hits = self.kenning.recall(query, limit=limit, filters=MemoryFilter(**body), config=preset)
         return [h.to_dict() for h in hits]

@@ -79,17 +79,25 @@ def _validate_all(drafts: list[MemoryDraft], max_chars: int, secret_policy: str)
 
 
 def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = MAX_CONTENT_CHARS,
-                  actor: str | None = None, secret_policy: str = "redact") -> list[RememberResult]:
-    """Store many memories, all or none: validate all, embed outside the tx, commit in one transaction."""
+                  actor: str | None = None, secret_policy: str = "redact",
+                  embed: bool = True) -> list[RememberResult]:
+    """Store many memories, all or none: validate all, embed outside the tx, commit in one transaction.
+
+    `embed=False` stores them raw (no vector, `embedding_model` NULL) for the embedding tracker
+    or the next local recall to embed: the CLI without a daemon uses it so that `remember`
+    never loads the model.
+    """
     drafts = _validate_all(drafts, max_chars, secret_policy)
     note_bulk_write(len(drafts))
     normalized = [normalize_content(d.content) for d in drafts]
-    vectors = embedder.embed_many([n.storage for n in normalized])
+    vectors = embedder.embed_many([n.storage for n in normalized]) if embed else [None] * len(drafts)
+    model = embedder.model_id if embed else None
     results: list[RememberResult] = []
     with db.with_write_tx() as conn:
         for draft, norm, vector in zip(drafts, normalized, vectors):
-            memory_id, deduped = store.insert_memory(conn, draft, embedding_model=embedder.model_id, actor=actor)
-            upsert_embedding(conn, norm.content_hash, embedder.model_id, vector)
+            memory_id, deduped = store.insert_memory(conn, draft, embedding_model=model, actor=actor)
+            if vector is not None:
+                upsert_embedding(conn, norm.content_hash, embedder.model_id, vector)
             if not deduped:
                 for hook in IN_TX_HOOKS:
                     hook(conn, memory_id, draft)

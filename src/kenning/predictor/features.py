@@ -14,16 +14,18 @@ import base64
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
 from kenning.predictor.labels import SessionLabels, build_session_labels
-from kenning.predictor.model import Batch, hash_tokens, project_slot
+from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
+
+if TYPE_CHECKING:
+    from kenning.predictor.model import Batch
 
 FEATURE_NAMES = (
     "log_age_days", "importance", "log_access", "tod_sin", "tod_cos", "dow_sin", "dow_cos",
@@ -85,6 +87,9 @@ class Sample:
 
 def collate(samples: list[Sample], native_dim: int) -> Batch:
     """Pad samples to one Batch (vectors of the wrong width are treated as missing)."""
+    import torch  # only training and the sidecar collate; the daemon's features stay torch-free
+
+    from kenning.predictor.model import Batch
     B = len(samples)
     N = max(1, max(len(s.ids) for s in samples))
     ctx = np.zeros((B, native_dim), np.float32)

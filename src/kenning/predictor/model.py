@@ -20,7 +20,6 @@ Parameters at d=64, native_dim=384: ~1.09 M (hash table 1.05 M of it).
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,11 +27,10 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from kenning.core.text import word_tokens
 from kenning.predictor import constants as C
+from kenning.predictor.tokens import hash_tokens, project_slot  # noqa: F401 - re-exported for callers
 
 SESSION_FEATURES = slice(3, 10)  # tod sin/cos, dow sin/cos, moy sin/cos, log session gap
-MAX_TOKENS = 256  # words hashed per text (memories are short; this bounds the cost)
 
 
 @dataclass
@@ -52,17 +50,6 @@ class ScorerConfig:
     def from_dict(cls, data: dict[str, Any]) -> ScorerConfig:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def hash_tokens(text: str | None, buckets: int = C.HASH_BUCKETS) -> list[int]:
-    """Word-level hash trick: crc32(word) mod buckets. No vocabulary, no OOV, stable everywhere."""
-    if not text:
-        return []
-    return [zlib.crc32(w.encode("utf-8")) % buckets for w in word_tokens(text)[:MAX_TOKENS]]
-
-
-def project_slot(project: str | None, slots: int = C.PROJECT_SLOTS) -> int:
-    return 0 if not project else zlib.crc32(project.encode("utf-8")) % slots
 
 
 @dataclass
