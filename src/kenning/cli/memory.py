@@ -11,11 +11,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from kenning.cli.backend import open_backend
+from kenning.cli.backend import LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.core.errors import KenningError
 
-IMPORT_BATCH = 256
+IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
 
 
 @contextmanager
@@ -158,25 +158,63 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
         console.print(f"[bold]{key}[/bold]: {value}", highlight=False)
 
 
-def import_(path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                         help="JSONL: one remember body per line ({content, type?, …}).")) -> None:
-    """Import memories from JSONL (original created_at kept), with a progress bar."""
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    records = []
+def _import_records(path: Path) -> list[dict]:
+    """Parse and validate EVERY line before anything is stored; the error names the line."""
+    from pydantic import ValidationError
+
+    from kenning.api.schemas import RememberIn
+    from kenning.memory.write import validate_draft
+
+    cfg = settings()
+    records: list[dict] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        fail(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); nothing was imported", code=2)
     for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            fail(f"{path}:{number}: not JSON ({exc.msg}); nothing was imported", code=2)
-        if not isinstance(record, dict) or not isinstance(record.get("content"), str):
-            fail(f"{path}:{number}: each line must be an object with a string 'content'; nothing was imported", code=2)
+            fail(f"{where}: not JSON ({exc.msg}); nothing was imported", code=2)
+        if not isinstance(record, dict):
+            fail(f"{where}: each line must be a JSON object with a string 'content'; nothing was imported", code=2)
+        try:
+            validate_draft(RememberIn(**record).to_draft(), cfg.recall.max_content_chars, cfg.secrets)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors())
+            fail(f"{where}: {problems}; nothing was imported", code=2)
+        except KenningError as exc:
+            fail(f"{where}: {exc}; nothing was imported", code=2)
         records.append(record)
-    stored = deduped = 0
+    return records
+
+
+def import_(path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                         help="JSONL: one remember body per line ({content, type?, …}).")) -> None:
+    """Import memories from JSONL, all or nothing: every line is validated before any is stored.
+
+    The local store takes the whole file in one transaction; through the daemon, batches of
+    up to IMPORT_BATCH go to /api/memory/batch (each atomic). Should the daemon fail part way
+    (disk full, stopped), the error says how many lines were stored and where to resume.
+    """
+    records = _import_records(path)
+    stored = deduped = done = 0
     with backend() as b, Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
                                   TimeRemainingColumn(), console=console) as progress:
         task = progress.add_task("import", total=len(records))
-        for start in range(0, len(records), IMPORT_BATCH):
-            results = b.remember_batch(records[start:start + IMPORT_BATCH])
+        batch = len(records) if isinstance(b, LocalBackend) else IMPORT_BATCH
+        for start in range(0, len(records), max(batch, 1)):
+            try:
+                results = b.remember_batch(records[start:start + batch])
+            except KenningError as exc:
+                if done:
+                    fail(f"{path}: stored the first {done} of {len(records)} records, then failed: {exc}; "
+                         f"re-run with the remaining records (duplicates are skipped)", code=1)
+                raise
+            done += len(results)
             deduped += sum(r["deduped"] for r in results)
             stored += sum(not r["deduped"] for r in results)
             progress.advance(task, len(results))
