@@ -72,7 +72,7 @@ def bench_scoring(sizes: list[int], requests: int, home: Path) -> dict:
     settings = load_settings(environ={"KENNING_HOME": str(home)})
     db = open_database(settings.db_path)
     predictor = Predictor(settings, db)
-    predictor.start(wait_ready=True)
+    predictor.start(wait_ready=True, force=True)
     client: SidecarClient = predictor.client
     client.score_timeout_s = 5.0  # measure the tail instead of cutting it at 120 ms
     model = CrossAttentionScorer(ScorerConfig(native_dim=DIMS))
@@ -121,7 +121,7 @@ def bench_training(sessions: int, home: Path) -> dict:
         user.record_session(db, i)
     build_s = time.perf_counter() - started
     predictor = Predictor(settings, db)
-    predictor.start(wait_ready=True)
+    predictor.start(wait_ready=True, force=True)
     try:
         started = time.perf_counter()
         result = predictor.train_now("bench")

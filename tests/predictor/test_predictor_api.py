@@ -37,13 +37,15 @@ def test_predictor_api_and_cli(tmp_path, daemon_factory):
     user.populate(db)
     sessions = [user.record_session(db, i) for i in range(15)]
     with daemon.client() as http:
-        status = wait_ready(http)
+        status = http.get("/api/predictor/status").json()
+        # these sessions never passed through session end, so none is known usable: no sidecar yet
         assert status["param_count"] > 1_000_000 and status["mode"] == "collecting"
-        assert status["status_line"] == "[predictor: collecting | 15/10 sessions | baseline only]"
-        sidecar_pid = status["sidecar"]["pid"]
+        assert status["status_line"] == "[predictor: collecting | 0/10 sessions | baseline only]"
+        assert status["sidecar"]["running"] is False and "0 so far" in status["sidecar"]["waiting"]
 
-        trained = http.post("/api/predictor/train").json()
+        trained = http.post("/api/predictor/train").json()  # a manual train starts the sidecar
         assert trained["swapped"] is True and trained["model_version"] == 1
+        sidecar_pid = wait_ready(http)["sidecar"]["pid"]
 
         key = sessions[3]["key"]
         with db.with_write_tx() as conn:

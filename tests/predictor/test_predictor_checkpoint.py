@@ -69,7 +69,7 @@ def test_a_corrupt_checkpoint_at_start_is_reported_and_ignored(tmp_path: Path):
     path = tmp_path / "model.bin"
     path.write_bytes(b"SGPT" + b"\x00" * 40)
     engine = Engine(db_path=None, checkpoint_path=path, native_dim=16)
-    assert not engine.trained and "unsupported SGPT version 0" in engine.status()["checkpoint_error"]
+    assert not engine.trained and "refused SGPT checkpoint version 0" in engine.status()["checkpoint_error"]
 
 
 def test_base_weights_start_a_user_model_marked_pretrained(tmp_path: Path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, collate
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens, listnet_kl, project_slot
 
@@ -19,7 +20,7 @@ def tiny_samples(rng: np.random.Generator, n_sessions: int = 3, n: int = 5, dims
             session_key=f"s{s}", ids=[f"m{i}" for i in range(n - s % 2)], ctx_vec=rng.normal(size=dims).astype(np.float32),
             ctx_tokens=hash_tokens("deploy the api", 16), cand_vecs=vecs[:n - s % 2],
             cand_tokens=[hash_tokens(f"note {i} about deploy scripts", 16) for i in range(n - s % 2)],
-            features=rng.normal(size=(n - s % 2, 12)).astype(np.float32), project_slot=s % 4,
+            features=rng.normal(size=(n - s % 2, C.N_FEATURES)).astype(np.float32), project_slot=s % 4,
             labels=rng.uniform(-0.3, 1.0, size=n - s % 2).astype(np.float32), temperature=0.5,
         ))
     return out
@@ -33,7 +34,7 @@ def test_default_size_matches_the_seed_budget():
     assert model.down.weight.shape == (64, 384)
     assert model.project.weight.shape == (32, 64)
     assert model.v.weight.shape == (32, 64)
-    assert model.gate.weight.shape == (1, 1 + 32 + 12)
+    assert model.gate.weight.shape == (1, 1 + 32 + C.N_FEATURES)
 
 
 def test_same_seed_same_weights_other_seed_other_weights():

@@ -19,7 +19,7 @@ def candidates_for(user, plan, ids):
 def predictor(pred_settings, pdb):
     p = Predictor(pred_settings.model_copy(update={"predictor": pred_settings.predictor.model_copy(
         update={"train_interval_sessions": 5})}), pdb)
-    p.start(wait_ready=True)
+    p.start(wait_ready=True, force=True)
     yield p
     p.stop()
 
@@ -55,7 +55,9 @@ def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb,
     assert out["status"] == "recorded" and out["ema_updated"] is True
     assert predictor.on_session_end(plan["key"])["status"] == "skipped"  # idempotent on retry
     row = store.comparison_for_session(pdb.reader(), plan["key"])
-    assert row["alpha"] == 1.0 and row["scorer_confidence"] == pytest.approx(0.85)
+    # judge 0.85 plus full agent feedback and FTS hits: the evidence-based confidence is higher
+    assert row["alpha"] == 1.0 and row["scorer_confidence"] > 0.85
+    assert row["scorer_confidence"] == pytest.approx(predictor.labels(plan["key"])["confidence"])
     assert len(row["predictor_top_ids"]) == 10 and len(row["baseline_top_ids"]) == 10
     assert set(row["relevance_scores"]) >= set(row["baseline_top_ids"])
     assert row["success_rate"] == predictor.state.success_rate
@@ -102,7 +104,7 @@ def test_gates_reject_a_model_trained_on_corrupted_labels(predictor, pdb, user):
 
 def test_a_hung_sidecar_means_baseline(pred_settings, pdb, user):
     p = Predictor(pred_settings, pdb, extra_sidecar_args=["--fault", "hang"])
-    p.start(wait_ready=True)
+    p.start(wait_ready=True, force=True)
     try:
         plan = user.session_plan(0)
         ids = user.candidates_for(plan)
@@ -154,7 +156,7 @@ def test_session_start_answers_with_the_baseline_when_the_sidecar_hangs(pred_set
                      "payments API lives in services/payments", "run ruff before committing"):
             k.remember(MemoryDraft(content=text, project="shop", importance=0.7))
         k.predictor = Predictor(pred_settings, k.db, extra_sidecar_args=["--fault", "hang"])
-        k.predictor.start(wait_ready=True)
+        k.predictor.start(wait_ready=True, force=True)
         first_pid = k.predictor.client.pid
         for i in range(2):
             out = k.sessions.session_start({"session_key": f"hang-{i}", "project": "shop",

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
 from kenning.predictor.features import encode_b64
 
@@ -25,7 +26,7 @@ def score_params(n: int = 20, seed: int = 0) -> dict:
     return {
         "candidate_ids": [f"m{i}" for i in range(n)], "embedding_dims": DIMS,
         "candidate_embeddings_b64": encode_b64(rng.normal(size=(n, DIMS)).astype(np.float32)),
-        "candidate_features": rng.normal(size=(n, 12)).tolist(), "project": "kenning",
+        "candidate_features": rng.normal(size=(n, C.N_FEATURES)).tolist(), "project": "kenning",
         "context_text": "fix the deploy script",
     }
 

@@ -76,7 +76,7 @@ def train(
             p.base_weights = str(base_weights) if base_weights else None
             if not p.cfg.enabled:
                 fail("the predictor is disabled in config.yaml (predictor.enabled: false)")
-            p.start(wait_ready=True)
+            p.start(wait_ready=True, force=True)
             data = p.train_now("manual")
     if as_json:
         print_json(data)
@@ -155,13 +155,23 @@ def labels(session_key: str = typer.Argument(..., help="Session key."),
     state = "used for training" if data["usable"] else f"not used ({data['skip_reason']})"
     console.print(f"confidence {data['confidence']:.2f}, continuity {data['continuity']:.2f}, "
                   f"temperature {data['temperature']}, spread {data['spread']:.2f}: {state}", highlight=False)
-    table = Table("memory", "inj", "agent", "judge", "fts", "label", "path", "why")
+    if data.get("confidence_explained"):
+        console.print(f"confidence = {data['confidence_explained']}", highlight=False)
+    table = Table("memory", "inj", "agent", "judge", "fts", "touched", "label", "path", "why")
     for c in sorted(data["labels"], key=lambda c: -c["label"]):
-        table.add_row(c["memory_id"], "y" if c["was_injected"] else "",
-                      "-" if c["agent_relevance_score"] is None else f"{c['agent_relevance_score']:.2f}",
+        table.add_row(c["memory_id"], "y" if c["was_injected"] else "", _agent_cell(c),
                       "-" if c["relevance_score"] is None else f"{c['relevance_score']:.2f}",
-                      str(c["fts_hit_count"]), f"{c['label']:+.2f}", c["path"], "; ".join(c["reasons"]))
+                      str(c["fts_hit_count"]), "y" if c.get("touched") else "",
+                      f"{c['label']:+.2f}", c["path"], "; ".join(c["reasons"]))
     console.print(table)
+
+
+def _agent_cell(c: dict) -> str:
+    """The agent's mean rating and how many ratings; 0.00 is a rating, "-" means none."""
+    if c.get("agent_relevance_score") is None:
+        return "-"
+    count = c.get("agent_feedback_count")
+    return f"{c['agent_relevance_score']:.2f}" + (f" ({count})" if count else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -318,7 +318,8 @@ def predictor_domain(facts: Facts) -> Domain:
         d.score, d.status = 0.6, "cold_start"
         d.summary = f"collecting training data: {sessions}/{min_sessions} sessions (sidecar not wired)"
         return d
-    if metrics["crash_disabled"] or metrics["sidecar_alive"] is False:
+    waiting = bool(sidecar.get("waiting"))  # not started yet: too few usable sessions to train (by design)
+    if metrics["crash_disabled"] or (metrics["sidecar_alive"] is False and not waiting):
         why = "crash threshold hit" if metrics["crash_disabled"] else "sidecar not running"
         d.cap(0.0, f"predictor sidecar down ({why}); baseline fallback",
               "see /api/analytics/errors?stage=predictor; restart the daemon to reset the crash counter")

@@ -2,14 +2,15 @@
 
 Layout (little-endian):
     magic  b"SGPT"
-    u32    version (1)
+    u32    version (2: 17 features — the 12 base + 5 history features of issue 11; 1: 12 features)
     u32    flags: bit 0 = pretrained base, bit 1 = fine-tuned
     u32    config_json_len, then that many bytes of UTF-8 JSON:
            {"config": ScorerConfig, "params": [[name, shape], ...], "meta": {...}}
     f64[]  every parameter, in the order of "params", row-major
     u32    crc32 of everything before it (catches truncation and bit rot)
 Saved atomically: written to a temp file in the same folder, fsynced, then renamed.
-A file that fails any check raises CheckpointError and loads nothing.
+A file that fails any check raises CheckpointError and loads nothing; the sidecar then serves
+an untrained model (baseline only) and the daemon retrains from the stored sessions.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from kenning.core.errors import KenningError
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 
 MAGIC = b"SGPT"
-VERSION = 1
+VERSION = 2
+_VERSION_NOTES = {1: "format 1 holds the 12-feature model; this build scores 17 features (history features added)"}
 FLAG_PRETRAINED_BASE = 1
 FLAG_FINETUNED = 2
 _HEADER = struct.Struct("<4sIII")
@@ -60,7 +62,9 @@ def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionS
     if magic != MAGIC:
         raise CheckpointError(f"{source}: not an SGPT checkpoint (magic {magic!r})")
     if version != VERSION:
-        raise CheckpointError(f"{source}: unsupported SGPT version {version} (this build reads {VERSION})")
+        why = _VERSION_NOTES.get(version, "unknown format")
+        raise CheckpointError(f"{source}: refused SGPT checkpoint version {version} ({why}); this build reads "
+                              f"version {VERSION} — the predictor retrains from your sessions")
     (stored_crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != stored_crc:
         raise CheckpointError(f"{source}: checksum mismatch (file truncated or corrupt)")

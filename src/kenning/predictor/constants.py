@@ -4,7 +4,7 @@ INTERNAL_DIM = 64  # d: the shared representation width
 HASH_BUCKETS = 16_384  # hash-trick buckets; fixed so base weights transfer between users
 PROJECT_SLOTS = 32  # project embedding table rows
 VALUE_DIM = 32  # V projection width (feeds the gate)
-N_FEATURES = 12  # see features.FEATURE_NAMES
+N_FEATURES = 17  # see features.FEATURE_NAMES (12 base + 5 history)
 
 EMA_ALPHA = 0.1  # success-rate smoothing
 DRIFT_RESET_THRESHOLD = 0.3  # success rate below which a session counts toward drift

@@ -1,11 +1,14 @@
-"""Samples: one session's candidates as vectors, tokens, 12 features and (for training) labels.
+"""Samples: one session's candidates as vectors, tokens, 17 features and (for training) labels.
 
-The same `feature_row` serves training (rows read from the store) and scoring (candidate
-dicts sent by the daemon), so the model sees identical features in both.
+The same `feature_row` + `history.History.features` serve training (rows read from the
+store) and scoring (candidate dicts sent by the daemon), so the model sees identical
+features in both.
 
-The 12 features (scorer seed): log age (days), importance, log(access_count + 1),
+The 12 base features (scorer seed): log age (days), importance, log(access_count + 1),
 time-of-day sin/cos, day-of-week sin/cos, month-of-year sin/cos, log session gap (hours),
-is_embedded, is_superseded.
+is_embedded, is_superseded; then the 5 history features of history.py (days since positive
+feedback, days since FTS hit, recent feedback mean, useful in the project's previous
+session, co-use with what was useful there).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import numpy as np
 
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
+from kenning.predictor.confidence import judge_trust
+from kenning.predictor.history import HISTORY_FEATURES, NO_HISTORY, History, load_all
 from kenning.predictor.labels import SessionLabels, build_session_labels
 from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
@@ -29,8 +34,9 @@ if TYPE_CHECKING:
 
 FEATURE_NAMES = (
     "log_age_days", "importance", "log_access", "tod_sin", "tod_cos", "dow_sin", "dow_cos",
-    "moy_sin", "moy_cos", "log_session_gap", "is_embedded", "is_superseded",
+    "moy_sin", "moy_cos", "log_session_gap", "is_embedded", "is_superseded", *HISTORY_FEATURES,
 )
+BASE_FEATURES = 12
 
 
 def decode_vector(blob: bytes | None) -> np.ndarray | None:
@@ -78,7 +84,7 @@ class Sample:
     ctx_tokens: list[int]
     cand_vecs: list[np.ndarray | None]
     cand_tokens: list[list[int]]
-    features: np.ndarray  # [N, 12]
+    features: np.ndarray  # [N, 17]
     project_slot: int
     labels: np.ndarray | None = None
     temperature: float = C.LOSS_TEMPERATURE
@@ -144,10 +150,17 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
     return float(a @ b) / denom if denom > 0 else None
 
 
-def session_labels(conn, session: dict[str, Any], model_name: str | None) -> tuple[
+def trust_of(conn) -> float:
+    """How much the continuity judge is trusted now (confidence.judge_trust over the calibration)."""
+    cal = store.judge_calibration(conn)
+    return judge_trust(cal["mae"], cal["labels"])
+
+
+def session_labels(conn, session: dict[str, Any], model_name: str | None, trust: float | None = None) -> tuple[
         SessionLabels, list[dict[str, Any]], list[np.ndarray | None], np.ndarray | None, dict[str, Any]]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
+    trust = trust_of(conn) if trust is None else trust
     rows = store.session_candidate_rows(conn, key, model_name)
     vecs = [decode_vector(r["vector"]) for r in rows]
     context = store.session_context(conn, key) or {}
@@ -155,14 +168,16 @@ def session_labels(conn, session: dict[str, Any], model_name: str | None) -> tup
     if ctx_vec is None:  # fall back to the mean of what was injected
         injected = [v for r, v in zip(rows, vecs) if r["was_injected"] and v is not None]
         ctx_vec = np.mean(np.stack(injected), axis=0).astype(np.float32) if injected else None
-    labels = build_session_labels(session, rows, [_cosine(ctx_vec, v) for v in vecs], session.get("started_at"))
+    labels = build_session_labels(session, rows, [_cosine(ctx_vec, v) for v in vecs], session.get("started_at"),
+                                  touched=store.touched_ids(conn, key), trust=trust)
     return labels, rows, vecs, ctx_vec, context
 
 
-def session_sample(conn, session: dict[str, Any], model_name: str | None) -> tuple[Sample | None, SessionLabels]:
+def session_sample(conn, session: dict[str, Any], model_name: str | None, history: History,
+                   trust: float = 1.0) -> tuple[Sample | None, SessionLabels]:
     """Build the labelled training sample for one scored session (None when unusable)."""
     key = session["session_key"]
-    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name)
+    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust)
     if not labels.usable or not rows:
         return None, labels
     start = session.get("started_at")
@@ -171,11 +186,13 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None) -> tup
     gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
     when = time_features(at, gap)
     project = session.get("project") or context.get("project")
+    ids = [r["memory_id"] for r in rows]
+    base = np.array([feature_row(r, at, when, v is not None) for r, v in zip(rows, vecs)], np.float32)
     sample = Sample(
-        session_key=key, ids=[r["memory_id"] for r in rows], ctx_vec=ctx_vec,
+        session_key=key, ids=ids, ctx_vec=ctx_vec,
         ctx_tokens=hash_tokens(context.get("context_text") or session.get("session_context_text")),
         cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) for r in rows],
-        features=np.array([feature_row(r, at, when, v is not None) for r, v in zip(rows, vecs)], np.float32),
+        features=np.concatenate([base, history.features(ids, start, project, exclude=key)], axis=1),
         project_slot=project_slot(project), labels=np.array([c.label for c in labels.labels], np.float32),
         temperature=labels.temperature,
         meta={"session_key": key, "score": session.get("score"), "confidence": session.get("confidence")},
@@ -183,12 +200,18 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None) -> tup
     return sample, labels
 
 
-def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None) -> tuple[list[Sample], dict[str, int]]:
-    """Samples for the given sessions plus a count of skips by reason."""
+def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
+                 trust: float | None = None) -> tuple[list[Sample], dict[str, int]]:
+    """Samples for the given sessions plus a count of skips by reason (pass `history` and
+    `trust` when loading several lists in one training run: they are read once)."""
     samples: list[Sample] = []
     skipped: dict[str, int] = {}
+    if not sessions:
+        return samples, skipped
+    history = load_all(conn) if history is None else history
+    trust = trust_of(conn) if trust is None else trust
     for session in sessions:
-        sample, labels = session_sample(conn, session, model_name)
+        sample, labels = session_sample(conn, session, model_name, history, trust)
         if sample is None:
             reason = labels.skip_reason or "no_candidates"
             skipped[reason] = skipped.get(reason, 0) + 1
@@ -208,7 +231,8 @@ def signal_features(signals: dict[str, Any], embedded: list[bool]) -> np.ndarray
     superseded = signals.get("is_superseded") or [False] * len(embedded)
     when = [math.sin(tau * tod), math.cos(tau * tod), math.sin(tau * dow), math.cos(tau * dow),
             math.sin(tau * moy), math.cos(tau * moy), gap]
-    rows = [[0.0, 0.5, 0.0, *when, 1.0 if e else 0.0, 1.0 if s else 0.0] for e, s in zip(embedded, superseded)]
+    rows = [[0.0, 0.5, 0.0, *when, 1.0 if e else 0.0, 1.0 if s else 0.0, *NO_HISTORY]
+            for e, s in zip(embedded, superseded)]
     return np.asarray(rows, np.float32).reshape(len(embedded), C.N_FEATURES)
 
 

@@ -18,8 +18,11 @@ Per candidate (first rule that applies wins for negatives; otherwise the path's 
                          FTS ≥ 2 → ≥ 0.6, FTS = 1 → ≥ 0.3; novel_context_count > 0 → +0.1 on
                          these "missing" memories; access_count ≥ 10 → +0.05
               edited in the 7 days before the session → +0.05
-Session gates: judge confidence < 0.6 → not used; label spread < 0.02 → skipped (no ordering
-signal); spread < 0.1 → temperature 0.3 instead of 0.5.
+              touched (the transcript named its files / identifiers / entities, touched.py)
+              counts as one more FTS hit on either path — labels without an agent (issue 11)
+Session gates: training confidence (confidence.py: agent feedback, judge × trust, behaviour)
+< 0.6 → not used; label spread < 0.02 → skipped (no ordering signal); spread < 0.1 →
+temperature 0.3 instead of 0.5. An agent score of 0.0 is a rating like any other.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
+from kenning.predictor.confidence import Confidence, session_confidence
 
 AGENT_WEIGHT, FTS_WEIGHT, CONTINUITY_WEIGHT = 0.7, 0.2, 0.1
 HIGH_SESSION_SCORE = 0.5
@@ -55,6 +59,7 @@ class SessionLabels:
     skip_reason: str | None
     temperature: float
     spread: float
+    evidence: Confidence | None = None
 
     def by_id(self) -> dict[str, float]:
         return {c.memory_id: c.label for c in self.labels}
@@ -64,6 +69,8 @@ class SessionLabels:
             "session_key": self.session_key, "confidence": self.confidence,
             "continuity": self.continuity, "usable": self.usable, "skip_reason": self.skip_reason,
             "temperature": self.temperature, "spread": self.spread,
+            "confidence_parts": self.evidence.to_dict() if self.evidence else None,
+            "confidence_explained": self.evidence.explain() if self.evidence else None,
             "labels": [c.__dict__ for c in self.labels],
         }
 
@@ -86,6 +93,15 @@ def _negative(c: dict[str, Any], session_start: str | None) -> CandidateLabel | 
     return None
 
 
+def _hits(c: dict[str, Any]) -> int:
+    """FTS hits, plus one when the transcript touched the memory."""
+    return int(c.get("fts_hit_count") or 0) + (1 if c.get("touched") else 0)
+
+
+def _touched_reason(c: dict[str, Any]) -> list[str]:
+    return [f"touched ({c['touched']}): counts as an FTS hit"] if c.get("touched") else []
+
+
 def continuity_label(
     c: dict[str, Any], session: dict[str, Any], cosine: float | None
 ) -> tuple[float, list[str]]:
@@ -93,8 +109,8 @@ def continuity_label(
     cont = float(session.get("score") or 0.0)
     novel = int(session.get("novel_context_count") or 0)
     rel = c.get("relevance_score")
-    hits = int(c.get("fts_hit_count") or 0)
-    reasons: list[str] = []
+    hits = _hits(c)
+    reasons: list[str] = _touched_reason(c)
     if c.get("was_injected"):
         if rel is not None:
             label = float(rel)
@@ -144,11 +160,11 @@ def continuity_label(
 def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list[str]]:
     agent = float(c["agent_relevance_score"])
     cont = float(session.get("score") or 0.0)
-    hits = int(c.get("fts_hit_count") or 0)
+    hits = _hits(c)
     fts_adj = agent if hits == 0 else max(agent, 1.0 if hits >= 2 else 0.5)
     cont_mod = max(-1.0, min(1.0, agent * (0.5 + cont)))
     label = AGENT_WEIGHT * agent + FTS_WEIGHT * fts_adj + CONTINUITY_WEIGHT * cont_mod
-    reasons = [f"agent {agent:.2f} x0.7 + fts_adj {fts_adj:.2f} x0.2 + continuity_mod {cont_mod:.2f} x0.1"]
+    reasons = _touched_reason(c) + [f"agent {agent:.2f} x0.7 + fts_adj {fts_adj:.2f} x0.2 + continuity_mod {cont_mod:.2f} x0.1"]
     if hits >= 2 and abs(agent) < 0.05 and label < 0.3:
         label = 0.3
         reasons.append(f"agent ~0 but FTS-matched {hits}x: bumped to 0.3")
@@ -177,14 +193,18 @@ def label_candidate(
 
 def build_session_labels(
     session: dict[str, Any], candidates: list[dict[str, Any]], cosines: list[float | None],
-    session_start: str | None = None,
+    session_start: str | None = None, *, touched: dict[str, str] | None = None, trust: float = 1.0,
 ) -> SessionLabels:
-    """Label every candidate of one scored session and decide whether it can train."""
+    """Label every candidate of one scored session and decide whether it can train.
+    `touched`: {memory_id: why} the transcript touched; `trust`: the judge's (confidence.judge_trust)."""
     start = session_start or session.get("started_at")
-    labels = [label_candidate(c, session, cos, start) for c, cos in zip(candidates, cosines)]
+    touched = touched or {}
+    rows = [{**c, "touched": touched.get(c["memory_id"])} for c in candidates]
+    labels = [label_candidate(c, session, cos, start) for c, cos in zip(rows, cosines)]
     values = [c.label for c in labels]
     spread = (max(values) - min(values)) if values else 0.0
-    confidence = float(session.get("confidence") or 0.0)
+    evidence = session_confidence(session, candidates, set(touched), trust)
+    confidence = evidence.value
     skip = None
     if not labels:
         skip = "no_candidates"
@@ -196,5 +216,5 @@ def build_session_labels(
     return SessionLabels(
         session_key=session["session_key"], confidence=confidence,
         continuity=float(session.get("score") or 0.0), labels=labels, usable=skip is None,
-        skip_reason=skip, temperature=temperature, spread=spread,
+        skip_reason=skip, temperature=temperature, spread=spread, evidence=evidence,
     )

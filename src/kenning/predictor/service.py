@@ -2,7 +2,9 @@
 
 Interface for the sessions engineer (session-start / session-end), all thread-safe:
 
-    p = Predictor(settings, db); p.start()          # spawns the sidecar (non-blocking)
+    p = Predictor(settings, db); p.start()          # spawns the sidecar once training is possible
+                                                     # (min_training_sessions usable sessions, or a
+                                                     # checkpoint); until then score() answers None
     # session-start, after pre-filter and baseline ranking:
     scores = p.score(session_context, candidates)    # {memory_id: score} | None (None ⇒ baseline)
         session_context = {"session_key", "project", "embedding": list|ndarray|None,
@@ -43,7 +45,10 @@ from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
 from kenning.predictor.features import encode_b64, feature_row, session_labels, time_features
 from kenning.predictor.fusion import compare, fts_overlap, rank_by_score, rrf_fuse, explore
+from kenning.predictor.history import load_for
+from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
+from kenning.store import sessions as session_store
 
 STATE_KEY = "alpha"
 
@@ -84,9 +89,29 @@ class Predictor:
         self._context_writer: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------
-    def start(self, wait_ready: bool = False) -> None:
-        if not self.cfg.enabled or self.client is not None:
-            return
+    def training_possible(self) -> bool:
+        """Enough usable sessions to train on (or a trained model on disk): the sidecar may run."""
+        if self.checkpoint_path.exists():
+            return True
+        return store.count_usable_sessions(self.db.reader()) >= self.cfg.min_training_sessions
+
+    def start(self, wait_ready: bool = False, *, force: bool = False) -> bool:
+        """Spawn the sidecar — only once training is possible, unless `force` (a manual train).
+        A fresh install therefore holds no second PyTorch process. True when it is running."""
+        if not self.cfg.enabled:
+            return False
+        with self._lock:
+            if self.client is not None:
+                return True
+            if not force and not self.training_possible():
+                return False
+            self._spawn_sidecar()
+        if wait_ready:
+            self.client.wait_ready(self.client.ready_timeout_s)
+        return True
+
+    def _spawn_sidecar(self) -> None:
+        """The one place the sidecar process is created (argv, supervision, log file)."""
         self.settings.predictor_dir.mkdir(parents=True, exist_ok=True)
         dims = self.db.reader().execute(
             "SELECT dims FROM embeddings GROUP BY dims ORDER BY COUNT(*) DESC LIMIT 1").fetchone()
@@ -98,7 +123,18 @@ class Predictor:
             crash_disable_threshold=self.cfg.crash_disable_threshold,
             stderr_path=self.settings.predictor_dir / "sidecar.log",
         )
-        self.client.start(wait_ready=wait_ready)
+        self.client.start()
+        threading.Thread(target=self._retrain_if_refused, daemon=True, name="predictor-checkpoint-check").start()
+
+    def _retrain_if_refused(self) -> None:
+        """An old or corrupt checkpoint is refused by the sidecar (it serves untrained): retrain."""
+        client = self.client
+        if client is None or not client.wait_ready(client.ready_timeout_s):
+            return
+        error = client.last_status.get("checkpoint_error")
+        if error:
+            telemetry.log_event("predictor", "predictor.checkpoint_refused", level="warning", error=error)
+            self.train_async("checkpoint_refused")
 
     def stop(self) -> None:
         self.flush_contexts(5.0)
@@ -150,13 +186,17 @@ class Predictor:
             if has[i]:
                 matrix[i] = v
         ctx_vec = _vector(_first(ctx, "embedding", "vector"))
+        ids = [str(_first(c, "id", "memory_id")) for c in candidates]
+        history = load_for(self.db.reader(), ids, to_iso(at), ctx.get("project"), ctx.get("session_key"))
+        hist = history.features(ids, to_iso(at), ctx.get("project"), exclude=ctx.get("session_key"))
         params: dict[str, Any] = {
             "session_key": ctx.get("session_key"), "project": ctx.get("project"),
             "context_text": _first(ctx, "text", "context"), "embedding_dims": dims,
-            "candidate_ids": [str(_first(c, "id", "memory_id")) for c in candidates],
+            "candidate_ids": ids,
             "candidate_embeddings_b64": encode_b64(matrix), "candidate_has_embedding": has,
             "candidate_texts": [None if has[i] else c.get("content") for i, c in enumerate(candidates)],
-            "candidate_features": [feature_row(c, at, when, has[i]) for i, c in enumerate(candidates)],
+            "candidate_features": [feature_row(c, at, when, has[i]) + hist[i].tolist()
+                                   for i, c in enumerate(candidates)],
             "signals": {"time_of_day": (at.hour + at.minute / 60) / 24, "day_of_week": at.weekday(),
                         "month_of_year": at.month, "project": ctx.get("project"), "session_gap_hours": gap},
         }
@@ -225,7 +265,7 @@ class Predictor:
             crash_disabled=bool(client and client.disabled),
             crashes_last_hour=client.crashes_last_hour() if client else 0,
             min_training_sessions=self.cfg.min_training_sessions,
-            scored_sessions=store.count_scored_sessions(self.db.reader(), C.MIN_SCORER_CONFIDENCE),
+            scored_sessions=store.count_usable_sessions(self.db.reader()),
         )
 
     # -- session end ----------------------------------------------------------------
@@ -238,6 +278,7 @@ class Predictor:
             return {"status": "skipped", "reason": "no session score yet"}
         if session_key in self.state.recent_keys:  # a retried summary job must not count twice
             return {"status": "skipped", "reason": "already recorded"}
+        touched = self._record_touched(session_key)
         labels, rows, _, _, context = session_labels(conn, session, store.embedding_model_in_use(conn))
         relevance = labels.by_id()
         baseline = [r["memory_id"] for r in sorted(
@@ -261,6 +302,8 @@ class Predictor:
             comparison_id = None
             with self.db.with_write_tx() as wconn:
                 store.save_state(wconn, STATE_KEY, new_state.to_dict())
+                store.record_evidence(wconn, session_key, confidence=labels.confidence, usable=labels.usable,
+                                      parts=labels.evidence.to_dict() if labels.evidence else {})
                 if cmp is not None:
                     comparison_id = store.insert_comparison(wconn, {
                         "session_key": session_key, "predictor_ndcg": cmp.predictor_ndcg,
@@ -277,12 +320,29 @@ class Predictor:
         train_due = (new_state.sessions_completed % self.cfg.train_interval_sessions == 0
                      or "drift_reset" in update.events)
         triggered = False
+        if self.client is None and self.cfg.enabled and self.training_possible():
+            self.start()  # the first time training is possible: spawn, and train right away
+            train_due = self.client is not None
         if train_due:
             self._record_drift_signal()
             triggered = self.train_async("drift_reset" if "drift_reset" in update.events else "interval")
         return {"status": "recorded", "comparison_id": comparison_id, "ema_updated": update.ema_updated,
                 "predictor_won": update.won, "events": update.events, "alpha": self.alpha(),
-                "success_rate": new_state.success_rate, "training_triggered": triggered}
+                "success_rate": new_state.success_rate, "training_triggered": triggered,
+                "confidence": labels.confidence, "usable": labels.usable, "touched": len(touched)}
+
+    def _record_touched(self, session_key: str) -> dict[str, str]:
+        """Which candidates the transcript and prompts touched (files, identifiers, entities)."""
+        conn = self.db.reader()
+        transcript = session_store.get_transcript(conn, session_key)
+        prompts = session_store.session_prompts(conn, session_key)
+        text = "\n".join([transcript["transcript"] if transcript else "", *(p["prompt"] for p in prompts)])
+        rows = session_store.session_memories(conn, session_key)
+        contents = {r["memory_id"]: r.get("content") or "" for r in rows}
+        touched = touched_memories(text, contents, store.memory_entity_names(conn, list(contents))) if text.strip() else {}
+        with self.db.with_write_tx() as wconn:
+            store.record_touched(wconn, session_key, touched)
+        return touched
 
     def _log_session_events(self, key: str, cmp: Any, update: A.SessionUpdate, confidence: float) -> None:
         if cmp is not None:
@@ -343,8 +403,10 @@ class Predictor:
 
     def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, Any]:
         """Run train_from_db in the sidecar, log the outcome; returns the training summary."""
+        if self.client is None and self.cfg.enabled:
+            self.start(force=True)  # a training request is reason enough to run the sidecar
         if self.client is None:
-            raise SidecarError("predictor is not running (disabled in config or not started)")
+            raise SidecarError("predictor is not running (disabled in config)")
         if not self.client.ready:
             self.client.wait_ready(self.client.ready_timeout_s)
         canary = self._refresh_canary()
@@ -408,10 +470,13 @@ class Predictor:
         labels, rows, _, _, _ = session_labels(conn, session, store.embedding_model_in_use(conn))
         out = labels.to_dict()
         by_id = {r["memory_id"]: r for r in rows}
+        touched = store.touched_ids(conn, session_key)
         for item in out["labels"]:
             r = by_id[item["memory_id"]]
             item.update(was_injected=bool(r["was_injected"]), relevance_score=r["relevance_score"],
-                        agent_relevance_score=r["agent_relevance_score"], fts_hit_count=r["fts_hit_count"])
+                        agent_relevance_score=r["agent_relevance_score"],
+                        agent_feedback_count=r["agent_feedback_count"], fts_hit_count=r["fts_hit_count"],
+                        touched=touched.get(item["memory_id"]))
         return out
 
     def audit(self, session_key: str) -> dict[str, Any]:
@@ -432,8 +497,8 @@ class Predictor:
             reasoning = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
                                      (session_key,)).fetchone()
             out["continuity_reasoning"] = reasoning[0] if reasoning else None
-            out["confidence_gate_passed"] = session["confidence"] >= C.MIN_SCORER_CONFIDENCE
             out["labels"] = self.labels(session_key)
+            out["confidence_gate_passed"] = out["labels"]["confidence"] >= C.MIN_SCORER_CONFIDENCE
         out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
         return out
 

@@ -35,7 +35,8 @@ import torch
 from kenning.core.clock import now_iso
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
-from kenning.predictor.features import Sample, load_samples, request_sample
+from kenning.predictor.features import Sample, load_samples, request_sample, trust_of
+from kenning.predictor.history import load_all
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
@@ -189,12 +190,13 @@ class Engine:
         min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
         model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
         sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
-        recent, skipped = load_samples(conn, sessions, model_name)
+        history, trust = load_all(conn), trust_of(conn)
+        recent, skipped = load_samples(conn, sessions, model_name, history, trust)
         replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
-        replay, _ = load_samples(conn, replay_rows, model_name)
+        replay, _ = load_samples(conn, replay_rows, model_name, history, trust)
         canary_keys = params.get("canary_keys") or []
         if canary_keys:
-            canary, _ = load_samples(conn, store.sessions_by_keys(conn, canary_keys), model_name)
+            canary, _ = load_samples(conn, store.sessions_by_keys(conn, canary_keys), model_name, history, trust)
         else:
             canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
         out = self._run_training(recent, replay, canary, params, skipped)

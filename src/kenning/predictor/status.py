@@ -34,6 +34,8 @@ def mode(p: Any) -> str:
 
 def health(p: Any, latency: dict[str, Any], calibration_flag: bool, drift_flag: bool) -> tuple[float, str]:
     client = p.client
+    if p.cfg.enabled and client is None:  # waiting for enough usable sessions: nothing is wrong
+        return 0.6, "cold_start"
     if not p.cfg.enabled or client is None or client.disabled or not client.alive:
         return 0.0, "disabled" if (not p.cfg.enabled or (client and client.disabled)) else "unhealthy"
     if not p.state.cold_start_exited:
@@ -55,7 +57,10 @@ def health(p: Any, latency: dict[str, Any], calibration_flag: bool, drift_flag: 
 def build_status(p: Any) -> dict[str, Any]:
     conn = p.db.reader()
     client = p.client
-    sidecar = client.state() if client is not None else {"running": False, "disabled": False}
+    usable = store.count_usable_sessions(conn)
+    sidecar = client.state() if client is not None else {
+        "running": False, "disabled": False,
+        "waiting": f"starts once {p.cfg.min_training_sessions} usable sessions exist ({usable} so far)"}
     latency = _percentiles("predictor_score")
     calibration = store.calibration_summary(conn)
     calibration_flag = calibration["mae"] is not None and calibration["mae"] > C.CALIBRATION_MAE_THRESHOLD
@@ -70,7 +75,7 @@ def build_status(p: Any) -> dict[str, Any]:
         "enabled": p.cfg.enabled, "mode": mode(p), "status_line": p.status_line(),
         "alpha": p.alpha(), "success_rate": s.success_rate, "model_version": s.model_version,
         "param_count": p.param_count(), "native_dim": p.native_dim,
-        "training_sessions": store.count_scored_sessions(conn, C.MIN_SCORER_CONFIDENCE),
+        "training_sessions": usable,
         "min_training_sessions": p.cfg.min_training_sessions,
         "sessions_completed": s.sessions_completed, "comparisons": s.comparisons,
         "first_training_done": s.first_training_done, "cold_start_exited": s.cold_start_exited,

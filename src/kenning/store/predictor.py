@@ -30,24 +30,29 @@ _SESSION_SELECT = (
     "SELECT ss.session_key, COALESCE(ss.project, s.project) AS project, ss.score, ss.confidence,"
     " ss.memories_used, ss.novel_context_count, ss.judge,"
     " COALESCE(s.started_at, ss.created_at) AS started_at, ss.created_at AS scored_at,"
-    " s.context AS session_context_text"
+    " s.context AS session_context_text, pe.confidence AS training_confidence"
     " FROM session_scores ss LEFT JOIN sessions s ON s.session_key = ss.session_key"
+    " LEFT JOIN predictor_session_evidence pe ON pe.session_key = ss.session_key"
 )
 
 
 def eligible_sessions(conn, min_confidence: float, limit: int) -> list[dict[str, Any]]:
-    """Most recent scored sessions whose judge confidence passes the gate, newest first."""
+    """Most recent scored sessions that may carry training signal, newest first.
+
+    The judge's confidence alone no longer decides (issue 11): a session is kept when its
+    recorded training confidence passes, or when none was recorded yet (labels.py decides).
+    """
     rows = conn.execute(
-        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY started_at DESC LIMIT ?",
+        f"{_SESSION_SELECT} WHERE pe.session_key IS NULL OR pe.confidence >= ? ORDER BY started_at DESC LIMIT ?",
         (min_confidence, limit),
     ).fetchall()
     return [dict(r) for r in rows]
 
 
 def replay_sessions(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
-    """The replay buffer: the top `size` historical sessions by continuity score."""
+    """The replay buffer: the top `size` usable historical sessions by continuity score."""
     rows = conn.execute(
-        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
+        f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
         (min_confidence, size),
     ).fetchall()
     return [dict(r) for r in rows]
@@ -110,6 +115,119 @@ def count_scored_sessions(conn, min_confidence: float = 0.0) -> int:
     ).fetchone()[0]
 
 
+def count_usable_sessions(conn) -> int:
+    """Sessions whose labels can train the model (training confidence and spread passed)."""
+    return conn.execute("SELECT COUNT(*) FROM predictor_session_evidence WHERE usable = 1").fetchone()[0]
+
+
+def signal_events(conn, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
+                  before: str | None = None) -> list[dict[str, Any]]:
+    """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start."""
+    clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
+    params: list[Any] = []
+    if memory_ids is not None:
+        clauses.append(f"sm.memory_id IN ({','.join('?' * len(memory_ids))})")
+        params += memory_ids
+    if session_keys is not None:
+        clauses.append(f"sm.session_key IN ({','.join('?' * len(session_keys))})")
+        params += session_keys
+    if before is not None:
+        clauses.append("COALESCE(s.started_at, sm.created_at) < ?")
+        params.append(normalize_iso(before))
+    rows = conn.execute(
+        "SELECT sm.session_key, sm.memory_id, COALESCE(s.started_at, sm.created_at) AS started_at,"
+        " sm.agent_relevance_score AS agent, sm.agent_feedback_count AS ratings, sm.fts_hit_count AS fts,"
+        " pt.memory_id IS NOT NULL AS touched"
+        " FROM session_memories sm LEFT JOIN sessions s ON s.session_key = sm.session_key"
+        " LEFT JOIN predictor_touched pt ON pt.session_key = sm.session_key AND pt.memory_id = sm.memory_id"
+        f" WHERE {' AND '.join(clauses)}", params,
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+_ALL = object()
+
+
+def session_timeline(conn, *, project: Any = _ALL, before: str | None = None, exclude: str | None = None,
+                     limit: int | None = None) -> list[dict[str, Any]]:
+    """Sessions (key, project, started_at), newest first; one project's when `project` is given."""
+    clauses, params = ["started_at IS NOT NULL"], []
+    if project is not _ALL:
+        clauses.append("project IS ?")
+        params.append(project)
+    if before is not None:
+        clauses.append("started_at < ?")
+        params.append(normalize_iso(before))
+    if exclude is not None:
+        clauses.append("session_key != ?")
+        params.append(exclude)
+    sql = f"SELECT session_key, project, started_at FROM sessions WHERE {' AND '.join(clauses)} ORDER BY started_at DESC"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [dict(r) for r in conn.execute(sql, params)]
+
+
+def touched_ids(conn, session_key: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in conn.execute(
+        "SELECT memory_id, reason FROM predictor_touched WHERE session_key = ?", (session_key,))}
+
+
+def memory_entity_names(conn, memory_ids: list[str]) -> dict[str, list[str]]:
+    """Entity names the knowledge graph links to each memory."""
+    if not memory_ids:
+        return {}
+    out: dict[str, list[str]] = {}
+    rows = conn.execute(
+        "SELECT mem.memory_id, e.name FROM memory_entity_mentions mem JOIN entities e ON e.id = mem.entity_id"
+        f" WHERE mem.memory_id IN ({','.join('?' * len(memory_ids))})", memory_ids,
+    )
+    for memory_id, name in rows:
+        out.setdefault(memory_id, []).append(name)
+    return out
+
+
+def judge_calibration(conn) -> dict[str, Any]:
+    """The judge against reference labels: human labels (calibration table) and, where an
+    independent (LLM) judge rated memories the agent also rated, the agent's scores mapped to 0..1."""
+    human = conn.execute(
+        "SELECT COUNT(*), AVG(ABS(delta)) FROM predictor_calibration WHERE delta IS NOT NULL").fetchone()
+    agent = conn.execute(
+        "SELECT COUNT(*), AVG(ABS(sm.relevance_score - (sm.agent_relevance_score + 1) / 2.0))"
+        " FROM session_memories sm JOIN session_scores ss ON ss.session_key = sm.session_key"
+        " WHERE ss.judge = 'llm' AND sm.relevance_score IS NOT NULL AND sm.agent_feedback_count > 0"
+    ).fetchone()
+    n = (human[0] or 0) + (agent[0] or 0)
+    mae = None
+    if n:
+        mae = ((human[1] or 0.0) * (human[0] or 0) + (agent[1] or 0.0) * (agent[0] or 0)) / n
+    return {"labels": n, "human_labels": human[0] or 0, "agent_labels": agent[0] or 0, "mae": mae}
+
+
+def record_evidence(conn, session_key: str, *, confidence: float, usable: bool, parts: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO predictor_session_evidence(session_key, confidence, usable, parts, created_at)"
+        " VALUES (?, ?, ?, ?, ?)", (session_key, confidence, int(usable), json.dumps(parts, sort_keys=True), now_iso()),
+    )
+
+
+def record_touched(conn, session_key: str, touched: dict[str, str]) -> None:
+    conn.execute("DELETE FROM predictor_touched WHERE session_key = ?", (session_key,))
+    conn.executemany(
+        "INSERT INTO predictor_touched(session_key, memory_id, reason) VALUES (?, ?, ?)",
+        [(session_key, m, why) for m, why in touched.items()],
+    )
+
+
+def session_evidence(conn, session_key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM predictor_session_evidence WHERE session_key = ?", (session_key,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    data["parts"] = json.loads(data["parts"] or "{}")
+    data["usable"] = bool(data["usable"])
+    return data
+
+
 # -- canary set ------------------------------------------------------------------
 
 
@@ -120,12 +238,13 @@ def canary_rows(conn) -> list[dict[str, Any]]:
 
 
 def canary_candidates(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
-    """The highest-confidence scored sessions (ties: most recent first)."""
+    """The usable sessions with the highest training confidence (ties: most recent first)."""
     rows = conn.execute(
-        f"{_SESSION_SELECT} WHERE ss.confidence >= ? ORDER BY ss.confidence DESC, started_at DESC LIMIT ?",
+        f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ?"
+        " ORDER BY pe.confidence DESC, started_at DESC LIMIT ?",
         (min_confidence, size),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [{**dict(r), "confidence": r["training_confidence"]} for r in rows]
 
 
 def replace_canary(conn, rows: list[tuple[str, float]], at: str | None = None) -> None:

@@ -1,0 +1,144 @@
+"""What each candidate did for this user lately: the five history features (issue 11).
+
+The twelve base features say nothing about yesterday, so the model could not learn task
+continuity. Per candidate, as of the session's start (only sessions that started before it):
+
+    days_since_positive   log1p(days since an agent rated it ≥ 0.5) / log1p(90); never = 1
+    days_since_fts        log1p(days since a prompt's FTS matched it) / log1p(90); never = 1
+    feedback_mean         mean of its last 5 agent ratings (−1..1); 0 when never rated
+    useful_prev_session   1 when it was useful in the project's previous session
+    co_use                share of the sessions it was useful in where a memory useful in the
+                          project's previous session was useful too (n_co / (n + 1))
+
+*Useful* in a session: the agent rated it ≥ 0.5, or (not rated) a prompt FTS-matched it or the
+transcript touched it (predictor_touched). Training and scoring build these from the same
+rows (`History`), so the model sees identical values in both.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kenning.core.clock import parse_iso
+from kenning.store import predictor as store
+
+HISTORY_FEATURES = ("days_since_positive", "days_since_fts", "feedback_mean", "useful_prev_session", "co_use")
+NO_HISTORY = (1.0, 1.0, 0.0, 0.0, 0.0)
+USEFUL_AGENT = 0.5
+NEVER_DAYS = 90.0
+RECENT_RATINGS = 5
+_NORM = math.log1p(NEVER_DAYS)
+
+
+def _ts(iso: str) -> float:
+    return parse_iso(iso).timestamp()
+
+
+def _days_feature(seconds: float | None) -> float:
+    if seconds is None:
+        return 1.0
+    return math.log1p(min(NEVER_DAYS, max(0.0, seconds / 86400.0))) / _NORM
+
+
+@dataclass
+class _Event:
+    at: float
+    session_key: str
+    agent: float | None
+    fts: bool
+    useful: bool
+
+
+def is_useful(agent: float | None, rated: bool, fts: int, touched: bool) -> bool:
+    if rated and agent is not None:
+        return agent >= USEFUL_AGENT
+    return fts > 0 or touched
+
+
+@dataclass
+class History:
+    """Signal events by memory and the sessions timeline by project, answerable as of any time."""
+
+    by_memory: dict[str, list[_Event]] = field(default_factory=dict)
+    times: dict[str, list[float]] = field(default_factory=dict)
+    useful: dict[str, set[str]] = field(default_factory=dict)
+    timeline: dict[str | None, tuple[list[float], list[str]]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, events: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> History:
+        h = cls()
+        by_memory: dict[str, list[_Event]] = defaultdict(list)
+        useful: dict[str, set[str]] = defaultdict(set)
+        for e in events:
+            rated = int(e.get("ratings") or 0) > 0
+            agent = float(e["agent"]) if e.get("agent") is not None else None
+            ok = is_useful(agent, rated, int(e.get("fts") or 0), bool(e.get("touched")))
+            by_memory[e["memory_id"]].append(_Event(_ts(e["started_at"]), e["session_key"],
+                                                    agent if rated else None, int(e.get("fts") or 0) > 0, ok))
+            if ok:
+                useful[e["session_key"]].add(e["memory_id"])
+        for items in by_memory.values():
+            items.sort(key=lambda ev: ev.at)
+        timeline: dict[str | None, list[tuple[float, str]]] = defaultdict(list)
+        for s in sessions:
+            if s.get("started_at"):
+                timeline[s.get("project")].append((_ts(s["started_at"]), s["session_key"]))
+        h.by_memory, h.useful = dict(by_memory), dict(useful)
+        h.times = {m: [e.at for e in items] for m, items in h.by_memory.items()}
+        h.timeline = {p: ([t for t, _ in sorted(v)], [k for _, k in sorted(v)]) for p, v in timeline.items()}
+        return h
+
+    def previous_session(self, project: str | None, at: float, exclude: str | None) -> str | None:
+        times, keys = self.timeline.get(project, ([], []))
+        i = bisect.bisect_left(times, at) - 1
+        while i >= 0 and keys[i] == exclude:
+            i -= 1
+        return keys[i] if i >= 0 else None
+
+    def features(self, memory_ids: list[str], at_iso: str, project: str | None,
+                 exclude: str | None = None) -> np.ndarray:
+        """[N, 5] history features as of `at_iso` (events of sessions started before it)."""
+        at = _ts(at_iso)
+        prev = self.previous_session(project, at, exclude)
+        prev_useful = self.useful.get(prev, set()) if prev else set()
+        out = np.tile(np.asarray(NO_HISTORY, np.float32), (len(memory_ids), 1))
+        for i, memory_id in enumerate(memory_ids):
+            stored = self.by_memory.get(memory_id, [])
+            cut = bisect.bisect_left(self.times.get(memory_id, []), at)
+            events = [e for e in stored[:cut] if e.session_key != exclude]
+            if not events:
+                continue
+            positive = [e.at for e in events if e.agent is not None and e.agent >= USEFUL_AGENT]
+            fts = [e.at for e in events if e.fts]
+            ratings = [e.agent for e in events if e.agent is not None][-RECENT_RATINGS:]
+            useful_in = [e.session_key for e in events if e.useful]
+            co = sum(1 for key in useful_in if (self.useful.get(key, set()) & prev_useful) - {memory_id})
+            out[i] = (
+                _days_feature(at - positive[-1] if positive else None),
+                _days_feature(at - fts[-1] if fts else None),
+                float(np.mean(ratings)) if ratings else 0.0,
+                1.0 if memory_id in prev_useful else 0.0,
+                co / (len(useful_in) + 1),
+            )
+        return out
+
+
+def load_all(conn) -> History:
+    """Every signal event and session (training: each sample asks as of its own start)."""
+    return History.build(store.signal_events(conn), store.session_timeline(conn))
+
+
+def load_for(conn, memory_ids: list[str], at_iso: str, project: str | None, exclude: str | None) -> History:
+    """Just what scoring one pool needs: the project's previous session and the candidates' events."""
+    sessions = store.session_timeline(conn, project=project, before=at_iso, exclude=exclude, limit=1)
+    prev_keys = [s["session_key"] for s in sessions]
+    prev_events = store.signal_events(conn, session_keys=prev_keys) if prev_keys else []
+    prev_ids = {e["memory_id"] for e in prev_events}
+    events = store.signal_events(conn, memory_ids=sorted(set(memory_ids) | prev_ids), before=at_iso)
+    return History.build(events, sessions)

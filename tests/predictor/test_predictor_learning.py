@@ -1,0 +1,210 @@
+"""Issue 11: the scorer learns on default settings — evidence-based session confidence, 0.0 as a
+rating, labels without an agent, history features from real session rows, the sidecar spawned
+only once training is possible, old checkpoints refused and retrained.
+
+Sessions run through the real session lifecycle (Kenning + SessionManager, bundled embedder,
+heuristic judge: the default configuration) or the simulated user's store writes; sidecars
+are real processes.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from kenning.core.types import MemoryDraft
+from kenning.predictor import checkpoint as ckpt
+from kenning.predictor.features import load_samples
+from kenning.predictor.history import NO_HISTORY, load_all, load_for
+from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+from kenning.predictor.service import Predictor
+from kenning.predictor.touched import identifiers, touched_memories
+from kenning.store import predictor as store
+
+THIN = "User: fix it\nAssistant: done"
+TODAY = datetime.now(timezone.utc).date()
+
+
+def day(n: int) -> str:
+    """10:00 UTC, n days from today (memories are created now; sessions come after them)."""
+    return f"{TODAY + timedelta(days=n)}T10:00:00Z"
+
+
+def _memories(k, project: str) -> list[str]:
+    texts = [f"{project} note {i}: the retry loop in src/{project}/worker_{i}.py backs off {i} seconds"
+             for i in range(6)]
+    return [r.id for r in k.remember_many([MemoryDraft(content=t, project=project, importance=0.5 + i / 20)
+                                           for i, t in enumerate(texts)])]
+
+
+def _session(k, key: str, project: str, at: str, *, feedback=None, prompt=lambda shown: "let's continue",
+             transcript: str = THIN) -> dict:
+    """session-start, one prompt (with feedback on what start showed, when given), session-end."""
+    start = k.sessions.session_start({"session_key": key, "project": project, "timestamp": at})
+    shown = start["memory_ids"]
+    body = {"session_key": key, "prompt": prompt(shown), "timestamp": at.replace(":00:00", ":05:00")}
+    if feedback is not None:
+        body["memory_feedback"] = feedback(shown)
+    k.sessions.user_prompt_submit(body)
+    k.sessions.session_end({"session_key": key, "transcript": transcript, "wait": True,
+                            "timestamp": at.replace(":00:00", ":50:00")})
+    return start
+
+
+def test_feedback_makes_a_thin_session_trainable_and_0_0_is_a_rating(kenning, settings):
+    _memories(kenning, "thin")
+    # the agent rates half of what it was shown (one of them 0.0), in a two-line transcript
+    start = _session(kenning, "fb-thin", "thin", day(1),
+                     feedback=lambda ids: {m: (0.0 if i == 0 else 0.9) for i, m in enumerate(ids[:3])})
+    zero = start["memory_ids"][0]
+    labels = kenning.predictor.labels("fb-thin")
+    parts = labels["confidence_parts"]
+    assert parts["judge"] < 0.6  # the heuristic judge alone would have refused this session
+    assert parts["coverage"] >= 0.5 and parts["feedback_part"] >= 0.6
+    assert labels["usable"] and labels["confidence"] >= 0.6
+    row = next(c for c in labels["labels"] if c["memory_id"] == zero)
+    assert row["agent_relevance_score"] == 0.0 and row["path"] == "agent"  # 0.0 is a rating, not "missing"
+    assert row["label"] < min(c["label"] for c in labels["labels"] if c["path"] == "agent" and c["memory_id"] != zero)
+    evidence = store.session_evidence(kenning.db.reader(), "fb-thin")
+    assert evidence["usable"] and evidence["parts"]["rated"] == parts["rated"]
+
+    env = {**os.environ, "KENNING_HOME": str(settings.home), "KENNING_PORT": "9", "COLUMNS": "250",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-m", "kenning", "predictor", "labels", "fb-thin"], env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert "used for training" in out.stdout and "confidence = feedback" in out.stdout
+    line = next(ln for ln in out.stdout.splitlines() if zero in ln)
+    assert "0.00 (1)" in line  # shown as a rating in the label table
+
+
+def test_no_feedback_and_a_thin_transcript_is_not_trainable(kenning):
+    _memories(kenning, "bare")
+    _session(kenning, "bare-thin", "bare", day(1))
+    labels = kenning.predictor.labels("bare-thin")
+    assert labels["confidence_parts"]["rated"] == 0 and labels["confidence"] < 0.6
+    assert not labels["usable"] and labels["skip_reason"] == "low_confidence"
+    assert not store.session_evidence(kenning.db.reader(), "bare-thin")["usable"]
+
+
+def test_without_an_agent_the_transcript_touching_memories_gives_labels(kenning):
+    ids = _memories(kenning, "solo")
+    transcript = "\n".join([
+        "User: the retry loop is flaky again", "Assistant: I opened src/solo/worker_1.py and worker_3.py",
+        "User: and the backoff?", "Assistant: worker_1.py backs off 1 seconds; I changed it",
+        "User: good, run the tests", "Assistant: tests pass", "User: commit it", "Assistant: committed"])
+    _session(kenning, "solo-1", "solo", day(1), transcript=transcript,
+             prompt=lambda shown: "look at the retry loop")
+    touched = store.touched_ids(kenning.db.reader(), "solo-1")
+    assert ids[1] in touched and ids[3] in touched and ids[0] not in touched
+    labels = kenning.predictor.labels("solo-1")
+    by_id = {c["memory_id"]: c for c in labels["labels"]}
+    assert by_id[ids[1]]["touched"] and by_id[ids[1]]["label"] > by_id[ids[0]]["label"]
+    assert labels["confidence_parts"]["touched"] + labels["confidence_parts"]["fts_matched"] >= 2
+
+
+def test_identifiers_and_entities_are_what_touch_a_memory():
+    assert {"src/auth/jwt.py", "jwt.py", "parse_config", "v2.1", "retrycount"} <= identifiers(
+        "edit src/auth/jwt.py, call parse_config on v2.1; retryCount too")
+    assert identifiers("the quick brown fox jumps") == set()
+    out = touched_memories("I ran deploy.sh against Postgres", {"a": "use deploy.sh", "b": "the db is fine",
+                                                                 "c": "nothing here"}, {"b": ["Postgres"]})
+    assert set(out) == {"a", "b"} and "entity postgres" in out["b"]
+
+
+def test_history_features_from_real_session_rows(kenning):
+    ids = _memories(kenning, "hist")
+    picked: dict[str, str] = {}
+
+    def prompt(shown):  # name the file of a memory the agent will not rate: an FTS hit
+        picked["fts"] = next(m for m in ids if m not in shown[:2])
+        return f"what about worker_{ids.index(picked['fts'])}.py"
+
+    first = _session(kenning, "hist-1", "hist", day(1), prompt=prompt,
+                     feedback=lambda shown: {shown[0]: 0.9, shown[1]: -0.5})
+    good, bad, fts = first["memory_ids"][0], first["memory_ids"][1], picked["fts"]
+    conn = kenning.db.reader()
+    assert store.signal_events(conn, memory_ids=[fts])[0]["fts"] >= 1
+    at = day(2)  # the next day's session of the same project
+    cands = [good, bad, fts, "never-seen"]
+    feats = load_for(conn, cands, at, "hist", "hist-2").features(cands, at, "hist", exclude="hist-2")
+    one_day = np.log1p(1.0) / np.log1p(90.0)  # events date from their session's start, one day earlier
+    assert feats[0][0] == pytest.approx(one_day, abs=1e-4) and feats[0][2] == pytest.approx(0.9)
+    assert feats[0][3] == 1.0  # rated useful in the project's previous session
+    assert feats[1][0] == 1.0 and feats[1][2] == pytest.approx(-0.5) and feats[1][3] == 0.0
+    assert feats[2][1] == pytest.approx(one_day, abs=1e-4) and feats[2][3] == 1.0  # an FTS hit counts as useful
+    assert tuple(feats[3]) == pytest.approx(NO_HISTORY)
+    # another project's session is not "the previous session"; ratings still count
+    other = load_for(conn, cands, at, "elsewhere", None).features(cands, at, "elsewhere")
+    assert other[0][3] == 0.0 and other[0][2] == pytest.approx(0.9)
+    # training reads the same values as scoring: the session's own sample, as of its start
+    _session(kenning, "hist-2", "hist", at, feedback=lambda shown: {m: 0.8 - i % 2 for i, m in enumerate(shown)})
+    session = store.session_score(conn, "hist-2")
+    samples, _ = load_samples(conn, [session], store.embedding_model_in_use(conn))
+    sample = samples[0]
+    scored = load_for(conn, sample.ids, session["started_at"], "hist", "hist-2").features(
+        sample.ids, session["started_at"], "hist", exclude="hist-2")
+    assert np.allclose(sample.features[:, 12:], scored) and scored[:, 3].sum() >= 2
+    assert np.allclose(load_all(conn).features(sample.ids, session["started_at"], "hist", exclude="hist-2"), scored)
+
+
+def _settings(pred_settings, **kw):
+    return pred_settings.model_copy(update={"predictor": pred_settings.predictor.model_copy(update=kw)})
+
+
+def test_sidecar_is_spawned_only_once_training_is_possible(pred_settings, pdb, user):
+    p = Predictor(_settings(pred_settings, min_training_sessions=4, train_interval_sessions=50), pdb)
+    assert p.start() is False and p.client is None  # fresh install: no second PyTorch process
+    try:
+        for i in range(4):
+            user.record_session(pdb, i)
+            out = p.on_session_end(user.session_plan(i)["key"])
+            assert out["usable"] is True
+            if i < 3:
+                assert p.client is None and out["training_triggered"] is False
+        assert p.client is not None and out["training_triggered"] is True  # spawned, and trains at once
+        p._train_thread.join(timeout=180)
+        assert p.client.alive and p.state.model_version == 1
+        assert store.count_usable_sessions(pdb.reader()) == 4
+    finally:
+        p.stop()
+
+
+def _old_checkpoint(path) -> None:
+    """A format-1 file as the previous build wrote it: the 12-feature model, version 1."""
+    model = CrossAttentionScorer(ScorerConfig(native_dim=384, n_features=12, seed=1))
+    data = bytearray(ckpt.to_bytes(model, flags=ckpt.FLAG_FINETUNED, meta={"model_version": 7})[:-4])
+    data[4:8] = struct.pack("<I", 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+
+
+def test_an_old_checkpoint_is_refused_and_the_model_retrained(pred_settings, pdb, user):
+    p = Predictor(pred_settings, pdb)
+    _old_checkpoint(p.checkpoint_path)
+    with pytest.raises(ckpt.CheckpointError, match="version 1 .*12-feature.* retrains"):
+        ckpt.load(p.checkpoint_path)
+    for i in range(12):
+        user.record_session(pdb, i)
+    try:
+        assert p.start() is True  # a checkpoint on disk: training was possible before
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            log, _ = store.list_training_log(pdb.reader())
+            if log and p._train_thread is not None and not p._train_thread.is_alive():
+                break
+            time.sleep(0.2)
+        assert "refused SGPT checkpoint version 1" in p.client.last_status["checkpoint_error"]
+        assert log[0]["trigger"] == "checkpoint_refused" and log[0]["swapped"]
+        model, flags, _ = ckpt.load(p.checkpoint_path)  # rewritten in the current format
+        assert model.config.n_features == 17 and flags & ckpt.FLAG_FINETUNED
+    finally:
+        p.stop()
