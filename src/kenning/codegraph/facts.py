@@ -6,7 +6,7 @@ changes without parsing this one again.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -48,7 +48,11 @@ class FileFacts:
     relations: list[list[str]] = field(default_factory=list)  # [kind, from qualname, to name]: Rust impls
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain dicts for json.dumps (vars() instead of dataclasses.asdict: ~10x cheaper)."""
+        return {"language": self.language, "defs": [vars(d) for d in self.defs],
+                "imports": [vars(i) for i in self.imports], "calls": [vars(c) for c in self.calls],
+                "error_line": self.error_line, "default_export": self.default_export,
+                "relations": self.relations}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FileFacts":

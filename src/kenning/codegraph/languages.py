@@ -13,13 +13,13 @@ import tree_sitter as ts
 
 EXTENSIONS = {
     ".py": "python",
-    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".js": "javascript", ".jsx": "jsx", ".mjs": "javascript", ".cjs": "javascript",
     ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
     ".tsx": "tsx",
     ".go": "go",
     ".rs": "rust",
 }
-JS_FAMILY = frozenset({"javascript", "typescript", "tsx"})
+JS_FAMILY = frozenset({"javascript", "jsx", "typescript", "tsx"})
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing"})
 _JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
@@ -51,10 +51,10 @@ def grammar(language: str) -> ts.Language:
         import tree_sitter_javascript as mod
 
         return ts.Language(mod.language())
-    if language in ("typescript", "tsx"):
+    if language in ("typescript", "tsx", "jsx"):  # JSX: the TSX grammar (the JavaScript wheel's JSX trips on attributes)
         import tree_sitter_typescript as mod
 
-        return ts.Language(mod.language_tsx() if language == "tsx" else mod.language_typescript())
+        return ts.Language(mod.language_typescript() if language == "typescript" else mod.language_tsx())
     if language == "go":
         import tree_sitter_go as mod
 

@@ -21,10 +21,10 @@ def first_error_line(root: ts.Node) -> int | None:
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_error or node.is_missing:
+        inner = [c for c in node.children if c.has_error or c.is_error or c.is_missing]
+        if (node.is_error or node.is_missing) and not inner:
             return node.start_point[0] + 1
-        if node.has_error:
-            stack.extend(reversed(node.children))
+        stack.extend(reversed(inner))
     return root.start_point[0] + 1
 
 
