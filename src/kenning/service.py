@@ -15,6 +15,7 @@ from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.memory import write
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
+from kenning.memory.git_history import GitIngest
 from kenning.pipeline import hooks as pipeline_hooks
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
@@ -91,6 +92,7 @@ class Kenning:
         self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
         self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
         self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
+        self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
         self.started = False
 
     # -- lifecycle -----------------------------------------------------------

@@ -17,6 +17,7 @@ from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
 from kenning.api.routes import documents, graph
 from kenning.api.routes import observer as observer_routes
+from kenning.api.routes import ingest as ingest_routes
 from kenning.api.routes import pipeline as pipeline_routes
 from kenning.api.routes import predictor as predictor_routes
 from kenning.core.config import Settings
@@ -50,6 +51,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(graph.router)
     app.include_router(code_routes.router)
     app.include_router(documents.router)
+    app.include_router(ingest_routes.router)
     app.include_router(pipeline_routes.router)
     app.include_router(predictor_routes.router)
     app.include_router(observer_routes.router)

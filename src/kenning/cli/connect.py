@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from kenning.cli.context import console, fail
+from kenning.cli.ingest import ingest_git
+from kenning.core.errors import KenningError
 from kenning.hooks.install import (
     InstallError, install_claude_code, install_mcp, mcp_config, uninstall_claude_code, uninstall_mcp,
 )
+from kenning.memory.git_history import open_repository
 
 connect_app = typer.Typer(no_args_is_help=True, help="Connect kenning to an agent harness.")
 
@@ -32,6 +36,8 @@ def claude_code(
     user: bool = typer.Option(False, "--user", help="~/.claude/settings.json (the default)."),
     settings: Optional[Path] = typer.Option(None, "--settings", help="Explicit settings file."),
     uninstall: bool = typer.Option(False, "--uninstall", help="Remove kenning's hooks (restores the original)."),
+    with_history: bool = typer.Option(False, "--ingest-git",
+                                    help="Also store this git repository's history as memories (`kenning ingest git`)."),
 ) -> None:
     """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd."""
     path = _claude_settings_path(project, user, settings)
@@ -40,6 +46,24 @@ def claude_code(
     except (InstallError, OSError) as exc:
         fail(str(exc), code=2)
     console.print(outcome.message, highlight=False, soft_wrap=True)
+    if not uninstall:
+        _offer_git_history(with_history)
+
+
+def _offer_git_history(run_it: bool) -> None:
+    """Inside a git repository: ingest its history (--ingest-git) or print the command. Never asks."""
+    try:
+        repo = open_repository(Path.cwd())
+    except KenningError:
+        if run_it:
+            fail(f"--ingest-git: {Path.cwd()} is not inside a git repository", code=2)
+        return
+    if not run_it:
+        console.print(f"This is the git repository {repo}; to give the agent its history as memory, run:\n"
+                      f"  kenning ingest git {shlex.quote(str(repo))}", highlight=False, soft_wrap=True)
+        return
+    run = ingest_git(repo, None)
+    console.print(f"ingested {run['created']} commit(s) of {repo} into project {run['project']}", highlight=False)
 
 
 @connect_app.command("mcp")

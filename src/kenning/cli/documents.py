@@ -1,4 +1,4 @@
-"""`kenning ingest PATH|URL`: store a file or a web page as document_chunk memories."""
+"""`kenning ingest PATH|URL`: store a file or a web page as document_chunk memories (registered by cli/ingest.py)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,3 @@ def ingest(
                       f" from {state.get('title') or source}")
     if state["status"] == "failed":
         raise typer.Exit(1)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("ingest")(ingest)

@@ -10,7 +10,7 @@ import typer
 from kenning import __version__
 from kenning.cli import code as code_cli
 from kenning.cli import daemon, memory
-from kenning.cli import documents as documents_cli
+from kenning.cli import ingest as ingest_cli
 from kenning.cli import graph as graph_cli
 from kenning.cli import observability as observability_cli
 from kenning.cli import pipeline as pipeline_cli
@@ -30,7 +30,7 @@ memory.register(app)
 graph_cli.register(app)
 code_cli.register(app)
 observability_cli.register(app)
-documents_cli.register(app)
+ingest_cli.register(app)
 pipeline_cli.register(app)
 predictor_cli.register(app)
 sessions_cli.register(app)

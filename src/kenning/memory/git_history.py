@@ -1,0 +1,271 @@
+"""Git history as memory: one memory per commit, incremental per repository (issue 10).
+
+- `open_repository`: the work tree's top level (`git rev-parse --show-toplevel`); a path that
+  is not a git work tree is an `InvalidInput` with one line saying so.
+- `new_commits`: the commits reachable from HEAD, merges skipped (`--no-merges`), that this
+  store has not ingested for the repository yet, oldest first, read with one
+  `git log --no-walk=unsorted --stdin --name-only` (bytes decoded as UTF-8 with
+  replacement, so odd encodings never fail an ingest).
+- `commit_draft`: subject and body (the rationale) as content, `source='git'`, the author
+  date as `created_at` (when the change was made; it survives rebases, which rewrite the
+  committer date), sha/author/committer date in metadata, changed files in `related_files`.
+- `ingest_commits`: drafts go through the one write path (`remember_many`, batched: dedup,
+  draft rules, embedding outside the transaction), then the batch's shas are recorded in
+  `git_commits` (store/git_history.py). A crash between the two re-ingests the batch next
+  time, and exact-duplicate detection maps it onto the memories already stored.
+- `GitIngest`: the service component; runs an ingest inline or in a background thread and
+  keeps each run's progress for `GET /api/ingest/git/{id}`. One run per repository at a time.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kenning.core.clock import normalize_iso, now_iso
+from kenning.core.errors import Conflict, InvalidInput, NotFound
+from kenning.core.telemetry import log_event, record_error
+from kenning.core.types import MemoryDraft
+from kenning.store import git_history as store
+
+SOURCE = "git"
+TAG = "git"
+BATCH = 64
+IMPORTANCE_WITH_RATIONALE = 0.5  # a commit whose body says why
+IMPORTANCE_SUBJECT_ONLY = 0.3  # "bump version", "typo": noise more often than not
+MAX_CONTENT_CHARS = 8000
+MAX_FILES = 200
+KEPT_RUNS = 100  # finished runs remembered for GET /api/ingest/git/{id}
+GIT_TIMEOUT_S = 300
+_FIELD, _RECORD = "\x1f", "\x1e"
+_FORMAT = "%x1e%H%x1f%aI%x1f%cI%x1f%an%x1f%s%x1f%b%x1f"
+_GIT_CONFIG = ("-c", "core.quotepath=off", "-c", "i18n.logOutputEncoding=UTF-8", "-c", "core.fsmonitor=false")
+
+Progress = Callable[[int, int], None]
+RememberMany = Callable[..., list]
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    authored_at: str
+    committed_at: str
+    author: str
+    subject: str
+    body: str
+    files: tuple[str, ...] = ()
+
+
+def _git(repo: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    if shutil.which("git") is None:
+        raise InvalidInput("git is not installed (the `git` command was not found on PATH)")
+    try:
+        return subprocess.run(["git", *_GIT_CONFIG, "-C", repo, *args], input=stdin, capture_output=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise InvalidInput(f"git {args[0]} in {repo} took longer than {GIT_TIMEOUT_S} s") from exc
+
+
+def _first_line(raw: bytes) -> str:
+    lines = raw.decode("utf-8", errors="replace").strip().splitlines()
+    return lines[0] if lines else "git failed"
+
+
+def open_repository(path: str | Path) -> Path:
+    """The top level of the git work tree at `path` (any folder inside it)."""
+    where = Path(path).expanduser()
+    if not where.is_dir():
+        raise InvalidInput(f"{path}: no such directory")
+    done = _git(str(where.resolve()), "rev-parse", "--show-toplevel")
+    if done.returncode != 0:
+        raise InvalidInput(f"{path}: not a git repository ({_first_line(done.stderr)})")
+    return Path(done.stdout.decode("utf-8", errors="replace").strip()).resolve()
+
+
+def default_project(repo: Path) -> str:
+    return repo.name
+
+
+def _reachable(repo: str) -> list[str]:
+    """Non-merge commits reachable from HEAD, newest first; [] for a repository with none."""
+    if _git(repo, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
+        return []
+    done = _git(repo, "rev-list", "--no-merges", "HEAD")
+    if done.returncode != 0:
+        raise InvalidInput(f"{repo}: git rev-list failed ({_first_line(done.stderr)})")
+    return done.stdout.decode("ascii", errors="replace").split()
+
+
+def parse_log(raw: bytes) -> list[Commit]:
+    """Parse `git log --format=_FORMAT --name-only` output (records split by \\x1e)."""
+    commits = []
+    for record in raw.decode("utf-8", errors="replace").split(_RECORD):
+        if not record.strip():
+            continue
+        head, _, files = record.rpartition(_FIELD)
+        parts = head.split(_FIELD, 5)
+        if len(parts) != 6:
+            continue
+        sha, authored, committed, author, subject, body = parts
+        commits.append(Commit(
+            sha=sha.strip(), authored_at=normalize_iso(authored.strip()), committed_at=normalize_iso(committed.strip()),
+            author=author.strip(), subject=subject.strip(), body=body.strip(),
+            files=tuple(f for f in (line.strip() for line in files.splitlines()) if f),
+        ))
+    return commits
+
+
+def read_commits(repo: str, shas: Sequence[str]) -> list[Commit]:
+    """The given commits with their messages and changed files, oldest first."""
+    if not shas:
+        return []
+    done = _git(repo, "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}", "--name-only",
+                stdin=("\n".join(shas) + "\n").encode("ascii"))
+    if done.returncode != 0:
+        raise InvalidInput(f"{repo}: git log failed ({_first_line(done.stderr)})")
+    return sorted(parse_log(done.stdout), key=lambda c: (c.authored_at, c.committed_at))
+
+
+def commit_content(commit: Commit) -> str:
+    """Subject, body (the rationale) and the short sha, which also keeps two commits with the
+    same message from being merged as exact duplicates."""
+    subject = commit.subject or "(no commit message)"
+    text = f"{subject}\n\n{commit.body}" if commit.body else subject
+    if len(text) > MAX_CONTENT_CHARS:
+        text = text[:MAX_CONTENT_CHARS].rstrip() + " …"
+    return f"{text}\n\n(commit {commit.sha[:10]})"
+
+
+def commit_draft(commit: Commit, *, project: str | None, repo: str) -> MemoryDraft:
+    return MemoryDraft(
+        content=commit_content(commit), type="fact",
+        importance=IMPORTANCE_WITH_RATIONALE if commit.body else IMPORTANCE_SUBJECT_ONLY,
+        tags=[TAG], project=project, source=SOURCE, related_files=list(commit.files[:MAX_FILES]),
+        created_at=commit.authored_at,
+        metadata={"sha": commit.sha, "repo": repo, "author": commit.author, "committed_at": commit.committed_at,
+                  "files_changed": len(commit.files)},
+    )
+
+
+@dataclass
+class IngestRun:
+    id: str
+    repo: str
+    project: str | None
+    status: str = "running"  # running | done | failed
+    total: int = 0
+    done: int = 0
+    created: int = 0
+    deduped: int = 0
+    skipped_known: int = 0
+    error: str | None = None
+    started_at: str = field(default_factory=now_iso)
+    finished_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def ingest_commits(db, remember_many: RememberMany, repo: str, project: str | None, commits: Sequence[Commit],
+                   *, progress: Progress | None = None, batch: int = BATCH) -> tuple[int, int]:
+    """Store commits as memories in batches and record them; (created, deduped)."""
+    created = deduped = 0
+    note = progress or (lambda done, total: None)
+    note(0, len(commits))
+    for start in range(0, len(commits), batch):
+        chunk = commits[start:start + batch]
+        results = remember_many([commit_draft(c, project=project, repo=repo) for c in chunk], actor="git-ingest")
+        with db.with_write_tx() as conn:
+            store.record_commits(conn, repo, project,
+                                 [(c.sha, r.id, c.authored_at) for c, r in zip(chunk, results)])
+        created += sum(not r.deduped for r in results)
+        deduped += sum(r.deduped for r in results)
+        note(start + len(chunk), len(commits))
+    return created, deduped
+
+
+class GitIngest:
+    """`kenning ingest git` behind the service: plan, run inline or in the background, report."""
+
+    def __init__(self, db, remember_many: RememberMany) -> None:
+        self.db = db
+        self.remember_many = remember_many
+        self._runs: dict[str, IngestRun] = {}
+        self._active: dict[str, str] = {}  # repo -> run id
+        self._lock = threading.Lock()
+
+    def plan(self, path: str | Path, project: str | None = None) -> tuple[IngestRun, list[str]]:
+        """Validate the repository and list the commits still to ingest (newest first)."""
+        repo = open_repository(path)
+        known = store.ingested_shas(self.db.reader(), str(repo))
+        reachable = _reachable(str(repo))
+        pending = [sha for sha in reachable if sha not in known]
+        run = IngestRun(id=uuid.uuid4().hex[:12], repo=str(repo), project=project or default_project(repo),
+                        total=len(pending), skipped_known=len(reachable) - len(pending))
+        return run, pending
+
+    def _claim(self, run: IngestRun) -> None:
+        with self._lock:
+            if run.repo in self._active:
+                raise Conflict(f"{run.repo} is already being ingested (run {self._active[run.repo]})")
+            self._active[run.repo] = run.id
+            self._runs[run.id] = run
+            for old in [r for r in self._runs.values() if r.status != "running"][:-KEPT_RUNS]:
+                self._runs.pop(old.id, None)
+
+    def _execute(self, run: IngestRun, pending: list[str], progress: Progress | None) -> IngestRun:
+        def note(done: int, total: int) -> None:
+            run.done, run.total = done, total
+            if progress is not None:
+                progress(done, total)
+
+        try:
+            commits = read_commits(run.repo, pending)
+            run.created, run.deduped = ingest_commits(self.db, self.remember_many, run.repo, run.project, commits,
+                                                      progress=note)
+            run.status = "done"
+            log_event("ingest", "git history ingested", repo=run.repo, created=run.created, deduped=run.deduped)
+        except Exception as exc:
+            run.status, run.error = "failed", str(exc)
+            record_error("ingest", f"git ingest of {run.repo} failed: {exc}")
+            raise
+        finally:
+            run.finished_at = now_iso()
+            with self._lock:
+                self._active.pop(run.repo, None)
+        return run
+
+    def ingest(self, path: str | Path, project: str | None = None, *, progress: Progress | None = None) -> IngestRun:
+        """Ingest the repository's new commits in this thread."""
+        run, pending = self.plan(path, project)
+        self._claim(run)
+        return self._execute(run, pending, progress)
+
+    def start(self, path: str | Path, project: str | None = None) -> IngestRun:
+        """Validate now, ingest in a background thread; poll `get(run.id)` for progress."""
+        run, pending = self.plan(path, project)
+        self._claim(run)
+
+        def work() -> None:
+            try:
+                self._execute(run, pending, None)
+            except Exception:  # background boundary: the run records the error
+                pass
+
+        threading.Thread(target=work, name=f"git-ingest-{run.id}", daemon=True).start()
+        return run
+
+    def get(self, run_id: str) -> IngestRun:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise NotFound(f"no git ingest run {run_id!r}")
+        return run
+
+    def repositories(self) -> list[dict[str, Any]]:
+        return store.list_repositories(self.db.reader())

@@ -1,0 +1,47 @@
+"""All SQL on git history ingest state (git_repositories, git_commits; migration 025).
+
+A repository is keyed by the absolute path of its work tree; a commit is ingested once per
+repository, whatever happens to its memory later (a forgotten commit is not re-ingested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kenning.core.clock import now_iso
+
+
+def ingested_shas(conn, repo: str) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT sha FROM git_commits WHERE repo = ?", (repo,))}
+
+
+def record_commits(conn, repo: str, project: str | None, rows: Iterable[tuple[str, str, str]]) -> int:
+    """Record (sha, memory_id, authored_at) rows as ingested; returns how many were new."""
+    stamp = now_iso()
+    conn.execute(
+        "INSERT INTO git_repositories(repo, project, created_at) VALUES (?, ?, ?) ON CONFLICT(repo) DO NOTHING",
+        (repo, project, stamp),
+    )
+    added = 0
+    for sha, memory_id, authored_at in rows:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO git_commits(repo, sha, memory_id, authored_at, ingested_at)"
+            " VALUES (?, ?, ?, ?, ?)", (repo, sha, memory_id, authored_at, stamp),
+        )
+        added += cur.rowcount
+    conn.execute(
+        "UPDATE git_repositories SET project = ?, last_ingested_at = ?,"
+        " commit_count = (SELECT COUNT(*) FROM git_commits WHERE repo = ?) WHERE repo = ?",
+        (project, stamp, repo, repo),
+    )
+    return added
+
+
+def get_repository(conn, repo: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM git_repositories WHERE repo = ?", (repo,)).fetchone()
+    return dict(row) if row else None
+
+
+def list_repositories(conn) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute("SELECT * FROM git_repositories ORDER BY repo")]
