@@ -1,0 +1,158 @@
+"""`kenning ingest git` (issue 10): real temporary git repositories, the shared real daemon over
+HTTP, and the CLI as a user runs it. Each test works in its own project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from kenning.memory.git_history import parse_log, read_commits
+
+KENNING = str(Path(sys.executable).with_name("kenning"))
+
+
+class Repo:
+    """A real git repository; commits carry fixed author and committer dates."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str, date: str | None = None, stdin: bytes | None = None) -> str:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.invalid",
+               "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.invalid"}
+        if date:
+            env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        done = subprocess.run(["git", "-C", str(self.path), *args], env=env, input=stdin, capture_output=True,
+                              check=True)
+        return done.stdout.decode(errors="replace").strip()
+
+    def commit(self, files: dict[str, str], message: bytes | str, date: str) -> str:
+        for name, text in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            self.git("add", name)
+        raw = message.encode() if isinstance(message, str) else message
+        self.git("commit", "-q", "-F", "-", date=date, stdin=raw)
+        return self.git("rev-parse", "HEAD")
+
+
+def memories(http: httpx.Client, project: str) -> list[dict]:
+    page = http.get("/api/memory", params={"project": project, "limit": 500}).json()
+    return page["items"]
+
+
+def ingest(http: httpx.Client, path: Path | str, project: str) -> httpx.Response:
+    return http.post("/api/ingest/git", json={"path": str(path), "project": project, "wait": True}, timeout=300)
+
+
+def test_ingest_is_incremental_skips_merges_and_keeps_dates_files_and_sha(daemon, tmp_path):
+    repo = Repo(tmp_path / "service")
+    first = repo.commit({"retry.py": "MAX = 7\n"},
+                        "fix: cap retries at 7\n\nMeasured against the upstream rate-limit window;\n"
+                        "do not round it up to 10.", "2021-03-04T05:06:07+02:00")
+    repo.git("checkout", "-q", "-b", "side")
+    side = repo.commit({"docs/notes.md": "notes\n"}, "docs: explain the retry budget", "2021-03-05T10:00:00Z")
+    repo.git("checkout", "-q", "main")
+    main_two = repo.commit({"backoff.py": "BASE = 0.1\n"}, "backoff: base delay 0.1 s", "2021-03-06T10:00:00Z")
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side", date="2021-03-07T10:00:00Z")
+    project = "git-incremental"
+    with daemon.client(timeout=300) as http:
+        run = ingest(http, repo.path, project)
+        assert run.status_code == 200, run.text
+        body = run.json()
+        assert (body["status"], body["created"], body["skipped_known"]) == ("done", 3, 0)
+        stored = {m["metadata"]["sha"]: m for m in memories(http, project)}
+        assert set(stored) == {first, side, main_two}  # the merge commit is not a memory
+        cap = stored[first]
+        assert cap["content"].startswith("fix: cap retries at 7")  # subject, then the body (the rationale)
+        assert "Measured against the upstream rate-limit window; do not round it up to 10." in cap["content"]
+        assert cap["source"] == "git" and cap["related_files"] == ["retry.py"]
+        assert cap["created_at"] == "2021-03-04T03:06:07.000Z"  # the commit's date, in UTC
+        assert stored[side]["related_files"] == ["docs/notes.md"]
+
+        later = repo.commit({"retry.py": "MAX = 7  # measured\n", "README.md": "retry budget\n"},
+                            "docs: note why MAX is 7", "2021-04-01T12:00:00Z")
+        again = ingest(http, repo.path, project).json()
+        assert (again["created"], again["skipped_known"], again["total"]) == (1, 3, 1)
+        stored = {m["metadata"]["sha"]: m for m in memories(http, project)}
+        assert len(stored) == 4 and sorted(stored[later]["related_files"]) == ["README.md", "retry.py"]
+        assert ingest(http, repo.path, project).json()["created"] == 0
+
+        repos = {r["repo"]: r for r in http.get("/api/ingest/git").json()["repositories"]}
+        assert repos[str(repo.path.resolve())]["commit_count"] == 4
+
+
+def test_odd_messages_and_encodings_are_read_not_refused(tmp_path):
+    repo = Repo(tmp_path / "odd")
+    latin = repo.commit({"a.txt": "a"}, "caf\xe9: latin-1 bytes\n\nna\xefve body".encode("latin-1"),
+                        "2020-01-01T00:00:00Z")
+    weird = repo.commit({"b b.txt": "b", "ünï.txt": "u"}, "subject with \x1f unit separator\n\n\n\nbody",
+                        "2020-01-02T00:00:00Z")
+    commits = {c.sha: c for c in read_commits(str(repo.path), [weird, latin])}
+    assert [c.sha for c in read_commits(str(repo.path), [weird, latin])] == [latin, weird]  # oldest first
+    assert commits[latin].subject.startswith("caf") and "latin-1 bytes" in commits[latin].subject
+    assert sorted(commits[weird].files) == ["b b.txt", "ünï.txt"]
+    assert "unit separator" in commits[weird].subject + commits[weird].body
+    assert parse_log(b"") == []
+
+
+def test_bad_paths_are_400_with_an_error_and_store_nothing(daemon, tmp_path):
+    plain = tmp_path / "not-a-repo"
+    plain.mkdir()
+    with daemon.client() as http:
+        for path in (plain, tmp_path / "missing"):
+            response = ingest(http, path, "git-bad")
+            assert response.status_code == 400
+            assert str(path) in response.json()["error"]
+        assert http.post("/api/ingest/git", json={"path": ""}).status_code == 422
+        assert http.get("/api/ingest/git/nope").status_code == 404
+        assert memories(http, "git-bad") == []
+
+
+def run_cli(daemon, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**daemon.env, "HOME": str(daemon.home)}
+    return subprocess.run([KENNING, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_ingests_through_the_daemon_and_fails_in_one_line(daemon, tmp_path):
+    repo = Repo(tmp_path / "cli-repo")
+    sha = repo.commit({"x.py": "x = 1\n"}, "feat: x is one\n\nBecause two was too many.", "2022-02-02T02:02:02Z")
+    out = run_cli(daemon, "ingest", "git", str(repo.path / "."), "--json")  # project: the folder name
+    assert out.returncode == 0, out.stderr
+    run = json.loads(out.stdout)
+    assert (run["status"], run["created"], run["project"]) == ("done", 1, "cli-repo")
+    with daemon.client() as http:
+        assert [m["metadata"]["sha"] for m in memories(http, "cli-repo")] == [sha]
+
+    bad = run_cli(daemon, "ingest", "git", str(tmp_path))
+    assert bad.returncode == 2 and "not a git repository" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_connect_claude_code_offers_the_history_without_asking(daemon, tmp_path):
+    repo = Repo(tmp_path / "connected")
+    repo.commit({"y.py": "y = 2\n"}, "feat: y", "2022-03-03T03:03:03Z")
+    settings = tmp_path / "settings.json"
+    offered = run_cli(daemon, "connect", "claude-code", "--settings", str(settings), cwd=repo.path)
+    assert offered.returncode == 0, offered.stderr
+    assert f"kenning ingest git {repo.path.resolve()}" in offered.stdout
+    ran = run_cli(daemon, "connect", "claude-code", "--settings", str(settings), "--ingest-git", cwd=repo.path)
+    assert ran.returncode == 0, ran.stderr
+    assert "ingested 1 commit(s)" in ran.stdout
+    outside = run_cli(daemon, "connect", "claude-code", "--settings", str(settings), "--ingest-git", cwd=tmp_path)
+    assert outside.returncode == 2 and "not inside a git repository" in outside.stderr
+
+
+def test_a_repository_without_commits_ingests_nothing(daemon, tmp_path):
+    repo = Repo(tmp_path / "empty")
+    with daemon.client() as http:
+        body = ingest(http, repo.path, "git-empty").json()
+    assert (body["status"], body["total"], body["created"]) == ("done", 0, 0)
