@@ -78,12 +78,14 @@ def test_ingest_is_incremental_skips_merges_and_keeps_dates_files_and_sha(daemon
         assert cap["created_at"] == "2021-03-04T03:06:07.000Z"  # the commit's date, in UTC
         assert stored[side]["related_files"] == ["docs/notes.md"]
 
+        key = "sk-proj-" + "Q7x" * 12
         later = repo.commit({"retry.py": "MAX = 7  # measured\n", "README.md": "retry budget\n"},
-                            "docs: note why MAX is 7", "2021-04-01T12:00:00Z")
+                            f"docs: note why MAX is 7\n\nRotated the test key {key} too.", "2021-04-01T12:00:00Z")
         again = ingest(http, repo.path, project).json()
         assert (again["created"], again["skipped_known"], again["total"]) == (1, 3, 1)
         stored = {m["metadata"]["sha"]: m for m in memories(http, project)}
         assert len(stored) == 4 and sorted(stored[later]["related_files"]) == ["README.md", "retry.py"]
+        assert key not in stored[later]["content"] and "REDACTED" in stored[later]["content"]  # the write path's secrets policy
         assert ingest(http, repo.path, project).json()["created"] == 0
 
         repos = {r["repo"]: r for r in http.get("/api/ingest/git").json()["repositories"]}

@@ -163,6 +163,7 @@ class IngestRun:
     done: int = 0
     created: int = 0
     deduped: int = 0
+    refused: int = 0  # refused by the write path (secrets policy 'reject'); retried next time
     skipped_known: int = 0
     error: str | None = None
     started_at: str = field(default_factory=now_iso)
@@ -172,22 +173,42 @@ class IngestRun:
         return asdict(self)
 
 
+def _store_batch(remember_many: RememberMany, drafts: list[MemoryDraft]) -> list[Any]:
+    """One remember_many call; if the write path refuses the batch (e.g. `secrets: reject` on
+    one commit), the commits one by one, None for each refused one."""
+    try:
+        return remember_many(drafts, actor="git-ingest")
+    except InvalidInput:
+        if len(drafts) == 1:
+            return [None]
+    results: list[Any] = []
+    for draft in drafts:
+        try:
+            results += remember_many([draft], actor="git-ingest")
+        except InvalidInput as exc:
+            record_error("ingest", f"commit {draft.metadata.get('sha', '?')[:10]} not stored: {exc}")
+            results.append(None)
+    return results
+
+
 def ingest_commits(db, remember_many: RememberMany, repo: str, project: str | None, commits: Sequence[Commit],
-                   *, progress: Progress | None = None, batch: int = BATCH) -> tuple[int, int]:
-    """Store commits as memories in batches and record them; (created, deduped)."""
-    created = deduped = 0
+                   *, progress: Progress | None = None, batch: int = BATCH) -> dict[str, int]:
+    """Store commits as memories in batches and record them: {created, deduped, refused}.
+    A refused commit is not recorded, so a later ingest (under another policy) tries it again."""
+    counts = {"created": 0, "deduped": 0, "refused": 0}
     note = progress or (lambda done, total: None)
     note(0, len(commits))
     for start in range(0, len(commits), batch):
         chunk = commits[start:start + batch]
-        results = remember_many([commit_draft(c, project=project, repo=repo) for c in chunk], actor="git-ingest")
+        results = _store_batch(remember_many, [commit_draft(c, project=project, repo=repo) for c in chunk])
+        stored = [(c, r) for c, r in zip(chunk, results) if r is not None]
         with db.with_write_tx() as conn:
-            store.record_commits(conn, repo, project,
-                                 [(c.sha, r.id, c.authored_at) for c, r in zip(chunk, results)])
-        created += sum(not r.deduped for r in results)
-        deduped += sum(r.deduped for r in results)
+            store.record_commits(conn, repo, project, [(c.sha, r.id, c.authored_at) for c, r in stored])
+        counts["created"] += sum(not r.deduped for _, r in stored)
+        counts["deduped"] += sum(r.deduped for _, r in stored)
+        counts["refused"] += len(chunk) - len(stored)
         note(start + len(chunk), len(commits))
-    return created, deduped
+    return counts
 
 
 class GitIngest:
@@ -227,10 +248,11 @@ class GitIngest:
 
         try:
             commits = read_commits(run.repo, pending)
-            run.created, run.deduped = ingest_commits(self.db, self.remember_many, run.repo, run.project, commits,
-                                                      progress=note)
+            counts = ingest_commits(self.db, self.remember_many, run.repo, run.project, commits, progress=note)
+            run.created, run.deduped, run.refused = counts["created"], counts["deduped"], counts["refused"]
             run.status = "done"
-            log_event("ingest", "git history ingested", repo=run.repo, created=run.created, deduped=run.deduped)
+            log_event("ingest", "git history ingested", repo=run.repo, created=run.created, deduped=run.deduped,
+                      refused=run.refused)
         except Exception as exc:
             run.status, run.error = "failed", str(exc)
             record_error("ingest", f"git ingest of {run.repo} failed: {exc}")
