@@ -330,6 +330,7 @@ class Provenance:
         self.http = http
         self.sha_units = sha_units
         self.cache: dict[str, frozenset[str]] = {}
+        self.kinds: dict[str, dict] = {}
 
     def units(self, memory_id: str, depth: int = 0) -> frozenset[str]:
         if memory_id in self.cache:
@@ -355,7 +356,14 @@ class Provenance:
                     if isinstance(parent, str) and parent != memory_id:
                         found |= self.units(parent, depth + 1)
         self.cache[memory_id] = frozenset(found)
+        if response.status_code == 200:
+            m = response.json()
+            self.kinds[memory_id] = {"source": m.get("source"), "type": m.get("type"), "chars": len(m["content"])}
         return self.cache[memory_id]
+
+    def describe(self, memory_id: str) -> dict:
+        self.units(memory_id)
+        return self.kinds.get(memory_id, {})
 
 
 # -- scoring ------------------------------------------------------------------------------------------
@@ -472,10 +480,14 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                 chars.append(len(start.get("inject") or "") + len(prompt.get("inject") or ""))
                 if not task.scorable:
                     continue
-                injected = [prov.units(m) for m in list(start.get("memory_ids") or []) + list(prompt.get("memory_ids") or [])]
+                shown = [("start", m) for m in start.get("memory_ids") or []] + \
+                        [("prompt", m) for m in prompt.get("memory_ids") or []]
+                injected = [prov.units(m) for _, m in shown]
                 ranked = [prov.units(h["id"]) for h in recalls[task.id]]
                 row = task_scores(task, injected, ranked)
                 row["injected_count"] = len(injected)
+                row["decision_memories_shown"] = [  # which memories carried the decision, and how
+                    {"phase": phase, "id": m, **prov.describe(m)} for phase, m in shown if prov.units(m) & task.gold]
                 rows.append(row)
             return {"skipped": False, "history_ingest": first, "pipeline_drain": drained, "timings_s": timings,
                     "degraded_hook_answers": degraded, "store": store_summary(http),
@@ -502,6 +514,13 @@ def targets(result: dict) -> dict:
     }
 
 
+def kenning_origin() -> str:
+    """Where `python -m kenning serve` imports kenning from (PYTHONPATH decides: a worktree, an export)."""
+    done = subprocess.run([sys.executable, "-c", "import kenning, os; print(os.path.dirname(kenning.__file__))"],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or done.stderr.strip()[-200:]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="default: ../shared/bench/sde")
@@ -510,6 +529,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--drain-limit-s", type=float, default=1800.0, help="longest wait for the pipeline queue")
     parser.add_argument("--keep", action="store_true", help="keep the temp homes and repositories")
+    parser.add_argument("--label", default="", help="what code is measured (e.g. 'before: ba4e5f8'), echoed in the JSON")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     args.data = args.data or default_data()
@@ -519,7 +539,8 @@ def main() -> None:
     git_rev = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True).stdout.strip()
     result: dict = {
-        "bench": "coding_memory", "data": str(args.data), "seed": args.seed, "code": git_rev,
+        "bench": "coding_memory", "label": args.label, "data": str(args.data), "seed": args.seed,
+        "bench_commit": git_rev, "kenning_imported_from": kenning_origin(),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "tasks": len(tasks), "scored_tasks": sum(t.scorable for t in tasks),
         "unscorable": [t.id for t in tasks if not t.scorable],

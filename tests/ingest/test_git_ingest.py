@@ -77,6 +77,8 @@ def test_ingest_is_incremental_skips_merges_and_keeps_dates_files_and_sha(daemon
         assert cap["source"] == "git" and cap["related_files"] == ["retry.py"]
         assert cap["created_at"] == "2021-03-04T03:06:07.000Z"  # the commit's date, in UTC
         assert stored[side]["related_files"] == ["docs/notes.md"]
+        jobs = http.get("/api/pipeline/jobs", params={"memory_id": cap["id"]}).json()["items"]
+        assert jobs == []  # a commit is one record: no extraction job splits it into fragments
 
         key = "sk-proj-" + "Q7x" * 12
         later = repo.commit({"retry.py": "MAX = 7  # measured\n", "README.md": "retry budget\n"},
