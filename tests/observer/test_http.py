@@ -118,3 +118,13 @@ def test_restart_mid_session_keeps_the_scratchpad_checkpoint(tmp_path):
             assert any(s["signal_class"] == "repeated_grep" and s["key"] == "def flaky" for s in signals)
     finally:
         second.stop()
+
+
+def test_show_carries_trust_and_lifecycle(daemon):
+    with daemon.client() as c:
+        created = c.post("/api/memory/remember", json={"content": "work state: halfway through the importer rewrite",
+                                              "type": "work_state", "project": "httpapp"}).json()
+        life = c.get(f"/api/memory/{created['id']}").json()["lifecycle"]
+        assert life["trust"] == "new" and life["half_life_days"] == 7.0 and life["prunes_after"]
+        run = c.post("/api/observer/lifecycle/run").json()
+        assert {"soft_deleted", "confidence_raised", "review_cleared"} <= set(run)

@@ -42,8 +42,10 @@ class LocalBackend:
         return [h.to_dict() for h in hits]
 
     def get(self, memory_id: str) -> dict:
-        data = self.kenning.get(memory_id).to_dict()
+        memory = self.kenning.get(memory_id)
+        data = memory.to_dict()
         data["history"] = self.kenning.history(memory_id)
+        data["lifecycle"] = self.kenning.observer.lifecycle_of(memory)
         return data
 
     def edit(self, memory_id: str, changes: dict) -> dict:

@@ -85,6 +85,12 @@ def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     for key in ("id", "type", "project", "importance", "pinned", "tags", "source", "created_at",
                 "updated_at", "is_deleted", "superseded_by", "access_count"):
         console.print(f"[bold]{key}[/bold]: {memory.get(key)}", highlight=False)
+    life = memory.get("lifecycle") or {}
+    if life:
+        console.print(f"[bold]trust[/bold]: {life['trust']}  confidence {life['confidence']:.2f} → now "
+                      f"{life['current_confidence']:.2f} (half-life {life['half_life_days'] or 'never'} days"
+                      + (f", pruned after {life['prunes_after']}" if life.get("prunes_after") else "") + ")",
+                      highlight=False)
     console.print(f"\n{memory['content']}\n", highlight=False)
     for h in memory.get("history", []):
         console.print(f"  {h['created_at']}  {h['event']}  {h.get('actor') or ''}", highlight=False)

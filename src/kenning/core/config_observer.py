@@ -75,7 +75,7 @@ class ObserverSettings(_Strict):
         description="Project session counts that trigger cross-session co-access synthesis.",
     )
     co_access_min_ratio: float = Field(
-        0.5, ge=0, le=1, description="Share of a file's sessions that must include the partner for a co-access memory.",
+        0.7, ge=0, le=1, description="Share of a file's edit sessions that must include the partner for a co-access memory.",
     )
     step_injection: bool = Field(True, description="Answer PostToolUse with memories that matter at this step.")
     step_limit: int = Field(4, ge=0, le=20, description="Memories shown per step injection.")

@@ -20,7 +20,7 @@ EVENT_TYPES = ("tool-call", "tool-result", "reasoning", "step-complete")
 _TOOL_NAME = re.compile(r"^[\w.:\-]{1,100}$")
 _BASH_ERROR = re.compile(
     r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception):|^error(?:\[\w+\])?:|\bFAILED\b|^fatal:|"
-    r"npm ERR!|command not found|exit code [1-9]|\bpanicked at\b",
+    r"npm ERR!|command not found|exit code [1-9]|\bpanicked at\b|^--- FAIL|^FAIL\b",
     re.IGNORECASE | re.MULTILINE,
 )
 

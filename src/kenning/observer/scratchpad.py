@@ -154,7 +154,7 @@ class Scratchpad:
                                     contaminated=self._tainted(self.step)))
         ended = sig.dead_end(text)
         if ended:
-            edited = [p for p, f in self.files.items() if f["edits"] and self.step - f["last"] <= BACKTRACK_WINDOW][-4:]
+            edited = [p for p, f in self.files.items() if f["edits"] and self.step - f["last"] <= COACCESS_WINDOW][-2:]
             files = edited or recent
             self._add_signal(Signal("dead_end", f"{files[-1] if files else ''}:{_digest(ended.lower())}",
                                     files=files, detail={"text": text.strip()[:400], "sentence": ended},
@@ -201,6 +201,7 @@ class Scratchpad:
             new_d = _digest(new) if isinstance(new, str) and new else None
             for step, prev_old, prev_new in history:
                 if self.step - step <= BACKTRACK_WINDOW and prev_old and new_d == prev_old and old_d == prev_new:
+                    self.files[path]["reverted"] = self.files[path].get("reverted", 0) + 1
                     self._add_signal(Signal("backtrack", path, files=[path],
                                             detail={"first_step": step, "reverted_at": self.step},
                                             step=self.step, contaminated=self._tainted(self.step)))
@@ -288,9 +289,9 @@ class Scratchpad:
                 out.append(Signal("external_reference", f"{domain}>{ref['edited'][0]}", files=ref["edited"],
                                   detail={"ref": ref["ref"]}, step=ref["step"], contaminated=True))
         for gram, count in self.sequences.items():
-            if count >= 2 and gram.count("Bash:") >= 2:
+            if count >= 2 and gram.count("Bash:") >= 2 and len(set(gram.split(" > "))) >= 3:
                 out.append(Signal("tool_sequence", gram, detail={"sequence": gram, "count": count}))
-        pairs = sorted(edited)[:20]
+        pairs = sorted(p for p in edited if not self.files[p].get("reverted"))[:20]  # a reverted edit is no change
         for i, a in enumerate(pairs):
             for b in pairs[i + 1:]:
                 out.append(Signal("co_access", f"{a}|{b}", files=[a, b], detail={"edited": True}))

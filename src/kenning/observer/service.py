@@ -21,7 +21,7 @@ from typing import Any
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.errors import NotFound
 from kenning.core.telemetry import record_error, record_latency
-from kenning.observer import decider, intake
+from kenning.observer import decider, intake, lifecycle
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.promotion import promote_session
 from kenning.observer.scratchpad import EDIT_TOOLS, Scratchpad, StepContext
@@ -29,6 +29,7 @@ from kenning.store import observer as store
 from kenning.store import sessions as session_store
 
 RESTORE_DAYS = 7
+INJECTION_FLUSH_S = 0.5  # step injections are recorded off the hook's path within this
 MAX_INJECTED_IDS = 200
 
 
@@ -54,6 +55,7 @@ class Observer:
         self._on_disk: set[str] = set()
         self._groups: dict[str, str] = {}
         self._pending: dict[tuple[str, str], tuple[dict[str, Any], StepContext]] = {}
+        self._injections: list[tuple[str, list[tuple[str, float]], str]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -77,14 +79,30 @@ class Observer:
             self._thread.join(timeout=5)
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        self.flush_injections()
         self.checkpoint()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.cfg.checkpoint_interval_s):
+        last = time.monotonic()
+        while not self._stop.wait(min(INJECTION_FLUSH_S, self.cfg.checkpoint_interval_s)):
             try:
-                self.checkpoint()
+                self.flush_injections()
+                if time.monotonic() - last >= self.cfg.checkpoint_interval_s:
+                    last = time.monotonic()
+                    self.checkpoint()
             except Exception as exc:  # background boundary
                 record_error("observer", f"scratchpad checkpoint failed: {exc}")
+
+    def flush_injections(self) -> int:
+        """Record queued step injections (session_memories phase 'step' + one access each) in one tx."""
+        with self._lock:
+            queued, self._injections = self._injections, []
+        if not queued:
+            return 0
+        with self.deps.db.with_write_tx() as conn:
+            for session_key, shown, at in queued:
+                store.record_step_injection(conn, session_key, shown, at)
+        return len(queued)
 
     def checkpoint(self) -> int:
         """Write every changed scratchpad (and those evicted from memory) in one transaction."""
@@ -210,12 +228,13 @@ class Observer:
             if not decision.memories:
                 return empty
             text = decider.render(decision, self.cfg.step_budget_chars)
-            with self.deps.db.with_write_tx() as conn:
-                store.record_step_injection(conn, pad.session_key, [(m.id, m.confidence) for _, m in decision.memories],
-                                            now_iso())
             with self._lock:
                 pad.injected = (pad.injected + decision.ids)[-MAX_INJECTED_IDS:]
                 pad.dirty = True
+                self._injections.append((pad.session_key, [(m.id, m.confidence) for _, m in decision.memories],
+                                         now_iso()))
+            if self._thread is None:  # not started (offline CLI, tests without background): record now
+                self.flush_injections()
             self.counters["injections"] += 1
             return {"step": pad.step, "inject": text, "memory_ids": decision.ids,
                     "reasons": [k for k, _ in decision.memories]}
@@ -231,6 +250,7 @@ class Observer:
     # -- session end ----------------------------------------------------------------------------------
     def end_session(self, session_key: str, *, wait: bool = False) -> dict[str, Any]:
         """Promote the session's scratchpad (in the background unless `wait`)."""
+        self.flush_injections()
         with self._lock:
             pad = self._pads.pop(session_key, None) or self._evicted.pop(session_key, None)
             group = self._groups.pop(session_key, None)
@@ -269,6 +289,7 @@ class Observer:
 
     # -- reading --------------------------------------------------------------------------------------
     def session(self, session_key: str) -> dict[str, Any]:
+        self.flush_injections()
         with self._lock:
             pad = self._pads.get(session_key) or self._evicted.get(session_key)
             live = pad.summary() if pad else None
@@ -284,6 +305,13 @@ class Observer:
         return {"session_key": session_key, "live": live, "finished": finished, "signals": signals,
                 "step_injections": injections}
 
+    def lifecycle_of(self, memory) -> dict[str, Any]:
+        """Trust level, decayed confidence, half-life and when pruning would take it (for `show`)."""
+        return lifecycle.describe(memory, self.cfg.lifecycle)
+
+    def run_lifecycle(self) -> dict[str, Any]:
+        return lifecycle.run(self.deps.db, self.cfg.lifecycle)
+
     def status(self) -> dict[str, Any]:
         with self._lock:
             live = len(self._pads)
@@ -291,5 +319,6 @@ class Observer:
             "enabled": self.cfg.enabled, "live_sessions": live, "counters": dict(self.counters),
             "observe_ms_p95": _p95(self._observe_ms), "decide_ms_p95": _p95(self._decide_ms),
             "checkpoint_interval_s": self.cfg.checkpoint_interval_s, "ab": self.cfg.ab.model_dump(),
+            "lifecycle": self.cfg.lifecycle.model_dump(),
             "ab_metrics": store.ab_metrics(self.deps.db.reader()),
         }

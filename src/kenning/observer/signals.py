@@ -65,15 +65,15 @@ CONFIG_NAMES = {
 }
 CONFIG_SUFFIXES = (".config.js", ".config.ts", ".config.mjs", ".toml", ".ini", ".cfg")
 
-_HEX = re.compile(r"\b(?:0x)?[0-9a-f]{6,}\b", re.IGNORECASE)
+_HEX = re.compile(r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*\d)[0-9a-f]{6,})\b", re.IGNORECASE)
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.\-~]*/)+[\w.\-]+")
-_QUOTED = re.compile(r"(['\"`])[^'\"`\n]{1,120}\1")
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 _ERROR_LINE = re.compile(
     r"(?:^|\n)\s*((?:[\w.]+(?:Error|Exception|Failure|Warning))\b[^\n]*|error(?:\[\w+\])?:[^\n]*|"
-    r"FAILED[^\n]*|fatal:[^\n]*|E\s{2,}[^\n]*|Traceback[^\n]*|npm ERR![^\n]*|[^\n]*command not found[^\n]*)",
+    r"FAILED[^\n]*|fatal:[^\n]*|E\s{2,}[^\n]*|Traceback[^\n]*|npm ERR![^\n]*|[^\n]*command not found[^\n]*|"
+    r"[^\n]*\berror: [^\n]*)",
     re.IGNORECASE,
 )
 _FILE_IN_TEXT = re.compile(r"/?(?:[\w.\-]+/)+[\w.\-]+\.\w{1,6}|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|c|h|cpp|json|toml|yaml|yml)\b")
@@ -90,11 +90,11 @@ def error_line(text: str) -> str:
 
 
 def normalize_error(text: str) -> str:
-    """An error line with paths, quoted names, ids, hex and numbers replaced by placeholders."""
+    """An error line with paths, ids, hex and numbers replaced by placeholders (names are kept: they
+    tell one error from another; digits inside them go, so `user_1842` and `user_77` match)."""
     line = error_line(text)
     line = _UUID.sub("<id>", line)
     line = _PATH.sub("<path>", line)
-    line = _QUOTED.sub("<name>", line)
     line = _HEX.sub("<hex>", line)
     line = _NUMBER.sub("<n>", line)
     return _SPACE.sub(" ", line).strip().lower()

@@ -10,9 +10,11 @@ from kenning.store.vectors import delete_embedding
 
 
 def expired_tombstones(conn, cutoff: str, limit: int) -> list[str]:
-    """Ids of soft-deleted memories whose deleted_at is older than `cutoff`, oldest first."""
+    """Ids of soft-deleted memories whose deleted_at is older than `cutoff`, oldest first; pinned and
+    user-verified tombstones are kept (memory-system-v4 section 18)."""
     return [r[0] for r in conn.execute(
         "SELECT id FROM memories WHERE is_deleted = 1 AND deleted_at IS NOT NULL AND deleted_at < ?"
+        " AND pinned = 0 AND user_verified = 0"
         " ORDER BY deleted_at, rid LIMIT ?", (cutoff, limit),
     )]
 

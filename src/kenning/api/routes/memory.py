@@ -51,8 +51,10 @@ def list_memories(
 
 @router.get("/{memory_id}")
 def get_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
-    memory = k.get(memory_id).to_dict()
+    found = k.get(memory_id)
+    memory = found.to_dict()
     memory["history"] = k.history(memory_id)
+    memory["lifecycle"] = k.observer.lifecycle_of(found)  # trust level, decayed confidence, half-life
     return memory
 
 

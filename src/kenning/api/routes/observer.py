@@ -6,6 +6,7 @@
 - GET /api/observer/sessions/{key} → live scratchpad summary, persisted signals, step injections
 - POST /api/observer/sessions/{key}/end {wait?} → promote the scratchpad now
 - POST /api/observer/checkpoint → write changed scratchpads now
+- POST /api/observer/lifecycle/run → one pruning / trust-promotion pass now
 """
 
 from __future__ import annotations
@@ -49,3 +50,8 @@ async def end(session_key: str, request: Request, k: Kenning = Depends(get_kenni
 @router.post("/api/observer/checkpoint")
 async def checkpoint(k: Kenning = Depends(get_kenning)) -> dict:
     return {"written": await run_in_threadpool(k.observer.checkpoint)}
+
+
+@router.post("/api/observer/lifecycle/run")
+async def run_lifecycle(k: Kenning = Depends(get_kenning)) -> dict:
+    return await run_in_threadpool(k.observer.run_lifecycle)

@@ -1,0 +1,36 @@
+"""Lifecycle worker: the daily pruning / trust-promotion pass (kenning.observer.lifecycle.run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core import telemetry
+from kenning.observer.lifecycle import run
+from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.manager import register_worker
+
+
+class LifecycleWorker(Worker):
+    def __init__(self, db, cfg, **kw: Any) -> None:
+        super().__init__("lifecycle", interval_s=cfg.interval_hours * 3600.0, **kw)
+        self.db = db
+        self.cfg = cfg
+        self.last_run: dict[str, Any] | None = None
+
+    def tick(self) -> float | None:
+        self.last_run = run(self.db, self.cfg)
+        self.counters["processed"] += 1
+        if self.last_run["soft_deleted"] or self.last_run["confidence_raised"]:
+            telemetry.log_event("lifecycle", "pruning pass", **self.last_run)
+        return None
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {"last_run": self.last_run}
+
+
+@register_worker("lifecycle")
+def build(kenning) -> LifecycleWorker | None:
+    cfg = kenning.settings.observer.lifecycle
+    if not cfg.enabled:
+        return None
+    return LifecycleWorker(kenning.db, cfg, **backoff_from_settings(kenning.settings.pipeline.worker))
