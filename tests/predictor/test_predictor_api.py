@@ -100,6 +100,7 @@ def test_predictor_api_and_cli(tmp_path, daemon_factory):
         out = subprocess.run([sys.executable, "-m", "kenning", "predictor", "compare", key], env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "winner" in out.stdout
+        assert "baseline top" in out.stdout and "predictor top" in out.stdout  # each ranking with memory text
         out = subprocess.run([sys.executable, "-m", "kenning", "predictor", "history"], env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "manual" in out.stdout

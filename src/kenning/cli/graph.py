@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.table import Table
 from rich.tree import Tree
 
 from kenning.cli.context import console, print_json
 from kenning.cli.memory import backend
+from kenning.cli.tables import Col, print_table
 
 graph_app = typer.Typer(no_args_is_help=True, help="Knowledge graph: entities and how they relate.")
 
@@ -73,10 +73,9 @@ def list_entities(
     if as_json:
         print_json(data)
         return
-    table = Table("name", "type", "mentions", "id", title=f"{data['total']} entities")
-    for e in data["items"]:
-        table.add_row(e["name"], e["entity_type"], str(e["mentions"]), e["id"])
-    console.print(table)
+    print_table(console, [Col("id", "id", "id"), Col("mentions", "mentions", "num"),
+                          Col("type", "entity_type", max_width=12), Col("name", "name", max_width=40)],
+                data["items"], title=f"{data['total']} entities")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from kenning.cli.backend import LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
+from kenning.cli.tables import Col, fmt, print_table
+from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
+from kenning.retrieval.config import PRESETS
 
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
+PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
+               "default": "hybrid plus session context"}
+EMPTY_STORE = (
+    "no memories yet. To get some:\n"
+    "  kenning connect claude-code    Claude Code remembers and recalls through hooks\n"
+    "  kenning ingest git             learn from this repository's history\n"
+    '  kenning remember "We deploy with scripts/deploy.sh"'
+)
 
 
 @contextmanager
@@ -51,28 +62,52 @@ def remember(
         console.print(f"{'already known as' if result['deduped'] else 'remembered'} [bold]{result['id']}[/bold]")
 
 
+def _when(value: str | None, option: str) -> str | None:
+    """`--since/--until`: an ISO date or time, or an age like 30m, 12h, 7d, 2w (before now)."""
+    if not value:
+        return None
+    text = value.strip()
+    units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    if text[:-1].isdigit() and text[-1:].lower() in units:
+        return to_iso(utcnow() - timedelta(**{units[text[-1].lower()]: int(text[:-1])}))
+    try:
+        return to_iso(parse_iso(text))
+    except KenningError:
+        fail(f"{option} {value!r}: use an ISO date/time (2026-05-01, 2026-05-01T09:30) or an age (30m, 12h, 7d, 2w)",
+             code=2)
+        raise
+
+
 def recall(
     query: str = typer.Argument(..., help="What to look for."),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=200),
     project: Optional[str] = typer.Option(None, "--project", "-p"),
     type: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
     tag: list[str] = typer.Option([], "--tag"),
-    preset: Optional[str] = typer.Option(None, help="bm25, dense, hybrid or default."),
-    as_json: bool = typer.Option(False, "--json"),
+    since: Optional[str] = typer.Option(None, help="Only memories created at or after this (ISO date/time or 7d, 12h, 2w)."),
+    until: Optional[str] = typer.Option(None, help="Only memories created before this (ISO date/time or 7d, 12h, 2w)."),
+    preset: Optional[str] = typer.Option(
+        None, help="Recall preset: " + "; ".join(f"{name} ({PRESET_HELP.get(name, '+'.join(cfg.legs))})"
+                                                 for name, cfg in PRESETS.items()) + ". Default: the daemon's configuration."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Hybrid recall (BM25 + vectors, fused); shows which legs found each memory."""
+    if preset is not None and preset not in PRESETS:
+        fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
     body = {"query": query, "limit": limit, "project": project, "types": type or None,
-            "tags": tag or None, "preset": preset}
+            "tags": tag or None, "preset": preset, "since": _when(since, "--since"), "until": _when(until, "--until")}
     with backend() as b:
         results = b.recall(body)
     if as_json:
         print_json(results)
         return
-    table = Table("id", "score", "type", "legs", "content", show_lines=False)
-    for r in results:
-        legs = " ".join(f"{k}#{v['rank']}" for k, v in r["legs"].items())
-        table.add_row(r["id"], f"{r['score']:.4f}", r["type"], legs, r["content"][:100])
-    console.print(table if results else "no memories match")
+    if not results:
+        console.print("no memories match" + (" (try without --since/--until)" if since or until else ""))
+        return
+    print_table(console, [
+        Col("id", "id", "id"), Col("score", lambda r: fmt(r["score"], 4), "num"), Col("type", "type", max_width=10),
+        Col("found by", lambda r: " ".join(f"{k}#{v['rank']}" for k, v in r["legs"].items()), max_width=24),
+    ], results, detail=Col("content", "content"))
 
 
 def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
@@ -146,11 +181,16 @@ def list_(
     if as_json:
         print_json(page)
         return
-    table = Table("id", "created", "type", "project", "content", title=f"{page['total']} memories")
-    for m in page["items"]:
-        table.add_row(m["id"], m["created_at"][:16], m["type"], m["project"] or "",
-                      ("[dim](forgotten)[/dim] " if m["is_deleted"] else "") + m["content"][:90])
-    console.print(table)
+    if not page["items"]:
+        console.print(EMPTY_STORE if not page["total"] and not (project or type) else
+                      f"no memories on this page ({page['total']} match; try a smaller --offset)")
+        return
+    print_table(console, [
+        Col("id", "id", "id"), Col("created", lambda m: m["created_at"][:16].replace("T", " "), max_width=16),
+        Col("type", "type", max_width=10), Col("project", "project", max_width=20),
+    ], page["items"], detail=Col("content", lambda m: ("(forgotten) " if m["is_deleted"] else "") + m["content"]),
+        title=f"{page['total']} memories" + (f", showing {offset + 1}-{offset + len(page['items'])}"
+                                             if page["total"] > len(page["items"]) else ""))
 
 
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:

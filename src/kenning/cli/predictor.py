@@ -14,6 +14,8 @@ from rich.table import Table
 
 from kenning.cli.context import console, fail, print_json
 from kenning.cli.memory import backend
+from kenning.cli.tables import Col, fmt, print_table
+from kenning.core.errors import KenningError
 
 predictor_app = typer.Typer(no_args_is_help=True, help="The learned memory scorer: state, training, audits.")
 
@@ -103,15 +105,19 @@ def history(limit: int = typer.Option(20, min=1, max=500), as_json: bool = typer
     if as_json:
         print_json(data)
         return
-    table = Table("id", "at", "trigger", "version", "swapped", "loss", "steps", "sessions", "canary ndcg", "Δ", "ms")
-    for r in data["items"]:
-        table.add_row(str(r["id"]), r["created_at"], r["trigger"], str(r["model_version"]),
-                      "yes" if r["swapped"] else "no", f"{r['loss']:.4f}" if r["loss"] is not None else "-",
-                      str(r["step"]), str(r["sample_count"]),
-                      f"{r['canary_ndcg']:.3f}" if r["canary_ndcg"] is not None else "-",
-                      f"{r['canary_ndcg_delta']:+.3f}" if r["canary_ndcg_delta"] is not None else "-",
-                      f"{r['duration_ms']:.0f}")
-    console.print(table)
+    if not data["items"]:
+        console.print("no training runs yet: the predictor trains once enough sessions are scored "
+                      "(`kenning predictor status`)")
+        return
+    print_table(console, [
+        Col("id", "id", "id"), Col("at", lambda r: r["created_at"][:16].replace("T", " "), max_width=16),
+        Col("trigger", "trigger", max_width=10), Col("ver", "model_version", "num"),
+        Col("swap", lambda r: "yes" if r["swapped"] else "no", max_width=4),
+        Col("loss", lambda r: fmt(r["loss"], 4), "num"), Col("steps", "step", "num"),
+        Col("sess", "sample_count", "num"), Col("ndcg", lambda r: fmt(r["canary_ndcg"], 3), "num"),
+        Col("Δ", lambda r: fmt(r["canary_ndcg_delta"], 3, signed=True), "num"),
+        Col("ms", lambda r: f"{r['duration_ms']:.0f}", "num"),
+    ], data["items"])
 
 
 @predictor_app.command("compare")
@@ -120,10 +126,11 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
     """Predictor vs baseline for one session: both top-10s, NDCG, winner, labels."""
     with backend() as b:
         data = _get(b, f"/api/predictor/audit/{session_key}")
+        cmp = data.get("comparison")
+        texts = _memory_texts(b, [*cmp["baseline_top_ids"], *cmp["predictor_top_ids"]]) if cmp and not as_json else {}
     if as_json:
         print_json(data)
         return
-    cmp = data.get("comparison")
     if not cmp:
         console.print(f"no comparison recorded for {session_key} (no predictor ranking or no score yet)")
     else:
@@ -132,13 +139,23 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
                       f"  confidence {cmp['scorer_confidence']:.2f}  EMA updated: {cmp['ema_updated']}",
                       highlight=False)
         rel = cmp["relevance_scores"]
-        table = Table("#", "baseline", "rel", "predictor", "rel")
-        for i in range(max(len(cmp["baseline_top_ids"]), len(cmp["predictor_top_ids"]))):
-            b_id = cmp["baseline_top_ids"][i] if i < len(cmp["baseline_top_ids"]) else ""
-            p_id = cmp["predictor_top_ids"][i] if i < len(cmp["predictor_top_ids"]) else ""
-            table.add_row(str(i + 1), b_id, f"{rel.get(b_id, 0):.2f}" if b_id else "",
-                          p_id, f"{rel.get(p_id, 0):.2f}" if p_id else "")
-        console.print(table)
+        for side in ("baseline", "predictor"):
+            rows = [{"rank": i + 1, "id": mid, "rel": rel.get(mid, 0.0), "content": texts.get(mid, "")}
+                    for i, mid in enumerate(cmp[f"{side}_top_ids"])]
+            print_table(console, [Col("#", "rank", "num"), Col("memory", "id", "id"),
+                                  Col("rel", lambda r: fmt(r["rel"]), "num")],
+                        rows, detail=Col("content", "content"), title=f"{side} top {len(rows)}")
+
+
+def _memory_texts(b, ids: list[str]) -> dict[str, str]:
+    """Each memory's content ('(purged)' when it no longer exists), for showing rankings as text."""
+    texts: dict[str, str] = {}
+    for mid in dict.fromkeys(ids):
+        try:
+            texts[mid] = b.get(mid)["content"]
+        except KenningError:
+            texts[mid] = "(purged)"
+    return texts
 
 
 @predictor_app.command("labels")
@@ -157,13 +174,12 @@ def labels(session_key: str = typer.Argument(..., help="Session key."),
                   f"temperature {data['temperature']}, spread {data['spread']:.2f}: {state}", highlight=False)
     if data.get("confidence_explained"):
         console.print(f"confidence = {data['confidence_explained']}", highlight=False)
-    table = Table("memory", "inj", "agent", "judge", "fts", "touched", "label", "path", "why")
-    for c in sorted(data["labels"], key=lambda c: -c["label"]):
-        table.add_row(c["memory_id"], "y" if c["was_injected"] else "", _agent_cell(c),
-                      "-" if c["relevance_score"] is None else f"{c['relevance_score']:.2f}",
-                      str(c["fts_hit_count"]), "y" if c.get("touched") else "",
-                      f"{c['label']:+.2f}", c["path"], "; ".join(c["reasons"]))
-    console.print(table)
+    print_table(console, [
+        Col("memory", "memory_id", "id"), Col("inj", lambda c: "y" if c["was_injected"] else "", max_width=3),
+        Col("agent", _agent_cell, "num"), Col("judge", lambda c: fmt(c["relevance_score"]), "num"),
+        Col("fts", "fts_hit_count", "num"), Col("touch", lambda c: "y" if c.get("touched") else "", max_width=5),
+        Col("label", lambda c: fmt(c["label"], signed=True), "num"), Col("path", "path", max_width=16),
+    ], sorted(data["labels"], key=lambda c: -c["label"]), detail=Col("why", lambda c: "; ".join(c["reasons"])))
 
 
 def _agent_cell(c: dict) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from kenning.cli.backend import LocalBackend
 from kenning.cli.context import console, print_json
 from kenning.cli.memory import backend
+from kenning.cli.tables import Col, fmt, print_table
 
 sessions_app = typer.Typer(no_args_is_help=True, help="Inspect agent sessions.")
 
@@ -26,10 +26,6 @@ def _detail(b, key: str) -> dict:
     return b.session(key)
 
 
-def _num(value, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 @sessions_app.command("list")
 def list_sessions(
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000),
@@ -42,12 +38,16 @@ def list_sessions(
     if as_json:
         print_json(data)
         return
-    table = Table("session", "project", "started", "prompts", "candidates", "injected", "score", "conf", "judge")
-    for s in data["sessions"]:
-        table.add_row(s["session_key"], s.get("project") or "", s["started_at"], str(s["prompt_count"]),
-                      str(s["candidates"]), str(s["injected"]), _num(s.get("score")), _num(s.get("confidence")),
-                      s.get("judge") or "")
-    console.print(table)
+    if not data["sessions"]:
+        console.print("no sessions yet: `kenning connect claude-code` installs the hooks that record them"
+                      if not project else f"no sessions for project {project!r}")
+        return
+    print_table(console, [
+        Col("session", "session_key", "id"), Col("prompts", "prompt_count", "num"),
+        Col("cand", "candidates", "num"), Col("inj", "injected", "num"),
+        Col("score", lambda s: fmt(s.get("score")), "num"), Col("conf", lambda s: fmt(s.get("confidence")), "num"),
+    ], data["sessions"], detail=Col("project · started · judge", lambda s: " · ".join(
+        [s.get("project") or "-", s["started_at"][:16].replace("T", " "), s.get("judge") or "not judged"])))
     console.print(f"{len(data['sessions'])} of {data['total']} sessions")
 
 
@@ -68,14 +68,16 @@ def show(
                   highlight=False)
     if s.get("status_line"):
         console.print(s["status_line"], highlight=False, markup=False)
-    table = Table("rank", "memory", "source", "inj", "phase", "eff", "pred", "final", "fts", "agent", "n", "rel",
-                  "content")
-    for m in data["memories"]:
-        table.add_row(str(m["rank"]), m["memory_id"], m["source"], "✓" if m["was_injected"] else "",
-                      m.get("inject_phase") or "", _num(m.get("effective_score"), 3), _num(m.get("predictor_score"), 3),
-                      _num(m.get("final_score"), 3), str(m["fts_hit_count"]), _num(m.get("agent_relevance_score")),
-                      str(m["agent_feedback_count"]), _num(m.get("relevance_score")), (m.get("content") or "")[:60])
-    console.print(table)
+    print_table(console, [
+        Col("#", "rank", "num"), Col("memory", "memory_id", "id"), Col("source", "source", max_width=10),
+        Col("inj", lambda m: "✓" if m["was_injected"] else "", max_width=3),
+        Col("phase", lambda m: m.get("inject_phase") or "", max_width=10),
+        Col("eff", lambda m: fmt(m.get("effective_score"), 3), "num"),
+        Col("pred", lambda m: fmt(m.get("predictor_score"), 3), "num"),
+        Col("final", lambda m: fmt(m.get("final_score"), 3), "num"), Col("fts", "fts_hit_count", "num"),
+        Col("agent", lambda m: fmt(m.get("agent_relevance_score")) + f"×{m['agent_feedback_count']}", "num"),
+        Col("rel", lambda m: fmt(m.get("relevance_score")), "num"),
+    ], data["memories"], detail=Col("content", "content"))
     score = data.get("score")
     if score:
         console.print(f"continuity ({score['judge']}): score={score['score']:.2f} confidence={score['confidence']:.2f} "
