@@ -9,15 +9,35 @@ from typing import Optional
 
 import typer
 
-from kenning.cli.context import console, fail
+from kenning.cli.context import console, fail, settings
 from kenning.cli.ingest import ingest_git
-from kenning.core.errors import KenningError
+from kenning.core.config import default_home, load_settings
+from kenning.core.errors import ConfigError, KenningError
 from kenning.hooks.install import (
     InstallError, install_claude_code, install_mcp, mcp_config, uninstall_claude_code, uninstall_mcp,
 )
 from kenning.memory.git_history import open_repository
 
 connect_app = typer.Typer(no_args_is_help=True, help="Connect kenning to an agent harness.")
+
+
+def setup_env() -> dict[str, str]:
+    """KENNING_HOME / KENNING_HOST / KENNING_PORT for the installed commands, each only when a bare
+    process (no KENNING_* variables) would not find this daemon by itself."""
+    cfg = settings()
+    env: dict[str, str] = {}
+    if cfg.home.expanduser().resolve() != default_home({}).resolve():
+        env["KENNING_HOME"] = str(cfg.home.expanduser().resolve())
+    try:
+        bare = load_settings({"KENNING_HOME": str(cfg.home)})  # what config.yaml alone says
+        bare_host, bare_port = bare.host, bare.port
+    except ConfigError:
+        bare_host, bare_port = None, None
+    if cfg.host != bare_host:
+        env["KENNING_HOST"] = cfg.host
+    if cfg.port != bare_port:
+        env["KENNING_PORT"] = str(cfg.port)
+    return env
 
 
 def _claude_settings_path(project: bool, user: bool, settings: Optional[Path]) -> Path:
@@ -34,15 +54,18 @@ def _claude_settings_path(project: bool, user: bool, settings: Optional[Path]) -
 def claude_code(
     project: bool = typer.Option(False, "--project", help="This project's .claude/settings.json."),
     user: bool = typer.Option(False, "--user", help="~/.claude/settings.json (the default)."),
-    settings: Optional[Path] = typer.Option(None, "--settings", help="Explicit settings file."),
+    settings_file: Optional[Path] = typer.Option(None, "--settings", help="Explicit settings file."),
     uninstall: bool = typer.Option(False, "--uninstall", help="Remove kenning's hooks (restores the original)."),
     with_history: bool = typer.Option(False, "--ingest-git",
                                     help="Also store this git repository's history as memories (`kenning ingest git`)."),
 ) -> None:
-    """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd."""
-    path = _claude_settings_path(project, user, settings)
+    """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd.
+
+    When this shell points kenning at another home or port (KENNING_HOME, KENNING_PORT), the hook
+    commands carry those variables, so the hooks reach the same daemon."""
+    path = _claude_settings_path(project, user, settings_file)
     try:
-        outcome = uninstall_claude_code(path) if uninstall else install_claude_code(path)
+        outcome = uninstall_claude_code(path) if uninstall else install_claude_code(path, setup_env())
     except (InstallError, OSError) as exc:
         fail(str(exc), code=2)
     console.print(outcome.message, highlight=False, soft_wrap=True)
@@ -76,10 +99,10 @@ def mcp(
     if install and uninstall:
         fail("choose one of --install and --uninstall", code=2)
     if not install and not uninstall:
-        print(json.dumps(mcp_config(), indent=2))
+        print(json.dumps(mcp_config(setup_env()), indent=2))
         return
     try:
-        outcome = uninstall_mcp(path) if uninstall else install_mcp(path)
+        outcome = uninstall_mcp(path) if uninstall else install_mcp(path, setup_env())
     except (InstallError, OSError) as exc:
         fail(str(exc), code=2)
     console.print(outcome.message, highlight=False, soft_wrap=True)

@@ -54,8 +54,10 @@ def kenning_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kenning"]
 
 
-def hook_command(event: str) -> str:
-    return " ".join(shlex.quote(part) for part in [*kenning_command(), "hook", event])
+def hook_command(event: str, env: dict[str, str] | None = None) -> str:
+    """The shell command Claude Code runs for `event`; `env` (KENNING_HOME/PORT…) goes in front."""
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in (env or {}).items()]
+    return " ".join([*assignments, *(shlex.quote(part) for part in [*kenning_command(), "hook", event])])
 
 
 def is_ours(entry: Any) -> bool:
@@ -184,7 +186,8 @@ def _strip_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return result, found
 
 
-def install_claude_code(path: Path) -> Outcome:
+def install_claude_code(path: Path, env: dict[str, str] | None = None) -> Outcome:
+    """Add our hooks; `env` is set in front of each command (a daemon on another home or port)."""
     raw, data = _read(path)
     stripped, already = _strip_hooks(data)
     hooks = stripped.get("hooks")
@@ -194,7 +197,7 @@ def install_claude_code(path: Path) -> Outcome:
     merged_hooks = dict(hooks or {})
     for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
         group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(event), "timeout": timeout}]
+        group["hooks"] = [{"type": "command", "command": hook_command(event, env), "timeout": timeout}]
         existing = merged_hooks.get(claude_event)
         if existing is not None and not isinstance(existing, list):
             raise InstallError(f"{path}: hooks.{claude_event} is not a list; nothing was changed")
@@ -219,21 +222,21 @@ def uninstall_claude_code(path: Path) -> Outcome:
 
 
 # -- MCP client config (.mcp.json / claude_desktop_config.json) ----------------------------------
-def mcp_server_entry() -> dict[str, Any]:
+def mcp_server_entry(env: dict[str, str] | None = None) -> dict[str, Any]:
     argv = kenning_command()
-    return {"command": argv[0], "args": [*argv[1:], "mcp"]}
+    return {"command": argv[0], "args": [*argv[1:], "mcp"], **({"env": dict(env)} if env else {})}
 
 
-def mcp_config() -> dict[str, Any]:
-    return {"mcpServers": {"kenning": mcp_server_entry()}}
+def mcp_config(env: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"mcpServers": {"kenning": mcp_server_entry(env)}}
 
 
-def install_mcp(path: Path) -> Outcome:
+def install_mcp(path: Path, env: dict[str, str] | None = None) -> Outcome:
     raw, data = _read(path)
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise InstallError(f"{path}: \"mcpServers\" is not an object; nothing was changed")
-    merged = {**data, "mcpServers": {**servers, "kenning": mcp_server_entry()}}
+    merged = {**data, "mcpServers": {**servers, "kenning": mcp_server_entry(env)}}
     new = _dump(merged)
     if raw is not None and new == raw:
         return Outcome(path, False, f"kenning MCP server already configured in {path}")
