@@ -45,7 +45,6 @@ import json
 import os
 import platform
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,6 +58,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_lib import ReferenceBM25  # noqa: E402
+from predictor_sim import Daemon  # noqa: E402  (real `python -m kenning serve`, temp home, free port)
 
 
 
@@ -201,47 +201,13 @@ def commit_planted(repo: Path, p: PlantedCommit) -> str:
 
 
 # -- the daemon ---------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Daemon:
-    def __init__(self, home: Path, config_yaml: str | None) -> None:
-        self.home = home
-        home.mkdir(parents=True, exist_ok=True)
-        if config_yaml:
-            (home / "config.yaml").write_text(config_yaml)
-        port = free_port()
-        env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
-        self.log = home / "daemon.log"
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env,
-                                     stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.url = f"http://127.0.0.1:{port}"
-        self.error: str | None = None
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.error = self.log.read_text(errors="replace").strip().splitlines()[-1:] or ["exited"]
-                self.error = self.error[0][:500]
-                return
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        self.error = "daemon did not answer within 300 s"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+def start_daemon(home: Path, config_yaml: str | None) -> tuple[Daemon | None, str | None]:
+    """(daemon, None), or (None, why) when the daemon refuses the config or does not start."""
+    try:
+        return Daemon(home, config_yaml or ""), None
+    except RuntimeError as exc:
+        lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+        return None, (lines[-1] if lines else "daemon did not start")[:500]
 
 
 def post(http: httpx.Client, path: str, body: dict, timeout: float = 600) -> dict:
@@ -430,9 +396,9 @@ def run_bm25(tasks: list[Task], chats: list[Chat], planted: list[PlantedCommit],
 def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: list[Chat],
                 planted: list[PlantedCommit], commits: list[dict], work: Path, args) -> dict:
     home = work / f"home-{name}"
-    daemon = Daemon(home, config_yaml)
-    if daemon.error:
-        return {"skipped": True, "reason": f"daemon refused the config {config_yaml!r}: {daemon.error}"}
+    daemon, error = start_daemon(home, config_yaml)
+    if daemon is None:
+        return {"skipped": True, "reason": f"daemon refused the config {config_yaml!r}: {error}"}
     timings: dict[str, float] = {}
     try:
         with httpx.Client(base_url=daemon.url, timeout=600) as http:
