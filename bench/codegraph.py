@@ -163,7 +163,8 @@ def run_repo(name: str, root: Path, samples: int, seed: int, workdir: Path) -> d
     result = {
         "root": str(root), "languages": languages, "files": report.files, "cold_index_s": round(cold, 2),
         "noop_reindex_s": round(warm_s, 3), "noop_parsed": warm.parsed, "syntax_errors": len(report.syntax_errors),
-        "one_file_edit": edit, **stats, "db_bytes": db_path.stat().st_size,
+        "one_file_edit": edit, **stats,
+        "db_bytes": sum(p.stat().st_size for p in workdir.glob(f"{name}.db*")),
         "impact": latency(db, name, samples, seed),
     }
     if "python" in languages:

@@ -12,6 +12,7 @@ from typing import Any
 from kenning.core.config import Settings
 from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.codegraph import links as code_links
 from kenning.memory import write
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
@@ -86,6 +87,8 @@ class Kenning:
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
         pipeline_hooks.install()  # decision auto-protection + enqueue extract job in the write tx
+        if code_links.link_in_tx not in write.IN_TX_HOOKS:
+            write.IN_TX_HOOKS.append(code_links.link_in_tx)  # attach new memories to the code they name
         self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
         self.sessions = SessionManager(self._session_deps())

@@ -52,6 +52,9 @@ def test_http_impact_and_errors(daemon, indexed):
         assert bad.status_code == 422 and "depth" in bad.json()["error"]
         unknown = http.get("/api/code/impact", params={"target": "x", "project": "no-such-project"})
         assert unknown.status_code == 404
+        around = http.get("/api/code/memories", params={"files": "shop/cart.py", "project": project}).json()
+        assert around["files"]["shop/cart.py"] == 0 and around["files"]["shop/prices.py"] == 1
+        assert around["memories"] == []
 
 
 def test_edit_tool_event_reindexes_the_file(daemon, indexed):

@@ -8,21 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from kenning.codegraph.indexer import index_path, refresh_files
-from kenning.store import codegraph as store
+from kenning.codegraph.views import project_for_path
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-
-
-def project_for_path(conn, path: str) -> tuple[str, str] | None:
-    """(project, root) of the indexed root holding `path` (the innermost one)."""
-    target = str(Path(path).expanduser())
-    best = None
-    for p in store.list_projects(conn):
-        root = p["root"].rstrip("/")
-        if target == root or target.startswith(root + "/"):
-            if best is None or len(root) > len(best[1]):
-                best = (p["project"], root)
-    return best
 
 
 def edited_files(tool_name: Any, tool_input: Any) -> list[str]:

@@ -20,6 +20,7 @@ from kenning.codegraph.facts import FileFacts
 from kenning.codegraph.files import MAX_FILE_BYTES, is_skipped_path, list_source_files, looks_generated
 from kenning.codegraph.languages import language_of
 from kenning.codegraph.layout import Layout, ParsedFile, content_hash
+from kenning.codegraph.links import link_project
 from kenning.codegraph.resolve import Edge, FileEntry, FileResolver, ProjectIndex
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
@@ -40,6 +41,7 @@ class IndexReport:
     syntax_errors: list[str] = field(default_factory=list)
     closure: str = "none"
     anchors: int = 0
+    memory_links: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -76,6 +78,8 @@ def index_path(db, root: Path | str, project: str, *, progress: Progress = _quie
     report.unchanged = len(paths) - len(changed)
     report.removed = len(removed)
     _apply(db, root, project, changed, removed, touched, report, progress, Layout.scan(root, paths))
+    if changed or removed:
+        report.memory_links = link_project(db, project)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -161,9 +165,10 @@ def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, i
             "path": item.path, "language": item.language, "module": item.module,
             "content_hash": item.content_hash, "size": size, "mtime_ns": mtime, "is_test": item.is_test,
             "error_line": item.facts.error_line, "facts": item.facts.to_json()}, now)
-        nodes = [("file", item.module, "", 1, None)] + [
-            (d.kind, d.name, d.qualname, d.start, d.end) for d in item.facts.defs]
-        _, gone = store.replace_nodes(conn, file_id, nodes)
+        nodes = {"": ("file", item.module, "", 1, None)}
+        for d in item.facts.defs:  # a name defined twice (if/else, property setter): the first one
+            nodes.setdefault(d.qualname, (d.kind, d.name, d.qualname, d.start, d.end))
+        _, gone = store.replace_nodes(conn, file_id, list(nodes.values()))
         removed_nodes += gone
         facts_cache[file_id] = item.facts
         changed_ids.append(file_id)

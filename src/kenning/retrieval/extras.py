@@ -6,6 +6,7 @@ Stages: "graph_boost"  lift co-located hits (and graph-linked ones when the leg 
         "dampening"    gravity, hub, resolution (retrieval.dampening)
         "rerank"       embedding reranker with timeout (retrieval.rerank)
         "session_context"  neighbours in the same session share a hit's score (retrieval.session_context)
+        "code_neighbourhood"  memories linked to code the query names, or to its neighbours (off by default)
 Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint matches by max.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import replace
 
 from kenning.core.telemetry import log_event
 
+from kenning.retrieval.code_neighbourhood import code_neighbourhood
 from kenning.retrieval.config import PRESETS, RecallConfig
 from kenning.retrieval.dampening import DampeningParams, dampen
 from kenning.retrieval.extras_config import ExtrasConfig
@@ -46,6 +48,7 @@ register_stage("graph_boost", _graph_boost_stage)
 register_stage("dampening", _dampening_stage)
 register_stage("rerank", _rerank_stage)
 register_stage("session_context", _session_context_stage)
+register_stage("code_neighbourhood", code_neighbourhood)  # off by default (issue 15): preset "code"
 
 _HYBRID = ("bm25", "vector")
 PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))
@@ -54,6 +57,7 @@ PRESETS.setdefault("dampening", RecallConfig(legs=_HYBRID, stages=("dampening",)
 PRESETS.setdefault("rerank", RecallConfig(legs=_HYBRID, stages=("rerank",)))
 PRESETS.setdefault("hints", RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)))
 PRESETS.setdefault("context", RecallConfig(legs=_HYBRID, stages=("session_context",)))
+PRESETS.setdefault("code", RecallConfig(legs=_HYBRID, stages=("session_context", "code_neighbourhood")))
 PRESETS.setdefault("full", RecallConfig(
     legs=_HYBRID + ("graph",), stages=("session_context", "graph_boost", "dampening", "rerank"),
     extras=ExtrasConfig(hints=True),

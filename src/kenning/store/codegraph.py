@@ -296,3 +296,53 @@ def graph_stats(conn: Connection, project: str) -> dict[str, Any]:
         "JOIN code_files f ON f.id = n.file_id WHERE f.project = ?)", (project,)).fetchone()[0]
     return {"files": files[0], "files_with_syntax_errors": files[1] or 0, "stale_files": files[2] or 0,
             "nodes": nodes, "edges": edges, "closure_rows": closure}
+
+
+def indexed_projects(conn: Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT project FROM code_projects")]
+
+
+def paths_matching(conn: Connection, project: str, token: str, limit: int = 4) -> list[str]:
+    """Indexed paths equal to `token` or ending in `/token`."""
+    like = "%/" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return [r[0] for r in conn.execute(
+        "SELECT path FROM code_files WHERE project = ? AND (path = ? OR path LIKE ? ESCAPE '\\') LIMIT ?",
+        (project, token, like, limit))]
+
+
+def symbols_matching(conn: Connection, project: str, dotted: str, limit: int = 3) -> list[tuple[str, str]]:
+    """(path, qualname) of definitions named `dotted` (a qualname, or a bare name)."""
+    name = dotted.rsplit(".", 1)[-1]
+    return [(r[0], r[1]) for r in conn.execute(
+        "SELECT f.path, n.qualname FROM code_nodes n JOIN code_files f ON f.id = n.file_id "
+        "WHERE n.name = ? AND f.project = ? AND n.qualname != '' AND (n.qualname = ? OR ? = n.name) LIMIT ?",
+        (name, project, dotted, dotted, limit))]
+
+
+def memories_for_linking(conn: Connection, project: str) -> list[tuple[str, str, list[str]]]:
+    """(id, content, related_files) of live memories in `project` or in no project."""
+    return [(r[0], r[1], json.loads(r[2] or "[]")) for r in conn.execute(
+        "SELECT id, content, related_files FROM memories WHERE is_deleted = 0 AND (project = ? OR project IS NULL)",
+        (project,))]
+
+
+def neighbour_paths(conn: Connection, project: str, paths: list[str], depth: int) -> dict[str, int]:
+    """Files around `paths`: their dependents within `depth` hops (closure) and the files they
+    depend on directly; path → hop distance (0 for the files themselves)."""
+    out = {p: 0 for p in paths}
+    for chunk in _chunks(paths):
+        marks = _marks(len(chunk))
+        for path, hops in conn.execute(
+                "SELECT fd.path, MIN(c.depth) FROM code_files f JOIN code_nodes n ON n.file_id = f.id "
+                "JOIN code_closure c ON c.anchor = n.id JOIN code_nodes d ON d.id = c.node "
+                "JOIN code_files fd ON fd.id = d.file_id "
+                f"WHERE f.project = ? AND f.path IN ({marks}) AND c.depth <= ? AND fd.stale_at IS NULL GROUP BY fd.path",
+                [project, *chunk, depth]):
+            out.setdefault(path, hops)
+        for (path,) in conn.execute(
+                "SELECT DISTINCT fd.path FROM code_files f JOIN code_edges e ON e.owner_file = f.id "
+                "JOIN code_nodes d ON d.id = e.dst JOIN code_files fd ON fd.id = d.file_id "
+                f"WHERE f.project = ? AND f.path IN ({marks}) AND e.stale_at IS NULL "
+                f"AND e.kind IN {_DEP_SQL}", [project, *chunk]):
+            out.setdefault(path, 1)
+    return out

@@ -7,7 +7,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from kenning.api.deps import get_kenning
-from kenning.codegraph import events, impact, indexer, views
+from kenning.codegraph import impact, indexer, links, views
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/code", tags=["code"])
@@ -34,6 +34,18 @@ def code_impact(
     return impact.impact(k.db.reader(), target, project=project, depth=depth, cwd=cwd)
 
 
+@router.get("/memories")
+def code_memories(
+    files: list[str] = Query(..., min_length=1, max_length=200, description="Files the agent is touching."),
+    project: str | None = Query(None, max_length=200),
+    depth: int = Query(1, ge=0, le=3, description="Dependents within this many hops count as neighbours."),
+    limit: int = Query(20, ge=1, le=200),
+    k: Kenning = Depends(get_kenning),
+) -> dict:
+    """Memories attached to these files or their code neighbourhood, nearest first."""
+    return links.neighbourhood_memories(k.db.reader(), files, project=project, depth=depth, limit=limit)
+
+
 @router.get("/projects")
 def code_projects(k: Kenning = Depends(get_kenning)) -> dict:
     return views.projects(k.db.reader())
@@ -50,7 +62,7 @@ async def code_refresh(body: RefreshBody, k: Kenning = Depends(get_kenning)) -> 
     """Re-index changed files now (their edges are stale until this returns)."""
     project = body.project
     if project is None:
-        found = events.project_for_path(k.db.reader(), body.files[0])
+        found = views.project_for_path(k.db.reader(), body.files[0])
         if found is None:
             return {"project": None, "files": 0}
         project = found[0]

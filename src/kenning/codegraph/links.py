@@ -1,0 +1,109 @@
+"""Memories attached to code (memory-system-v4 section 6, layer 3 → layer 1).
+
+A memory is linked to an indexed file when its `related_files` or its text names the file
+(`retryx/retry.py`, or a unique path suffix such as `retry.py`), and to a definition when
+its text names one unambiguously (`Retrier.run`, `` `bucket` ``, `apply_discounts()`).
+Links are stored by path and qualname, so they survive re-indexing. New memories are linked
+in their own write transaction (an in-tx hook: indexed lookups only, no model, no network);
+`link_project` links what was stored before the project was indexed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from kenning.codegraph.views import project_for_path
+from kenning.core.clock import now_iso
+from kenning.store import codegraph as store
+
+_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs)"
+PATH_TOKEN = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.{_EXT})(?![\w/])")
+SYMBOL_TOKEN = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:\(\))?`|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
+MIN_SYMBOL_CHARS = 4
+MAX_TOKENS = 40
+
+
+def mentions(conn, project: str, text: str, related_files: Iterable[str] = ()) -> set[tuple[str, str, str]]:
+    """(path, symbol or '', reason) for each indexed file / definition the memory names."""
+    found: set[tuple[str, str, str]] = set()
+    for raw in related_files:
+        token = str(raw).strip().removeprefix("./")
+        for path in _paths(conn, project, token):
+            found.add((path, "", "related_files"))
+    for token in list(dict.fromkeys(PATH_TOKEN.findall(text or "")))[:MAX_TOKENS]:
+        for path in _paths(conn, project, token.removeprefix("./")):
+            found.add((path, "", "text_path"))
+    symbols = [a or b for a, b in SYMBOL_TOKEN.findall(text or "")]
+    for token in list(dict.fromkeys(symbols))[:MAX_TOKENS]:
+        if "." not in token and len(token) < MIN_SYMBOL_CHARS:
+            continue
+        matches = store.symbols_matching(conn, project, token)
+        if 1 <= len(matches) <= 2:  # more is too ambiguous to attach a memory to
+            found |= {(path, qualname, "text_symbol") for path, qualname in matches}
+    return found
+
+
+def _paths(conn, project: str, token: str) -> list[str]:
+    if not token or "\n" in token:
+        return []
+    if token.startswith("/"):
+        info = store.get_project(conn, project)
+        root = (info or {}).get("root", "").rstrip("/") + "/"
+        if not token.startswith(root):
+            return []
+        token = token[len(root):]
+    matches = store.paths_matching(conn, project, token)
+    return matches if len(matches) <= 3 else []
+
+
+def link_in_tx(conn, memory_id: str, draft) -> None:
+    """memory.write IN_TX_HOOKS entry: link a new memory to the code it names."""
+    projects = store.indexed_projects(conn)
+    if not projects:
+        return
+    if draft.project is not None:
+        projects = [p for p in projects if p == draft.project]
+    now = now_iso()
+    for project in projects:
+        for path, symbol, reason in mentions(conn, project, draft.content, draft.related_files):
+            store.link_memory(conn, memory_id, project, path, symbol, reason, now)
+
+
+def link_project(db, project: str) -> int:
+    """Link the memories of `project` (and project-less ones) stored before it was indexed."""
+    conn = db.reader()
+    pending = []
+    for memory_id, content, related in store.memories_for_linking(conn, project):
+        pending += [(memory_id, *m) for m in mentions(conn, project, content, related)]
+    if pending:
+        now = now_iso()
+        with db.with_write_tx() as wconn:
+            for memory_id, path, symbol, reason in pending:
+                store.link_memory(wconn, memory_id, project, path, symbol, reason, now)
+    return len(pending)
+
+
+def neighbourhood_memories(conn, files: list[str], *, project: str | None = None, depth: int = 1,
+                           limit: int = 20) -> dict:
+    """Memories attached to these files or to their neighbourhood (dependents within `depth`
+    hops, direct dependencies) — for session start and step injection."""
+    if project is None:
+        found = project_for_path(conn, files[0]) if files else None
+        if found is None:
+            return {"project": None, "files": {}, "memories": []}
+        project = found[0]
+    info = store.get_project(conn, project)
+    root = (info or {}).get("root", "").rstrip("/") + "/"
+    rel = [f[len(root):] if f.startswith(root) else f.removeprefix("./") for f in files]
+    around = store.neighbour_paths(conn, project, rel, depth)
+    rows = store.memories_linked(conn, project, list(around), limit * 3)
+    best: dict[str, dict] = {}
+    for r in rows:
+        hops = around.get(r["path"], depth + 1)
+        item = {"id": r["memory_id"], "type": r["type"], "content": r["content"][:300],
+                "linked_to": f"{r['path']}:{r['symbol']}" if r["symbol"] else r["path"], "distance": hops}
+        if r["memory_id"] not in best or hops < best[r["memory_id"]]["distance"]:
+            best[r["memory_id"]] = item
+    ranked = sorted(best.values(), key=lambda m: m["distance"])[:limit]
+    return {"project": project, "files": around, "memories": ranked}
