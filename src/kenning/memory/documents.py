@@ -29,6 +29,7 @@ from urllib.parse import urljoin
 import httpcore
 from bs4 import BeautifulSoup
 
+from kenning.codegraph.chunking import chunk_code
 from kenning.core import secrets
 from kenning.core.errors import InvalidInput, ProviderError
 from kenning.core.text import normalize_content
@@ -241,7 +242,8 @@ def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = 
     if not text.strip():
         raise DocumentError(f"document {doc_id} has no text to ingest")
     doc.update(fields)
-    chunks = chunk_text(text, cfg.chunk_size, cfg.chunk_overlap)
+    code = chunk_code(doc.get("title") or "", text, cfg.chunk_size)  # source files: one definition per chunk
+    chunks = [c.text for c in code] if code else chunk_text(text, cfg.chunk_size, cfg.chunk_overlap)
     with db.with_write_tx() as conn:
         doc_store.set_status(conn, doc_id, "chunking", chunk_count=len(chunks), **fields)
     note("chunking", 0, len(chunks))
