@@ -98,6 +98,25 @@ def test_sessions_tab_shows_candidates_injection_and_continuity(page, cold_daemo
     shot(page, "dashboard-session-detail.png")
 
 
+def test_sessions_tab_shows_observed_signals_and_step_injections(page, cold_daemon):
+    key = "replay-001-billing-webhooks"
+    with cold_daemon.client() as http:
+        stored = http.post("/api/memory/remember", json={
+            "content": "gotcha: src/billing/webhooks.py must dedupe on event.id", "type": "gotcha",
+            "project": "billing", "related_files": ["src/billing/webhooks.py"], "confidence": 0.9}).json()
+        for tool, tool_input in [("Grep", {"pattern": "def handle_webhook"}), ("Read", {"file_path": "src/billing/webhooks.py"}),
+                                 ("Grep", {"pattern": "def handle_webhook"})]:
+            http.post("/api/hooks/post-tool-use", json={"session_key": key, "tool_name": tool, "tool_input": tool_input,
+                                                        "project": "billing"}).raise_for_status()
+        http.post(f"/api/observer/sessions/{key}/end", json={"wait": True}).raise_for_status()
+    open_tab(page, cold_daemon, f"sessions/{key}")
+    card = page.get_by_test_id("session-detail").get_by_test_id("observer")
+    expect(card.get_by_test_id("observer-signals")).to_contain_text("repeated_grep")
+    expect(card.get_by_test_id("observer-steps")).to_contain_text("dedupe on event.id")
+    open_tab(page, cold_daemon, f"memories/{stored['id']}")
+    expect(page.get_by_test_id("memory-trust")).to_contain_text("half-life 60")
+
+
 def test_pipeline_and_health_tabs(page, cold_daemon):
     open_tab(page, cold_daemon, "pipeline")
     expect(page.get_by_test_id("workers")).to_contain_text("extraction")

@@ -182,6 +182,9 @@ function MemoryDetail({ id, onClose, onChanged, navigate }) {
               ['type', m.type], ['project', m.project], ['scope', m.scope], ['source', m.source],
               ['session', m.session_key ? <a href={`#/sessions/${m.session_key}`}>{m.session_key}</a> : '—'],
               ['importance', fmtNum(m.importance)], ['confidence', fmtNum(m.confidence)],
+              m.lifecycle ? ['trust', <span data-testid="memory-trust"><Badge status={m.lifecycle.trust === 'review' ? 'degraded' : 'healthy'} label={m.lifecycle.trust} />
+                {` now ${fmtNum(m.lifecycle.current_confidence)} · half-life ${m.lifecycle.half_life_days ?? 'never'}`}
+                {m.lifecycle.prunes_after ? ` · pruned after ${fmtTime(m.lifecycle.prunes_after)}` : ''}</span>] : null,
               ['tags', (m.tags || []).join(', ') || '—'], ['files', (m.related_files || []).join(', ') || '—'],
               ['created', fmtTime(m.created_at)], ['updated', fmtTime(m.updated_at)],
               ['accessed', `${m.access_count ?? 0}× (last ${fmtTime(m.last_accessed_at)})`],

@@ -59,10 +59,58 @@ export function ContinuityCard({ score }) {
   );
 }
 
+// What the observer saw in this session: live scratchpad, persisted signals, step injections.
+export function ObserverCard({ res }) {
+  if (res.status === 404) return <Card title="Observer"><Empty>No tool events observed for this session.</Empty></Card>;
+  if (!res.ok) return <Card title="Observer"><Pending res={res} what="observer (/api/observer/sessions)" /></Card>;
+  const o = res.data || {};
+  const live = o.live || {};
+  const done = o.finished || {};
+  const signals = o.signals || [];
+  const steps = o.step_injections || [];
+  return (
+    <Card title={`Observer — ${signals.length} signals, ${steps.length} step injections`} testid="observer">
+      <KV rows={[
+        ['steps', done.steps ?? live.step], ['session type', done.session_type],
+        ['A/B group', done.ab_group], ['promoted', (done.promoted || []).length],
+        ['reinforced', (done.reinforced || []).length],
+        live.step != null ? ['live', `${live.files} files, ${live.edited} edited, ${live.open_errors} open errors`] : null,
+      ]} />
+      {signals.length > 0 && (
+        <div class="table-wrap">
+          <table class="table" data-testid="observer-signals">
+            <thead><tr><th>signal</th><th>key</th><th>files</th><th>step</th><th>trust</th></tr></thead>
+            <tbody>{signals.map((sg) => (
+              <tr>
+                <td><span class="tag">{sg.signal_class}</span></td>
+                <td class="small">{short(sg.key, 70)}</td>
+                <td class="small">{(sg.files || []).slice(0, 3).join(', ')}</td>
+                <td>{sg.step}</td>
+                <td>{sg.contaminated ? <Badge status="degraded" label="after web" /> : '—'}</td>
+              </tr>
+            ))}</tbody>
+          </table>
+        </div>
+      )}
+      {live.signals && Object.keys(live.signals).length > 0 && (
+        <p class="small muted">live: {Object.entries(live.signals).map(([c, keys]) => `${c} ×${keys.length}`).join(' · ')}</p>
+      )}
+      <h4>Step injections</h4>
+      {steps.length ? (
+        <ul class="feed" data-testid="observer-steps">{steps.map((st) => (
+          <li><span class="feed-time">{fmtTime(st.injected_at)}</span><span class="tag">{st.type}</span>
+            <span class="feed-msg"><a href={`#/memories/${st.memory_id}`}>{short(st.content || st.memory_id, 160)}</a></span></li>
+        ))}</ul>
+      ) : <Empty>None.</Empty>}
+    </Card>
+  );
+}
+
 function SessionDetail({ sessionKey, onClose }) {
   const detail = useApi(`/api/sessions/${encodeURIComponent(sessionKey)}`);
   const audit = useApi(`/api/predictor/audit/${encodeURIComponent(sessionKey)}`);
   const timeline = useApi(`/api/timeline/${encodeURIComponent(sessionKey)}?limit=300`);
+  const observer = useApi(`/api/observer/sessions/${encodeURIComponent(sessionKey)}`);
   useEffect(() => {
     const onKey = (ev) => { if (ev.key === 'Escape') onClose(); };
     window.addEventListener('keydown', onKey);
@@ -91,6 +139,7 @@ function SessionDetail({ sessionKey, onClose }) {
       <Card title={`Candidates (${rows.length}) — ${rows.filter((r) => r.was_injected).length} injected`}>
         <CandidateTable rows={rows} />
       </Card>
+      <ObserverCard res={observer} />
       {prompts.length > 0 && (
         <Card title="Prompts">
           <ul class="feed">{prompts.map((p) => (
