@@ -26,6 +26,7 @@ class Module:
     bases: dict[str, list[str]] = field(default_factory=dict)       # class qualname → dotted bases
     binds: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name → (module, symbol)
     imports: list[tuple[str, list[str]]] = field(default_factory=list)      # (module, from-names)
+    globs: list[str] = field(default_factory=list)                           # `from m import *`
     calls: list[tuple[str, str]] = field(default_factory=list)               # (scope, dotted callee)
 
 
@@ -117,6 +118,7 @@ class _Walker(ast.NodeVisitor):
         names = []
         for alias in node.names:
             if alias.name == "*":
+                self.mod.globs.append(module)
                 continue
             self.mod.binds[alias.asname or alias.name] = (module, alias.name)
             names.append(alias.name)
@@ -160,6 +162,10 @@ class Truth:
                     found = self.symbol(bound[0], ([bound[1]] if bound[1] else []) + parts[1:], hops + 1)
                     if found:
                         return found
+                for glob in mod.globs:
+                    found = self.symbol(glob, parts, hops + 1)
+                    if found:
+                        return found
         return None
 
     def resolve(self, mod: Module, scope: str, callee: str) -> tuple[str, str] | None:
@@ -173,6 +179,10 @@ class Truth:
         bound = mod.binds.get(parts[0])
         if bound:
             return self.symbol(bound[0], ([bound[1]] if bound[1] else []) + parts[1:])
+        for glob in mod.globs:
+            found = self.symbol(glob, parts)
+            if found:
+                return found
         return None
 
     def _member(self, mod: Module, scope: str, rest: list[str]) -> tuple[str, str] | None:

@@ -137,5 +137,32 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
     console.print(table)
 
 
+@code_app.command("modules")
+def modules(
+    project: Optional[str] = typer.Option(None, "--project", "-p", help="Indexed project (default: the only one, or the one around here)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Module boundaries: communities of the import/call graph between files (Louvain)."""
+    with _reader() as (client, db):
+        if client is not None:
+            if project is None:
+                fail("pass --project when the daemon is running", code=2)
+            data = client.request("GET", "/api/code/modules", params={"project": project})
+        else:
+            from kenning.codegraph.impact import choose_project
+            from kenning.codegraph.modules import module_boundaries
+
+            data = module_boundaries(db.reader(), choose_project(db.reader(), project, str(Path.cwd())))
+    if as_json:
+        print_json(data)
+        return
+    console.print(f"[bold]{data['project']}[/bold]: {len(data['modules'])} modules, modularity "
+                  f"{data['modularity']} (directories: {data['directory_modularity']})")
+    table = Table("id", "label", "files", "examples")
+    for m in data["modules"][:50]:
+        table.add_row(str(m["id"]), m["label"], str(m["size"]), ", ".join(m["files"][:3]))
+    console.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(code_app, name="code")

@@ -346,3 +346,12 @@ def neighbour_paths(conn: Connection, project: str, paths: list[str], depth: int
                 f"AND e.kind IN {_DEP_SQL}", [project, *chunk]):
             out.setdefault(path, 1)
     return out
+
+
+def file_dependency_pairs(conn: Connection, project: str) -> list[tuple[str, str, int]]:
+    """(from path, to path, number of fresh dependency edges) between different files."""
+    return [(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT fa.path, fb.path, COUNT(*) FROM code_edges e JOIN code_files fa ON fa.id = e.owner_file "
+        "JOIN code_nodes b ON b.id = e.dst JOIN code_files fb ON fb.id = b.file_id "
+        f"WHERE fa.project = ? AND e.kind IN {_DEP_SQL} AND e.stale_at IS NULL AND fa.id != fb.id "
+        "GROUP BY fa.path, fb.path", (project,))]

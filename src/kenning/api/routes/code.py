@@ -7,7 +7,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from kenning.api.deps import get_kenning
-from kenning.codegraph import impact, indexer, links, views
+from kenning.codegraph import impact, indexer, links, modules, views
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/code", tags=["code"])
@@ -44,6 +44,15 @@ def code_memories(
 ) -> dict:
     """Memories attached to these files or their code neighbourhood, nearest first."""
     return links.neighbourhood_memories(k.db.reader(), files, project=project, depth=depth, limit=limit)
+
+
+@router.get("/modules")
+def code_modules(project: str = Query(..., min_length=1, max_length=200),
+                 resolution: float = Query(1.0, gt=0, le=10, description="Louvain resolution (higher: smaller modules)."),
+                 k: Kenning = Depends(get_kenning)) -> dict:
+    """Module boundaries: Louvain communities of the file dependency graph, with modularity vs directories."""
+    impact.choose_project(k.db.reader(), project)
+    return modules.module_boundaries(k.db.reader(), project, resolution=resolution)
 
 
 @router.get("/projects")
