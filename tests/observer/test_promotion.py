@@ -126,3 +126,23 @@ def test_co_access_synthesis_at_the_first_threshold(kenning):
     assert set(memory.related_files) == {"src/api/schema.py", "web/src/types.ts"}
     hint = _post(k, "c9", "Edit", file_path=f"{CWD}/web/src/types.ts", old_string="z", new_string="w")
     assert hint["memory_ids"] == [memory.id]
+
+
+def test_reasoning_is_read_from_the_transcript_when_the_harness_streams_none(kenning):
+    import json
+
+    k = kenning
+    _post(k, "tr1", "Read", file_path=f"{CWD}/src/search/index.py")
+    _post(k, "tr1", "Edit", file_path=f"{CWD}/src/search/index.py", old_string="a", new_string="b")
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "make search faster"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "name": "Edit", "input": {"file_path": f"{CWD}/src/search/index.py"}}]}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Caching the index in a module global breaks the worker processes. "
+                                     "This approach won't work with forked workers."}]}},
+    ]
+    k.sessions.session_end({"session_key": "tr1", "transcript": "\n".join(json.dumps(x) for x in lines)})
+    result = k.observer.end_session("tr1", wait=True)
+    [memory] = [k.get(i) for i in result["promoted"] if k.get(i).type == "dead_end"]
+    assert memory.related_files == ["src/search/index.py"] and "forked workers" in memory.content

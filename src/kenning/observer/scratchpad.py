@@ -80,6 +80,7 @@ class Scratchpad:
         self.external_refs: list[dict[str, Any]] = []
         self.signals: dict[str, list[dict[str, Any]]] = {}
         self.injected: list[str] = []
+        self.reasoning_events = 0
         self.dirty = True
 
     # -- intake ----------------------------------------------------------------------------
@@ -142,23 +143,29 @@ class Scratchpad:
                 ))
         return ctx
 
-    def on_reasoning(self, text: str) -> None:
+    def on_reasoning(self, text: str, *, recent: list[str] | None = None, edited: list[str] | None = None,
+                     tainted: bool | None = None) -> None:
+        """Self-correction and dead-end language. The files it is about are those of the last steps
+        (or `recent` / `edited` when replaying a transcript, with `tainted` for its web fetches)."""
         if not text:
             return
         self.dirty = True
-        recent = [p for p, f in self.files.items() if self.step - f["last"] <= COACCESS_WINDOW][-3:]
+        self.reasoning_events += 1
+        if recent is None:
+            recent = [p for p, f in self.files.items() if self.step - f["last"] <= COACCESS_WINDOW][-3:]
+        if edited is None:
+            edited = [p for p, f in self.files.items() if f["edits"] and self.step - f["last"] <= COACCESS_WINDOW][-2:]
+        taint = self._tainted(self.step) if tainted is None else tainted
         correction = sig.self_correction(text)
         if correction:
             self._add_signal(Signal("self_correction", f"{recent[-1] if recent else ''}:{_digest(correction.lower())}",
-                                    files=recent, detail={"text": correction}, step=self.step,
-                                    contaminated=self._tainted(self.step)))
+                                    files=recent, detail={"text": correction}, step=self.step, contaminated=taint))
         ended = sig.dead_end(text)
         if ended:
-            edited = [p for p, f in self.files.items() if f["edits"] and self.step - f["last"] <= COACCESS_WINDOW][-2:]
             files = edited or recent
             self._add_signal(Signal("dead_end", f"{files[-1] if files else ''}:{_digest(ended.lower())}",
                                     files=files, detail={"text": text.strip()[:400], "sentence": ended},
-                                    step=self.step, contaminated=self._tainted(self.step)))
+                                    step=self.step, contaminated=taint))
 
     # -- helpers ---------------------------------------------------------------------------
     def _paths(self, tool: str, args: dict[str, Any]) -> list[str]:
@@ -310,7 +317,7 @@ class Scratchpad:
     # -- checkpoint ---------------------------------------------------------------------------
     _STATE = ("project", "cwd", "session_type", "step", "tool_calls", "files", "recent_edits", "greps", "globs",
               "open_errors", "error_counts", "tools", "sequences", "config_touched", "external_step",
-              "external_refs", "signals", "injected")
+              "external_refs", "signals", "injected", "reasoning_events")
 
     def to_state(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._STATE}

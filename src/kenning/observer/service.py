@@ -25,6 +25,7 @@ from kenning.observer import decider, intake, lifecycle
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.promotion import promote_session
 from kenning.observer.scratchpad import EDIT_TOOLS, Scratchpad, StepContext
+from kenning.observer.transcript import reasoning_from_transcript
 from kenning.store import observer as store
 from kenning.store import sessions as session_store
 
@@ -269,8 +270,12 @@ class Observer:
 
     def _promote(self, pad: Scratchpad, group: str | None) -> dict[str, Any]:
         try:
-            session = session_store.get_session(self.deps.db.reader(), pad.session_key) or {}
+            reader = self.deps.db.reader()
+            session = session_store.get_session(reader, pad.session_key) or {}
             project = session.get("project") or pad.project
+            stored = session_store.get_transcript(reader, pad.session_key)
+            if stored:
+                reasoning_from_transcript(pad, stored["transcript"])
             result = promote_session(self.deps, pad, project=project, ab_group=group or self.group(pad))
             self.counters["promotions"] += 1
             return result
