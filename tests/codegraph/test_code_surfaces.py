@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -70,6 +71,22 @@ def test_edit_tool_event_reindexes_the_file(daemon, indexed):
         data = http.get("/api/code/impact", params={"target": "shop/prices.py:tax", "project": project,
                                                     "depth": 1}).json()
     assert "refund" in {d["symbol"] for d in data["dependents"]}
+
+
+def test_session_start_reindexes_files_changed_since(daemon, indexed):
+    project, repo = indexed
+    (repo / "shop/audit.py").write_text("from shop.prices import tax\n\ndef audit(x):\n    return tax(x)\n")
+    with daemon.client() as http:
+        http.post("/api/hooks/session-start", json={"session_key": f"s-{uuid.uuid4().hex}", "cwd": str(repo),
+                                                    "project": project})
+        deadline = time.monotonic() + 120
+        symbols: set[str] = set()
+        while time.monotonic() < deadline and "audit" not in symbols:
+            time.sleep(0.5)
+            data = http.get("/api/code/impact", params={"target": "shop/prices.py:tax", "project": project,
+                                                        "depth": 1}).json()
+            symbols = {d["symbol"] for d in data["dependents"]}
+    assert "audit" in symbols
 
 
 def test_cli_index_and_impact_json(tmp_path, unused_port):

@@ -4,11 +4,13 @@ comparison: only files whose size/mtime and content hash changed are parsed agai
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from kenning.codegraph.indexer import index_path, refresh_files
 from kenning.codegraph.views import project_for_path
+from kenning.core.telemetry import record_error
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
@@ -32,11 +34,34 @@ def on_tool_use(db, tool_name: Any, tool_input: Any, cwd: str | None = None) -> 
     return refresh_files(db, found[0], [path]).to_dict()
 
 
-def on_session_start(db, cwd: str | None) -> dict | None:
-    """Bring the indexed project around `cwd` up to date (changed files only)."""
-    if not cwd:
-        return None
+
+
+_running: set[str] = set()
+_running_lock = threading.Lock()
+
+
+def refresh_in_background(db, cwd: str | None) -> bool:
+    """Session start: re-index what changed in the project around `cwd` on a background thread,
+    so the hook answers at once (until it finishes, changed files' edges are stale and skipped).
+    False when there is nothing indexed there or a refresh of that project is already running."""
+    if not isinstance(cwd, str) or not cwd:
+        return False
     found = project_for_path(db.reader(), cwd)
     if found is None:
-        return None
-    return index_path(db, found[1], found[0]).to_dict()
+        return False
+    with _running_lock:
+        if found[0] in _running:
+            return False
+        _running.add(found[0])
+
+    def run() -> None:
+        try:
+            index_path(db, found[1], found[0])
+        except Exception as exc:  # background thread boundary: log and count, never kill the daemon
+            record_error("codegraph", f"session-start refresh of {found[0]} failed: {exc}", kind=type(exc).__name__)
+        finally:
+            with _running_lock:
+                _running.discard(found[0])
+
+    threading.Thread(target=run, name=f"codegraph-refresh-{found[0]}", daemon=True).start()
+    return True

@@ -66,6 +66,7 @@ async def _bounded(k: Kenning, name: str, body: dict[str, Any], empty: dict[str,
 async def session_start(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
     body = await _body(request)
     empty = {"inject": "", "memory_ids": [], "candidates": 0, "status_line": ""}
+    code_events.refresh_in_background(k.db, body.get("cwd"))  # files changed since the last index
     return await _bounded(k, "session_start", body, empty)
 
 
