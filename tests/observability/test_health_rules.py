@@ -132,8 +132,8 @@ def test_composite_is_capped_by_the_worst_counted_domain():
     ({"mode": "collecting", "training_sessions": 2, "min_training_sessions": 10,
       "sidecar": {"running": False, "waiting": "starts once 10 usable sessions exist (2 so far)"}},
      "cold_start", 0.6, 0.6),
-    ({"mode": "disabled", "sidecar": {"running": False, "disabled": True, "crashes_last_hour": 3}},
-     "disabled", 0.0, 0.0),
+    ({"enabled": True, "mode": "disabled", "sidecar": {"running": False, "disabled": True, "crashes_last_hour": 3}},
+     "unhealthy", 0.0, 0.0),  # enabled but disabled by crashes: red, not informational (issue 12)
     ({"mode": "retraining", "success_rate": 0.2, "training_sessions": 40, "sidecar": {"running": True}},
      "degraded", 0.6, 0.6),
 ])
@@ -170,3 +170,30 @@ def test_probe_failure_becomes_a_problem_not_an_exception(db, settings):
     rep = build_report(db, settings, Probes(predictor_status=broken))
     pred = rep["domains"]["predictor"]
     assert pred["status"] == "unhealthy" and pred["metrics"]["error"].endswith("sidecar pipe closed")
+
+
+def test_disk_full_turns_storage_red_and_nearly_full_warns(db, settings):
+    from kenning.diagnostics.health import storage_domain
+
+    facts = gather_facts(db, settings)
+    assert facts.disk["total"] > 0 and storage_domain(facts).as_dict()["metrics"]["disk"] == facts.disk
+    facts.disk = {"total": 10 * 2**30, "free": 4096, "used_pct": 100.0}
+    full = storage_domain(facts).as_dict()
+    assert full["status"] == "unhealthy" and "disk is full" in full["problems"][0]["message"]
+    facts.disk = {"total": 10 * 2**30, "free": 2**28, "used_pct": 97.5}
+    nearly = storage_domain(facts).as_dict()
+    assert nearly["status"] != "unhealthy" and any("97.5% full" in p["message"] for p in nearly["problems"])
+
+
+def test_a_crash_disabled_predictor_makes_the_composite_red(db, settings):
+    from kenning.diagnostics.health import DOMAINS
+
+    facts = gather_facts(db, settings)
+    facts.predictor = {"enabled": True, "mode": "disabled", "sidecar": {"running": False, "disabled": True}}
+    domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
+    assert domains["predictor"]["status"] == "unhealthy"
+    assert composite(domains)["status"] == "unhealthy"
+    facts.predictor = None
+    facts.predictor_settings = {**facts.predictor_settings, "enabled": False}
+    domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
+    assert domains["predictor"]["status"] == "disabled"  # the user's choice: shown, not counted

@@ -186,8 +186,9 @@ def test_sidecar_exits_when_its_parent_dies(tmp_path: Path):
     """The parent is SIGKILLed (no cleanup at all); the sidecar notices and exits."""
     pid_file = tmp_path / "sidecar.pid"
     code = (
-        "import subprocess, sys, time\n"
-        f"p = subprocess.Popen({sidecar_argv(None, None, native_dim=DIMS)!r}, stdin=subprocess.PIPE)\n"
+        "import os, subprocess, sys, time\n"
+        f"p = subprocess.Popen({sidecar_argv(None, None, native_dim=DIMS)!r}, stdin=subprocess.PIPE,"
+        " env={**os.environ, 'KENNING_SIDECAR_PARENT': str(os.getpid())})\n"
         f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
         "time.sleep(600)\n"
     )

@@ -41,3 +41,9 @@ class StoreError(KenningError):
     """The database could not do what was asked (locked too long, corrupt, …)."""
 
     status_code = 503
+
+
+class DiskFull(StoreError):
+    """The disk holding the database is full (SQLITE_FULL / ENOSPC): HTTP 507, nothing was written."""
+
+    status_code = 507

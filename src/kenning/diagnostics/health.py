@@ -1,8 +1,15 @@
 """Health domains: each turns store facts and telemetry into a 0–1 score, a status and fixes.
 
 Scoring convention (predictive-memory-scorer seed §4.1): >= 0.8 healthy, 0.5–0.8 degraded,
-< 0.5 unhealthy; the predictor may also be `cold_start` or `disabled`. The rule that
+< 0.5 unhealthy (red); the predictor may also be `cold_start` or `disabled`. The rule that
 shapes every domain: a pipeline that silently produces nothing must score red, never green.
+
+Red versus informational (what `kenning doctor`'s exit code follows): `disabled` means the user
+turned the predictor off in config (`predictor.enabled: false`) and `cold_start` that it is still
+collecting data; both are expected, shown, and left out of the composite. A predictor that is
+enabled but not running — its sidecar dead, or disabled by the crash threshold — is a failure:
+`unhealthy`, counted, and one unhealthy domain makes the composite unhealthy, so the doctor
+exits 2. The storage domain is red when the disk holding the home is full (< 1 MiB free).
 Each domain is a pure function of a `Facts` bundle so it can be tested without a daemon.
 """
 
@@ -16,6 +23,8 @@ from kenning.core.clock import parse_iso, utcnow
 
 HEALTHY = 0.8
 DEGRADED = 0.5
+DISK_FULL_BYTES = 1024 * 1024  # below 1 MiB free the disk counts as full (100 %): storage is red
+DISK_WARN_PCT = 95.0
 
 
 def status_for(score: float) -> str:
@@ -92,6 +101,7 @@ class Facts:
     scored_sessions: int = 0
     connector: dict[str, Any] = field(default_factory=dict)  # {"claude_code_installed": bool|None}
     workers: dict[str, Any] | None = None
+    disk: dict[str, Any] = field(default_factory=dict)  # {"total", "free", "used_pct"} of the home's disk
 
 
 def _recent_errors(facts: Facts, *stages: str) -> list[dict[str, Any]]:
@@ -165,10 +175,17 @@ def storage_domain(facts: Facts) -> Domain:
     if pages > 1000 and free / pages > 0.3:
         d.penalize(0.15, f"{free / pages:.0%} of the database file is free pages",
                    "run `VACUUM` while the daemon is stopped to reclaim space")
+    disk = facts.disk
+    if disk.get("total"):
+        if disk["free"] < DISK_FULL_BYTES:
+            d.cap(0.0, f"disk is full ({disk['free']} bytes free of {disk['total']}): writes fail with 507",
+                  "free space on the disk holding KENNING_HOME (or move the home to a larger disk)")
+        elif disk["used_pct"] >= DISK_WARN_PCT:
+            d.penalize(0.25, f"disk is {disk['used_pct']:.1f}% full", "free space before writes start to fail")
     if facts.wal_bytes > 256 * 1024 * 1024:
         d.penalize(0.15, f"WAL file is {facts.wal_bytes // (1024 * 1024)} MiB",
                    "a long-lived reader blocks checkpoints; restart the daemon")
-    d.metrics = s | {"db_bytes": facts.db_bytes, "wal_bytes": facts.wal_bytes}
+    d.metrics = s | {"db_bytes": facts.db_bytes, "wal_bytes": facts.wal_bytes, "disk": disk}
     d.summary = f"{facts.db_bytes / 1e6:.1f} MB, schema v{s.get('schema_version')}"
     return d
 
@@ -320,10 +337,10 @@ def predictor_domain(facts: Facts) -> Domain:
         return d
     waiting = bool(sidecar.get("waiting"))  # not started yet: too few usable sessions to train (by design)
     if metrics["crash_disabled"] or (metrics["sidecar_alive"] is False and not waiting):
-        why = "crash threshold hit" if metrics["crash_disabled"] else "sidecar not running"
+        # Enabled in config but not running: a failure, red (unhealthy) and counted in the composite.
+        why = "disabled after repeated crashes (crash threshold hit)" if metrics["crash_disabled"] else "sidecar not running"
         d.cap(0.0, f"predictor sidecar down ({why}); baseline fallback",
               "see /api/analytics/errors?stage=predictor; restart the daemon to reset the crash counter")
-        d.status = "disabled" if metrics["crash_disabled"] else None
         d.summary = why
         return d
     mode = st.get("mode") or st.get("status")

@@ -9,6 +9,7 @@ system, not crash on it.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 import weakref
 from dataclasses import dataclass
@@ -54,6 +55,15 @@ def _file_size(path: Any) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def disk_usage(path: Any) -> dict[str, Any]:
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return {}
+    used_pct = 100.0 * (usage.total - usage.free) / usage.total if usage.total else 0.0
+    return {"total": usage.total, "free": usage.free, "used_pct": round(used_pct, 2)}
 
 
 def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
@@ -113,6 +123,7 @@ def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
         scored_sessions=scored,
         connector={"claude_code_installed": installed},
         workers=workers,
+        disk=disk_usage(db.path.parent),
     )
 
 

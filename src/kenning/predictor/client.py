@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -31,6 +32,7 @@ from typing import Any
 from kenning.core import telemetry
 from kenning.core.errors import ProviderError
 from kenning.predictor import constants as C
+from kenning.predictor.guard import PARENT_ENV
 
 
 class SidecarError(ProviderError):
@@ -98,6 +100,7 @@ class SidecarClient:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                 text=True, encoding="utf-8", bufsize=1, close_fds=True,
+                env={**os.environ, PARENT_ENV: str(os.getpid())},  # predictor.guard: die with this process
             )
         finally:
             if stderr is not subprocess.DEVNULL:

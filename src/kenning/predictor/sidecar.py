@@ -37,6 +37,7 @@ from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, load_samples, request_sample, trust_of
 from kenning.predictor.history import load_all
+from kenning.predictor.guard import expected_parent, start_guard
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
@@ -308,11 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault", choices=["hang", "crash", "garbage"])
     parser.add_argument("--fault-file", type=Path)
     args = parser.parse_args(argv)
+    parent = expected_parent()
+    start_guard(parent)  # a stopped sidecar still dies with the daemon (predictor.guard)
     torch.set_num_threads(max(1, args.threads))
     # Keep the protocol channel private: anything else printing to stdout goes to stderr.
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     _warm_up(args.native_dim)
     engine = Engine(db_path=args.db, checkpoint_path=args.checkpoint, base_weights=args.base_weights,
                     native_dim=args.native_dim, seed=args.seed)

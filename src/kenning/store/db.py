@@ -9,6 +9,7 @@ database so that "database is locked" never reaches a caller, and nests as a SAV
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from typing import Any
 
 import sqlean
 
-from kenning.core.errors import StoreError
+from kenning.core.errors import DiskFull, StoreError
 
 Connection = sqlean.Connection
 Row = sqlean.Row
@@ -49,6 +50,29 @@ def _open(path: Path | str, *, read_only: bool = False) -> Connection:
 def _is_busy(exc: Exception) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+SQLITE_FULL = 13
+
+
+def disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC."""
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOSPC
+    if isinstance(exc, sqlean.Error):
+        return getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in str(exc).lower()
+    return False
+
+
+def _disk_full_error(exc: BaseException) -> DiskFull:
+    return DiskFull(f"disk is full: the write was not stored ({exc}); free space on the disk holding the database")
+
+
+def _rollback(conn: Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except OperationalError:
+        pass  # SQLite already rolled back (it does on SQLITE_FULL)
 
 
 class Database:
@@ -112,8 +136,11 @@ class Database:
                 try:
                     yield conn
                 except BaseException:
-                    conn.execute(f"ROLLBACK TO {name}")
-                    conn.execute(f"RELEASE {name}")
+                    try:
+                        conn.execute(f"ROLLBACK TO {name}")
+                        conn.execute(f"RELEASE {name}")
+                    except OperationalError:
+                        pass  # the whole transaction was rolled back already (SQLITE_FULL does that)
                     raise
                 else:
                     conn.execute(f"RELEASE {name}")
@@ -124,8 +151,10 @@ class Database:
             self._depth = 1
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                _rollback(conn)
+                if disk_full(exc):
+                    raise _disk_full_error(exc) from exc
                 raise
             else:
                 self._commit(conn)
@@ -155,7 +184,9 @@ class Database:
                 return
             except OperationalError as exc:
                 if not _is_busy(exc) or time.monotonic() > deadline:
-                    conn.execute("ROLLBACK")
+                    _rollback(conn)
+                    if disk_full(exc):
+                        raise _disk_full_error(exc) from exc
                     raise StoreError(f"could not commit: {exc}") from exc
                 time.sleep(0.01)
 
