@@ -37,7 +37,7 @@ def _sidecar_pid(daemon, timeout: float = 120.0) -> int:
         if sidecar.get("pid") and sidecar.get("ready"):
             return int(sidecar["pid"])
         if not sidecar.get("pid"):  # a fresh home waits for training data: a manual train starts it
-            httpx.post(f"{daemon.base_url}/api/predictor/train", params={"wait": "false"}, timeout=60)
+            httpx.post(f"{daemon.base_url}/api/predictor/train", timeout=180)  # spawns it (force)
         time.sleep(0.5)
     raise AssertionError(f"no ready sidecar: {status.get('sidecar')}")
 
