@@ -31,6 +31,9 @@ Measured per source and overall: decision injected (session-start + first-prompt
 holds a memory from the decision units), recall hit@5 / hit@10 / MRR@10, amended
 later-before-stale (the later rule appears, and before any stale one) and stale-only rates (on
 the injection and on the recall ranking), injected characters per task, degraded hook answers.
+All tasks share one store (as one developer's history would), so a history task's twin chat
+holds the same policy: `family_injected` / `family_hit@10` also accept the decision from any
+task of the family (a lenient reading, for diagnosis; the targets use the strict one).
 Baselines in the same run: plain BM25 (bench/locomo_lib.py reference) over the raw units (every
 chat turn and every commit's subject + body), and kenning with `sessions: {episodes: false}`
 (reported as skipped, with the reason, on a daemon whose config has no such key).
@@ -45,6 +48,7 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -105,6 +109,7 @@ class Task:
     bug_report: str
     gold: set[str] = field(default_factory=set)  # unit keys holding the decision
     stale: set[str] = field(default_factory=set)  # amended: the superseded rule's units
+    family_gold: set[str] = field(default_factory=set)  # gold of every task of the family (same policy)
 
     @property
     def scorable(self) -> bool:
@@ -113,6 +118,11 @@ class Task:
 
 def utc_iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def family(task_id: str) -> str:
+    """boltons-budget-history-001 -> boltons-budget (a task and its -history / -amended twins)."""
+    return re.sub(r"(-history|-amended)?-\d+$", "", task_id)
 
 
 def load(data: Path, decoy_limit: int | None, seed: int, now: datetime):
@@ -145,6 +155,11 @@ def load(data: Path, decoy_limit: int | None, seed: int, now: datetime):
                                          d_at + timedelta(days=rng.uniform(5, 20))))
             task.gold = {f"decision:{task.id}"}
         tasks.append(task)
+    families: dict[str, set[str]] = {}
+    for task in tasks:
+        families.setdefault(family(task.id), set()).update(task.gold)
+    for task in tasks:
+        task.family_gold = families[family(task.id)] if task.gold else set()
     for i, decoy in enumerate(decoys):
         chats.append(Chat(f"decoy-{i:03d}", decoy["turns"], when()))
     chats.sort(key=lambda c: c.at)
@@ -345,8 +360,11 @@ def task_scores(task: Task, injected: list[frozenset[str]] | None, ranked: list[
     row = {"task": task.id, "source": task.source, "rank": rank,
            "hit@5": float(rank is not None and rank <= 5), "hit@10": float(rank is not None),
            "mrr@10": 1.0 / rank if rank else 0.0}
+    # lenient: the decision from any task of the family (the twins share it, in one store)
+    row["family_hit@10"] = float(first_rank(ranked[:K], task.family_gold) is not None)
     if injected is not None:
         row["injected"] = float(first_rank(injected, task.gold) is not None)
+        row["family_injected"] = float(first_rank(injected, task.family_gold) is not None)
     if task.stale:
         for name, seq in (("recall", ranked[:K]), ("inject", injected)):
             if seq is None:
