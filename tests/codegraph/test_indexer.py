@@ -127,3 +127,23 @@ def test_removed_file_drops_its_nodes_and_unresolves_callers(tmp_path):
     got = edges(db, "chain")
     assert ("calls_external", "core/mid.py:middle", "base") in got
     assert not any("core/low.py" in e[2] for e in got if e[0] == "calls")
+
+
+def test_definition_added_or_removed_reresolves_only_the_files_that_name_it(tmp_path):
+    db = fresh_db(tmp_path)
+    repo = write_tree(tmp_path / "repo", {
+        "go.mod": "module example.com/x\n",
+        "pkg/a.go": "package pkg\n\nfunc Helper() int { return 1 }\n",
+        "pkg/b.go": "package pkg\n\nfunc UseIt() int { return Helper() + Later() }\n",   # no import edge
+        "pkg/c.go": "package pkg\n\nfunc Alone() int { return 0 }\n",
+    })
+    index_path(db, repo, "go")
+    assert ("calls_external", "pkg/b.go:UseIt", "Later") in edges(db, "go")
+    untouched = _edge_ids(db, "pkg/c.go")
+    (repo / "pkg/a.go").write_text("package pkg\n\nfunc Later() int { return 2 }\n")   # Helper gone, Later new
+    report = index_path(db, repo, "go")
+    assert report.parsed == 1 and report.resolved == 2                                 # a.go and b.go
+    got = edges(db, "go")
+    assert ("calls", "pkg/b.go:UseIt", "pkg/a.go:Later") in got
+    assert ("calls_external", "pkg/b.go:UseIt", "Helper") in got
+    assert _edge_ids(db, "pkg/c.go") == untouched

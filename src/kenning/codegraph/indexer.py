@@ -157,10 +157,12 @@ def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, i
     store.upsert_project(conn, project, str(root), layout.go_module, now)
     store.touch_files(conn, touched)
     facts_cache: dict[int, FileFacts] = {}
-    changed_ids, removed_nodes, reshaped = [], [], []
+    changed_ids, removed_nodes = [], []
+    dependents: set[int] = set()
     known = store.file_states(conn, project)
     for item, size, mtime in parsed:
-        old = store.load_facts(conn, known[item.path]["id"]) if item.path in known else None
+        state = known.get(item.path)
+        dependents |= _affected_by(conn, project, state["id"] if state else None, item)  # before nodes go
         file_id = store.upsert_file(conn, project, {
             "path": item.path, "language": item.language, "module": item.module,
             "content_hash": item.content_hash, "size": size, "mtime_ns": mtime, "is_test": item.is_test,
@@ -172,11 +174,7 @@ def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, i
         removed_nodes += gone
         facts_cache[file_id] = item.facts
         changed_ids.append(file_id)
-        if old is None or _interface(FileFacts.from_json(old)) != _interface(item.facts):
-            reshaped.append((file_id, item.module))
-    # Other files' edges can only change when a file's definitions or imports (re-exports) did.
-    modules = sorted({module for _, module in reshaped})
-    dependents = store.files_depending_on(conn, project, [f for f, _ in reshaped] + removed, modules)
+    dependents |= store.files_depending_on(conn, project, removed, [])
     old_dep_edges = store.dependency_edges_owned(conn, sorted(dependents | set(changed_ids)))
     removed_nodes += store.delete_files(conn, removed)
     index = _load_index(conn, project, facts_cache)
@@ -194,10 +192,30 @@ def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, i
     store.set_indexed(conn, project, now)
 
 
-def _interface(facts: FileFacts) -> tuple:
-    """What other files resolve against: definitions, imports, the default export."""
-    return (sorted((d.qualname, d.kind) for d in facts.defs),
-            sorted((i.module, str(i.names), i.alias or "") for i in facts.imports), facts.default_export)
+def _affected_by(conn, project: str, file_id: int | None, item: ParsedFile) -> set[int]:
+    """Other files whose edges a new version of this file can change (their facts are unchanged):
+    - a new file: files whose import of its module did not resolve;
+    - changed imports or default export (re-exports): every file resolving through this one;
+    - definitions removed: files with edges into them; added: files with an unresolved
+      reference naming them. A body-only edit affects no other file."""
+    if file_id is None:
+        return store.files_depending_on(conn, project, [], [item.module])
+    data = store.load_facts(conn, file_id)
+    old = FileFacts.from_json(data) if data else None
+    if old is None or _imports(old) != _imports(item.facts):
+        return store.files_depending_on(conn, project, [file_id], [item.module])
+    before, after = {d.qualname for d in old.defs}, {d.qualname for d in item.facts.defs}
+    out: set[int] = set()
+    if before - after:
+        out |= store.files_with_edges_into(conn, file_id, sorted(before - after))
+    added = {part for q in after - before for part in q.split(".")}
+    if added:
+        out |= store.files_referencing(conn, project, sorted(added))
+    return out
+
+
+def _imports(facts: FileFacts) -> tuple:
+    return sorted((i.module, str(i.names), i.alias or "") for i in facts.imports), facts.default_export
 
 
 def _load_index(conn, project: str, cache: dict[int, FileFacts]) -> ProjectIndex:

@@ -355,3 +355,26 @@ def file_dependency_pairs(conn: Connection, project: str) -> list[tuple[str, str
         "JOIN code_nodes b ON b.id = e.dst JOIN code_files fb ON fb.id = b.file_id "
         f"WHERE fa.project = ? AND e.kind IN {_DEP_SQL} AND e.stale_at IS NULL AND fa.id != fb.id "
         "GROUP BY fa.path, fb.path", (project,))]
+
+
+def files_with_edges_into(conn: Connection, file_id: int, qualnames: list[str]) -> set[int]:
+    """Files (other than `file_id`) with an edge into these definitions of `file_id`."""
+    out: set[int] = set()
+    for chunk in _chunks(qualnames):
+        out |= {r[0] for r in conn.execute(
+            "SELECT DISTINCT e.owner_file FROM code_nodes n JOIN code_edges e ON e.dst = n.id "
+            f"WHERE n.file_id = ? AND n.qualname IN ({_marks(len(chunk))}) AND e.owner_file != ?",
+            [file_id, *chunk, file_id])}
+    return out
+
+
+def files_referencing(conn: Connection, project: str, names: list[str]) -> set[int]:
+    """Files with an unresolved reference (call, import, base) whose dotted text has one of `names`
+    as a segment."""
+    out: set[int] = set()
+    for name in names:
+        out |= {r[0] for r in conn.execute(
+            "SELECT DISTINCT e.owner_file FROM code_edges e JOIN code_files f ON f.id = e.owner_file "
+            "WHERE f.project = ? AND e.dst IS NULL AND (e.external = ? OR e.external LIKE ? OR e.external LIKE ?"
+            " OR e.external LIKE ?)", (project, name, f"%.{name}", f"{name}.%", f"%.{name}.%"))}
+    return out
