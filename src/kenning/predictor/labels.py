@@ -19,7 +19,8 @@ Per candidate (first rule that applies wins for negatives; otherwise the path's 
                          these "missing" memories; access_count ≥ 10 → +0.05
               edited in the 7 days before the session → +0.05
               touched (the transcript named its files / identifiers / entities, touched.py)
-              counts as one more FTS hit on either path — labels without an agent (issue 11)
+              counts as one more FTS hit on the continuity path — labels without an agent
+              (issue 11); an agent's rating outranks it
 Session gates: training confidence (confidence.py: agent feedback, judge × trust, behaviour)
 < 0.6 → not used; label spread < 0.02 → skipped (no ordering signal); spread < 0.1 →
 temperature 0.3 instead of 0.5. An agent score of 0.0 is a rating like any other.
@@ -160,11 +161,11 @@ def continuity_label(
 def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list[str]]:
     agent = float(c["agent_relevance_score"])
     cont = float(session.get("score") or 0.0)
-    hits = _hits(c)
+    hits = int(c.get("fts_hit_count") or 0)  # the agent's rating outranks "touched"
     fts_adj = agent if hits == 0 else max(agent, 1.0 if hits >= 2 else 0.5)
     cont_mod = max(-1.0, min(1.0, agent * (0.5 + cont)))
     label = AGENT_WEIGHT * agent + FTS_WEIGHT * fts_adj + CONTINUITY_WEIGHT * cont_mod
-    reasons = _touched_reason(c) + [f"agent {agent:.2f} x0.7 + fts_adj {fts_adj:.2f} x0.2 + continuity_mod {cont_mod:.2f} x0.1"]
+    reasons = [f"agent {agent:.2f} x0.7 + fts_adj {fts_adj:.2f} x0.2 + continuity_mod {cont_mod:.2f} x0.1"]
     if hits >= 2 and abs(agent) < 0.05 and label < 0.3:
         label = 0.3
         reasons.append(f"agent ~0 but FTS-matched {hits}x: bumped to 0.3")

@@ -5,8 +5,11 @@ prompts mention something specific to it:
   - an identifier the memory names: a file path or file name (`src/auth/jwt.py`, `jwt.py`),
     a snake_case / dotted / CamelCase name, or any token with a digit (`v2`, `ERR_1042`) —
     plain words never count, they match everything;
-  - an entity the knowledge graph links to the memory (its name as a whole word).
-Pure functions over strings, so tests and `kenning predictor labels` can show the reason.
+  - an entity the knowledge graph links to the memory (its name as a whole word), except
+    speaker names (User, Assistant, ...).
+Anything that would touch more than a quarter of the candidates (and more than three) is not
+specific to any of them and is ignored. Pure functions over strings, so tests and
+`kenning predictor labels` can show the reason.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./\-]*[A-Za-z0-9_]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 MIN_IDENTIFIER = 4
 MIN_ENTITY = 3
+SPEAKERS = frozenset({"user", "assistant", "human", "system", "tool", "claude", "agent", "ai"})
+MAX_SHARE = 0.25  # a term touching more than this share of the candidates (and > 3) is not specific
 
 
 def identifiers(text: str | None) -> set[str]:
@@ -42,15 +47,19 @@ def touched_memories(session_text: str, contents: dict[str, str],
     """{memory_id: why} for the memories whose identifiers or entities the session mentions."""
     said = identifiers(session_text)
     low = (session_text or "").lower()
-    out: dict[str, str] = {}
+    hits: dict[str, list[str]] = {}  # term -> memories it touches
     for memory_id, content in contents.items():
-        shared = sorted(identifiers(content) & said)
-        if shared:
-            out[memory_id] = f"transcript names {shared[0]}"
+        for term in sorted(identifiers(content) & said):
+            hits.setdefault(f"transcript names {term}", []).append(memory_id)
+        for name in {n.strip().lower() for n in (entities or {}).get(memory_id, [])}:
+            if (len(name) >= MIN_ENTITY and name not in SPEAKERS
+                    and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", low)):
+                hits.setdefault(f"transcript mentions entity {name}", []).append(memory_id)
+    cap = max(3, int(MAX_SHARE * len(contents)))
+    out: dict[str, str] = {}
+    for why, memory_ids in sorted(hits.items()):
+        if len(memory_ids) > cap:
             continue
-        for name in (entities or {}).get(memory_id, []):
-            name = name.strip().lower()
-            if len(name) >= MIN_ENTITY and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", low):
-                out[memory_id] = f"transcript mentions entity {name}"
-                break
+        for memory_id in memory_ids:
+            out.setdefault(memory_id, why)
     return out
