@@ -208,3 +208,36 @@ def test_an_old_checkpoint_is_refused_and_the_model_retrained(pred_settings, pdb
         assert model.config.n_features == 17 and flags & ckpt.FLAG_FINETUNED
     finally:
         p.stop()
+
+
+def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(kenning):
+    from kenning.sessions.context import Deadline
+    from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
+    from kenning.store.memories import get_memories
+    from kenning.store.sessions import get_session
+
+    ids = _memories(kenning, "pp")
+    for i in range(4):
+        _session(kenning, f"pp-{i}", "pp", day(i + 1),
+                 feedback=lambda shown, i=i: {m: (0.9 if j % 3 == i % 3 else 0.0) for j, m in enumerate(shown)})
+    assert kenning.predictor.train_now()["swapped"] is True  # a manual train starts the sidecar
+    kenning.sessions.session_start({"session_key": "pp-4", "project": "pp", "timestamp": day(5)})
+    conn = kenning.db.reader()
+    session = get_session(conn, "pp-4")
+    found = get_memories(conn, ids)
+    prompt = "the retry loop in worker_2.py backs off wrongly"
+    ranking = rank_prompt_pool(kenning.sessions.deps, session, prompt, [found[m] for m in ids], Deadline(10_000))
+    assert ranking is not None and sorted(ranking.order) == sorted(ids)
+    assert all(r["predictor_score"] is not None and r["baseline_rank"] for r in ranking.rows)
+    assert [r["final_rank"] for r in ranking.rows] == list(range(1, len(ids) + 1))
+    assert kenning.predictor.flush_contexts()
+    recorded = store.session_context(conn, f"pp-4#{PHASE}")
+    assert recorded["context_text"] == prompt and recorded["scored"] == 1
+    with kenning.db.with_write_tx() as wconn:
+        store.record_pool(wconn, "pp-4", PHASE, ranking.rows)
+    kenning.sessions.user_prompt_submit({"session_key": "pp-4", "prompt": prompt, "timestamp": day(5).replace(":00:00", ":05:00"),
+                                         "memory_feedback": {m: (0.9 if m == ids[2] else 0.0) for m in ids}})
+    kenning.sessions.session_end({"session_key": "pp-4", "transcript": THIN, "wait": True})
+    samples, _ = load_samples(conn, [store.session_score(conn, "pp-4")], store.embedding_model_in_use(conn))
+    assert [s.session_key for s in samples] == ["pp-4", f"pp-4#{PHASE}"]
+    assert samples[1].ctx_tokens != samples[0].ctx_tokens and set(samples[1].ids) <= set(samples[0].ids)

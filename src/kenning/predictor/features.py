@@ -174,12 +174,14 @@ def session_labels(conn, session: dict[str, Any], model_name: str | None, trust:
 
 
 def session_sample(conn, session: dict[str, Any], model_name: str | None, history: History,
-                   trust: float = 1.0) -> tuple[Sample | None, SessionLabels]:
-    """Build the labelled training sample for one scored session (None when unusable)."""
+                   trust: float = 1.0) -> tuple[list[Sample], SessionLabels]:
+    """The labelled training samples of one scored session: its session-start sample (context:
+    the session context, candidates: every recorded row) and one per recorded later pool (the
+    first prompt's: context the prompt, candidates that pool). Empty when unusable."""
     key = session["session_key"]
     labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust)
     if not labels.usable or not rows:
-        return None, labels
+        return [], labels
     start = session.get("started_at")
     at = parse_iso(start)
     previous = store.previous_session_start(conn, start)
@@ -197,7 +199,30 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None, histor
         temperature=labels.temperature,
         meta={"session_key": key, "score": session.get("score"), "confidence": session.get("confidence")},
     )
-    return sample, labels
+    return [sample, *_pool_samples(conn, sample, labels)], labels
+
+
+def _pool_samples(conn, sample: Sample, labels: SessionLabels) -> list[Sample]:
+    """One sample per recorded later pool: the session sample's rows for that pool's memories,
+    scored against that pool's own context (e.g. the first prompt), labelled alike."""
+    out = []
+    index = {m: i for i, m in enumerate(sample.ids)}
+    for phase, pool in store.pools(conn, sample.session_key).items():
+        keep = [index[r["memory_id"]] for r in pool if r["memory_id"] in index]
+        values = sample.labels[keep] if sample.labels is not None else None
+        if len(keep) < 2 or values is None or float(values.max() - values.min()) < C.SKIP_SPREAD:
+            continue
+        ctx = store.session_context(conn, f"{sample.session_key}#{phase}") or {}
+        ctx_vec = decode_vector(ctx.get("embedding"))
+        out.append(Sample(
+            session_key=f"{sample.session_key}#{phase}", ids=[sample.ids[i] for i in keep],
+            ctx_vec=ctx_vec if ctx_vec is not None else sample.ctx_vec,
+            ctx_tokens=hash_tokens(ctx.get("context_text")) or sample.ctx_tokens,
+            cand_vecs=[sample.cand_vecs[i] for i in keep], cand_tokens=[sample.cand_tokens[i] for i in keep],
+            features=sample.features[keep], project_slot=sample.project_slot, labels=values,
+            temperature=labels.temperature, meta={**sample.meta, "phase": phase},
+        ))
+    return out
 
 
 def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
@@ -211,12 +236,11 @@ def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None, h
     history = load_all(conn) if history is None else history
     trust = trust_of(conn) if trust is None else trust
     for session in sessions:
-        sample, labels = session_sample(conn, session, model_name, history, trust)
-        if sample is None:
+        found, labels = session_sample(conn, session, model_name, history, trust)
+        if not found:
             reason = labels.skip_reason or "no_candidates"
             skipped[reason] = skipped.get(reason, 0) + 1
-        else:
-            samples.append(sample)
+        samples.extend(found)
     return samples, skipped
 
 

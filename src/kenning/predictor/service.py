@@ -8,7 +8,10 @@ Interface for the sessions engineer (session-start / session-end), all thread-sa
     # session-start, after pre-filter and baseline ranking:
     scores = p.score(session_context, candidates)    # {memory_id: score} | None (None ⇒ baseline)
         session_context = {"session_key", "project", "embedding": list|ndarray|None,
-                           "text": str|None, "timestamp": iso|None, "session_gap_hours": float|None}
+                           "text": str|None, "timestamp": iso|None, "session_gap_hours": float|None,
+                           "phase": None at session start | "prompt:1" for the first prompt's pool}
+        (a later pool is scored as of the session's start — pass its started_at as timestamp — so
+        its history features match training; record its ranking with store.record_pool)
         candidates = [{"id", "embedding": list|ndarray|bytes|None, "content", "importance",
                        "access_count", "created_at", "superseded_by"}]   (Memory.to_dict() + embedding)
         aliases accepted: "vector" for "embedding", "memory_id" for "id", "context" for "text".
@@ -209,6 +212,8 @@ class Predictor:
         key = ctx.get("session_key")
         if not key or self.db.read_only:
             return
+        if ctx.get("phase"):  # a later pool of the session (e.g. 'prompt:1'): its own context row
+            key = f"{key}#{ctx['phase']}"
         vec = _vector(_first(ctx, "embedding", "vector"))
         row = dict(
             project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],

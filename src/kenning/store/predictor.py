@@ -228,6 +228,27 @@ def session_evidence(conn, session_key: str) -> dict[str, Any] | None:
     return data
 
 
+def record_pool(conn, session_key: str, phase: str, rows: list[dict[str, Any]], at: str | None = None) -> None:
+    """A ranked pool beyond session start (e.g. phase 'prompt:1'): replaces any earlier record."""
+    stamp = at or now_iso()
+    conn.execute("DELETE FROM predictor_pools WHERE session_key = ? AND phase = ?", (session_key, phase))
+    conn.executemany(
+        "INSERT INTO predictor_pools(session_key, phase, memory_id, baseline_rank, predictor_rank,"
+        " predictor_score, final_rank, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(session_key, phase, r["memory_id"], r.get("baseline_rank"), r.get("predictor_rank"),
+          r.get("predictor_score"), r.get("final_rank"), stamp) for r in rows],
+    )
+
+
+def pools(conn, session_key: str) -> dict[str, list[dict[str, Any]]]:
+    """{phase: rows in final order} of the session's recorded pools beyond session start."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in conn.execute("SELECT * FROM predictor_pools WHERE session_key = ? ORDER BY phase, final_rank,"
+                          " memory_id", (session_key,)):
+        out.setdefault(r["phase"], []).append(dict(r))
+    return out
+
+
 # -- canary set ------------------------------------------------------------------
 
 

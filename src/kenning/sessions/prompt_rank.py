@@ -1,0 +1,64 @@
+"""The first prompt's injection pool ranked by the predictor, with the prompt as context (issue 11).
+
+Session start ranks a pool whose context rarely names the task; the first prompt usually does.
+So the first prompt's pool (its recall hits plus what session start showed) is scored by the
+predictor with the prompt as the context and fused with the recall order (the baseline here)
+exactly as session start fuses: `predictor.score` → `predictor.fuse`. The ranking is returned
+for the prompt handler to inject from, and as rows for `store.predictor.record_pool` (phase
+'prompt:1'), so training learns from it like from session start. The score is taken as of the
+session's start (`timestamp` = started_at), so the history features match training.
+No predictor, a cold one, or a cut budget: None, and the recall order stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.core.telemetry import record_error
+from kenning.sessions.context import Deadline, SessionDeps, run_bounded
+from kenning.store.vectors import get_embeddings
+
+PHASE = "prompt:1"
+RESERVE_MS = 40.0
+
+
+@dataclass
+class PoolRanking:
+    order: list[str]  # memory ids, best first (fused)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # for store.predictor.record_pool
+
+
+def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, memories: list[Any],
+                     deadline: Deadline, phase: str = PHASE) -> PoolRanking | None:
+    """Rank `memories` (Memory objects in the baseline order: recall's) for this prompt."""
+    predictor = deps.get_predictor()
+    if predictor is None or not hasattr(predictor, "score") or not memories:
+        return None
+    try:
+        vectors = get_embeddings(deps.db.reader(), list({m.content_hash for m in memories}), deps.embedder.model_id)
+        context = {
+            "session_key": session["session_key"], "phase": phase, "project": session.get("project"),
+            "embedding": run_bounded(deadline, "prompt-context", lambda: deps.embedder.embed_query(prompt),
+                                     reserve_ms=RESERVE_MS),
+            "text": prompt, "timestamp": session.get("started_at"),
+        }
+        candidates = [{**m.to_dict(), "embedding": vectors.get(m.content_hash)} for m in memories]
+        scores = run_bounded(deadline, "predictor-prompt", lambda: predictor.score(context, candidates),
+                             reserve_ms=RESERVE_MS / 2)
+        if not scores:
+            return None
+        baseline = [m.id for m in memories]
+        fused = predictor.fuse(baseline, scores, top_k=None)
+    except Exception as exc:  # a failing predictor must never cost the prompt its answer
+        record_error("sessions", f"predictor failed on the first prompt, recall order used: {exc}",
+                     session_key=session.get("session_key"))
+        return None
+    order = [row[0] for row in fused if row[0] in scores or row[0] in baseline]
+    order += [m for m in baseline if m not in order]
+    by_score = sorted(scores, key=lambda m: (-float(scores[m]), m))
+    p_rank = {m: i for i, m in enumerate(by_score, 1)}
+    rows = [{"memory_id": m, "baseline_rank": baseline.index(m) + 1 if m in baseline else None,
+             "predictor_rank": p_rank.get(m), "predictor_score": scores.get(m), "final_rank": i}
+            for i, m in enumerate(order, 1)]
+    return PoolRanking(order=order, rows=rows)
