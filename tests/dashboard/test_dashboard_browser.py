@@ -149,6 +149,26 @@ def test_graph_tab_draws_the_neighbourhood(page, cold_daemon):
     shot(page, "dashboard-graph.png")
 
 
+def test_graph_tab_code_view(page, cold_daemon, tmp_path):
+    repo = tmp_path / "shop"
+    (repo / "shop").mkdir(parents=True)
+    (repo / "shop/__init__.py").write_text("")
+    (repo / "shop/prices.py").write_text("def tax(x):\n    return x * 0.2\n")
+    (repo / "shop/cart.py").write_text("from shop.prices import tax\n\ndef checkout(x):\n    return x + tax(x)\n")
+    with cold_daemon.client() as http:
+        assert http.post("/api/code/index", json={"path": str(repo), "project": "shop-ui"}).json()["files"] == 3
+        http.post("/api/memory/remember", json={"content": "VAT is charged on the net price, never on tips",
+                                                "project": "shop-ui", "related_files": ["shop/prices.py"]})
+    open_tab(page, cold_daemon, "graph")
+    view = page.get_by_test_id("code-view")
+    view.get_by_test_id("code-project").select_option("shop-ui")
+    view.get_by_test_id("code-target").fill("shop/prices.py:tax")
+    view.get_by_role("button", name="Show").click()
+    expect(view.get_by_test_id("code-impact")).to_contain_text("shop/cart.py:checkout → shop/prices.py:tax")
+    expect(view.get_by_test_id("code-memories")).to_contain_text("VAT is charged on the net price")
+    shot(page, "dashboard-code-view.png")
+
+
 def test_predictor_cold_start(page, cold_daemon):
     open_tab(page, cold_daemon, "predictor")
     cold = page.get_by_test_id("predictor-cold-start")

@@ -4,6 +4,7 @@ import { useMemo, useState, useCallback } from 'preact/hooks';
 import { useApi, items, qs } from '../api.js';
 import { Chart, COLORS } from '../chart.jsx';
 import { Card, Pending, Empty, short } from '../ui.jsx';
+import { CodeView } from './CodeView.jsx';
 
 // Nodes/edges from whatever the graph API returns: {nodes, edges} or {entity, relations}.
 export function toGraph(data, centerId) {
@@ -103,6 +104,7 @@ export function GraphTab({ arg, navigate }) {
             ))}</ul>
           </Card>
         )}
+        <CodeView />
       </div>
     </div>
   );
