@@ -229,7 +229,8 @@ class FileResolver:
             submodule = f"{imp.module}.{name}"
             if self.index.is_module(submodule):
                 for file_id in self.index.module_files(submodule):
-                    add(Edge(self.file_node, self.index.symbols[file_id][""], "imports", None, imp.line))
+                    if file_id != self.file.id:
+                        add(Edge(self.file_node, self.index.symbols[file_id][""], "imports", None, imp.line))
             elif files:
                 dst = self.in_module(imp.module, [name])
                 if dst is not None:
