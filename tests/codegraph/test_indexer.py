@@ -63,10 +63,13 @@ def test_incremental_closure_equals_a_full_rebuild(tmp_path):
     index_path(db, repo, "chain")
     (repo / "core/mid.py").write_text("def middle():\n    return 2\n")          # drops the call to base
     (repo / "core/low.py").write_text("from core.top import top\n\ndef base():\n    return top()\n")
-    index_path(db, repo, "chain")
-    got = set(db.reader().execute("SELECT anchor, node, depth FROM code_closure").fetchall())
-    expected = {(a, n, d) for a, n, d, _, _ in closure.full_rows(store.dependency_adjacency(db.reader(), "chain"))}
-    assert {tuple(r) for r in got} == expected
+    for step in ("edit", "remove"):
+        if step == "remove":
+            (repo / "core/top.py").unlink()                                    # a hop in the middle goes
+        assert index_path(db, repo, "chain").closure == "incremental"
+        got = set(db.reader().execute("SELECT anchor, node, depth FROM code_closure").fetchall())
+        expected = {(a, n, d) for a, n, d, _, _ in closure.full_rows(store.dependency_adjacency(db.reader(), "chain"))}
+        assert {tuple(r) for r in got} == expected, step
 
 
 def test_stale_edges_are_never_mixed_into_answers(tmp_path):

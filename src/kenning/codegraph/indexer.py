@@ -4,8 +4,11 @@ Order of work, so that a query never mixes stale and fresh edges of one node:
 1. list files; a file whose size+mtime or content hash changed is *changed*;
 2. one short transaction marks the changed and removed files' edges stale (queries skip them);
 3. parse changed files outside any transaction (tree-sitter; a syntax error indexes the rest);
-4. one transaction swaps in nodes, re-resolves the edges of the changed files and of the files
-   that depend on them, and updates the closure for the anchors those edges can reach.
+4. write transactions of WRITE_BATCH files swap in nodes (ids stable per qualname), then
+   re-resolve the edges of the changed files and of the files they can affect (each file's edges
+   swap in one transaction, clearing its staleness), then the closure is updated for the anchors
+   those edges can reach (in batches when rebuilt whole). Short transactions keep the daemon's
+   own writes from waiting behind a large index.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from kenning.core.errors import InvalidInput
 from kenning.store import codegraph as store
 
 Progress = Callable[[str, int, int], None]   # (phase, done, total)
+WRITE_BATCH = 200        # files per write transaction
+CLOSURE_BATCH = 20_000   # closure rows per write transaction
 
 
 @dataclass
@@ -146,50 +151,67 @@ def _apply(db, root: Path, project: str, changed: list[tuple], removed: list[int
             report.syntax_errors.append(f"{rel}:{item.facts.error_line}")
         parsed.append((item, size, mtime))
     report.parsed = len(parsed)
-    with db.with_write_tx() as conn:
-        _write(conn, root, project, parsed, removed, touched, report, progress, layout, bool(known))
+    _write(db, root, project, parsed, removed, touched, report, progress, layout, bool(known))
 
 
-def _write(conn, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int]], removed: list[int],
+def _batches(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _write(db, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int]], removed: list[int],
            touched: list[tuple], report: IndexReport, progress: Progress, layout: Layout,
            had_closure: bool) -> None:
+    """Nodes, then edges, then the closure, each in write transactions of WRITE_BATCH files, so
+    other writers (the daemon) never wait long. Each file's edges swap in one transaction."""
     now = now_iso()
-    store.upsert_project(conn, project, str(root), layout.go_module, now)
-    store.touch_files(conn, touched)
+    with db.with_write_tx() as conn:
+        store.upsert_project(conn, project, str(root), layout.go_module, now)
+        store.touch_files(conn, touched)
     facts_cache: dict[int, FileFacts] = {}
     changed_ids, removed_nodes = [], []
     dependents: set[int] = set()
-    known = store.file_states(conn, project)
-    for item, size, mtime in parsed:
-        state = known.get(item.path)
-        dependents |= _affected_by(conn, project, state["id"] if state else None, item)  # before nodes go
-        file_id = store.upsert_file(conn, project, {
-            "path": item.path, "language": item.language, "module": item.module,
-            "content_hash": item.content_hash, "size": size, "mtime_ns": mtime, "is_test": item.is_test,
-            "error_line": item.facts.error_line, "facts": item.facts.to_json()}, now)
-        nodes = {"": ("file", item.module, "", 1, None)}
-        for d in item.facts.defs:  # a name defined twice (if/else, property setter): the first one
-            nodes.setdefault(d.qualname, (d.kind, d.name, d.qualname, d.start, d.end))
-        _, gone = store.replace_nodes(conn, file_id, list(nodes.values()))
-        removed_nodes += gone
-        facts_cache[file_id] = item.facts
-        changed_ids.append(file_id)
-    dependents |= store.files_depending_on(conn, project, removed, [])
-    old_dep_edges = store.dependency_edges_owned(conn, sorted(dependents | set(changed_ids)))
-    removed_nodes += store.delete_files(conn, removed)
-    index = _load_index(conn, project, facts_cache)
+    old_dep_edges: set[tuple[int, int, str]] = set()
+    known = store.file_states(db.reader(), project)
+    for batch in _batches(parsed, WRITE_BATCH):
+        with db.with_write_tx() as conn:
+            for item, size, mtime in batch:
+                state = known.get(item.path)
+                if state:  # before its nodes go: the old version's edges and the files it affects
+                    old_dep_edges |= store.dependency_edges_owned(conn, [state["id"]])
+                dependents |= _affected_by(conn, project, state["id"] if state else None, item)
+                file_id = store.upsert_file(conn, project, {
+                    "path": item.path, "language": item.language, "module": item.module,
+                    "content_hash": item.content_hash, "size": size, "mtime_ns": mtime, "is_test": item.is_test,
+                    "error_line": item.facts.error_line, "facts": item.facts.to_json()}, now)
+                nodes = {"": ("file", item.module, "", 1, None)}
+                for d in item.facts.defs:  # a name defined twice (if/else, property setter): the first one
+                    nodes.setdefault(d.qualname, (d.kind, d.name, d.qualname, d.start, d.end))
+                _, gone = store.replace_nodes(conn, file_id, list(nodes.values()))
+                removed_nodes += gone
+                facts_cache[file_id] = item.facts
+                changed_ids.append(file_id)
+    with db.with_write_tx() as conn:
+        dependents |= store.files_depending_on(conn, project, removed, [])
+        old_dep_edges |= store.dependency_edges_owned(conn, sorted((dependents - set(changed_ids)) | set(removed)))
+        removed_nodes += store.delete_files(conn, removed)
+    index = _load_index(db.reader(), project, facts_cache)
     to_resolve = sorted((set(changed_ids) | dependents) & set(index.files))
     new_dep_edges: set[tuple[int, int, str]] = set()
-    for i, file_id in enumerate(to_resolve):
-        progress("resolve", i + 1, len(to_resolve))
-        facts = index.load_facts(file_id)
-        edges = FileResolver(index, file_id, facts).edges() + _defines(index, file_id, facts)
-        store.replace_edges(conn, file_id, [(e.src, e.dst, e.kind, e.external, e.line) for e in edges])
-        new_dep_edges |= {(e.src, e.dst, e.kind) for e in edges
-                          if e.dst is not None and e.kind in store.DEPENDENCY_KINDS}
+    done = 0
+    for batch in _batches(to_resolve, WRITE_BATCH):
+        with db.with_write_tx() as conn:
+            for file_id in batch:
+                done += 1
+                progress("resolve", done, len(to_resolve))
+                facts = index.load_facts(file_id)
+                edges = FileResolver(index, file_id, facts).edges() + _defines(index, file_id, facts)
+                store.replace_edges(conn, file_id, [(e.src, e.dst, e.kind, e.external, e.line) for e in edges])
+                new_dep_edges |= {(e.src, e.dst, e.kind) for e in edges
+                                  if e.dst is not None and e.kind in store.DEPENDENCY_KINDS}
     report.resolved = len(to_resolve)
-    _update_closure(conn, project, old_dep_edges ^ new_dep_edges, removed_nodes, had_closure, report)
-    store.set_indexed(conn, project, now)
+    _update_closure(db, project, old_dep_edges ^ new_dep_edges, removed_nodes, had_closure, report)
+    with db.with_write_tx() as conn:
+        store.set_indexed(conn, project, now)
 
 
 def _affected_by(conn, project: str, file_id: int | None, item: ParsedFile) -> set[int]:
@@ -252,26 +274,32 @@ def _defines(index: ProjectIndex, file_id: int, facts: FileFacts) -> list[Edge]:
     return out
 
 
-def _update_closure(conn, project: str, changed: set[tuple[int, int, str]], removed_nodes: list[int],
+def _update_closure(db, project: str, changed: set[tuple[int, int, str]], removed_nodes: list[int],
                     had_closure: bool, report: IndexReport) -> None:
     if not changed and not removed_nodes:
         return
     anchors = closure.affected_anchors(
-        changed, lambda nodes, depth: store.closure_anchors_reaching(conn, nodes, depth))
+        changed, lambda nodes, depth: store.closure_anchors_reaching(db.reader(), nodes, depth))
     if not had_closure or len(anchors) > closure.FULL_REBUILD_ANCHORS:
-        store.delete_project_closure(conn, project)
-        store.delete_closure(conn, [], removed_nodes)
-        rows = closure.full_rows(store.dependency_adjacency(conn, project))
-        store.insert_closure(conn, rows)
+        # Computed from committed fresh edges, written in batches: until the last batch lands,
+        # impact answers for not-yet-written anchors are empty, never mixed.
+        rows = closure.full_rows(store.dependency_adjacency(db.reader(), project))
+        with db.with_write_tx() as conn:
+            store.delete_project_closure(conn, project)
+            store.delete_closure(conn, [], removed_nodes)
+        for batch in _batches(rows, CLOSURE_BATCH):
+            with db.with_write_tx() as conn:
+                store.insert_closure(conn, batch)
         report.closure, report.anchors = "full", len({r[0] for r in rows})
         return
-    store.delete_closure(conn, sorted(anchors | set(removed_nodes)), removed_nodes)
+    with db.with_write_tx() as conn:
+        store.delete_closure(conn, sorted(anchors | set(removed_nodes)), removed_nodes)
 
-    def dependents(frontier: list[int]) -> closure.Adjacency:
-        return closure.reverse_adjacency(store.dependents_of(conn, frontier))
+        def dependents(frontier: list[int]) -> closure.Adjacency:
+            return closure.reverse_adjacency(store.dependents_of(conn, frontier))
 
-    rows = []
-    for anchor in sorted(anchors - set(removed_nodes)):
-        rows += closure.bfs(anchor, dependents)
-    store.insert_closure(conn, rows)
+        rows = []
+        for anchor in sorted(anchors - set(removed_nodes)):
+            rows += closure.bfs(anchor, dependents)
+        store.insert_closure(conn, rows)
     report.closure, report.anchors = "incremental", len(anchors)
