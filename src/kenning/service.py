@@ -29,6 +29,7 @@ from kenning.sessions.context import SessionDeps
 from kenning.predictor.service import Predictor
 from kenning.sessions.manager import SessionManager
 from kenning.store import memories as store
+from kenning.store.vectors import knn
 from kenning.store.db import Database, open_database
 from kenning.workers.manager import WorkerManager
 
@@ -102,6 +103,8 @@ class Kenning:
     def start(self, *, background: bool = True) -> "Kenning":
         """Warm the model and start background components (the daemon calls this)."""
         self.embedder.warm_up()
+        # Load the vector matrix now, so the first session-start does not pay for it in its budget.
+        knn(self.db.reader(), self.embedder.embed("warm up"), self.embedder.model_id, 1)
         if background:
             self.access.start()
             self.workers.start_all()
