@@ -8,9 +8,9 @@ import posixpath
 
 import tree_sitter as ts
 
-from kenning.codegraph.facts import Call, Definition, FileFacts, Import
+from kenning.codegraph.facts import Definition, FileFacts, Import
 from kenning.codegraph.languages import parser, query
-from kenning.codegraph.scopes import DOTTED, ScopeIndex, first_error_line, text
+from kenning.codegraph.scopes import DOTTED, dotted_calls, first_error_line, text
 
 BASE_QUERY = """
 (import_statement) @import
@@ -176,9 +176,5 @@ def extract(source: bytes, language: str, path: str) -> FileFacts:
             if parent is not None and parent.type == "export_statement" and any(
                     c.type == "default" for c in parent.children):
                 facts.default_export = qualname
-    scopes = ScopeIndex(spans)
-    for node in callees:
-        callee = text(node)
-        if DOTTED.match(callee):
-            facts.calls.append(Call(scopes.at(node.start_byte), callee, node.start_point[0] + 1))
+    facts.calls = dotted_calls(callees, spans)
     return facts

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from kenning.codegraph.facts import Call, Definition, FileFacts, Import
+from kenning.codegraph.facts import Definition, FileFacts, Import
 from kenning.codegraph.languages import parser, query
-from kenning.codegraph.scopes import DOTTED, ScopeIndex, first_error_line, text
+from kenning.codegraph.scopes import DOTTED, dotted_calls, first_error_line, text
 
 QUERY = """
 (function_definition name: (identifier) @name) @function
@@ -106,9 +106,5 @@ def extract(source: bytes, module: str, is_package: bool) -> FileFacts:
                                          node.start_point[0] + 1, node.end_point[0] + 1,
                                          extends=_bases(node) if kind == "class" else []))
             spans.append((node.start_byte, node.end_byte, qualname))
-    scopes = ScopeIndex(spans)
-    for node in callees:
-        callee = text(node)
-        if DOTTED.match(callee):
-            facts.calls.append(Call(scopes.at(node.start_byte), callee, node.start_point[0] + 1))
+    facts.calls = dotted_calls(callees, spans)
     return facts

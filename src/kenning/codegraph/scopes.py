@@ -7,6 +7,8 @@ import re
 
 import tree_sitter as ts
 
+from kenning.codegraph.facts import Call
+
 DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$")
 
 
@@ -46,3 +48,10 @@ class ScopeIndex:
                 best, best_size = name, end - start
             i -= 1
         return best
+
+
+def dotted_calls(callees: list[ts.Node], spans: list[tuple[int, int, str]]) -> list[Call]:
+    """Calls whose callee is a dotted name, each in the innermost definition span holding it."""
+    scopes = ScopeIndex(spans)
+    return [Call(scopes.at(node.start_byte), text(node), node.start_point[0] + 1)
+            for node in callees if DOTTED.match(text(node))]
