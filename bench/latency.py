@@ -12,6 +12,9 @@ hybrid recall pays for its query embedding. Each configuration is timed over --r
 passes of --queries queries; the JSON gives per-pass p50/p95 and their medians.
 Embedding alone (embed_many on the same batch) is timed too, to attribute ingest cost.
 Targets (issue 2): recall p95 <= 50 ms at 10k, <= 150 ms at 100k; import >= 200/s.
+`--daemon-rss 10000` adds a real daemon's resident memory per process (daemon + sidecar), idle
+and after `--rss-recalls` recalls, with the daemon's largest mapped libraries (issue 16: the
+target is <= 400 MB in all); `--rss-only` runs just that.
 """
 
 from __future__ import annotations
@@ -115,8 +118,25 @@ def main() -> None:
     ap.add_argument("--home", default=None, help="store folder (default: a temp dir, removed after)")
     ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
                     help="embedding setting override, e.g. quantize=none or torch_threads=2 (repeatable)")
+    ap.add_argument("--daemon-rss", type=int, default=0, metavar="N",
+                    help="also measure a real daemon's RSS per process (and children) at N memories, idle and after"
+                         " --rss-recalls recalls over HTTP (bench/daemon_rss.py)")
+    ap.add_argument("--rss-recalls", type=int, default=2000)
+    ap.add_argument("--rss-only", action="store_true", help="only the --daemon-rss measurement")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.daemon_rss:
+        from daemon_rss import measure
+
+        rss = measure(args.daemon_rss, args.rss_recalls, synthetic(args.daemon_rss, args.seed),
+                      queries(max(args.queries, 200), args.seed + 1))
+        if args.rss_only:
+            text = json.dumps({"daemon_rss": rss, "load_average": os.getloadavg(), "command": " ".join(sys.argv)},
+                              indent=2)
+            if args.out:
+                Path(args.out).write_text(text, encoding="utf-8")
+            print(text)
+            return
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     if "bm25" not in configs:
@@ -216,6 +236,8 @@ def main() -> None:
         if tmp is not None:
             tmp.cleanup()
 
+    if args.daemon_rss:
+        results["daemon_rss"] = rss
     results["meta"] = {
         "embedding_model": embedder.model_id, "embedder_load_s": load_s, "cpu_count": os.cpu_count(),
         "torch_threads": _torch_threads(), "load_average": os.getloadavg(), "query_cache": "disabled", "queries_per_pass": args.queries,

@@ -100,8 +100,10 @@ class KenningClient:
     def user_prompt_submit(self, body: dict, *, timeout: float | None = None) -> dict:
         return self.hook("user-prompt-submit", body, timeout=timeout)
 
-    def memory_feedback(self, session_key: str, scores: dict[str, float]) -> dict:
-        return self.hook("feedback", {"session_key": session_key, "memory_feedback": scores})
+    def memory_feedback(self, session_key: str | None, scores: dict[str, float]) -> dict:
+        """Rate memories; without a session key they count for the latest session offered them."""
+        body: dict[str, Any] = {"scores": scores} | ({"session_key": session_key} if session_key else {})
+        return self.request("POST", "/api/feedback", json=body)
 
     def session_end(self, body: dict, *, timeout: float | None = None) -> dict:
         return self.hook("session-end", body, timeout=timeout)

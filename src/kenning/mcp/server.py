@@ -1,6 +1,7 @@
 """`kenning mcp`: an MCP server over stdio exposing memory tools, backed by the daemon's HTTP API.
 
-Tools: memory_search, memory_store, memory_get, memory_forget, memory_feedback, code_impact. The server
+Tools: memory_search, memory_store, memory_get, memory_forget, memory_recover, memory_feedback,
+code_impact. Every argument has a description in the tool schema; `type` is an enum. The server
 holds no store of its own — every call goes through `kenning.client` to the running daemon,
 so MCP clients and hooks see the same memories. Errors (daemon down, bad input) come back as
 MCP tool errors with the daemon's one-line message.
@@ -9,21 +10,25 @@ MCP tool errors with the daemon's one-line message.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from kenning import __version__
 from kenning.client import KenningClient
 from kenning.core.errors import KenningError
+from kenning.core.types import MEMORY_TYPES
 
 INSTRUCTIONS = (
     "kenning is this user's long-term memory for coding work. Search it before re-deriving project "
     "facts, store durable decisions, preferences and gotchas, and rate injected memories with "
     "memory_feedback (-1 harmful .. 1 shaped your answer)."
 )
-SEARCH_FIELDS = ("id", "content", "score", "type", "project", "tags", "importance", "created_at", "pinned")
+SEARCH_FIELDS = ("id", "content", "score", "type", "project", "tags", "importance", "created_at", "pinned",
+                 "legs", "reasons")
+MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type] - the enum the tools declare
 
 
 def _call(fn, *args, **kwargs) -> Any:
@@ -37,9 +42,14 @@ def build_server(client: KenningClient) -> MCPServer:
     server = MCPServer(name="kenning", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
-    def memory_search(query: str, limit: int = 10, project: str | None = None,
-                      types: list[str] | None = None) -> list[dict[str, Any]]:
-        """Hybrid (keyword + semantic) search over memories; best first."""
+    def memory_search(
+        query: Annotated[str, Field(description="What to look for, in words (keywords and meaning both count).")],
+        limit: Annotated[int, Field(ge=1, le=100, description="How many memories to return, best first.")] = 10,
+        project: Annotated[str | None, Field(description="Only this project's memories (its git root name).")] = None,
+        types: Annotated[list[MemoryType] | None, Field(description="Only memories of these types.")] = None,
+    ) -> list[dict[str, Any]]:
+        """Hybrid search (BM25 keywords + vectors, fused) over memories, best first. Each result says
+        which legs found it and at what rank/score (`legs`) and why it ranks (`reasons`)."""
         body: dict[str, Any] = {"query": query, "limit": max(1, min(int(limit), 100))}
         if project:
             body["project"] = project
@@ -49,8 +59,14 @@ def build_server(client: KenningClient) -> MCPServer:
         return [{k: h.get(k) for k in SEARCH_FIELDS} for h in hits]
 
     @server.tool()
-    def memory_store(content: str, type: str = "fact", importance: float = 0.5, tags: list[str] | None = None,
-                     project: str | None = None, pinned: bool = False) -> dict[str, Any]:
+    def memory_store(
+        content: Annotated[str, Field(description="The memory itself: one durable, self-contained statement.")],
+        type: Annotated[MemoryType, Field(description="What kind of memory: decision, preference, gotcha, fact, …")] = "fact",
+        importance: Annotated[float, Field(ge=0, le=1, description="0..1; how much it should outrank others.")] = 0.5,
+        tags: Annotated[list[str] | None, Field(description="Free-form labels.")] = None,
+        project: Annotated[str | None, Field(description="Project it belongs to (its git root name); none = global.")] = None,
+        pinned: Annotated[bool, Field(description="Always rank it first for its project.")] = False,
+    ) -> dict[str, Any]:
         """Store a durable memory (decision, preference, gotcha, fact, …). Exact duplicates are not stored twice."""
         return _call(client.remember, {
             "content": content, "type": type, "importance": importance, "tags": tags or [],
@@ -58,23 +74,43 @@ def build_server(client: KenningClient) -> MCPServer:
         })
 
     @server.tool()
-    def memory_get(memory_id: str) -> dict[str, Any]:
+    def memory_get(memory_id: Annotated[str, Field(description="The memory's id (from memory_search).")]) -> dict[str, Any]:
         """One memory with its metadata and change history."""
         return _call(client.get, memory_id)
 
     @server.tool()
-    def memory_forget(memory_id: str, reason: str | None = None) -> dict[str, Any]:
-        """Forget a memory (soft delete: it can be recovered)."""
+    def memory_forget(
+        memory_id: Annotated[str, Field(description="The memory's id.")],
+        reason: Annotated[str | None, Field(description="Why it is wrong or obsolete (kept in its history).")] = None,
+    ) -> dict[str, Any]:
+        """Forget a memory (soft delete: memory_recover brings it back)."""
         memory = _call(client.forget, memory_id, reason=reason)
         return {"id": memory.get("id", memory_id), "is_deleted": bool(memory.get("is_deleted", True))}
 
     @server.tool()
-    def memory_feedback(session_key: str, scores: dict[str, float]) -> dict[str, Any]:
-        """Rate memories injected into this session: id → score in -1 (harmful) .. 1 (directly useful)."""
-        return _call(client.memory_feedback, session_key, scores)
+    def memory_recover(memory_id: Annotated[str, Field(description="The forgotten memory's id.")]) -> dict[str, Any]:
+        """Bring back a memory forgotten with memory_forget."""
+        memory = _call(client.recover, memory_id)
+        return {"id": memory.get("id", memory_id), "is_deleted": bool(memory.get("is_deleted", False))}
 
     @server.tool()
-    def code_impact(target: str, project: str | None = None, depth: int = 3) -> dict[str, Any]:
+    def memory_feedback(
+        scores: Annotated[dict[str, float], Field(
+            description="memory id → score from -1 (harmful) through 0 (not used) to 1 (shaped your answer).")],
+        session_key: Annotated[str | None, Field(
+            description="Leave empty: the ratings go to the latest session these memories were offered in.")] = None,
+    ) -> dict[str, Any]:
+        """Rate memories you were given, so recall learns what helps. Returns how many ratings were applied,
+        ignored (memories no session was offered) and the session they went to."""
+        clean = {k: max(-1.0, min(1.0, float(v))) for k, v in scores.items()}
+        return _call(client.memory_feedback, session_key, clean)
+
+    @server.tool()
+    def code_impact(
+        target: Annotated[str, Field(description="`path`, `path:symbol` or a dotted name, relative to the indexed root.")],
+        project: Annotated[str | None, Field(description="The indexed project (default: the only one).")] = None,
+        depth: Annotated[int, Field(ge=1, le=10, description="How many dependency hops to follow.")] = 3,
+    ) -> dict[str, Any]:
         """What breaks if TARGET changes: dependents (with depth and path), covering tests and linked
         memories. TARGET is `path`, `path:symbol` or a dotted name, relative to the indexed root."""
         params: dict[str, Any] = {"target": target, "depth": max(1, min(int(depth), 10))}

@@ -101,6 +101,14 @@ class SessionManager:
         applied, ignored = apply_feedback(self.deps, key, body.get("memory_feedback"))
         return {"applied": applied, "ignored": ignored}
 
+    def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None) -> dict[str, Any]:
+        """Feedback from a client that cannot know the session key (MCP): it goes to the latest
+        session that was offered those memories (open sessions first)."""
+        key = session_key or store.latest_session_offering(self.deps.db.reader(), list(scores))
+        if key is None:
+            return {"applied": 0, "ignored": len(scores), "session_key": None}
+        return {**self.feedback({"session_key": key, "memory_feedback": scores}), "session_key": key}
+
     def checkpoint(self, body: dict[str, Any], trigger: str = "manual") -> dict[str, Any]:
         key = require_key(body.get("session_key"))
         at = resolve_at(body.get("timestamp"))

@@ -245,6 +245,21 @@ def apply_feedback(conn, session_key: str, scores: dict[str, float]) -> list[str
     return applied
 
 
+def latest_session_offering(conn, memory_ids: list[str]) -> str | None:
+    """The session a rating without a session key belongs to: among sessions that were offered
+    any of `memory_ids`, open ones first, then the one most recently active."""
+    if not memory_ids:
+        return None
+    marks = ",".join("?" * len(memory_ids))
+    row = conn.execute(
+        "SELECT s.session_key FROM sessions s WHERE s.session_key IN"
+        f" (SELECT session_key FROM session_memories WHERE memory_id IN ({marks}))"
+        " ORDER BY (s.ended_at IS NULL) DESC, COALESCE(s.last_prompt_at, s.started_at) DESC LIMIT 1",
+        list(memory_ids),
+    ).fetchone()
+    return row[0] if row else None
+
+
 def set_relevance_scores(conn, session_key: str, scores: dict[str, float]) -> None:
     conn.executemany(
         "UPDATE session_memories SET relevance_score = ? WHERE session_key = ? AND memory_id = ?",

@@ -1,0 +1,118 @@
+"""Resident memory of a real daemon and its children, idle and after N recalls (used by latency.py).
+
+A `python -m kenning serve` on a temp home is filled over HTTP with the synthetic memories of
+latency.py, left idle, and measured from /proc (VmRSS of the daemon and of every descendant:
+the predictor sidecar, …); then N recalls (hybrid, unseen queries) run over HTTP and it is
+measured again. The top imported libraries of the daemon are listed from its /proc maps
+(resident KiB per mapped file), which says where the memory goes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found + [g for c in found for g in _children(c)]
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def _cmd(pid: int) -> str:
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return " ".join(a.decode(errors="replace") for a in argv[1:4] if a)
+
+
+def _by_library(pid: int, top: int = 8) -> dict[str, float]:
+    """Resident MB per mapped file (anonymous memory as '[anon]'), largest first."""
+    sizes: Counter[str] = Counter()
+    current = "[anon]"
+    try:
+        text = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return {}
+    for line in text.splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+            path = head[5] if len(head) > 5 else "[anon]"
+            current = "[anon]" if path.startswith("[") and path not in ("[heap]",) else path
+            for marker in ("site-packages/", "lib/python3"):
+                if marker in current:
+                    current = current.split(marker, 1)[1].split("/", 1)[0]
+                    break
+        elif head and head[0] == "Rss:":
+            sizes[current] += int(head[1])
+    return {name: round(kb / 1024, 1) for name, kb in sizes.most_common(top)}
+
+
+def snapshot(pid: int) -> dict:
+    procs = [{"pid": p, "cmd": _cmd(p), "rss_mb": _rss_mb(p)} for p in [pid, *_children(pid)]]
+    return {"processes": procs, "total_mb": round(sum(p["rss_mb"] for p in procs), 1),
+            "daemon_by_library_mb": _by_library(pid)}
+
+
+def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_s: float = 20.0) -> dict:
+    home = Path(tempfile.mkdtemp(prefix="kenning-bench-rss-"))
+    port = _free_port()
+    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
+    log = open(home / "daemon.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, timeout=600) as http:
+            deadline = time.monotonic() + 300
+            while True:
+                try:
+                    if http.get("/api/health", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise SystemExit(f"daemon did not start; see {home / 'daemon.log'}")
+                time.sleep(0.3)
+            fresh = snapshot(proc.pid)
+            for i in range(0, size, 500):
+                http.post("/api/memory/batch", json={"memories": [
+                    {"content": t, "project": "bench"} for t in texts[i:min(size, i + 500)]]}).raise_for_status()
+            time.sleep(idle_s)
+            idle = snapshot(proc.pid)
+            began = time.perf_counter()
+            for i in range(recalls):
+                http.post("/api/memory/recall", json={"query": prompts[i % len(prompts)], "limit": 10}).raise_for_status()
+            elapsed = time.perf_counter() - began
+            after = snapshot(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"size": size, "recalls": recalls, "recall_s": round(elapsed, 1), "started_empty": fresh,
+            "idle": idle, "after_recalls": after}

@@ -1,0 +1,38 @@
+"""/api/feedback: rate memories without knowing the session key (MCP clients, tools).
+
+Hooks know their session (`POST /api/hooks/feedback`); an MCP client does not. Here the
+session key is optional: without it the ratings go to the latest session that was offered
+those memories (open sessions first). Ratings for memories no session was offered are ignored.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from kenning.api.deps import get_kenning
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/feedback", tags=["sessions"])
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scores: dict[str, float] = Field(
+        ..., max_length=200, description="memory id → score in -1 (harmful) .. 1 (directly useful).")
+    session_key: str | None = Field(
+        None, min_length=1, max_length=256,
+        description="The session the memories were offered in; omitted: the latest session that was offered them.")
+
+
+class FeedbackOut(BaseModel):
+    applied: int
+    ignored: int
+    session_key: str | None = Field(None, description="The session the ratings went to (null: none was found).")
+
+
+@router.post("", response_model=FeedbackOut)
+async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> dict:
+    return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key)
