@@ -49,3 +49,27 @@ def test_graph_cli_works_without_a_daemon(tmp_path):
     assert shown.returncode == 0, shown.stderr
     data = json.loads(shown.stdout)
     assert data["name"] == "Grafana" and data["memories"][0]["content"] == "The Acme Dashboard uses Grafana"
+
+
+def test_entities_sorted_by_relations_skip_unconnected_entities(tmp_path):
+    """`sort=relations` (where the dashboard's Graph tab opens): most connected first, and an
+    entity mentioned often but related to nothing is not offered at all."""
+    from kenning.core.types import MemoryDraft
+    from kenning.store import graph as graph_store
+    from kenning.store import memories as memory_store
+    from kenning.store.db import open_database
+
+    db = open_database(tmp_path / "g.db")
+    with db.with_write_tx() as conn:
+        ids = {name: graph_store.upsert_entity(conn, name, "tool") for name in ("Redis", "Postgres", "Kafka", "Noise")}
+        for i in range(6):  # "Noise" is the most mentioned entity
+            memory_id, _ = memory_store.insert_memory(conn, MemoryDraft(content=f"noise note {i}"))
+            graph_store.link_mention(conn, memory_id, ids["Noise"], "Noise")
+        for target in ("Postgres", "Kafka"):
+            graph_store.upsert_relation(conn, ids["Redis"], ids[target], "uses")
+    by_mentions, _ = graph_store.list_entities(db.reader())
+    by_relations, total = graph_store.list_entities(db.reader(), order="relations")
+    db.close()
+    assert by_mentions[0]["name"] == "Noise"
+    assert by_relations[0]["name"] == "Redis" and total == 3
+    assert "Noise" not in {e["name"] for e in by_relations}

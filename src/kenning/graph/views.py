@@ -40,7 +40,8 @@ def entity_view(conn, id_or_name: str, *, memory_limit: int = 50) -> dict[str, A
 
 
 def entity_list(conn, *, query: str | None = None, entity_type: str | None = None,
-                limit: int = 50, offset: int = 0) -> dict[str, Any]:
-    items, total = graph_store.list_entities(conn, query=query, entity_type=entity_type, limit=limit, offset=offset)
+                limit: int = 50, offset: int = 0, order: str = "mentions") -> dict[str, Any]:
+    items, total = graph_store.list_entities(conn, query=query, entity_type=entity_type, limit=limit, offset=offset,
+                                             order=order)
     return {"items": items, "total": total, "limit": limit, "offset": offset,
             "stats": graph_store.graph_stats(conn)}

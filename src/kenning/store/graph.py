@@ -276,11 +276,23 @@ def find_entity(conn, name: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
+_ENTITY_ORDER = {
+    "mentions": "mentions DESC, canonical_name",
+    # most connected first; only entities that have relations (a lone frequent word is noise)
+    "relations": "(SELECT COUNT(*) FROM relations r WHERE r.source_entity_id = entities.id"
+                 " OR r.target_entity_id = entities.id) DESC, mentions DESC, canonical_name",
+}
+
+
 def list_entities(
-    conn, *, query: str | None = None, entity_type: str | None = None, limit: int = 50, offset: int = 0
+    conn, *, query: str | None = None, entity_type: str | None = None, limit: int = 50, offset: int = 0,
+    order: str = "mentions",
 ) -> tuple[list[dict[str, Any]], int]:
-    """Entities by mentions (desc), optionally filtered by a name substring and type."""
+    """Entities by mentions or by relations (desc), optionally filtered by a name substring and type."""
     clauses, params = ["1"], []
+    if order == "relations":
+        clauses.append("EXISTS (SELECT 1 FROM relations r WHERE r.source_entity_id = entities.id"
+                       " OR r.target_entity_id = entities.id)")
     if query:
         clauses.append("canonical_name LIKE ? ESCAPE '\\'")
         escaped = canonical_name(query).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -291,7 +303,7 @@ def list_entities(
     where = " AND ".join(clauses)
     total = conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", params).fetchone()[0]
     rows = conn.execute(
-        f"SELECT * FROM entities WHERE {where} ORDER BY mentions DESC, canonical_name LIMIT ? OFFSET ?",
+        f"SELECT * FROM entities WHERE {where} ORDER BY {_ENTITY_ORDER[order]} LIMIT ? OFFSET ?",
         params + [limit, offset],
     ).fetchall()
     return [dict(r) for r in rows], total

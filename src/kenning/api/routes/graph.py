@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
@@ -16,9 +18,12 @@ def list_entities(
     q: str | None = Query(None, max_length=200, description="Substring of the entity name."),
     type: str | None = Query(None, max_length=40, description="Entity type filter."),
     limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    sort: Literal["mentions", "relations"] = Query(
+        "mentions", description="mentions: most mentioned first; relations: most connected first (only entities"
+        " with relations) — where the dashboard's Graph tab opens."),
     k: Kenning = Depends(get_kenning),
 ) -> dict:
-    return views.entity_list(k.db.reader(), query=q, entity_type=type, limit=limit, offset=offset)
+    return views.entity_list(k.db.reader(), query=q, entity_type=type, limit=limit, offset=offset, order=sort)
 
 
 @router.get("/entity/{entity}")
