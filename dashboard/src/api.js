@@ -2,9 +2,26 @@
 // missing endpoint (another capability not shipped yet) renders as a notice, not a crash.
 import { useEffect, useState, useCallback, useRef } from 'preact/hooks';
 
+// A 401 means the daemon has a token and we lack it (or have a wrong one): the app asks for it
+// once (see TokenPrompt in main.jsx) instead of every tab failing on its own.
+const TOKEN_KEY = 'kenning.token';
+const authListeners = new Set();
+let authNeeded = false;
+
+export function savedToken() { return localStorage.getItem(TOKEN_KEY); }
+export function saveToken(token) {
+  if (token) localStorage.setItem(TOKEN_KEY, token); else localStorage.removeItem(TOKEN_KEY);
+}
+
+export function useAuthNeeded() {
+  const [needed, setNeeded] = useState(authNeeded);
+  useEffect(() => { authListeners.add(setNeeded); return () => authListeners.delete(setNeeded); }, []);
+  return needed;
+}
+
 export async function api(path, { method = 'GET', body, signal } = {}) {
   const headers = { accept: 'application/json' };
-  const token = localStorage.getItem('kenning.token');
+  const token = savedToken();
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -14,6 +31,10 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     let data = null;
     const text = await res.text();
     try { data = text ? JSON.parse(text) : null; } catch { data = text; }
+    if (res.status === 401 && !authNeeded) {
+      authNeeded = true;
+      authListeners.forEach((fn) => fn(true));
+    }
     if (!res.ok) {
       const detail = data && (data.error || data.detail);
       const error = typeof detail === 'string' ? detail : (detail ? JSON.stringify(detail) : `HTTP ${res.status}`);

@@ -1,7 +1,7 @@
 // The kenning dashboard: one page, six tabs, hash routing (#/tab/arg), keyboard first.
 import { render } from 'preact';
 import { useEffect, useState, useRef } from 'preact/hooks';
-import { useApi } from './api.js';
+import { useApi, useAuthNeeded, savedToken, saveToken } from './api.js';
 import { Badge } from './ui.jsx';
 import { MemoriesTab } from './tabs/Memories.jsx';
 import { SessionsTab } from './tabs/Sessions.jsx';
@@ -35,8 +35,36 @@ function typing(ev) {
   return t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
 }
 
+// Shown instead of the tabs when the daemon answers 401: asks for the token once and keeps it
+// in this browser (localStorage), then reloads.
+function TokenPrompt() {
+  const [value, setValue] = useState('');
+  const refused = Boolean(savedToken());
+  const submit = (ev) => {
+    ev.preventDefault();
+    if (!value.trim()) return;
+    saveToken(value.trim());
+    window.location.reload();
+  };
+  return (
+    <form class="card token-prompt" onSubmit={submit} data-testid="token-prompt">
+      <h2>This daemon needs its access token</h2>
+      <p>{refused
+        ? 'The token saved in this browser was refused. Paste the current one.'
+        : 'kenning is configured with auth_token (config.yaml or KENNING_TOKEN). Paste it once; this browser remembers it.'}</p>
+      <label>Token <input type="password" autocomplete="current-password" value={value}
+        onInput={(e) => setValue(e.target.value)} data-testid="token-input" autofocus /></label>
+      <div class="row-buttons">
+        <button type="submit">Save and reload</button>
+        {refused && <button type="button" class="ghost" onClick={() => { saveToken(null); window.location.reload(); }}>Forget saved token</button>}
+      </div>
+    </form>
+  );
+}
+
 function App() {
   const [route, setRoute] = useState(parseHash());
+  const authNeeded = useAuthNeeded();
   const tabRefs = useRef({});
   const health = useApi('/api/diagnostics', 15000);
 
@@ -103,7 +131,7 @@ function App() {
         </details>
       </header>
       <main id="panel" role="tabpanel" aria-labelledby={`tab-${route.tab}`} data-tab={route.tab}>
-        <View arg={route.arg} navigate={navigate} />
+        {authNeeded ? <TokenPrompt /> : <View arg={route.arg} navigate={navigate} />}
       </main>
     </div>
   );

@@ -41,7 +41,9 @@ export function GraphTab({ arg, navigate }) {
   const [query, setQuery] = useState('');
   const list = useApi(`/api/graph/entities${qs({ q: query, limit: 40 })}`);
   const entities = items(list.data, 'entities', 'items');
-  const selected = arg || entities[0]?.id;
+  // with nothing picked, open on the most connected entity (a frequent word without relations is noise)
+  const hub = useApi(arg ? null : '/api/graph/entities?sort=relations&limit=1');
+  const selected = arg || items(hub.data, 'items')[0]?.id || (hub.loading ? null : entities[0]?.id);
   const detail = useApi(selected ? `/api/graph/entity/${encodeURIComponent(selected)}` : null);
   const source = detail.data;
   const graph = useMemo(() => toGraph(source, selected), [source, selected]);

@@ -73,11 +73,13 @@ export function MemoriesTab({ arg, navigate }) {
                 {m.is_deleted ? <span class="tag bad-tag">forgotten</span> : null}
                 <span class="row-text">{short(m.content, 160)}</span>
                 <span class="row-meta">{m.project || '—'} · {results ? `score ${fmtNum(m.score, 4)}` : fmtTime(m.created_at)}</span>
+                {results && <Legs legs={m.legs} reasons={m.reasons} />}
               </a>
             </li>
           ))}
         </ul>
-        {!rows.length && !list.loading && <Empty>No memories match.</Empty>}
+        {!rows.length && !list.loading && (!results && list.ok && total === 0 && !filters.project && !filters.type
+          ? <FirstRun /> : <Empty>No memories match.</Empty>)}
         {!results && total > pageSize && (
           <div class="pager">
             <button disabled={page === 0} onClick={() => setPage(page - 1)}>← Prev</button>
@@ -88,6 +90,40 @@ export function MemoriesTab({ arg, navigate }) {
       </div>
       {arg && <MemoryDetail id={arg} onClose={() => navigate('memories')} onChanged={() => setVersion(version + 1)} navigate={navigate} />}
     </div>
+  );
+}
+
+const LEG_NAMES = { bm25: 'keywords (BM25)', vector: 'meaning (vectors)', graph: 'knowledge graph' };
+
+// Which retrieval legs found a recalled memory (rank and raw score in each) and why it ranks.
+function Legs({ legs, reasons }) {
+  const found = Object.entries(legs || {});
+  if (!found.length && !(reasons || []).length) return null;
+  return (
+    <span class="legs" data-testid="recall-legs">
+      {found.map(([leg, v]) => (
+        <span class={`chip leg leg-${leg}`} data-leg={leg} title={`${LEG_NAMES[leg] || leg}: rank ${v.rank}, score ${fmtNum(v.score, 3)}`}>
+          {leg} #{v.rank} <small>{fmtNum(v.score, 3)}</small>
+        </span>
+      ))}
+      {(reasons || []).length > 0 && <span class="reasons muted small">{reasons.join(' · ')}</span>}
+    </span>
+  );
+}
+
+// The empty store: what to do first.
+function FirstRun() {
+  return (
+    <section class="card first-run" data-testid="first-run">
+      <h3>No memories yet</h3>
+      <p>kenning fills up as your agent works. Pick one to start:</p>
+      <ol>
+        <li><code>kenning connect claude-code</code> — Claude Code then recalls at each prompt and remembers what it learns.</li>
+        <li><code>kenning ingest git</code> — inside a repository: its commit history becomes searchable memory.</li>
+        <li><code>kenning remember "We deploy with scripts/deploy.sh"</code> — store a first fact yourself.</li>
+      </ol>
+      <p class="muted small">Search above recalls with keywords and meaning together, and shows which of them found each memory.</p>
+    </section>
   );
 }
 
