@@ -93,7 +93,8 @@ export function MemoriesTab({ arg, navigate }) {
   );
 }
 
-const LEG_NAMES = { bm25: 'keywords (BM25)', vector: 'meaning (vectors)', graph: 'knowledge graph' };
+const LEG_NAMES = { bm25: 'keywords (BM25)', vector: 'meaning (vectors)', graph: 'knowledge graph',
+  context: 'recorded next to a strong hit in the same session' };
 
 // Which retrieval legs found a recalled memory (rank and raw score in each) and why it ranks.
 function Legs({ legs, reasons }) {
@@ -102,8 +103,9 @@ function Legs({ legs, reasons }) {
   return (
     <span class="legs" data-testid="recall-legs">
       {found.map(([leg, v]) => (
-        <span class={`chip leg leg-${leg}`} data-leg={leg} title={`${LEG_NAMES[leg] || leg}: rank ${v.rank}, score ${fmtNum(v.score, 3)}`}>
-          {leg} #{v.rank} <small>{fmtNum(v.score, 3)}</small>
+        <span class={`chip leg leg-${leg}`} data-leg={leg}
+          title={`${LEG_NAMES[leg] || leg}: ${v.rank ? `rank ${v.rank}, ` : ''}score ${fmtNum(v.score, 3)}`}>
+          {leg}{v.rank ? ` #${v.rank}` : ''} <small>{fmtNum(v.score, 3)}</small>
         </span>
       ))}
       {(reasons || []).length > 0 && <span class="reasons muted small">{reasons.join(' · ')}</span>}
