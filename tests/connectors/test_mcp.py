@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -63,7 +64,8 @@ def test_mcp_client_lists_tools_and_stores_and_searches(daemon):
         assert memory_id in {r["memory_id"] for r in rows}
         return key
 
-    out = anyio.run(_exercise, env, project, offer)
+    with ThreadPoolExecutor(1) as pool:  # its own thread: a session-scoped Playwright loop may own this one
+        out = pool.submit(anyio.run, _exercise, env, project, offer).result()
     assert TOOLS <= out["tools"]
     for tool in TOOLS:  # every argument is described
         props = out["schemas"][tool]["properties"]
