@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from kenning.memory.git_history import parse_log, read_commits
+from tests.conftest import free_port
 
 KENNING = str(Path(sys.executable).with_name("kenning"))
 
@@ -139,6 +140,21 @@ def test_cli_ingests_through_the_daemon_and_fails_in_one_line(daemon, tmp_path):
     bad = run_cli(daemon, "ingest", "git", str(tmp_path))
     assert bad.returncode == 2 and "not a git repository" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_cli_without_a_daemon_ingests_into_the_local_store(tmp_path):
+    repo = Repo(tmp_path / "local-repo")
+    repo.commit({"z.py": "z = 3\n"}, "feat: z is three", "2022-04-04T04:04:04Z")
+    env = {**os.environ, "KENNING_HOME": str(tmp_path / "home"), "KENNING_PORT": str(free_port())}
+    run = lambda *args: subprocess.run([KENNING, *args], env=env, capture_output=True, text=True, timeout=300)
+    first = run("ingest", "git", str(repo.path), "-p", "local", "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["created"] == 1
+    repo.commit({"z.py": "z = 4\n"}, "fix: z is four", "2022-04-05T04:04:04Z")
+    second = run("ingest", "git", str(repo.path), "-p", "local")
+    assert second.returncode == 0 and "ingested 1 new commit(s)" in second.stdout and "1 already known" in second.stdout
+    listed = json.loads(run("list", "-p", "local", "--json").stdout)
+    assert sorted(m["content"].split(" (commit")[0] for m in listed["items"]) == ["feat: z is three", "fix: z is four"]
 
 
 def test_connect_claude_code_offers_the_history_without_asking(daemon, tmp_path):
