@@ -46,7 +46,7 @@ def _texts(s: dict[str, str]) -> list[str]:
         f"CI pushes with GITHUB_TOKEN={s['github-token']} from the release job",
         f"The summariser calls OpenAI with {s['openai-key']}",
         f"Alerts post to Slack using {s['slack-token']}",
-        f"Billing reads postgres://billing:{s['url-password']}@db.internal:5432/billing",
+        f"Billing reads amqp://billing:{s['url-password']}@db.internal:5432/billing",
         f"Old deploy key:\n-----BEGIN RSA PRIVATE KEY-----\n{s['private-key']}\n-----END RSA PRIVATE KEY-----",
     ]
 
@@ -97,7 +97,7 @@ def test_every_write_path_redacts_and_nothing_shows_the_secret(daemon, tmp_path)
         mcp = anyio.run(_mcp_store, {**os.environ, **daemon.env},  # MCP
                         f"MCP note: rotate {s['aws-key']} monthly", project)
         doc = client.post("/api/documents", json={  # documents
-            "text": f"Runbook. Connect with postgres://ops:{s['url-password']}@db:5432/ops then migrate.",
+            "text": f"Runbook. Connect with amqp://ops:{s['url-password']}@db:5432/ops then migrate.",
             "title": "runbook", "project": project, "wait": True})
         assert doc.status_code == 200, doc.text
         key = f"sess-{uuid.uuid4().hex}"  # session transcript + checkpoint
@@ -141,6 +141,6 @@ def test_reject_policy_refuses_naming_the_kind(daemon_factory, tmp_path):
         doc = client.post("/api/documents", json={"text": f"use {s['openai-key']}", "wait": True})
         assert doc.status_code == 400 and "openai-key" in doc.json()["error"]
         assert client.get("/api/memory").json()["total"] == 0
-    out = _cli(daemon, "remember", f"db at postgres://u:{s['url-password']}@h/db")
+    out = _cli(daemon, "remember", f"broker at amqp://u:{s['url-password']}@h/db")
     assert out.returncode == 2 and "url-password" in out.stderr and s["url-password"] not in out.stderr + out.stdout
     assert s["aws-key"].encode() not in _db_bytes(daemon.home)

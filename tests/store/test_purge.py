@@ -36,13 +36,13 @@ def _settle(client, memory_id: str, timeout: float = 90.0) -> None:
 def _store(client, marker: str, project: str) -> str:
     camel = "Kraken" + marker.capitalize()  # an entity only this memory mentions
     r = client.post("/api/memory/remember", json={
-        "content": f"We decided the {camel} service must use PostgreSQL; {marker} retries go through Redis.",
+        "content": f"We decided the {camel} service must use Cassandra; {marker} retries go through Redis.",
         "type": "decision", "project": project, "tags": [marker], "metadata": {"ticket": marker}})
     assert r.status_code == 200, r.text
     memory_id = r.json()["id"]
     _settle(client, memory_id)
     edited = client.patch(f"/api/memory/{memory_id}", json={
-        "content": f"We decided the {camel} service must use PostgreSQL 16; {marker} retries go through Redis."})
+        "content": f"We decided the {camel} service must use Cassandra 5; {marker} retries go through Redis."})
     assert edited.status_code == 200
     _settle(client, memory_id)
     return memory_id
@@ -59,7 +59,7 @@ def test_purge_leaves_no_trace_on_disk(daemon):
     markers = [_marker(), _marker()]
     with daemon.client() as client:
         keep = client.post("/api/memory/remember", json={
-            "content": "The billing service uses PostgreSQL and Redis for its queues.", "project": project})
+            "content": "The billing service uses Cassandra and Redis for its queues.", "project": project})
         assert keep.status_code == 200
         ids = [_store(client, m, project) for m in markers]
         entities = client.get("/api/graph/entities", params={"limit": 1000}).text.lower()
@@ -77,7 +77,7 @@ def test_purge_leaves_no_trace_on_disk(daemon):
             assert client.get(f"/api/memory/{memory_id}").status_code == 404
         entities = client.get("/api/graph/entities", params={"limit": 1000}).text.lower()
         assert not any(m in entities for m in markers)
-        assert "postgresql" in entities  # shared entities stay: another memory mentions them
+        assert "cassandra" in entities  # shared entities stay: another memory mentions them
         assert client.get(f"/api/memory/{keep.json()['id']}").status_code == 200
 
     conn = _readonly(daemon.home)
