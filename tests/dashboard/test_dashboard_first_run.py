@@ -64,6 +64,21 @@ def test_token_prompt_first_run_and_recall_legs(page, token_daemon):
     shot(page, "dashboard-recall-legs.png")
 
 
+def test_graph_tab_opens_on_the_most_connected_entity(page, token_daemon):
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=token_daemon.base_url, headers=headers, timeout=60) as http:
+        for i in range(4):  # a frequently mentioned entity with no relation: noise for a starting point
+            http.post("/api/memory/remember", json={"content": f"Grafana panel {i} shows queue depth"}).raise_for_status()
+        http.post("/api/memory/remember", json={"content": "We switched from MySQL to PostgreSQL for billing"})
+        by_mentions = http.get("/api/graph/entities", params={"limit": 1}).json()["items"][0]
+        hub = http.get("/api/graph/entities", params={"sort": "relations", "limit": 1}).json()["items"][0]
+    assert hub["name"] in {"MySQL", "PostgreSQL"} and by_mentions["name"] != hub["name"]
+    page.goto(f"{token_daemon.base_url}/#/graph")
+    page.evaluate(f"localStorage.setItem('kenning.token', '{TOKEN}')")
+    page.reload()
+    expect(page.get_by_test_id("graph-view").locator("h3")).to_have_text(f"{hub['name']} ({hub['entity_type']})")
+
+
 def test_a_refused_saved_token_is_asked_for_again(page, token_daemon):
     page.goto(f"{token_daemon.base_url}/#/sessions")
     page.evaluate("localStorage.setItem('kenning.token', 'stale-token')")
