@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -123,7 +124,8 @@ async def _mcp(env: dict[str, str], project: str) -> tuple[set[str], object, obj
 
 def test_mcp_code_impact_tool(daemon, indexed):
     project, _ = indexed
-    tools, ok, bad = anyio.run(_mcp, {**os.environ, **daemon.env}, project)
+    with ThreadPoolExecutor(1) as pool:  # its own thread: a session-scoped Playwright loop may own this one
+        tools, ok, bad = pool.submit(anyio.run, _mcp, {**os.environ, **daemon.env}, project).result()
     assert "code_impact" in tools
     assert not ok.is_error
     data = ok.structured_content if ok.structured_content is not None else json.loads(ok.content[0].text)
