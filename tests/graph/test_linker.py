@@ -90,8 +90,11 @@ def test_every_decision_pattern_fires_and_plain_facts_do_not():
         "We're sticking with SQLite", "We committed to weekly releases", "They settled on Rust",
         "We will use Redis for caching", "Alice prefers tabs over spaces", "The team adopted trunk-based development",
         "Architecture decision: one writer", "Design decision: store vectors by hash",
+        "Settled: merge_records keys on the lowercased email", "We agreed to pin every dependency",
+        "We standardized on ISO dates", "The rule is exactly one retry", "Amended rule: keep the fullest record",
+        "Superseding keep-latest, the fuller record wins", "We changed our mind about the cache",
     ]
-    assert len(samples) == len(DECISION_PATTERNS) == 14
+    assert len(samples) == len(DECISION_PATTERNS) == 21
     for pattern, sample in zip(DECISION_PATTERNS, samples):
         assert pattern.search(sample), (pattern.pattern, sample)
     assert not is_decision_content("The billing service runs nightly at 2am")

@@ -4,6 +4,7 @@ decisions and amendments, no self-pollution, provenance."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
@@ -107,3 +108,125 @@ def test_first_prompt_gets_a_full_injection_later_prompts_five(http):
     rows = {r["memory_id"]: r for r in http.get(f"/api/sessions/{key}").json()["memories"]}
     assert {rows[m]["inject_phase"] for m in first["memory_ids"]} == {"prompt:1"}
     assert {rows[m]["inject_phase"] for m in second["memory_ids"]} == {"prompt:2"}
+
+
+def chat(http, project: str, at: str, turns: list[tuple[str, str]]) -> tuple[str, dict]:
+    key = f"chat-{uuid.uuid4().hex}"
+    hook(http, "session-start", {"session_key": key, "project": project, "timestamp": at})
+    transcript = "\n".join(f"{'User' if role == 'user' else 'Assistant'}: {text}" for role, text in turns)
+    return key, end_session(http, key, transcript)
+
+
+SETTLED = [
+    ("user", "Duplicate contacts keep appearing after every sync run."),
+    ("assistant", "Settled: merge_records keys on the lowercased email and keeps the record with the latest "
+                  "updated timestamp on a collision."),
+]
+AMENDED = [
+    ("user", "Amendment to the merge rule from last month: keep-latest wipes phone numbers we already had."),
+    ("assistant", "Amended rule, superseding keep-latest: merge_records still keys on the lowercased email, but on "
+                  "a collision the record with the most filled fields wins."),
+]
+
+
+def test_a_later_session_amends_the_rule_across_sessions(http):
+    project = f"crm-{uuid.uuid4().hex[:6]}"
+    old_key, _ = chat(http, project, "2025-01-10T10:00:00Z", SETTLED)
+    new_key, summary = chat(http, project, "2025-02-10T10:00:00Z", AMENDED)
+    old_rule = next(m for m in session_memories(http, old_key) if m["type"] == "decision")
+    new_rule = next(m for m in session_memories(http, new_key) if m["type"] == "decision" and "Amended rule" in m["content"])
+    assert summary["extraction"]["superseded"] == [old_rule["id"]]
+    old_rule = http.get(f"/api/memory/{old_rule['id']}").json()
+    assert old_rule["superseded_by"] == new_rule["id"] and old_rule["valid_until"].startswith("2025-02-10")
+    assert new_rule["superseded_by"] is None and new_rule["created_at"].startswith("2025-02-10")
+    assert new_rule["derived_from"] and new_rule["derived_from"][0] in {m["id"] for m in session_memories(http, new_key)}
+    old_episodes = session_memories(http, old_key, type="episode")
+    assert old_episodes and all(e["metadata"]["amended_by"] == new_rule["id"] for e in old_episodes)
+    hits = http.post("/api/memory/recall", json={
+        "query": "sync keeps duplicate contacts; fix merge_records collisions", "project": project}).json()["results"]
+    sessions = [h["id"] in {m["id"] for m in session_memories(http, new_key)} for h in hits]
+    assert sessions and sessions[0]  # the amended rule ranks before anything from the stale chat
+    assert old_rule["id"] not in [h["id"] for h in hits]  # superseded: not recalled
+
+
+def test_related_remembers_never_supersede_each_other(http):
+    project = f"cyc-{uuid.uuid4().hex[:6]}"
+    first, second = http.post("/api/memory/batch", json={"memories": [
+        {"content": "The nightly export cache is enabled for the reports service", "project": project},
+        {"content": "The nightly export cache is disabled for the reports service", "project": project},
+    ]}).json()["results"]
+    for _ in range(600):  # the extraction worker runs both jobs
+        jobs = http.get("/api/pipeline/jobs", params={"memory_id": second["id"]}).json()["items"]
+        if jobs and jobs[0]["status"] in ("completed", "dead"):
+            break
+        time.sleep(0.2)
+    for _ in range(600):
+        jobs = http.get("/api/pipeline/jobs", params={"memory_id": first["id"]}).json()["items"]
+        if jobs and jobs[0]["status"] in ("completed", "dead"):
+            break
+        time.sleep(0.2)
+    old, new = (http.get(f"/api/memory/{m['id']}").json() for m in (first, second))
+    assert new["superseded_by"] is None  # the newer statement stays
+    assert old["superseded_by"] in (None, new["id"])  # the older may lose; never both
+    hits = http.post("/api/memory/recall", json={"query": "nightly export cache reports", "project": project}).json()
+    assert new["id"] in [h["id"] for h in hits["results"]]
+
+
+def test_a_quote_of_an_injected_memory_stores_nothing_new(http):
+    project = f"quote-{uuid.uuid4().hex[:6]}"
+    rule = "Always run the schema migrations inside a transaction on the billing database"
+    rule_id = http.post("/api/memory/remember", json={"content": rule, "project": project, "importance": 0.9}).json()["id"]
+    key = f"sess-{uuid.uuid4().hex}"
+    start = hook(http, "session-start", {"session_key": key, "project": project})
+    assert rule_id in start["memory_ids"]
+    summary = end_session(http, key, (
+        "User: add the invoice_total column\n"
+        f"Assistant: As the stored rule [{rule_id}] says, always run the schema migrations inside a transaction "
+        "on the billing database. Done: the column is added.\n"
+        "Assistant: Always run schema migrations inside a transaction on the billing database.\n"
+    ))
+    assert summary["extraction"]["restatements"] >= 2 and summary["extraction"]["stored"] == []
+    assert [m["type"] for m in session_memories(http, key)] == ["episode"]
+
+
+def test_explicit_type_is_kept_and_own_decision_language_is_protected(http):
+    def stored(body: dict) -> dict:
+        response = http.post("/api/memory/remember", json=body)
+        assert response.status_code == 200, response.text
+        return http.get(f"/api/memory/{response.json()['id']}").json()
+
+    text = f"We decided to use Redis for the session cache {uuid.uuid4().hex[:6]}"
+    assert (stored({"content": text})["type"], stored({"content": text + " too"})["importance"]) == ("constraint", 0.85)
+    explicit = stored({"content": text + " (explicit)", "type": "fact"})
+    assert (explicit["type"], explicit["importance"]) == ("fact", 0.5)
+    quoted = stored({"content": f'The old wiki said "we decided to use Memcached" {uuid.uuid4().hex[:6]}'})
+    assert quoted["type"] == "fact" and quoted["importance"] == 0.5
+
+
+def test_a_code_span_of_spaces_never_fails_a_write(http):
+    response = http.post("/api/memory/remember", json={"content": "a blank line like `    ` breaks jsonl_parse"})
+    assert response.status_code == 200, response.text
+    assert http.get(f"/api/memory/{response.json()['id']}").json()["content"].startswith("a blank line like")
+
+
+def test_sentences_keep_abbreviations_code_spans_and_list_items():
+    from kenning.providers.offline_rules import split_sentences
+    assert split_sentences("Freeze time, e.g. with freezegun. Then rerun it, i.e. twice. Compare A vs. B here.") == [
+        "Freeze time, e.g. with freezegun.", "Then rerun it, i.e. twice.", "Compare A vs. B here."]
+    assert split_sentences("Call `cfg.load. Then` first. Next step.") == ["Call `cfg.load. Then` first.", "Next step."]
+    assert split_sentences("Rules:\n- Never log tokens. Always rotate keys.\n2. Pin deps") == [
+        "Rules:", "Never log tokens.", "Always rotate keys.", "Pin deps"]
+
+
+def test_a_derived_memory_and_its_source_take_one_slot(http):
+    project = f"prov-{uuid.uuid4().hex[:6]}"
+    source = http.post("/api/memory/remember", json={
+        "content": "User: how should the quokka importer treat blank rows?\nAssistant: skip them, log a warning",
+        "project": project, "type": "episode"}).json()["id"]
+    derived = http.post("/api/memory/remember", json={
+        "content": "The quokka importer skips blank rows with a warning", "project": project,
+        "derived_from": [source]}).json()["id"]
+    hits = http.post("/api/memory/recall", json={"query": "quokka importer blank rows", "project": project}).json()
+    ids = [h["id"] for h in hits["results"]]
+    assert ids.count(derived) == 1 and source not in ids
+    assert next(h for h in hits["results"] if h["id"] == derived)["sources"] == [source]

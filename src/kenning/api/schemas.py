@@ -16,7 +16,8 @@ class _Body(BaseModel):
 
 class RememberIn(_Body):
     content: str = Field(..., description="What to remember (max settings.recall.max_content_chars).")
-    type: str = "fact"
+    type: str | None = Field(None, description="Memory type; when given it is kept as is. Default fact "
+                             "(constraint when the text states a decision or rule of its own).")
     importance: float = Field(0.5, ge=0, le=1)
     confidence: float = Field(1.0, ge=0, le=1)
     tags: list[str] = Field(default_factory=list)
@@ -28,10 +29,13 @@ class RememberIn(_Body):
     created_at: datetime | None = Field(None, description="ISO 8601; lets imports keep original dates.")
     related_files: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    derived_from: list[str] = Field(default_factory=list, description="Ids of the memories this one derives from.")
 
     def to_draft(self) -> MemoryDraft:
         data = self.model_dump()
         data["created_at"] = self.created_at.isoformat() if self.created_at else None
+        data["type_explicit"] = self.type is not None
+        data["type"] = self.type or "fact"
         return MemoryDraft(**data)
 
 

@@ -26,8 +26,10 @@ class LocalBackend:
         self.kenning.close()
 
     def remember(self, body: dict) -> dict:
-        """Raw-first: stored without a vector (no model load); the next recall or the daemon embeds it."""
-        result = self.kenning.remember(MemoryDraft(**body), actor=body.get("source") or "cli", embed=False)
+        """Raw-first: stored without a vector (no model load); the next recall or the daemon embeds it.
+        As in the HTTP API, a given type is kept as is."""
+        draft = MemoryDraft(**body, type_explicit="type" in body)
+        result = self.kenning.remember(draft, actor=body.get("source") or "cli", embed=False)
         return {"id": result.id, "deduped": result.deduped}
 
     def remember_batch(self, memories: list[dict]) -> list[dict]:

@@ -45,7 +45,8 @@ def backend():
 
 def remember(
     content: str = typer.Argument(..., help="What to remember."),
-    type: str = typer.Option("fact", "--type", "-t", help="Memory type (fact, decision, gotcha, …)."),
+    type: Optional[str] = typer.Option(
+        None, "--type", "-t", help="Memory type (fact, decision, gotcha, …); default fact, or constraint for a rule."),
     importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0–1; drives the baseline ranking."),
     tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
     project: Optional[str] = typer.Option(None, "--project", "-p", help="Project the memory belongs to."),
@@ -54,8 +55,9 @@ def remember(
 ) -> None:
     """Store a memory (exact duplicates are detected, not stored twice)."""
     with backend() as b:
-        result = b.remember({"content": content, "type": type, "importance": importance, "tags": tag,
-                             "project": project, "pinned": pinned, "source": "cli"})
+        body = {"content": content, "importance": importance, "tags": tag, "project": project,
+                "pinned": pinned, "source": "cli"}
+        result = b.remember({**body, "type": type} if type else body)
     if as_json:
         print_json(result)
     else:

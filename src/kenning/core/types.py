@@ -47,6 +47,7 @@ class Memory:
     extraction_model: str | None = None
     session_key: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    derived_from: list[str] = field(default_factory=list)  # ids of the memories this one was derived from
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -70,6 +71,8 @@ class MemoryDraft:
     session_key: str | None = None
     created_at: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    derived_from: list[str] = field(default_factory=list)
+    type_explicit: bool = False  # the caller chose `type`: write rules keep it (no auto-protection)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Decision language detection (memory-pipeline-v2 "Decision Auto-Protection").
 
-A 14-pattern regex battery; `is_decision_content` is true when any pattern matches. The
+A regex battery (the v2 doc's 14 patterns plus settled/agreed/standardized/the rule is/amended); `is_decision_content` is true when any pattern matches. The
 inline linker promotes a decision memory's attributes to kind='constraint' with importance
 0.85 (plain attributes get 0.5). Pure, deterministic, no I/O — safe inside a write tx.
 """
@@ -29,6 +29,13 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\badopted\b",
         r"\barchitecture\s+decision\b",
         r"\bdesign\s+decision\b",
+        r"\bsettled\s*[:\-—]",
+        r"\b(?:we|i|they|team)\s+(?:have\s+|had\s+)?(?:agreed|decided)\b",
+        r"\bstandardi[sz]ed\s+on\b",
+        r"\bthe\s+(?:rule|policy|convention)\s+(?:is|stays|now\s+is)\b",
+        r"\bamended\s+(?:rule|policy|decision)\b|\bamendment\s+to\b",
+        r"\bsuperseding\b",
+        r"\bchanged\s+(?:our|my)\s+minds?\b",
     )
 )
 
@@ -39,10 +46,25 @@ _CONSTRAINT_WORDS = re.compile(
 
 
 def is_decision_content(text: str) -> bool:
-    """True when `text` contains decision language (any of the 14 patterns)."""
+    """True when `text` contains decision language (any pattern of the battery)."""
     return any(p.search(text) for p in DECISION_PATTERNS)
 
 
 def is_constraint_language(text: str) -> bool:
     """True for decisions and for explicit rules (must / never / always / do not …)."""
     return is_decision_content(text) or bool(_CONSTRAINT_WORDS.search(text))
+
+
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|`[^`\n]*`|^\s*>.*$", re.MULTILINE)
+
+
+def own_words(text: str) -> str:
+    """The text without quoted passages ("…", “…”), `code spans` and `> quoted` lines: what a
+    statement says in its own words, as opposed to what it quotes."""
+    return _QUOTED.sub(" ", text)
+
+
+def states_decision(text: str) -> bool:
+    """Decision language in the statement's own words (a quoted rule does not count)."""
+    return is_decision_content(own_words(text))
+

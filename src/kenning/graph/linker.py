@@ -99,8 +99,8 @@ def plan_links(content: str) -> list[tuple[str, list[Mention]]]:
         mentions = []
         hidden = [(m.start(), m.end()) for m in secrets.MARKER.finditer(sentence)]
         for mention in extract_mentions(sentence):
-            if mention.key not in keys and len(keys) >= MAX_ENTITIES_PER_MEMORY:
-                continue
+            if not mention.name.strip() or (mention.key not in keys and len(keys) >= MAX_ENTITIES_PER_MEMORY):
+                continue  # a blank mention (e.g. a code span of spaces) names nothing
             if any(a <= mention.start < b for a, b in hidden) or secrets.scan(mention.name):
                 continue  # never an entity named after a secret or a [REDACTED:kind] marker
             keys.add(mention.key)

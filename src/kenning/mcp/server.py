@@ -61,17 +61,17 @@ def build_server(client: KenningClient) -> MCPServer:
     @server.tool()
     def memory_store(
         content: Annotated[str, Field(description="The memory itself: one durable, self-contained statement.")],
-        type: Annotated[MemoryType, Field(description="What kind of memory: decision, preference, gotcha, fact, …")] = "fact",
+        type: Annotated[MemoryType | None, Field(description="What kind of memory: decision, preference, gotcha, fact, …; "
+                                                 "default fact (constraint for a rule stated in its own words)")] = None,
         importance: Annotated[float, Field(ge=0, le=1, description="0..1; how much it should outrank others.")] = 0.5,
         tags: Annotated[list[str] | None, Field(description="Free-form labels.")] = None,
         project: Annotated[str | None, Field(description="Project it belongs to (its git root name); none = global.")] = None,
         pinned: Annotated[bool, Field(description="Always rank it first for its project.")] = False,
     ) -> dict[str, Any]:
         """Store a durable memory (decision, preference, gotcha, fact, …). Exact duplicates are not stored twice."""
-        return _call(client.remember, {
-            "content": content, "type": type, "importance": importance, "tags": tags or [],
-            "project": project, "pinned": pinned, "source": "mcp",
-        })
+        body = {"content": content, "importance": importance, "tags": tags or [], "project": project,
+                "pinned": pinned, "source": "mcp"}
+        return _call(client.remember, {**body, "type": type} if type else body)
 
     @server.tool()
     def memory_get(memory_id: Annotated[str, Field(description="The memory's id (from memory_search).")]) -> dict[str, Any]:

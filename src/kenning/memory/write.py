@@ -17,6 +17,7 @@ from typing import Any
 from kenning.core.activity import note_bulk_write
 from kenning.core import secrets
 from kenning.core.errors import InvalidInput
+from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
 from kenning.graph.linker import link_memory
@@ -29,7 +30,20 @@ MAX_TAGS = 64
 
 DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
 IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
-IN_TX_HOOKS.append(lambda conn, memory_id, draft: link_memory(conn, memory_id, draft.content, draft.project))
+
+
+def link_entities(conn, memory_id: str, draft: MemoryDraft) -> None:
+    """The inline entity linker, in its own savepoint: it can never fail the write it enriches."""
+    conn.execute("SAVEPOINT entity_link")
+    try:
+        link_memory(conn, memory_id, draft.content, draft.project)
+    except Exception as exc:  # enrichment only: the memory is kept, its graph links are skipped
+        conn.execute("ROLLBACK TO entity_link")
+        record_error("graph", f"entity linking skipped: {exc}", memory_id=memory_id)
+    conn.execute("RELEASE entity_link")
+
+
+IN_TX_HOOKS.append(link_entities)
 
 
 @dataclass

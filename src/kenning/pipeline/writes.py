@@ -14,7 +14,9 @@ Per mode (PipelineSettings.mode):
 Gates: fact confidence < min_confidence ⇒ `low_fact_confidence`; empty content ⇒
 `empty_fact_content`; an exact duplicate (content_hash) ⇒ `deduped` with the existing id;
 UPDATE/DELETE also need decision confidence ≥ min_confidence and a live, unpinned,
-not user-verified target. Audit rows: memory_history(event='pipeline_proposal') on the
+not user-verified target no newer than the source (the older memory loses, so two related
+memories can never supersede each other). A new fact carries `derived_from` = [source] and
+the source's time. Audit rows: memory_history(event='pipeline_proposal') on the
 source memory with action, outcome, reason, fact, confidence, target, created id, model,
 fact and entity counts, review_needed.
 """
@@ -80,8 +82,8 @@ def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> t
     draft = protect_draft(MemoryDraft(
         content=norm.storage, type=proposal.fact.type, confidence=proposal.fact.confidence,
         tags=list(ctx.source.tags), project=ctx.source.project, scope=ctx.source.scope,
-        source=SOURCE_TAG, session_key=ctx.source.session_key,
-        metadata={"source_memory_id": ctx.source.id, "derived": True},
+        source=SOURCE_TAG, session_key=ctx.source.session_key, created_at=ctx.source.created_at,
+        metadata={"source_memory_id": ctx.source.id, "derived": True}, derived_from=[ctx.source.id],
     ))
     try:
         memory_id, deduped = mstore.insert_memory(conn, draft, embedding_model=ctx.embedding_model
@@ -124,6 +126,8 @@ def _live_target(conn, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, s
         return None, "target_protected"
     if target.id == ctx.source.id:
         return None, "target_is_source"
+    if target.created_at > ctx.source.created_at:  # the older memory loses, never the newer: no cycles
+        return None, "target_is_newer"
     return target, None
 
 

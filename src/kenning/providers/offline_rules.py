@@ -46,6 +46,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'_.+#\-]*", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`]?[A-Z0-9])")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _FENCE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(\[])(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|viz|al|no|fig|mr|mrs|ms|dr|st|jr|sr)\.?$"
+    r"|(?:^|\s)(?-i:[A-Z])\.$", re.IGNORECASE)  # and initials (J. R. Smith)
 _FILLER = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|hi|hello|sure|great|cool|yes|no|got it)\b[.!]*$", re.I)
 _EPHEMERAL = re.compile(r"^(?:let me|i'?ll (?:just|now)|i am going to|right now i|now i'?m)\b", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i think|not sure|possibly|could be|seems)\b", re.I)
@@ -122,15 +126,29 @@ def overlap(a: str, b: str) -> tuple[int, float]:
     return shared, shared / len(ta | tb)
 
 
+def _split_line(line: str) -> list[str]:
+    """Sentence ends in one line, except inside `code spans` and after an abbreviation."""
+    spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(line)]
+    parts, start = [], 0
+    for match in _SENTENCE_END.finditer(line):
+        end = match.start()
+        if any(a < end < b for a, b in spans) or _ABBREVIATION.search(line[start:end]):
+            continue
+        parts.append(line[start:end])
+        start = match.end()
+    parts.append(line[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 def split_sentences(content: str) -> list[str]:
-    """Sentences of prose: fenced code dropped, bullets and lines split, sentence ends split."""
+    """Sentences of prose: fenced code dropped, list items and lines split, sentence ends split
+    (not inside a `code span`, not after e.g. / i.e. / vs. / cf. / etc. and the like)."""
     text = _FENCE_BLOCK.sub(" ", content)
     out: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()
-        if not line:
-            continue
-        out.extend(p.strip() for p in _SENTENCE_END.split(line) if p.strip())
+        if line:
+            out.extend(_split_line(line))
     return out
 
 

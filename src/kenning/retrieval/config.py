@@ -39,7 +39,8 @@ PRESETS: dict[str, RecallConfig] = {
     "dense": RecallConfig(legs=("vector",)),
     "hybrid": RecallConfig(legs=("bm25", "vector")),
     # session_context is registered with the other stages in retrieval.extras
-    "default": RecallConfig(legs=("bm25", "vector"), stages=("session_context",)),
+    # provenance: a derived memory and its sources in one slot, amended rules first (issue 10)
+    "default": RecallConfig(legs=("bm25", "vector"), stages=("session_context", "provenance")),
 }
 
 

@@ -7,6 +7,7 @@ Stages: "graph_boost"  lift co-located hits (and graph-linked ones when the leg 
         "rerank"       embedding reranker with timeout (retrieval.rerank)
         "session_context"  neighbours in the same session share a hit's score (retrieval.session_context)
         "code_neighbourhood"  memories linked to code the query names, or to its neighbours (off by default)
+        "provenance"   derived memory + sources in one slot, amended rules first (retrieval.provenance)
 Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint matches by max.
 """
 
@@ -22,6 +23,7 @@ from kenning.retrieval.dampening import DampeningParams, dampen
 from kenning.retrieval.extras_config import ExtrasConfig
 from kenning.retrieval.graph_leg import graph_boost, graph_leg
 from kenning.retrieval.legs import register_leg, register_stage
+from kenning.retrieval.provenance import provenance
 from kenning.retrieval.rerank import rerank_stage
 from kenning.retrieval.session_context import session_context
 
@@ -49,6 +51,7 @@ register_stage("dampening", _dampening_stage)
 register_stage("rerank", _rerank_stage)
 register_stage("session_context", _session_context_stage)
 register_stage("code_neighbourhood", code_neighbourhood)  # off by default (issue 15): preset "code"
+register_stage("provenance", provenance)
 
 _HYBRID = ("bm25", "vector")
 PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))

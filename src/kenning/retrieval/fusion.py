@@ -11,6 +11,7 @@ class FusedHit:
     score: float
     legs: dict[str, dict[str, float]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # ids collapsed into this hit (its provenance)
 
 
 def weighted_rrf(

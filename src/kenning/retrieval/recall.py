@@ -26,6 +26,7 @@ class RecallHit:
     score: float
     legs: dict[str, dict[str, float]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # memories collapsed into this one (derived_from)
 
     def to_dict(self) -> dict[str, Any]:
         m = self.memory
@@ -33,7 +34,7 @@ class RecallHit:
             "id": m.id, "content": m.content, "score": round(self.score, 6), "type": m.type,
             "project": m.project, "tags": m.tags, "created_at": m.created_at,
             "importance": m.importance, "pinned": m.pinned, "superseded_by": m.superseded_by,
-            "legs": self.legs, "reasons": self.reasons,
+            "legs": self.legs, "reasons": self.reasons, "sources": self.sources,
         }
 
 
@@ -78,7 +79,7 @@ def recall(
     memories = get_memories(conn, [h.memory_id for h in pool])
     pool = [h for h in pool if h.memory_id in memories]
     if not (ctx.config.diversity or budget_chars):
-        return [RecallHit(memories[h.memory_id], h.score, h.legs, h.reasons) for h in pool[:limit]]
+        return [RecallHit(memories[h.memory_id], h.score, h.legs, h.reasons, h.sources) for h in pool[:limit]]
     vectors = get_embeddings(conn, list({memories[h.memory_id].content_hash for h in pool}), embedder.model_id)
     items = [
         Packable(h.memory_id, h.score, len(memories[h.memory_id].content),
@@ -91,6 +92,7 @@ def recall(
         decay=ctx.config.diversity_decay, floor=ctx.config.diversity_floor,
     )
     return [
-        RecallHit(memories[item.memory_id], adjusted, by_id[item.memory_id].legs, by_id[item.memory_id].reasons)
+        RecallHit(memories[item.memory_id], adjusted, by_id[item.memory_id].legs, by_id[item.memory_id].reasons,
+                  by_id[item.memory_id].sources)
         for item, adjusted in chosen
     ]

@@ -16,11 +16,10 @@ from typing import Any
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, record_error
-from kenning.core.types import MemoryDraft
 from kenning.sessions.continuity import ContinuityResult, heuristic_judge, llm_judge
 from kenning.sessions.context import SessionDeps
-from kenning.sessions.episodes import store_episodes
-from kenning.sessions.summary import key_facts
+from kenning.sessions.episodes import store_episodes, turn_positions
+from kenning.sessions.overlay import store_key_facts
 from kenning.core.secrets import redact
 from kenning.sessions.transcript import parse_transcript
 from kenning.store import sessions as store
@@ -53,26 +52,16 @@ def session_end(deps: SessionDeps, req: EndRequest) -> int:
         return store.enqueue_summary_job(conn, req.session_key, req.at)
 
 
-def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str) -> dict[str, Any]:
+def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str,
+             episode_ids: dict[int, str]) -> dict[str, Any]:
     key = session["session_key"]
     if deps.extract is not None:
         result = deps.extract(session_key=key, transcript=transcript, project=session.get("project"), at=at)
         return {"via": "pipeline", "result": result if isinstance(result, (dict, list, int, str)) else str(result)}
     if deps.remember is None:
         return {"via": "none", "stored": []}
-    stored = []
-    for fact in key_facts(turns, [p["prompt"] for p in prompts], deps.settings.summary_max_facts):
-        draft = MemoryDraft(
-            content=fact.content, type=fact.type, importance=fact.importance, confidence=0.6,
-            project=session.get("project"), source="session-summary", session_key=key,
-            tags=["session-summary"], created_at=at,
-        )
-        try:
-            result = deps.remember(draft)
-            stored.append({"id": result.id, "deduped": result.deduped, "type": fact.type})
-        except Exception as exc:  # one bad fact must not lose the others or the scoring
-            record_error("sessions", f"summary fact not stored: {exc}", session_key=key)
-    return {"via": "key-facts", "stored": stored}
+    positions = turn_positions(turns, deps.settings.episode_unit)
+    return store_key_facts(deps, session, turns, [p["prompt"] for p in prompts], positions, episode_ids, at)
 
 
 def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
@@ -113,7 +102,8 @@ def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
     turns = parse_transcript(transcript)
     prompts = store.session_prompts(conn, key)
     episodes = store_episodes(deps, session, turns, at)
-    extraction = _extract(deps, session, transcript, turns, prompts, at) if (transcript or prompts) else {"via": "skipped"}
+    extraction = (_extract(deps, session, transcript, turns, prompts, at, episodes["ids"]) if (transcript or prompts)
+                  else {"via": "skipped"})
     rows = store.session_memories(deps.db.reader(), key)
     verdict = _judge(deps, rows, turns, prompts)
     with deps.db.with_write_tx() as wconn:

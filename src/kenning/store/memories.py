@@ -15,7 +15,7 @@ from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 
-_JSON_LIST_FIELDS = ("tags", "related_files", "related_modules")
+_JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "derived_from")
 _BOOL_FIELDS = ("pinned", "needs_review", "user_verified", "is_deleted")
 EDITABLE_FIELDS = frozenset(
     {
@@ -77,14 +77,14 @@ def insert_memory(
     conn.execute(
         "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
         " tags, project, scope, source, related_files, related_modules, pinned, created_at, updated_at,"
-        " embedding_model, session_key, metadata)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " embedding_model, session_key, metadata, derived_from)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory_id, content.storage, content.normalized, content.content_hash, draft.type,
             draft.importance, draft.confidence, json.dumps(draft.tags), draft.project, draft.scope,
             draft.source, json.dumps(draft.related_files), json.dumps(draft.related_modules),
             int(draft.pinned), created, created, embedding_model, draft.session_key,
-            json.dumps(draft.metadata),
+            json.dumps(draft.metadata), json.dumps(draft.derived_from),
         ),
     )
     add_history(conn, memory_id, "created", new_content=content.storage, actor=actor or draft.source, at=created)
@@ -251,6 +251,21 @@ def list_memories(
         params + [limit, offset],
     ).fetchall()
     return [row_to_memory(r) for r in rows], total
+
+
+def provenance_rows(conn, ids: list[str], *, where: str = "1", params: list[Any] | None = None
+                    ) -> dict[str, tuple[list[str], str | None]]:
+    """id → (derived_from, metadata.amended_by) for the given ids that match `where` (alias m)."""
+    found: dict[str, tuple[list[str], str | None]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        rows = conn.execute(
+            f"SELECT m.id, m.derived_from, json_extract(m.metadata, '$.amended_by') FROM memories m"
+            f" WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *(params or [])],
+        ).fetchall()
+        for row in rows:
+            found[row[0]] = (json.loads(row[1] or "[]"), row[2])
+    return found
 
 
 def record_access(conn, ids: list[str], at: str | None = None) -> None:

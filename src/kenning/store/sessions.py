@@ -16,6 +16,7 @@ import json
 import uuid
 from typing import Any
 
+from kenning.store.memories import row_to_memory
 from kenning.store.vectors import knn
 
 _LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
@@ -181,6 +182,29 @@ def episode_ids(conn, session_key: str) -> dict[int, str]:
         (session_key,),
     ).fetchall()
     return {int(r[0]): r[1] for r in rows if r[0] is not None}
+
+
+def live_rules(conn, project: str | None, exclude_session: str, types: list[str]) -> list[Any]:
+    """The project's live memories of `types` (decisions, rules) not recorded by `exclude_session`."""
+    marks = ",".join("?" * len(types))
+    rows = conn.execute(
+        f"SELECT * FROM memories m WHERE {_LIVE} AND m.project IS ? AND m.type IN ({marks})"
+        " AND (m.session_key IS NULL OR m.session_key != ?)",
+        [project, *types, exclude_session],
+    ).fetchall()
+    return [row_to_memory(r) for r in rows]
+
+
+def stale_companions(conn, old: Any) -> list[Any]:
+    """The live memories recorded with a superseded rule: its session's, or its sources."""
+    if old.session_key:
+        rows = conn.execute(f"SELECT * FROM memories m WHERE {_LIVE} AND m.session_key = ?",
+                            (old.session_key,)).fetchall()
+    else:
+        marks = ",".join("?" * len(old.derived_from))
+        rows = conn.execute(f"SELECT * FROM memories m WHERE {_LIVE} AND m.id IN ({marks})",
+                            old.derived_from).fetchall() if old.derived_from else []
+    return [row_to_memory(r) for r in rows]
 
 
 def created_memories(conn, session_key: str) -> list[dict[str, Any]]:

@@ -1,0 +1,273 @@
+"""Long run (issue 10): does session-end extraction keep memory clean over hundreds of sessions?
+
+    .venv/bin/python bench/longrun.py --out /tmp/longrun.json            # 300 sessions
+    .venv/bin/python bench/longrun.py --sessions 60 --window 20           # quick look
+
+A real daemon (`python -m kenning serve`, temp KENNING_HOME, free port, default config) lives
+through simulated coding sessions, one a day, over two projects. Each project has topics (a
+component with a preference, a rule and a rival option for the rule). A session works on one
+topic, the way an agent session does:
+- session-start, then the task as the first prompt (both inject memories);
+- the transcript: the agent quotes the injected memories it used ("As memory [id] says: …"),
+  the user restates the topic's preference, the agent restates the current rule in its own
+  words ("We always …"), small talk; the first session on a topic settles its rule
+  ("Settled: …"), and a later one may amend it ("Amended rule, superseding …");
+- session-end with the transcript (wait: true): the product decides what to keep.
+Per window of sessions: injection precision (session-start + first-prompt injection: share of
+the injected memories about the session's topic and not a stale rule), the near-duplicate
+share of live memories (cosine ≥ 0.95 to another live memory of the same project, the bundled
+embedding model), live memories per session so far. Targets (issue 10): last-window precision ≥
+first-window precision; near-duplicates ≤ 2 % of live memories.
+
+Run against other code (e.g. the code before issue 10) with PYTHONPATH pointing at its src.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+NEAR_DUP = 0.95
+SUBJECTS = [
+    "ledger-sync", "quokka-importer", "invoice-renderer", "tariff-engine", "badge-service", "audit-trail",
+    "pager-bridge", "geo-tiler", "mail-digest", "quota-keeper", "search-indexer", "webhook-relay",
+]
+ASPECTS = [
+    ("retries", "exponential backoff capped at 30 seconds", "a fixed 5 second delay with 3 attempts"),
+    ("storage", "PostgreSQL with one schema per tenant", "SQLite files per tenant on the shared volume"),
+    ("dates", "ISO 8601 strings in UTC", "unix epoch milliseconds"),
+    ("logging", "structured JSON lines to stdout", "plain text files rotated daily"),
+    ("config", "environment variables read once at start", "a TOML file reloaded on SIGHUP"),
+    ("tests", "pytest with real SQLite files", "unittest with mocked repositories"),
+]
+PREFERENCES = [
+    "small pull requests with one commit each", "type hints on every public function", "no new dependencies",
+    "descriptive names over abbreviations", "early returns over nested ifs", "dataclasses over dicts",
+]
+TASKS = ["fix a failing test in", "add a flag to", "speed up", "clean up the error handling of", "document"]
+
+
+@dataclass
+class Topic:
+    project: str
+    subject: str
+    aspect: str
+    option: str
+    rival: str
+    preference: str
+    visits: int = 0
+    amended: bool = False
+    stale: list[str] = field(default_factory=list)  # options no longer true
+
+    def rule(self) -> str:
+        return f"{self.subject} uses {self.option} for {self.aspect}"
+
+
+def iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    def __init__(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(self.port)}
+        self.log = open(home / "daemon.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError((home / "daemon.log").read_text()[-3000:])
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("daemon did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def make_topics(rng: random.Random) -> list[Topic]:
+    topics = []
+    for index, subject in enumerate(SUBJECTS):
+        aspect, option, rival = ASPECTS[index % len(ASPECTS)]
+        topics.append(Topic(f"proj-{index % 2}", subject, aspect, option, rival, rng.choice(PREFERENCES)))
+    return topics
+
+
+def transcript(topic: Topic, task: str, shown: dict[str, str], rng: random.Random) -> str:
+    """The session as the agent would log it; updates the topic's rule when it is settled or amended."""
+    lines = [f"User: {task}"]
+    used = [(i, c) for i, c in shown.items() if topic.subject in c][:3]
+    for memory_id, content in used:
+        lines.append(f"Assistant: As memory [{memory_id}] says: {' '.join(content.split())[:300]}")
+    lines.append(f"User: Remember, for {topic.subject} I prefer {topic.preference}.")
+    if topic.visits == 1:
+        lines.append(f"Assistant: Settled: {topic.rule()}.")
+    elif not topic.amended and topic.visits >= 3 and rng.random() < 0.5:
+        old = topic.option
+        topic.option, topic.rival, topic.amended = topic.rival, old, True
+        topic.stale.append(old)
+        lines.append(f"User: The {topic.aspect} of {topic.subject} keeps causing incidents; let's change it.")
+        lines.append(f"Assistant: Amended rule, superseding {old}: {topic.rule()} from now on.")
+    else:
+        lines.append(f"Assistant: We always keep to the rule: {topic.rule()}.")
+    lines.append(f"User: Thanks. Run the {topic.subject} tests.")
+    lines.append(f"Assistant: Done: {rng.randint(10, 90)} tests pass for {topic.subject}.")
+    return "\n".join(lines)
+
+
+def relevant(content: str, topic: Topic) -> bool:
+    """About the session's topic and not a stale rule of it."""
+    if topic.subject not in content:
+        return False
+    return not any(old in content and topic.option not in content for old in topic.stale)
+
+
+def live_memories(http: httpx.Client) -> list[dict]:
+    items, offset = [], 0
+    while True:
+        page = http.get("/api/memory", params={"limit": 1000, "offset": offset,
+                                               "include_superseded": False}).json()
+        items += page["items"]
+        offset += len(page["items"])
+        if not page["items"] or offset >= page["total"]:
+            return items
+
+
+def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int], list[list[str]]]:
+    """(share of live memories with a near-duplicate in their project, count by type, examples)."""
+    if not items:
+        return 0.0, {}, []
+    vectors = np.asarray(embedder.embed_many([m["content"] for m in items]), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    projects = np.array([m.get("project") or "" for m in items])
+    by_type: dict[str, int] = {}
+    examples = []
+    for i in range(len(items)):
+        same = projects == projects[i]
+        same[i] = False
+        if not same.any():
+            continue
+        others = np.flatnonzero(same)
+        scores = vectors[others] @ vectors[i]
+        if float(scores.max()) >= NEAR_DUP:
+            by_type[items[i]["type"]] = by_type.get(items[i]["type"], 0) + 1
+            if len(examples) < 4:
+                examples.append([items[i]["content"][:160], items[int(others[scores.argmax()])]["content"][:160]])
+    return sum(by_type.values()) / len(items), by_type, examples
+
+
+def run(sessions: int, window: int, seed: int, home: Path, embedder) -> dict:
+    rng = random.Random(seed)
+    topics = make_topics(rng)
+    daemon = Daemon(home)
+    start = datetime.now(timezone.utc) - timedelta(days=sessions + 1)
+    rows, windows = [], []
+    try:
+        with httpx.Client(base_url=daemon.url, timeout=600) as http:
+            for n in range(sessions):
+                topic = rng.choice(topics)
+                topic.visits += 1
+                at = start + timedelta(days=n)
+                key = f"long-{n:04d}"
+                task = f"{rng.choice(TASKS)} {topic.subject} ({topic.aspect})"
+                s = http.post("/api/hooks/session-start", json={
+                    "session_key": key, "project": topic.project, "cwd": f"/src/{topic.project}",
+                    "timestamp": iso(at)}).json()
+                p = http.post("/api/hooks/user-prompt-submit", json={
+                    "session_key": key, "prompt": task, "timestamp": iso(at + timedelta(minutes=1))}).json()
+                injected = list(dict.fromkeys([*s.get("memory_ids", []), *p.get("memory_ids", [])]))
+                shown = {i: http.get(f"/api/memory/{i}").json()["content"] for i in injected}
+                hits = sum(relevant(c, topic) for c in shown.values())
+                text = transcript(topic, task, shown, rng)
+                http.post("/api/hooks/session-end", json={
+                    "session_key": key, "transcript": text, "wait": True,
+                    "timestamp": iso(at + timedelta(minutes=30))})
+                rows.append({"session": n, "injected": len(injected), "relevant": hits,
+                             "precision": hits / len(injected) if injected else None})
+                if (n + 1) % window == 0:
+                    items = live_memories(http)
+                    share, dup_types, examples = near_duplicates(items, embedder)
+                    done = rows[-window:]
+                    precisions = [r["precision"] for r in done if r["precision"] is not None]
+                    windows.append({
+                        "sessions": f"{n + 2 - window}-{n + 1}",
+                        "precision": round(float(np.mean(precisions)), 4) if precisions else None,
+                        "injected_per_session": round(float(np.mean([r["injected"] for r in done])), 2),
+                        "live_memories": len(items),
+                        "live_per_session": round(len(items) / (n + 1), 3),
+                        "near_duplicate_share": round(share, 4),
+                        "near_duplicates_by_type": dup_types,
+                        "near_duplicate_examples": examples,
+                        "by_type": dict(sorted({t: sum(m["type"] == t for m in items)
+                                                for t in {m["type"] for m in items}}.items())),
+                    })
+                    print(json.dumps(windows[-1]), file=sys.stderr, flush=True)
+    finally:
+        daemon.stop()
+    first, last = windows[0], windows[-1]
+    return {
+        "sessions": sessions, "window": window, "seed": seed, "windows": windows,
+        "targets": {
+            "last_precision_ge_first": (last["precision"] or 0) >= (first["precision"] or 0),
+            "near_duplicates_le_2pct": all(w["near_duplicate_share"] <= 0.02 for w in windows),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--window", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--home", type=Path, help="keep the daemon's home here (default: a temp dir)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    from kenning.core.config import Settings
+    from kenning.providers.embedding import build_embedding_provider
+
+    with tempfile.TemporaryDirectory(prefix="kenning-longrun-") as tmp:
+        embedder = build_embedding_provider(Settings(home=Path(tmp) / "embed").embedding)
+        report = run(args.sessions, args.window, args.seed, args.home or Path(tmp) / "home", embedder)
+    report["code"] = os.environ.get("PYTHONPATH", "")
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

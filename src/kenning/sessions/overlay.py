@@ -1,0 +1,151 @@
+"""The extraction overlay on a session's episodes: decisions and rules, amendments, no self-pollution.
+
+After the episodes are stored, the key facts of the transcript (`sessions.summary`) become
+memories — each derived from the episode it was said in (`derived_from`), dated when it was
+said, typed by the caller (decision / constraint / preference / gotcha; no auto-protection).
+1. No self-pollution: a sentence that restates a memory shown to the session or already stored
+   — cosine ≥ `RESTATEMENT_COSINE` to a live non-episode memory of the project, or one text
+   containing the other — is not stored again.
+2. Amendments: a new decision or rule supersedes the earlier decisions and rules of the project
+   on the same subject (cosine ≥ `AMEND_COSINE` with amendment language, ≥ `SAME_RULE_COSINE`
+   without), from other sessions, non-destructively (`superseded_by`, `valid_until`). Only an
+   older memory loses, so supersession never forms a cycle. The live memories of the session
+   that settled the stale rule (its episodes and other rules: the chat that holds the old
+   subject) get `metadata.amended_by`, so recall ranks them below the amendment.
+Embeddings are computed before any transaction; the supersession writes happen in one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kenning.core.telemetry import record_error
+from kenning.core.text import normalize_content
+from kenning.core.types import MemoryDraft
+from kenning.sessions.context import SessionDeps
+from kenning.sessions.episodes import EPISODE_TYPE
+from kenning.sessions.summary import Fact, key_facts
+from kenning.sessions.transcript import Turn
+from kenning.store import memories as mstore
+from kenning.store import pipeline as pstore
+from kenning.store import sessions as store
+from kenning.store.vectors import get_embeddings
+
+SOURCE = "session-summary"
+RESTATEMENT_COSINE = 0.9  # measured: bench/longrun.py quotes sit at 0.93-1.0, new rules below 0.85
+# how close an earlier rule must be to be superseded, by amendment level (summary.amendment_level):
+# "amended rule, superseding …" 0.55; "instead / no longer …" 0.7; no such words 0.85 (measured on
+# the sde dev split: amended pairs 0.60-0.68, unrelated rules of one project below 0.5)
+SUPERSEDE_COSINE = {2: 0.55, 1: 0.7, 0: 0.85}
+RULE_TYPES = ("decision", "constraint")
+
+
+@dataclass
+class _Known:
+    id: str
+    normalized: str
+    vector: Any
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def _known_memories(deps: SessionDeps, session: dict[str, Any], vectors: np.ndarray) -> list[_Known]:
+    """What a restatement could restate: the memories shown to the session and the project's
+    nearest live non-episode memories to any candidate sentence."""
+    conn = deps.db.reader()
+    model = deps.embedder.model_id
+    ids = [r["memory_id"] for r in store.session_memories(conn, session["session_key"]) if r["was_injected"]]
+    for vector in vectors:
+        ids += [m for m, _ in store.top_by_similarity(conn, vector, model, project=session.get("project"),
+                                                       at=None, limit=10)]
+    found = mstore.get_memories(conn, list(dict.fromkeys(ids)))
+    memories = [m for m in found.values() if m.type != EPISODE_TYPE]
+    stored = get_embeddings(conn, list({m.content_hash for m in memories}), model)
+    return [_Known(m.id, m.normalized_content, stored.get(m.content_hash)) for m in memories]
+
+
+def _restates(text: str, vector: np.ndarray, known: list[_Known]) -> str | None:
+    """The id of a known memory this sentence restates, or None."""
+    normalized = normalize_content(text).normalized
+    for memory in known:
+        if memory.normalized and (memory.normalized in normalized or normalized in memory.normalized):
+            return memory.id
+        if memory.vector is not None and float(np.dot(_unit(memory.vector[None, :])[0], vector)) >= RESTATEMENT_COSINE:
+            return memory.id
+    return None
+
+
+def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list[tuple[Fact, str, np.ndarray, str]]) -> list[str]:
+    """Supersede the project's earlier rules on the same subjects; returns the superseded ids."""
+    rules = [c for c in created if c[0].type in RULE_TYPES]
+    if not rules:
+        return []
+    conn = deps.db.reader()
+    earlier = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
+    if not earlier:
+        return []
+    stored = get_embeddings(conn, list({m.content_hash for m in earlier}), deps.embedder.model_id)
+    plan: dict[str, tuple[str, str, Any]] = {}  # old id -> (new id, at, old memory)
+    for fact, new_id, vector, at in rules:
+        need = SUPERSEDE_COSINE[fact.amends]
+        for old in earlier:
+            old_vector = stored.get(old.content_hash)
+            if old.id == new_id or old_vector is None or old.created_at > at:  # only an older memory loses
+                continue
+            cosine = float(np.dot(_unit(old_vector[None, :])[0], vector))
+            if cosine >= need and (old.id not in plan or plan[old.id][1] < at):
+                plan[old.id] = (new_id, at, old)
+    if not plan:
+        return []
+    with deps.db.with_write_tx() as wconn:
+        for old_id, (new_id, at, old) in plan.items():
+            if mstore.get_memory(wconn, new_id).superseded_by:
+                continue
+            pstore.supersede(wconn, old_id, new_id, reason="amended by a later decision on the same subject",
+                             actor=SOURCE, at=at)
+            for stale in store.stale_companions(wconn, old):  # the chat that settled the old rule
+                mstore.update_memory(wconn, stale.id, {"metadata": {**stale.metadata, "amended_by": new_id}},
+                                     actor=SOURCE, reason=f"holds a rule amended by {new_id}")
+    return list(plan)
+
+
+def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn], prompts: list[str],
+                    episode_of_turn: list[int | None], episode_ids: dict[int, str], at: str) -> dict[str, Any]:
+    """Remember the session's key facts (derived from its episodes) and apply amendments."""
+    key = session["session_key"]
+    facts = key_facts(turns, prompts, deps.settings.summary_max_facts)
+    if not facts or deps.remember is None:
+        return {"via": "key-facts", "stored": [], "restatements": 0, "superseded": []}
+    vectors = _unit(np.asarray(deps.embedder.embed_many([f.content for f in facts]), dtype=np.float32))
+    known = _known_memories(deps, session, vectors)
+    stored, created, restatements = [], [], 0
+    for fact, vector in zip(facts, vectors):
+        if _restates(fact.content, vector, known):
+            restatements += 1
+            continue
+        position = episode_of_turn[fact.turn] if fact.turn is not None and fact.turn < len(episode_of_turn) else None
+        source_id = episode_ids.get(position) if position is not None else None
+        when = next((t.at for t in turns[fact.turn:fact.turn + 1] if t.at), None) if fact.turn is not None else None
+        draft = MemoryDraft(
+            content=fact.content, type=fact.type, type_explicit=True, importance=fact.importance, confidence=0.6,
+            project=session.get("project"), source=SOURCE, session_key=key, tags=["session-summary"],
+            created_at=when or session.get("started_at") or at, derived_from=[source_id] if source_id else [],
+            metadata={"amends": fact.amends} if fact.amends else {},
+        )
+        try:
+            result = deps.remember(draft)
+        except Exception as exc:  # one bad fact must not lose the others or the scoring
+            record_error("sessions", f"summary fact not stored: {exc}", session_key=key)
+            continue
+        stored.append({"id": result.id, "deduped": result.deduped, "type": fact.type})
+        known.append(_Known(result.id, normalize_content(fact.content).normalized, vector))
+        if not result.deduped:
+            created.append((fact, result.id, vector, mstore.get_memory(deps.db.reader(), result.id).created_at))
+    superseded = _supersede_earlier(deps, session, created)
+    return {"via": "key-facts", "stored": stored, "restatements": restatements, "superseded": superseded}
