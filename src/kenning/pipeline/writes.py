@@ -126,7 +126,7 @@ def _live_target(conn, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, s
         return None, "target_protected"
     if target.id == ctx.source.id:
         return None, "target_is_source"
-    if target.created_at > ctx.source.created_at:  # the older memory loses, never the newer: no cycles
+    if mstore.is_newer(conn, target.id, ctx.source.id):  # the older memory loses, never the newer: no cycles
         return None, "target_is_newer"
     return target, None
 

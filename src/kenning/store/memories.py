@@ -98,6 +98,13 @@ def get_memory(conn, memory_id: str) -> Memory:
     return row_to_memory(row)
 
 
+def is_newer(conn, memory_id: str, than_id: str) -> bool:
+    """True when `memory_id` was recorded after `than_id` (by created_at, then insertion order)."""
+    rows = dict(conn.execute("SELECT id, created_at || printf('%020d', rid) FROM memories WHERE id IN (?, ?)",
+                             (memory_id, than_id)).fetchall())
+    return memory_id in rows and than_id in rows and rows[memory_id] > rows[than_id]
+
+
 def get_memories(conn, ids: list[str]) -> dict[str, Memory]:
     found: dict[str, Memory] = {}
     for start in range(0, len(ids), 500):
