@@ -61,8 +61,7 @@ def build_server(client: KenningClient) -> MCPServer:
     @server.tool()
     def memory_store(
         content: Annotated[str, Field(description="The memory itself: one durable, self-contained statement.")],
-        type: Annotated[MemoryType | None, Field(description="What kind of memory: decision, preference, gotcha, fact, …; "
-                                                 "default fact (constraint for a rule stated in its own words)")] = None,
+        type: Annotated[MemoryType, Field(description="What kind of memory: decision, preference, gotcha, fact, …")] = "fact",
         importance: Annotated[float, Field(ge=0, le=1, description="0..1; how much it should outrank others.")] = 0.5,
         tags: Annotated[list[str] | None, Field(description="Free-form labels.")] = None,
         project: Annotated[str | None, Field(description="Project it belongs to (its git root name); none = global.")] = None,
@@ -71,7 +70,8 @@ def build_server(client: KenningClient) -> MCPServer:
         """Store a durable memory (decision, preference, gotcha, fact, …). Exact duplicates are not stored twice."""
         body = {"content": content, "importance": importance, "tags": tags or [], "project": project,
                 "pinned": pinned, "source": "mcp"}
-        return _call(client.remember, {**body, "type": type} if type else body)
+        # the default 'fact' is left to the write rules (a rule stated in its own words becomes a constraint)
+        return _call(client.remember, {**body, "type": type} if type != "fact" else body)
 
     @server.tool()
     def memory_get(memory_id: Annotated[str, Field(description="The memory's id (from memory_search).")]) -> dict[str, Any]:
