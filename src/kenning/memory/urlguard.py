@@ -48,7 +48,7 @@ def _refusal(ip: IPAddress) -> str | None:
 def _addresses(host: str, port: int) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+    except (socket.gaierror, UnicodeError, ValueError, OSError) as exc:
         raise UrlRefused(f"cannot resolve host {host!r}: {exc}") from exc
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
