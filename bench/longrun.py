@@ -28,17 +28,17 @@ import argparse
 import json
 import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from predictor_sim import Daemon  # noqa: E402  (real `python -m kenning serve`, temp home, free port)
 
 NEAR_DUP = 0.95
 SUBJECTS = [
@@ -78,45 +78,6 @@ class Topic:
 
 def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Daemon:
-    def __init__(self, home: Path) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(self.port)}
-        self.log = open(home / "daemon.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError((home / "daemon.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("daemon did not start")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 def make_topics(rng: random.Random) -> list[Topic]:
@@ -193,7 +154,7 @@ def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int],
 def run(sessions: int, window: int, seed: int, home: Path, embedder) -> dict:
     rng = random.Random(seed)
     topics = make_topics(rng)
-    daemon = Daemon(home)
+    daemon = Daemon(home, "")  # default config
     start = datetime.now(timezone.utc) - timedelta(days=sessions + 1)
     rows, windows = [], []
     try:
