@@ -74,6 +74,17 @@ def test_episodes_keep_time_and_position_and_are_idempotent(http):
     assert {e["id"] for e in episodes} <= {m["id"] for m in detail["created"]}
 
 
+def test_pre_compaction_stores_the_episodes_so_far(http):
+    key = f"sess-{uuid.uuid4().hex}"
+    hook(http, "session-start", {"session_key": key, "project": "compact"})
+    early = "User: which port does the gizmo proxy use?\nAssistant: 8443, set in proxy.toml.\n"
+    response = http.post("/api/hooks/pre-compaction", json={"session_key": key, "transcript": early})
+    assert response.status_code == 200 and response.json()["episodes"]["stored"] == 1
+    later = early + "User: and the gizmo admin UI?\nAssistant: It listens on 9090 behind the proxy.\n"
+    assert end_session(http, key, later)["episodes"]["stored"] == 1  # only what came after compaction
+    assert len(session_memories(http, key, type="episode")) == 2
+
+
 def test_episodes_switch_off(tmp_path_factory):
     proc = start_daemon(tmp_path_factory.mktemp("episodes-off"), CONFIG + "  episodes: false\n")
     try:

@@ -189,6 +189,7 @@ def _body(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | N
     if event == "pre-compact":
         return "/api/hooks/pre-compaction", {
             "session_key": key, "context": recent_context(transcript_path, 8000) or None,
+            "transcript": read_whole(transcript_path),  # its episodes are stored before compaction
             "trigger": payload.get("trigger") if isinstance(payload.get("trigger"), str) else "compact",
         }
     if event == "stop":

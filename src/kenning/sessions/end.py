@@ -35,12 +35,7 @@ class EndRequest:
 def session_end(deps: SessionDeps, req: EndRequest) -> int:
     """Store the transcript and queue the summary job; returns the job id."""
     if req.transcript is not None:
-        if not isinstance(req.transcript, str):
-            raise InvalidInput("transcript must be a string")
-        if len(req.transcript) > deps.settings.transcript_max_chars:
-            raise InvalidInput(
-                f"transcript is {len(req.transcript)} characters; the limit is {deps.settings.transcript_max_chars}"
-            )
+        check_transcript(deps, req.transcript)
     with deps.db.with_write_tx() as conn:
         if store.get_session(conn, req.session_key) is None:
             store.create_session(conn, req.session_key, harness=None, project=None, cwd=None, context=None,
@@ -50,6 +45,26 @@ def session_end(deps: SessionDeps, req: EndRequest) -> int:
             store.save_transcript(conn, req.session_key, kept, req.at)
         store.end_session(conn, req.session_key, req.at)
         return store.enqueue_summary_job(conn, req.session_key, req.at)
+
+
+def check_transcript(deps: SessionDeps, transcript: Any) -> None:
+    if not isinstance(transcript, str):
+        raise InvalidInput("transcript must be a string")
+    if len(transcript) > deps.settings.transcript_max_chars:
+        raise InvalidInput(f"transcript is {len(transcript)} characters; the limit is {deps.settings.transcript_max_chars}")
+
+
+def compaction_episodes(deps: SessionDeps, session_key: str, transcript: str, at: str) -> dict[str, Any]:
+    """Pre-compaction: keep the transcript so far and store its episodes now (a long session's
+    early exchanges would otherwise wait for session end); session end adds only the rest."""
+    check_transcript(deps, transcript)
+    with deps.db.with_write_tx() as conn:
+        kept = transcript if deps.settings.store_raw_transcripts else redact(transcript)
+        store.save_transcript(conn, session_key, kept, at)
+    session = store.get_session(deps.db.reader(), session_key) or {"session_key": session_key}
+    result = store_episodes(deps, session, parse_transcript(transcript), at)
+    result.pop("ids", None)
+    return result
 
 
 def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str,

@@ -17,7 +17,7 @@ from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.telemetry import record_error, record_latency, timed
 from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, require_key, resolve_at
-from kenning.sessions.end import EndRequest, process_summary_job, session_end
+from kenning.sessions.end import EndRequest, compaction_episodes, process_summary_job, session_end
 from kenning.sessions.prompt import PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.start import StartRequest, session_start
 from kenning.store import sessions as store
@@ -117,6 +117,9 @@ class SessionManager:
         checkpoint_id = write_checkpoint(
             self.deps, key, at, trigger=trigger, context=_opt_str(body, "context", MAX_CONTEXT_CHARS)
         )
+        if trigger == "pre-compaction" and body.get("transcript") is not None:
+            episodes = compaction_episodes(self.deps, key, body["transcript"], at)
+            return {"checkpoint_id": checkpoint_id, "episodes": episodes}
         return {"checkpoint_id": checkpoint_id}
 
     def post_tool_use(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 - POST /session-start {session_key, harness?, project?, cwd?, context?, timestamp?}
   → {inject, memory_ids, candidates, status_line}
 - POST /user-prompt-submit {session_key, prompt, memory_feedback?, timestamp?} → {inject, memory_ids}
-- POST /pre-compaction, /checkpoint {session_key, context?} → {checkpoint_id}
+- POST /pre-compaction, /checkpoint {session_key, context?} → {checkpoint_id}; pre-compaction with
+  `transcript` also keeps it and stores its episodes now → {checkpoint_id, episodes}
 - POST /session-end {session_key, transcript?, timestamp?, wait?} → {queued}
 - POST /feedback {session_key, memory_feedback}, /post-tool-use {session_key, …} (extras)
 
