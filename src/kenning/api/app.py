@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from kenning import __version__
 from kenning.api.errors import install_error_handlers
+from kenning.api import openapi
+from kenning.api.guard import RequestGuard
 from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
@@ -23,8 +24,6 @@ from kenning.api.routes import pipeline as pipeline_routes
 from kenning.api.routes import predictor as predictor_routes
 from kenning.core.config import Settings
 from kenning.service import Kenning
-
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
@@ -41,7 +40,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app = FastAPI(title="kenning", version=__version__, lifespan=lifespan,
                   description="Local-first memory for AI coding agents.")
     install_error_handlers(app)
-    _install_auth(app, settings)
+    app.add_middleware(RequestGuard, settings=settings)
     app.include_router(health.router)
     app.include_router(memory.router)
     app.include_router(hooks.router)
@@ -58,18 +57,6 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(predictor_routes.router)
     app.include_router(observer_routes.router)
     dashboard.mount(app)
+    openapi.install(app)
     return app
 
-
-def _install_auth(app: FastAPI, settings: Settings) -> None:
-    """Bearer token whenever a token is configured (required off loopback)."""
-    token = settings.auth_token
-    if not token:
-        return
-
-    @app.middleware("http")
-    async def require_token(request: Request, call_next):
-        if request.url.path.startswith("/api/") and request.url.path != "/api/health":
-            if request.headers.get("authorization") != f"Bearer {token}":
-                return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
-        return await call_next(request)

@@ -2,34 +2,102 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Query
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from kenning.core.types import MemoryDraft, MemoryFilter
+from kenning.core import limits
+from kenning.core.types import MEMORY_TYPES, SCOPES, MemoryDraft, MemoryFilter
+from kenning.retrieval.config import PRESETS
+
+MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type]
+Scope = Literal[tuple(sorted(SCOPES))]  # type: ignore[valid-type]
+Preset = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
+# Type and scope of a stored memory: documented enums, checked by core validation (400 naming
+# the choices), like every other write path (CLI, import).
+TypeName = Annotated[str, Field(max_length=50, json_schema_extra={"enum": sorted(MEMORY_TYPES)})]
+ScopeName = Annotated[str, Field(max_length=50, json_schema_extra={"enum": sorted(SCOPES)})]
+Content = Annotated[str, Field(min_length=1, pattern=limits.VISIBLE_PATTERN,
+                               description="Must hold a visible character; at most settings.recall.max_content_chars.")]
+Tag = Annotated[str, Field(min_length=1, max_length=limits.MAX_TAG_CHARS, pattern=limits.VISIBLE_PATTERN)]
+Tags = Annotated[list[Tag], Field(max_length=limits.MAX_TAGS)]
+Project = Annotated[str, Field(max_length=limits.MAX_PROJECT_CHARS)]
+Source = Annotated[str, Field(max_length=limits.MAX_SOURCE_CHARS)]
+SessionKey = Annotated[str, Field(min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS)]
+Paths = Annotated[list[Annotated[str, Field(max_length=limits.MAX_PATH_CHARS)]],
+                  Field(max_length=limits.MAX_RELATED_FILES)]
+
+
+def _iso_string(value: Any) -> Any:
+    if not isinstance(value, (str, datetime)):
+        raise ValueError("must be an ISO 8601 date-time string")
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    try:
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    except OverflowError as exc:
+        raise ValueError("is outside the calendar once converted to UTC") from exc
+
+
+def _whole_number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# JSON Schema's integer: 5 and 5.0, never "5" or true (bodies are strict otherwise).
+Int = Annotated[int, BeforeValidator(_whole_number)]
+# An ISO 8601 string only (no numbers), as an aware UTC datetime.
+IsoTime = Annotated[datetime, Field(strict=False), BeforeValidator(_iso_string), AfterValidator(_utc)]
+Offset = Annotated[int, Query(ge=0, le=limits.MAX_OFFSET, description="Rows to skip (at most 2^63-1).")]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=False)
+    """JSON bodies: unknown keys refused, no coercion (0 is not false, "1" is not 1)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ErrorOut(BaseModel):
+    error: str = Field(description="What was wrong and, where it helps, how to fix it.")
+
+
+ERROR_REF = "#/components/schemas/ErrorOut"
+ERROR_DESCRIPTIONS = {
+    400: "Bad input, with a message.",
+    404: "Nothing with that id or name.",
+    409: "The request clashes with the current state (e.g. the predictor is not part of this daemon).",
+    502: "An embedding or LLM provider failed.",
+    503: "The store is busy or unavailable.",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route: each status it can answer besides success, with ErrorOut."""
+    return {code: {"model": ErrorOut, "description": ERROR_DESCRIPTIONS[code]} for code in codes}
 
 
 class RememberIn(_Body):
-    content: str = Field(..., description="What to remember (max settings.recall.max_content_chars).")
-    type: str | None = Field(None, description="Memory type; when given it is kept as is. Default fact "
-                             "(constraint when the text states a decision or rule of its own).")
+    content: Content
+    type: TypeName | None = Field(None, description="Memory type; when given it is kept as is. Default fact "
+                                  "(constraint when the text states a decision or rule of its own).")
     importance: float = Field(0.5, ge=0, le=1)
     confidence: float = Field(1.0, ge=0, le=1)
-    tags: list[str] = Field(default_factory=list)
-    project: str | None = None
-    scope: str = "project"
+    tags: Tags = Field(default_factory=list)
+    project: Project | None = None
+    scope: ScopeName = "project"
     pinned: bool = False
-    source: str | None = None
-    session_key: str | None = None
-    created_at: datetime | None = Field(None, description="ISO 8601; lets imports keep original dates.")
-    related_files: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    derived_from: list[str] = Field(default_factory=list, description="Ids of the memories this one derives from.")
+    source: Source | None = None
+    session_key: SessionKey | None = None
+    created_at: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now; "
+                                        "lets imports keep original dates.")
+    related_files: Paths = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict, description=f"At most {limits.MAX_METADATA_BYTES} "
+                                     "bytes as JSON.")
+    derived_from: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=limits.MAX_RELATED_FILES)] = \
+        Field(default_factory=list, description="Ids of the memories this one derives from.")
 
     def to_draft(self) -> MemoryDraft:
         data = self.model_dump()
@@ -48,18 +116,22 @@ class RememberOut(BaseModel):
     deduped: bool
 
 
+class RememberBatchOut(BaseModel):
+    results: list[RememberOut]
+
+
 class RecallIn(_Body):
-    query: str = Field(..., min_length=1, max_length=10_000)
-    limit: int = Field(10, ge=1, le=200)
-    project: str | None = None
-    types: list[str] | None = None
-    tags: list[str] | None = None
-    scope: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    query: str = Field(..., min_length=1, max_length=limits.MAX_QUERY_CHARS)
+    limit: Int = Field(10, ge=1, le=200)
+    project: Project | None = None
+    types: list[MemoryType] | None = None
+    tags: list[Annotated[str, Field(max_length=limits.MAX_TAG_CHARS)]] | None = Field(None, max_length=limits.MAX_TAGS)
+    scope: Scope | None = None
+    since: IsoTime | None = None
+    until: IsoTime | None = None
     include_superseded: bool = False
-    budget_chars: int | None = Field(None, ge=1, le=1_000_000)
-    preset: str | None = Field(None, description="Recall preset: bm25, dense, hybrid, default.")
+    budget_chars: Annotated[int, Field(ge=1, le=1_000_000), BeforeValidator(_whole_number)] | None = None
+    preset: Preset | None = Field(None, description="Recall preset: " + ", ".join(PRESETS) + ".")
 
     def to_filter(self) -> MemoryFilter:
         return MemoryFilter(
@@ -70,19 +142,24 @@ class RecallIn(_Body):
         )
 
 
+NULLABLE_EDITS = ("project", "source")
+
+
 class EditIn(_Body):
-    content: str | None = None
-    type: str | None = None
+    content: Content | None = None
+    type: TypeName | None = None
     importance: float | None = Field(None, ge=0, le=1)
     confidence: float | None = Field(None, ge=0, le=1)
-    tags: list[str] | None = None
-    project: str | None = None
-    scope: str | None = None
+    tags: Tags | None = None
+    project: Project | None = None
+    scope: ScopeName | None = None
     pinned: bool | None = None
     needs_review: bool | None = None
     user_verified: bool | None = None
-    source: str | None = None
-    reason: str | None = None
+    source: Source | None = None
+    reason: Annotated[str, Field(max_length=1000)] | None = None
 
     def changes(self) -> dict[str, Any]:
-        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if k != "reason"}
+        """Fields sent, less `reason`; null means "leave as is" except for project and source."""
+        return {k: v for k, v in self.model_dump(exclude_unset=True).items()
+                if k != "reason" and (v is not None or k in NULLABLE_EDITS)}

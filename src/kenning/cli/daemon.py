@@ -1,4 +1,8 @@
-"""`kenning serve` (foreground) and `kenning daemon start|stop|status` (background, pidfile, logs)."""
+"""`kenning serve` (foreground) and `kenning daemon start|stop|status` (background, pidfile, logs).
+
+One daemon per home: `serve` holds `HomeLock` for its life and writes the pidfile only once it
+holds it; a second `serve` or `daemon start` exits 2 naming the running one.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import time
 import typer
 
 from kenning.cli.context import console, fail, settings
+from kenning.cli.home_lock import HomeLock
 from kenning.client import KenningClient
 from kenning.diagnostics.logfile import install_json_log_file
 
@@ -35,6 +40,10 @@ def serve(
         cfg = load_settings(home=base.home, **overrides) if overrides else base
     except ConfigError as exc:
         fail(str(exc), code=2)
+    lock = HomeLock(cfg.home)
+    if not lock.acquire(cfg.port):
+        _refuse_second(cfg.home, lock)
+    cfg.pid_path.write_text(str(os.getpid()))
     if cfg.observability.log_file:
         install_json_log_file(cfg.log_dir, cfg.observability.log_file_max_bytes, cfg.log_level)
     console.print(f"kenning serving {cfg.home} on {cfg.base_url}", highlight=False)
@@ -42,6 +51,16 @@ def serve(
         uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="warning")
     except OSError as exc:
         fail(f"cannot listen on {cfg.host}:{cfg.port}: {exc}; set KENNING_PORT or port in config.yaml")
+    finally:
+        if _read_pid() == os.getpid():
+            cfg.pid_path.unlink(missing_ok=True)
+        lock.release()
+
+
+def _refuse_second(home, lock: HomeLock) -> None:
+    holder = lock.holder()
+    who = holder.describe() if holder else "it has just exited; try again"
+    fail(f"another kenning daemon already serves {home} ({who}); stop it with `kenning daemon stop`", code=2)
 
 
 def _read_pid() -> int | None:
@@ -63,22 +82,25 @@ def start() -> None:
     """Start the daemon in the background and wait until it answers."""
     cfg = settings()
     client = KenningClient(cfg.base_url, token=cfg.auth_token)
-    pid = _read_pid()
-    if pid and client.is_up():
-        console.print(f"already running (pid {pid}) at {cfg.base_url}", highlight=False)
-        return
+    lock = HomeLock(cfg.home)
+    holder = lock.holder()
+    if holder is not None:
+        if holder.port == cfg.port and client.is_up():
+            console.print(f"already running (pid {holder.pid}) at {cfg.base_url}", highlight=False)
+            return
+        _refuse_second(cfg.home, lock)
     if client.is_up():
         fail(f"something else answers at {cfg.base_url}; stop it or set KENNING_PORT")
     cfg.log_dir.mkdir(parents=True, exist_ok=True)
     log = open(cfg.log_dir / "daemon.log", "ab")
     proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True, env=os.environ.copy())
-    cfg.pid_path.write_text(str(proc.pid))
     with console.status("starting kenning (loading the embedding model)…"):
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                cfg.pid_path.unlink(missing_ok=True)
+                if proc.returncode == 2 and lock.holder() is not None:
+                    _refuse_second(cfg.home, lock)
                 fail(f"daemon exited with code {proc.returncode}; see {cfg.log_dir / 'daemon.log'}")
             if client.is_up():
                 console.print(f"kenning running (pid {proc.pid}) at {cfg.base_url}", highlight=False)
@@ -116,7 +138,7 @@ def status() -> None:
     client = KenningClient(cfg.base_url, token=cfg.auth_token)
     if client.is_up():
         info = client.health()
-        console.print(f"running{f' (pid {pid})' if pid else ''} at {cfg.base_url}, version {info['version']},"
+        console.print(f"running{f' (pid {pid})' if pid else ''} at {cfg.base_url}, version {info.get('version')},"
                       f" home {info.get('home')}", highlight=False)
         return
     console.print(f"not running (expected at {cfg.base_url})", highlight=False)

@@ -18,7 +18,7 @@ def to_iso(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     dt = dt.astimezone(timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return f"{dt.year:04d}" + dt.strftime("-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def now_iso() -> str:
@@ -40,7 +40,10 @@ def parse_iso(value: str | datetime) -> datetime:
 
 
 def normalize_iso(value: str | datetime) -> str:
-    return to_iso(parse_iso(value))
+    try:
+        return to_iso(parse_iso(value))
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise InvalidInput(f"timestamp out of range once converted to UTC: {value!r}") from exc
 
 
 def days_between(earlier: str | datetime, later: str | datetime) -> float:

@@ -96,7 +96,7 @@ def read_whole(path: str | None) -> str | None:
         full = os.path.expanduser(path)
         if os.stat(full).st_size > MAX_TRANSCRIPT_BYTES:
             return None
-        with open(full, encoding="utf-8", errors="surrogateescape") as handle:
+        with open(full, encoding="utf-8", errors="replace") as handle:  # the daemon refuses lone surrogates
             return handle.read()
     except (OSError, ValueError):
         return None

@@ -18,15 +18,13 @@ from kenning.core.activity import note_bulk_write
 from kenning.core import secrets
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import record_error
+from kenning.core.limits import MAX_CONTENT_CHARS, check_changes, check_draft
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
 from kenning.graph.linker import link_memory
 from kenning.store import memories as store
 from kenning.store import purge as purge_store
 from kenning.store.vectors import upsert_embedding
-
-MAX_CONTENT_CHARS = 100_000
-MAX_TAGS = 64
 
 DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
 IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
@@ -55,10 +53,7 @@ class RememberResult:
 def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
                    secret_policy: str = "redact") -> MemoryDraft:
     """Check a draft and apply the secrets policy (content, tags, metadata); returns the draft to store."""
-    if not isinstance(draft.content, str) or not draft.content.strip():
-        raise InvalidInput("content must be a non-empty string")
-    if len(draft.content) > max_chars:
-        raise InvalidInput(f"content is {len(draft.content)} characters; the limit is {max_chars}")
+    draft = check_draft(draft, max_chars)
     if draft.type not in MEMORY_TYPES:
         raise InvalidInput(f"unknown memory type {draft.type!r}; one of: {', '.join(sorted(MEMORY_TYPES))}")
     if draft.scope not in SCOPES:
@@ -67,8 +62,6 @@ def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
         value = getattr(draft, name)
         if not 0.0 <= float(value) <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1, got {value}")
-    if len(draft.tags) > MAX_TAGS or any(not isinstance(t, str) or not t.strip() for t in draft.tags):
-        raise InvalidInput(f"tags must be at most {MAX_TAGS} non-empty strings")
     draft = replace(
         draft, content=secrets.protect(draft.content, secret_policy),
         tags=[secrets.protect(t, secret_policy, what="tag") for t in draft.tags],
@@ -126,6 +119,7 @@ def remember(db, embedder, draft: MemoryDraft, **kw) -> RememberResult:
 def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
          reason: str | None = None, max_chars: int = MAX_CONTENT_CHARS, secret_policy: str = "redact") -> Memory:
     """Edit fields; new content is re-embedded before the transaction opens."""
+    check_changes(changes)
     vector = None
     if "content" in changes:
         current = store.get_memory(db.reader(), memory_id)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import errors
 from kenning.codegraph import impact, indexer, links, modules, views
 from kenning.service import Kenning
 
@@ -14,16 +15,21 @@ router = APIRouter(prefix="/api/code", tags=["code"])
 
 
 class IndexBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     path: str = Field(..., min_length=1, max_length=4096, description="Repository root on this machine.")
     project: str = Field(..., min_length=1, max_length=200, description="Project name to index it under.")
 
 
 class RefreshBody(BaseModel):
-    project: str | None = Field(None, max_length=200, description="Indexed project; default: the one holding the files.")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    project: str | None = Field(None, min_length=1, max_length=200,
+                                description="Indexed project; default: the one holding the files.")
     files: list[str] = Field(..., min_length=1, max_length=500, description="Changed files (absolute or root-relative).")
 
 
-@router.get("/impact")
+@router.get("/impact", responses=errors(404))
 def code_impact(
     target: str = Query(..., min_length=1, max_length=1000, description="path, path:symbol or dotted name."),
     project: str | None = Query(None, max_length=200),

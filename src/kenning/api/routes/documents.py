@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import Offset, errors
 from kenning.memory import documents
 from kenning.service import Kenning
 from kenning.store import documents as doc_store
@@ -14,7 +15,7 @@ router = APIRouter(prefix="/api/documents", tags=["documents"])
 
 
 class DocumentIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str | None = Field(None, description="Document text (plain, Markdown or HTML).")
     url: str | None = Field(None, max_length=4096, description="http(s) URL to fetch instead of text.")
@@ -47,13 +48,13 @@ def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(g
 
 
 @router.get("")
-def list_documents(status: str | None = None, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+def list_documents(status: str | None = None, limit: int = Query(50, ge=1, le=500), offset: Offset = 0,
                    k: Kenning = Depends(get_kenning)) -> dict:
     items, total = doc_store.list_documents(k.db.reader(), status=status, limit=limit, offset=offset)
     return {"items": items, "total": total, "limit": limit, "offset": offset}
 
 
-@router.get("/{doc_id}")
+@router.get("/{doc_id}", responses=errors(404))
 def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_kenning)) -> dict:
     doc = doc_store.get_document(k.db.reader(), doc_id)
     doc.pop("raw_content", None)
@@ -62,7 +63,7 @@ def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_ken
     return doc
 
 
-@router.post("/{doc_id}/process")
+@router.post("/{doc_id}/process", responses=errors(404))
 def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     """Ingest a queued document now, in this request (idempotent: linked chunks are skipped)."""
     doc = doc_store.get_document(k.db.reader(), doc_id)

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/feedback", tags=["sessions"])
 
 
 class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     scores: dict[str, float] = Field(
         ..., max_length=200, description="memory id → score in -1 (harmful) .. 1 (directly useful).")

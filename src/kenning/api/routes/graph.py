@@ -7,6 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import Offset, errors
 from kenning.graph import views
 from kenning.service import Kenning
 
@@ -17,7 +18,7 @@ router = APIRouter(prefix="/api/graph", tags=["graph"])
 def list_entities(
     q: str | None = Query(None, max_length=200, description="Substring of the entity name."),
     type: str | None = Query(None, max_length=40, description="Entity type filter."),
-    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=1000), offset: Offset = 0,
     sort: Literal["mentions", "relations"] = Query(
         "mentions", description="mentions: most mentioned first; relations: most connected first (only entities"
         " with relations) — where the dashboard's Graph tab opens."),
@@ -26,7 +27,7 @@ def list_entities(
     return views.entity_list(k.db.reader(), query=q, entity_type=type, limit=limit, offset=offset, order=sort)
 
 
-@router.get("/entity/{entity}")
+@router.get("/entity/{entity}", responses=errors(404))
 def get_entity(entity: str, memories: int = Query(50, ge=0, le=500), k: Kenning = Depends(get_kenning)) -> dict:
     """An entity by id or by name, with relations, aspects/attributes and mentioning memories."""
     return views.entity_view(k.db.reader(), entity, memory_limit=memories)

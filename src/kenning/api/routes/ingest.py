@@ -14,20 +14,21 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import errors
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/ingest", tags=["ingest"])
 
 
 class GitIngestIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     path: str = Field(..., min_length=1, max_length=4096, description="A folder inside the git work tree (daemon's filesystem).")
     project: str | None = Field(None, max_length=200, description="Project of the memories (default: the repository's folder name).")
     wait: bool = Field(False, description="Ingest inside this request and return the finished run.")
 
 
-@router.post("/git", status_code=202)
+@router.post("/git", status_code=202, responses={200: {"description": "wait: the finished run."}, **errors(409)})
 def ingest_git(body: GitIngestIn, response: Response, k: Kenning = Depends(get_kenning)) -> dict:
     if body.wait:
         run = k.git.ingest(body.path, body.project)
@@ -41,6 +42,6 @@ def git_repositories(k: Kenning = Depends(get_kenning)) -> dict:
     return {"repositories": k.git.repositories()}
 
 
-@router.get("/git/{run_id}")
+@router.get("/git/{run_id}", responses=errors(404))
 def git_run(run_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     return k.git.get(run_id).to_dict()

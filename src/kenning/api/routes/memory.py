@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, BackgroundTasks, Depends, Query
 
 from kenning.api.deps import get_kenning
-from kenning.api.schemas import EditIn, RecallIn, RememberBatchIn, RememberIn, RememberOut
+from kenning.api.schemas import (EditIn, Offset, RecallIn, RememberBatchIn, RememberBatchOut, RememberIn,
+                                 RememberOut, errors)
 from kenning.core.errors import InvalidInput
 from kenning.core.types import MemoryFilter
 from kenning.service import Kenning
@@ -19,7 +20,7 @@ def remember(body: RememberIn, k: Kenning = Depends(get_kenning)) -> RememberOut
     return RememberOut(id=result.id, deduped=result.deduped)
 
 
-@router.post("/batch")
+@router.post("/batch", response_model=RememberBatchOut)
 def remember_batch(body: RememberBatchIn, k: Kenning = Depends(get_kenning)) -> dict:
     results = k.remember_many([m.to_draft() for m in body.memories], actor="api-batch")
     return {"results": [{"id": r.id, "deduped": r.deduped} for r in results]}
@@ -37,7 +38,7 @@ def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get
 
 @router.get("")
 def list_memories(
-    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=1000), offset: Offset = 0,
     project: str | None = None, type: str | None = None, tag: str | None = None,
     include_deleted: bool = False, include_superseded: bool = True, session_key: str | None = None,
     k: Kenning = Depends(get_kenning),
@@ -49,7 +50,7 @@ def list_memories(
     return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
 
 
-@router.get("/{memory_id}")
+@router.get("/{memory_id}", responses=errors(404))
 def get_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     found = k.get(memory_id)
     memory = found.to_dict()
@@ -58,7 +59,7 @@ def get_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     return memory
 
 
-@router.patch("/{memory_id}")
+@router.patch("/{memory_id}", responses=errors(404))
 def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning)) -> dict:
     changes = body.changes()
     if not changes:
@@ -66,7 +67,7 @@ def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning))
     return k.edit(memory_id, changes, actor="api", reason=body.reason).to_dict()
 
 
-@router.delete("/{memory_id}")
+@router.delete("/{memory_id}", responses=errors(404))
 def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None,
                   k: Kenning = Depends(get_kenning)) -> dict:
     if purge:
@@ -75,6 +76,6 @@ def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None
     return k.forget(memory_id, actor="api", reason=reason).to_dict()
 
 
-@router.post("/{memory_id}/recover")
+@router.post("/{memory_id}/recover", responses=errors(404, 409))
 def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     return k.recover(memory_id, actor="api").to_dict()

@@ -11,21 +11,40 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from kenning.api.deps import get_kenning
-from kenning.api.routes.hooks import _body
-from kenning.core.errors import InvalidInput
+from kenning.api.routes.hooks import HookRoute, StepIn
+from kenning.api.schemas import errors
+from kenning.observer.intake import EVENT_TYPES
 from kenning.service import Kenning
 
-router = APIRouter(tags=["observer"])
+router = APIRouter(tags=["observer"], route_class=HookRoute)
 
 
-@router.post("/api/observe")
-async def observe(request: Request, k: Kenning = Depends(get_kenning)) -> dict:
-    body = await _body(request)
-    return await run_in_threadpool(k.observer.observe, body)
+class ObserveIn(StepIn):
+    """One agent event; keys not declared pass through to the observer."""
+
+    type: Literal[EVENT_TYPES]  # type: ignore[valid-type]
+    tool_name: Annotated[str, Field(max_length=100)] | None = None
+    args: dict[str, Any] | None = None
+    result: dict[str, Any] | list[Any] | str | None = None
+    text: str | None = Field(None, description="The reasoning text (type reasoning).")
+
+
+class EndIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    wait: bool = Field(True, description="Promote inside this request.")
+
+
+@router.post("/api/observe", responses=errors(400))
+async def observe(body: ObserveIn, k: Kenning = Depends(get_kenning)) -> dict:
+    return await run_in_threadpool(k.observer.observe, body.model_dump(mode="json", exclude_none=True))
 
 
 @router.get("/api/observer/status")
@@ -33,17 +52,15 @@ def status(k: Kenning = Depends(get_kenning)) -> dict:
     return k.observer.status()
 
 
-@router.get("/api/observer/sessions/{session_key}")
+@router.get("/api/observer/sessions/{session_key}", responses=errors(404))
 def session(session_key: str, k: Kenning = Depends(get_kenning)) -> dict:
     return k.observer.session(session_key)
 
 
-@router.post("/api/observer/sessions/{session_key}/end")
-async def end(session_key: str, request: Request, k: Kenning = Depends(get_kenning)) -> dict:
-    body = await _body(request) if (await request.body()).strip() else {}
-    wait = body.get("wait", True)
-    if not isinstance(wait, bool):
-        raise InvalidInput("wait must be true or false")
+@router.post("/api/observer/sessions/{session_key}/end", responses=errors(400))
+async def end(session_key: str, body: Annotated[EndIn | None, Body()] = None,
+              k: Kenning = Depends(get_kenning)) -> dict:
+    wait = body.wait if body is not None else True
     return await run_in_threadpool(k.observer.end_session, session_key, wait=wait)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import errors
 from kenning.core.errors import InvalidInput
 from kenning.service import Kenning
 from kenning.store import jobs
@@ -21,7 +22,8 @@ def status(k: Kenning = Depends(get_kenning)) -> dict:
 
 @router.get("/api/pipeline/jobs")
 def list_jobs(
-    status: str | None = Query(None, description="pending | leased | completed | dead"),
+    status: str | None = Query(None, description="pending | leased | completed | dead",
+                                json_schema_extra={"enum": list(jobs.STATUSES)}),
     job_type: str | None = Query(None), memory_id: str | None = Query(None),
     limit: int = Query(50, ge=1, le=1000), k: Kenning = Depends(get_kenning),
 ) -> dict:
@@ -31,13 +33,13 @@ def list_jobs(
     return {"items": [j.to_dict() for j in items]}
 
 
-@router.post("/api/pipeline/workers/{name}/start")
+@router.post("/api/pipeline/workers/{name}/start", responses=errors(404))
 def start_worker(name: str, k: Kenning = Depends(get_kenning)) -> dict:
     k.workers.start(name)
     return k.workers.get(name).stats()
 
 
-@router.post("/api/pipeline/workers/{name}/stop")
+@router.post("/api/pipeline/workers/{name}/stop", responses=errors(404))
 def stop_worker(name: str, k: Kenning = Depends(get_kenning)) -> dict:
     k.workers.stop(name)
     return k.workers.get(name).stats()

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
+from kenning.api.schemas import Offset, errors
 from kenning.core.clock import normalize_iso
 from kenning.core.errors import Conflict
 from kenning.service import Kenning
 
-router = APIRouter(prefix="/api/predictor", tags=["predictor"])
+router = APIRouter(prefix="/api/predictor", tags=["predictor"], responses=errors(409))
 
 
 def _predictor(k: Kenning):
@@ -33,9 +34,9 @@ def comparisons(
     winner: Literal["predictor", "baseline", "tie"] | None = None,
     ema_updated: bool | None = None,
     min_margin: float | None = Query(None, ge=0, le=1, description="|predictor NDCG - baseline NDCG| at least"),
-    since: str | None = Query(None, description="ISO date/time, inclusive"),
-    until: str | None = Query(None, description="ISO date/time, inclusive"),
-    limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+    since: str | None = Query(None, description="ISO date/time, inclusive", min_length=1, json_schema_extra={"format": "date-time"}),
+    until: str | None = Query(None, description="ISO date/time, inclusive", min_length=1, json_schema_extra={"format": "date-time"}),
+    limit: int = Query(50, ge=1, le=500), offset: Offset = 0,
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     """Comparison history, newest first, with the seed's filters and pagination."""
@@ -46,20 +47,20 @@ def comparisons(
     )
 
 
-@router.get("/comparisons/{comparison_id}")
+@router.get("/comparisons/{comparison_id}", responses=errors(404))
 def comparison(comparison_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     """One comparison with the session's full candidate list and the judge's reasoning."""
     return _predictor(k).comparison(comparison_id)
 
 
-@router.get("/audit/{session_key}")
+@router.get("/audit/{session_key}", responses=errors(404))
 def audit(session_key: str, k: Kenning = Depends(get_kenning)) -> dict:
     """Both rankings, labels and how they were built, FTS overlap, confidence gate, EMA update."""
     return _predictor(k).audit(session_key)
 
 
 @router.get("/training")
-def training(limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+def training(limit: int = Query(50, ge=1, le=500), offset: Offset = 0,
              k: Kenning = Depends(get_kenning)) -> dict:
     """Training runs (loss curve, canary metrics, gates, model versions) and drift resets."""
     return _predictor(k).training_history(limit=limit, offset=offset)
@@ -82,6 +83,8 @@ def train(wait: bool = Query(True, description="false: start in the background a
 
 
 class CalibrationLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     session_key: str = Field(min_length=1, max_length=200)
     memory_id: str = Field(min_length=1, max_length=200)
     human_label: float = Field(ge=-1, le=1)

@@ -5,18 +5,20 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
-from kenning.diagnostics.timeline import build_timeline
+from kenning.api.schemas import Offset, errors
+from kenning.diagnostics.timeline import SOURCES, build_timeline
 from kenning.service import Kenning
 
 router = APIRouter(tags=["observability"])
 
 
-@router.get("/api/timeline/{ident}")
+@router.get("/api/timeline/{ident}", responses=errors(404))
 def timeline(
     ident: str,
-    source: str | None = Query(None, description="session, history, job, log, error or predictor"),
+    source: str | None = Query(None, description="session, history, job, log, error or predictor",
+                               json_schema_extra={"enum": list(SOURCES)}),
     limit: int = Query(500, ge=1, le=2000),
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     """History, jobs, logs, errors and predictor events for a session key or memory id."""
