@@ -40,7 +40,7 @@ def code_impact(
     return impact.impact(k.db.reader(), target, project=project, depth=depth, cwd=cwd)
 
 
-@router.get("/memories")
+@router.get("/memories", responses=errors(404))
 def code_memories(
     files: list[str] = Query(..., min_length=1, max_length=200, description="Files the agent is touching."),
     project: str | None = Query(None, max_length=200),
@@ -52,7 +52,7 @@ def code_memories(
     return links.neighbourhood_memories(k.db.reader(), files, project=project, depth=depth, limit=limit)
 
 
-@router.get("/modules")
+@router.get("/modules", responses=errors(404))
 def code_modules(project: str = Query(..., min_length=1, max_length=200),
                  resolution: float = Query(1.0, gt=0, le=10, description="Louvain resolution (higher: smaller modules)."),
                  k: Kenning = Depends(get_kenning)) -> dict:
