@@ -94,6 +94,8 @@ class UserPromptIn(_HookIn):
 class CheckpointIn(_HookIn):
     context: Text | None = None
     trigger: Annotated[str, Field(max_length=50)] | None = None
+    transcript: str | None = Field(None, description="pre-compaction: the transcript so far (its episodes are "
+                                   "stored now).")
 
 
 class FeedbackIn(_HookIn):
