@@ -13,7 +13,7 @@ Per mode (PipelineSettings.mode):
   is superseded by the source memory, the evidence that it no longer holds).
 Gates: fact confidence < min_confidence ⇒ `low_fact_confidence`; empty content ⇒
 `empty_fact_content`; an exact duplicate (content_hash) ⇒ `deduped` with the existing id;
-UPDATE/DELETE also need decision confidence ≥ min_confidence and a live, unpinned,
+UPDATE/DELETE also need decision confidence ≥ min_confidence and a live, unpinned, non-episode,
 not user-verified target no newer than the source (the older memory loses, so two related
 memories can never supersede each other). A new fact carries `derived_from` = [source] and
 the source's time. Audit rows: memory_history(event='pipeline_proposal') on the
@@ -42,6 +42,7 @@ from kenning.store.vectors import upsert_embedding
 ACTOR = "pipeline-v2"
 SOURCE_TAG = "pipeline-v2:extracted-fact"
 WRITE_MODES = ("controlled-write", "full")
+RAW_TYPES = frozenset({"episode"})  # what was said stays; only extracted statements are superseded
 
 
 @dataclass
@@ -122,7 +123,7 @@ def _live_target(conn, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, s
         return None, "target_missing"
     if target.is_deleted or target.superseded_by:
         return None, "target_unavailable"
-    if target.pinned or target.user_verified:
+    if target.pinned or target.user_verified or target.type in RAW_TYPES:
         return None, "target_protected"
     if target.id == ctx.source.id:
         return None, "target_is_source"
