@@ -140,7 +140,9 @@ def test_history_features_from_real_session_rows(kenning):
     assert feats[0][0] == pytest.approx(one_day, abs=1e-4) and feats[0][2] == pytest.approx(0.9)
     assert feats[0][3] == 1.0  # rated useful in the project's previous session
     assert feats[1][0] == 1.0 and feats[1][2] == pytest.approx(-0.5) and feats[1][3] == 0.0
-    assert feats[2][1] == pytest.approx(one_day, abs=1e-4) and feats[2][3] == 1.0  # an FTS hit counts as useful
+    # the prompt named its file: an FTS hit (dates it) and touched (useful: one FTS hit alone is not)
+    assert feats[2][1] == pytest.approx(one_day, abs=1e-4) and feats[2][3] == 1.0
+    assert fts in store.touched_ids(conn, "hist-1")
     assert tuple(feats[3]) == pytest.approx(NO_HISTORY)
     # another project's session is not "the previous session"; ratings still count
     other = load_for(conn, cands, at, "elsewhere", None).features(cands, at, "elsewhere")

@@ -100,6 +100,9 @@ class CrossAttentionScorer(nn.Module):
                 nn.init.zeros_(lin.bias)
             with torch.no_grad():
                 self.gate.weight[0, 0] = 1.0
+                if config.n_features == C.N_FEATURES:  # the history features' prior (constants.py)
+                    first = 1 + config.v_dim + C.N_FEATURES - len(C.HISTORY_PRIOR)
+                    self.gate.weight[0, first:] = torch.tensor(C.HISTORY_PRIOR)
 
     def param_count(self) -> int:
         return sum(p.numel() for p in self.parameters())
