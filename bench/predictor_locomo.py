@@ -8,9 +8,13 @@ In-process, not through the daemon: each conversation is ingested into its own k
 question's candidate pool is the frozen top 50 of kenning's `hybrid` recall preset (recorded
 once; every arm ranks that same pool; gold outside it is a miss for every arm). The learned
 arm is kenning's own predictor code: `CrossAttentionScorer` (d = 64, 384-dim embeddings, the
-12 features, project slot), trained by `kenning.predictor.train.train` (ListNet KL, Adam,
+17 features, project slot), trained by `kenning.predictor.train.train` (ListNet KL, Adam,
 clone + canary gates + swap) exactly as the sidecar does, on Samples built with
-`kenning.predictor.features` (`feature_row`, `time_features`, `hash_tokens`).
+`kenning.predictor.features` (`feature_row`, `time_features`, `hash_tokens`) plus the five
+history features of `kenning.predictor.history` (issue 11), computed by its `History` from the
+replay's own feedback: each past question is a session one minute after the previous one;
+the memories it injected are rated 1 (gold) or 0, gold it missed is rated 1; the test part
+(no feedback) sees the history of the whole past.
 
 Replay per conversation (one conversation = one user): questions ordered by the index of
 their latest evidence session (ties: file order); first 70 % = past, last 30 % = test. The
@@ -52,6 +56,7 @@ POOL = 50
 RRF_K = 12
 UNKNOWN_LABEL = 0.2
 ALPHAS = [round(a * 0.1, 1) for a in range(11)]
+HISTORY: dict[str, np.ndarray] = {}  # qid → [N, 5] history features as of that question
 NO_OVERLAP_GATE = False  # --no-overlap-gate: diagnostic, skips the top-5 overlap gate after the first swap
 
 
@@ -105,15 +110,51 @@ def build_pools(conv: L.Conversation, embedder) -> dict[str, Any]:
 def make_sample(item: dict, at_iso: str, labels: np.ndarray | None = None):
     from kenning.core.clock import parse_iso
     from kenning.predictor.features import Sample, feature_row, time_features
-    from kenning.predictor.model import hash_tokens
+    from kenning.predictor.history import NO_HISTORY
+    from kenning.predictor.tokens import hash_tokens
 
     at = parse_iso(at_iso)
     when = time_features(at, 24.0)
-    feats = np.array([feature_row(m, at, when, v is not None) for m, v in zip(item["mem"], item["vecs"])], np.float32)
+    base = np.array([feature_row(m, at, when, v is not None) for m, v in zip(item["mem"], item["vecs"])], np.float32)
+    hist = HISTORY.get(item["q"].qid)
+    if hist is None:
+        hist = np.tile(np.asarray(NO_HISTORY, np.float32), (len(item["ids"]), 1))
     return Sample(session_key=item["q"].qid, ids=list(item["ids"]), ctx_vec=item["qvec"],
                   ctx_tokens=hash_tokens(item["q"].question), cand_vecs=list(item["vecs"]),
                   cand_tokens=[hash_tokens(m["content"]) if v is None else [] for m, v in zip(item["mem"], item["vecs"])],
-                  features=feats, project_slot=0, labels=labels)
+                  features=np.concatenate([base, hist], axis=1), project_slot=0, labels=labels)
+
+
+class Feedback:
+    """The replay's feedback as kenning's signal events: one session per question, a minute apart."""
+
+    def __init__(self, at_iso: str) -> None:
+        from kenning.core.clock import parse_iso
+
+        self.t0 = parse_iso(at_iso)
+        self.events: list[dict] = []
+        self.sessions: list[dict] = []
+
+    def when(self, n: int) -> str:
+        from datetime import timedelta
+
+        from kenning.core.clock import to_iso
+
+        return to_iso(self.t0 + timedelta(minutes=n))
+
+    def features(self, item: dict, n: int) -> None:
+        """Record the history features of question n (as of its start) and register its session."""
+        from kenning.predictor.history import History
+
+        qid, at = item["q"].qid, self.when(n)
+        HISTORY[qid] = History.build(self.events, self.sessions).features(list(item["ids"]), at, None, exclude=qid)
+        self.sessions.append({"session_key": qid, "project": None, "started_at": at})
+
+    def reveal(self, item: dict, n: int, injected: list[int]) -> None:
+        gold = gold_mask(item)
+        for i in sorted(set(injected) | set(np.flatnonzero(gold).tolist())):
+            self.events.append({"session_key": item["q"].qid, "memory_id": item["ids"][i], "started_at": self.when(n),
+                                "agent": 1.0 if gold[i] else 0.0, "ratings": 1, "fts": 0, "touched": False})
 
 
 def gold_mask(item: dict) -> np.ndarray:
@@ -168,11 +209,14 @@ def fresh_model(seed: int):
 def replay_past(pools: dict, past: list[dict], args, checkpoints: set[int], on_checkpoint) -> tuple:
     """Replay the past in order; returns (model, samples, trainings). Calls on_checkpoint(n, model)."""
     model, trained, samples, trainings = fresh_model(args.seed), False, [], []
+    feedback = Feedback(pools["at"])
     on_checkpoint(0, model, trained)
     for n, item in enumerate(past, 1):
+        feedback.features(item, n)
         base = list(range(len(item["ids"])))
         order = fuse(base, learned_order(model, make_sample(item, pools["at"])), 0.5) if trained else base
         samples.append(make_sample(item, pools["at"], labels_for(item, order[:10])))
+        feedback.reveal(item, n, order[:10])
         if n % args.train_every == 0 or n == len(past):
             model, swapped, summary = train_model(model, samples, trained, args.seed + n)
             trained = trained or swapped
@@ -180,7 +224,7 @@ def replay_past(pools: dict, past: list[dict], args, checkpoints: set[int], on_c
                 trainings.append({"after": n, **summary})
         if n in checkpoints:
             on_checkpoint(n, model, trained)
-    return model, trained, samples, trainings
+    return model, trained, samples, trainings, feedback
 
 
 def mean(xs: list[float]) -> float:
@@ -205,21 +249,27 @@ def run_conversation(pools: dict, args, global_model=None) -> dict[str, Any]:
     n_past = int(round(len(items) * 0.7))
     past, test = items[:n_past], items[n_past:]
     n_fit = int(round(n_past * 0.8))
-    test_samples = [make_sample(it, pools["at"]) for it in test]
     base_orders = [list(range(len(it["ids"]))) for it in test]
     curve_points = {0, 10, 20} | {10 * 2 ** i for i in range(1, 10) if 10 * 2 ** i < n_past} | {n_past}
     curve: dict[int, float] = {}
     val_state: dict[str, Any] = {}
 
+    models_at: dict[int, Any] = {}  # training never mutates a model in place: references suffice
+
     def on_checkpoint(n: int, model, trained: bool) -> None:
         if n in curve_points:
-            curve[n] = mean([metrics(it, learned_order(model, s))["ndcg@10"] for it, s in zip(test, test_samples)])
+            models_at[n] = model
         if n == n_fit:
             val_state["model"] = model
 
     t0 = time.perf_counter()
-    model, trained, _, trainings = replay_past(pools, past, args, curve_points | {n_fit}, on_checkpoint)
+    model, trained, _, trainings, feedback = replay_past(pools, past, args, curve_points | {n_fit}, on_checkpoint)
     train_s = time.perf_counter() - t0
+    for j, it in enumerate(test, n_past + 1):  # ranked without feedback: the whole past's history
+        feedback.features(it, j)
+    test_samples = [make_sample(it, pools["at"]) for it in test]
+    for n, m in models_at.items():
+        curve[n] = mean([metrics(it, learned_order(m, s))["ndcg@10"] for it, s in zip(test, test_samples)])
     val = past[n_fit:]
     val_model = val_state.get("model", model)
     alpha, val_scores = choose_alpha(val, val_model, pools["at"])
