@@ -1,30 +1,43 @@
-"""Predictor simulation: a simulated user drives a REAL kenning daemon over HTTP (issue 5).
+"""Predictor simulation on the DEFAULT configuration: a simulated user drives a real daemon (issue 11).
 
-The daemon runs as a subprocess (`python -m kenning serve`) on a fresh tmp KENNING_HOME and
-is stopped at the end. The simulator knows the ground truth; kenning only sees what a real
-harness would send:
+The daemon runs as a subprocess (`python -m kenning serve`) on a fresh tmp KENNING_HOME with
+an empty config.yaml (no LLM: the heuristic continuity judge; 250 ms hook budget; 120 ms score
+timeout; training every 10 sessions from 10 usable sessions) and is stopped at the end. The
+simulator knows the ground truth; kenning only sees what a real harness would send.
 
-- memories: several projects × topics, each memory a sentence of its topic's vocabulary plus
-  a unique code word, inserted through POST /api/memory/batch in weekly batches (created_at in
-  simulated time, so recency matters);
-- latent rules for what a session needs: the project; the time of day (morning / afternoon /
-  evening slot topics) and the weekday (Monday = planning topic, Friday = release topic);
-  recency (a topic memory is needed with probability exp(-age/21 days), floor 0.15); and
-  drift: from the middle of the run the slot → topic map of half the projects rotates;
-- session-start {project, cwd, context (a topic hint 60 % of the time), timestamp};
-  three user-prompt-submit calls whose prompts mention some needed memories by code word
-  (FTS hits), the 2nd and 3rd carrying memory_feedback for every memory shown so far
-  (needed ⇒ ~0.8, not needed ⇒ ~-0.4, 5 % flipped), then session-end {wait: true}.
+The user's world (all deterministic given the seed):
+- projects, each working through **tasks** that last several of its sessions (3-6); a task
+  owns ~7 memories naming its files and functions (`src/atlas/billing/retry_queue.py`,
+  `drain_batches()`), two of them written while the task runs;
+- **evergreen preferences** per project, needed in every session of it; at the middle of the
+  run they **drift**: the old ones go stale (the agent rates them down) and new ones appear;
+- **superseded memories**: during a task some decisions are revised; the old note stays in
+  the store (no LLM pipeline to supersede it by default) and the agent rates it down;
+- filler: older notes of the project, any importance, rarely needed.
+A session needs its task's current memories and the project's current preferences, and the
+key facts kenning itself wrote at earlier session ends (default `summary_max_facts: 12`) that
+restate one of those task notes (they name its file and function).
 
-Per session the candidate list (baseline_rank, predictor_rank, rank, was_injected) is read
-back from GET /api/predictor/audit/{session_key}; per 25-session window the report gives
-NDCG@10 (binary gains over the needed memories in the pool) and precision@k of the top k
-(k = how many were injected at session start) for baseline alone, predictor alone and the
-fused ranking actually injected, plus α, success rate, judge confidence and training time
-(GET /api/predictor/status, /training).
+Each session: session-start {project, cwd, context "<project>: continuing work", timestamp} —
+nothing names the task; then 3-4 exchanges: the first prompt names the task, later prompts
+ask about one of its files or functions; the agent's answer quotes what it used (its files
+and functions appear in the transcript); the agent rates the memories it was shown on every
+prompt (`--feedback every`), on a third of them (`third`) or never (`none`); session-end with
+that transcript, {wait: true}.
 
-    .venv/bin/python bench/predictor_sim.py --sessions 60 --memories 800 --out bench/out/predictor_sim_quick.json
-    .venv/bin/python bench/predictor_sim.py --out bench/out/predictor_sim.json     # 300 sessions
+After each session the simulator waits until a started sidecar is ready and no training
+runs (real sessions are hours apart; here they are seconds apart). On this shared 2-core box
+the default 250 ms hook budget cuts the similarity and predictor stages of most session
+starts, so runs pass `--config` with `latency_budget_ms: 5000` and `score_timeout_ms: 2000`;
+every learning setting stays at its default.
+
+Per session the session-start candidates (baseline_rank, predictor_rank, rank, was_injected)
+are read back from GET /api/predictor/audit/{key}. Per 25-session window: precision of the
+injected set (k = how many session-start injected) and NDCG@10 over the pool for baseline,
+predictor and fused (what was injected), trainings, swaps, α, success rate.
+
+    .venv/bin/python bench/predictor_sim.py --feedback every --out bench/out/predictor_sim_every.json
+    .venv/bin/python bench/predictor_sim.py --feedback none --sessions 100
 """
 
 from __future__ import annotations
@@ -44,92 +57,126 @@ from pathlib import Path
 
 import httpx
 
-VOCAB = {
-    "auth": "token refresh oauth session cookie login jwt expiry",
-    "database": "migration schema index postgres query transaction vacuum",
-    "frontend": "component css layout render hydration button modal",
-    "testing": "fixture pytest flaky mock coverage assertion snapshot",
-    "deploy": "docker kubernetes helm rollout canary pipeline registry",
-    "perf": "latency profiler cache allocation throughput benchmark flamegraph",
-    "planning": "roadmap milestone estimate backlog priority sprint scope",
-    "release": "changelog version tag hotfix freeze signoff announcement",
-    "api": "endpoint route payload pagination versioning openapi handler",
-    "logging": "trace span metric dashboard alert sampling structured",
-}
-GENERIC = ("note decided because prefer avoid remember workaround issue fix change keep "
-           "check ensure detail reason always never behaviour config default").split()
-PROJECTS = ("atlas", "borealis", "cinder", "dynamo")
-SLOT_HOURS = (9, 14, 20)
-START = datetime(2026, 3, 2, 0, 0, tzinfo=timezone.utc)  # a Monday
+PROJECTS = ("atlas", "borealis", "cinder")
+MODULES = ("billing", "auth", "search", "ingest", "reports", "sync", "notify", "export", "cache", "admin")
+NOUNS = ("queue", "token", "index", "batch", "schema", "webhook", "session", "ledger", "cursor", "quota",
+         "invoice", "snapshot", "shard", "digest", "lease", "bucket")
+VERBS = ("drain", "refresh", "rebuild", "parse", "retry", "merge", "validate", "flush", "resolve", "emit")
+FACTS = ("must run inside the write transaction", "times out after 30 s under load",
+         "keeps a per-tenant lock", "is called twice on reconnect", "drops rows with a null owner",
+         "needs the feature flag on in staging", "logs the payload at debug level only",
+         "was rewritten to stream instead of buffering", "uses the replica for reads",
+         "returns early when the cache is warm", "is the only place that writes the audit trail",
+         "silently truncates to 255 characters")
+PREFS = ("prefer small pull requests with one concern each", "run the linters before every commit",
+         "write the test before the fix", "keep migrations reversible", "no print debugging in commits",
+         "use structured logging with a request id", "document every public function",
+         "squash fixup commits before review", "pin every dependency version", "keep functions under 40 lines",
+         "name branches after the ticket", "benchmarks go in bench/, never in tests")
+FILLER = ("the staging database is reset every Sunday", "the old dashboard is kept for the finance team",
+          "on-call rotates on Mondays", "the CI runners have 4 GB of memory", "design review happens on Thursdays",
+          "vendor SDK updates go through security review", "the mobile app pins API version 3",
+          "error budgets are tracked per quarter", "the wiki page for onboarding is outdated",
+          "load tests run against the canary cluster")
+START = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)  # a Monday
+CONTEXT = "{project}: continuing work"
 
 
-def code_word(rng: random.Random) -> str:
-    return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(3)) + str(rng.randint(10, 99))
+ADJS = ("stale", "pending", "remote", "local", "shadow", "partial", "nightly", "legacy", "primary", "cold",
+        "hot", "soft")
+
+
+def _ident(rng: random.Random) -> tuple[str, str]:
+    """A function and a file name; thousands of combinations, so two notes rarely share one."""
+    return (f"{rng.choice(VERBS)}_{rng.choice(ADJS)}_{rng.choice(NOUNS)}",
+            f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}{rng.randint(1, 9)}.py")
 
 
 class World:
-    """Projects, topics, memories and the latent rules (all deterministic given the seed)."""
+    """Projects, tasks, preferences, filler and the schedule of sessions."""
 
-    def __init__(self, n_memories: int, n_sessions: int, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.seed = seed
+    def __init__(self, n_sessions: int, seed: int, filler_per_project: int = 60) -> None:
+        self.rng = rng = random.Random(seed)
         self.n_sessions = n_sessions
-        self.days = max(7, math.ceil(n_sessions / 4))  # about four sessions a day
-        topics = list(VOCAB)
-        self.project_topics: dict[str, list[str]] = {}
-        for i, p in enumerate(PROJECTS):  # every project has planning + release + 4 work topics
-            work = [t for t in topics if t not in ("planning", "release")]
-            work = work[i % len(work):] + work[:i % len(work)]
-            self.project_topics[p] = ["planning", "release", *work[:4]]
         self.memories: list[dict] = []
-        used_codes: set[str] = set()
-        pre_days = 60
-        for n in range(n_memories):
-            p = PROJECTS[n % len(PROJECTS)]
-            topic = self.rng.choice(self.project_topics[p])
-            words = VOCAB[topic].split()
-            code = code_word(self.rng)
-            while code in used_codes:
-                code = code_word(self.rng)
-            used_codes.add(code)
-            # 40 % exist before the run (last 60 days), 60 % appear during it
-            if self.rng.random() < 0.4:
-                created = START - timedelta(days=self.rng.uniform(0, pre_days))
-            else:
-                created = START + timedelta(days=self.rng.uniform(0, self.days))
-            text = (f"{p} {topic}: {' '.join(self.rng.sample(words, 3))} "
-                    f"{' '.join(self.rng.sample(GENERIC, 4))} {code}")
-            self.memories.append({"n": n, "project": p, "topic": topic, "code": code, "created": created,
-                                  "importance": round(self.rng.uniform(0.3, 0.9), 3), "content": text, "id": None})
+        self.sessions: list[dict] = []
+        drift_at = n_sessions // 2
+        per_project = {p: [] for p in PROJECTS}
+        for i in range(n_sessions):  # ~4 sessions a day, projects interleaved
+            at = START + timedelta(hours=6 * i + rng.randint(0, 90) / 60)
+            project = PROJECTS[i % len(PROJECTS)] if rng.random() < 0.7 else rng.choice(PROJECTS)
+            per_project[project].append(i)
+            self.sessions.append({"index": i, "key": f"sim-{seed}-{i:04d}", "at": at, "project": project,
+                                  "drifted": i >= drift_at})
+        used: set[str] = set()
+        for p in PROJECTS:
+            prefs_old = [self._add(p, "preference", f"{p} convention: {t}", 0.75, START - timedelta(days=40))
+                         for t in rng.sample(PREFS, 3)]
+            drift_time = self.sessions[drift_at]["at"] - timedelta(hours=1) if drift_at < n_sessions else None
+            prefs_new = [self._add(p, "preference", f"{p} convention from now on: {t}", 0.75, drift_time)
+                         for t in rng.sample([x for x in PREFS if x not in {m["content"] for m in prefs_old}], 3)
+                         ] if drift_time else []
+            for n in range(filler_per_project):
+                module = rng.choice(MODULES)
+                fn, file = _ident(rng)
+                self._add(p, "filler", f"{p} {module}: {rng.choice(FILLER)} (see {module}/{file})",
+                          round(rng.uniform(0.3, 0.95), 2), START - timedelta(days=rng.uniform(1, 60)))
+            # tasks: consecutive runs of 3-6 of the project's sessions
+            idx = per_project[p]
+            pos = 0
+            while pos < len(idx):
+                length = rng.randint(3, 6)
+                run = idx[pos:pos + length]
+                pos += length
+                module = rng.choice(MODULES)
+                while True:
+                    fn, file = _ident(rng)
+                    name = f"{module} {fn.replace('_', ' ')}"
+                    if name not in used:
+                        used.add(name)
+                        break
+                first_at = self.sessions[run[0]]["at"]
+                task = {"project": p, "name": name, "module": module, "sessions": run, "memories": []}
+                for j in range(7):
+                    jfn, jfile = _ident(rng)
+                    path = f"src/{p}/{module}/{jfile}"
+                    written = first_at - timedelta(days=rng.uniform(0.5, 5)) if j < 5 else (
+                        self.sessions[run[min(1, len(run) - 1)]]["at"] - timedelta(minutes=30))
+                    m = self._add(p, "task", f"{p} {name}: {path} {jfn}() {rng.choice(FACTS)}",
+                                  round(rng.uniform(0.35, 0.75), 2), written)
+                    m.update(path=path, fn=jfn)
+                    task["memories"].append(m)
+                # one decision is revised mid-task: the old note stays, stale
+                if len(run) >= 3:
+                    old = rng.choice(task["memories"][:5])
+                    revised_at = self.sessions[run[len(run) // 2]]["at"] - timedelta(minutes=30)
+                    new = self._add(p, "task", f"{p} {name}: revised: {old['path']} {old['fn']}() "
+                                    f"{rng.choice(FACTS)} (replaces the earlier note)", old["importance"], revised_at)
+                    new.update(path=old["path"], fn=old["fn"])
+                    old["stale_from"] = revised_at
+                    task["memories"].append(new)
+                for s in run:
+                    self.sessions[s]["task"] = task
+            for s in idx:
+                self.sessions[s]["prefs"] = prefs_new if self.sessions[s]["drifted"] else prefs_old
+                self.sessions[s]["stale_prefs"] = prefs_old if self.sessions[s]["drifted"] else []
 
-    def slot_topic(self, project: str, slot: int, drifted: bool) -> str:
-        work = self.project_topics[project][2:]
-        shift = 1 if drifted and PROJECTS.index(project) % 2 == 0 else 0
-        return work[(slot + shift) % len(work)]
+    def _add(self, project: str, kind: str, content: str, importance: float, created: datetime) -> dict:
+        m = {"n": len(self.memories), "project": project, "kind": kind, "content": content,
+             "importance": importance, "created": created, "id": None, "stale_from": None}
+        self.memories.append(m)
+        return m
 
-    def plan(self, index: int) -> dict:
-        rng = random.Random(f"plan-{self.seed}-{index}")
-        day = index * self.days // self.n_sessions
-        slot = rng.choice(range(len(SLOT_HOURS)))
-        at = START + timedelta(days=day, hours=SLOT_HOURS[slot], minutes=rng.randint(0, 50))
-        weekday = at.weekday()
-        project = PROJECTS[(day + (slot == 2)) % len(PROJECTS)] if rng.random() < 0.7 else rng.choice(PROJECTS)
-        drifted = index >= self.n_sessions // 2
-        if weekday == 0 and slot == 0:
-            topic = "planning"
-        elif weekday == 4 and slot >= 1:
-            topic = "release"
-        else:
-            topic = self.slot_topic(project, slot, drifted)
-        needed = []
-        for m in self.memories:
-            if m["project"] != project or m["topic"] != topic or m["created"] > at:
-                continue
-            age = (at - m["created"]).total_seconds() / 86400
-            if rng.random() < max(0.15, math.exp(-age / 21)):
-                needed.append(m)
-        return {"index": index, "key": f"sim-{index:04d}", "at": at, "project": project, "topic": topic,
-                "slot": slot, "weekday": weekday, "drifted": drifted, "needed": needed, "rng": rng}
+    def needed(self, plan: dict) -> list[dict]:
+        at = plan["at"]
+        live = [m for m in plan["task"]["memories"] + plan["prefs"]
+                if m["created"] <= at and (m["stale_from"] is None or m["stale_from"] > at)]
+        return [m for m in live if m["id"]]
+
+    def stale(self, plan: dict) -> set[str]:
+        at = plan["at"]
+        out = {m["id"] for m in plan["task"]["memories"] if m["stale_from"] is not None and m["stale_from"] <= at}
+        return out | {m["id"] for m in plan["stale_prefs"]}
 
 
 def iso(dt: datetime) -> str:
@@ -143,14 +190,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-CONFIG = """sessions:
-  latency_budget_ms: {budget}
-  summary_max_facts: 0
-predictor:
-  score_timeout_ms: {score_timeout}
-"""
-
-
 class Daemon:
     def __init__(self, home: Path, config: str) -> None:
         home.mkdir(parents=True, exist_ok=True)
@@ -161,7 +200,7 @@ class Daemon:
         self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError((home / "daemon.log").read_text()[-3000:])
@@ -198,7 +237,24 @@ def precision(top: list[str], needed: set[str]) -> float:
     return sum(1 for m in top if m in needed) / len(top) if top else 0.0
 
 
-def session_metrics(audit: dict, needed_ids: set[str]) -> dict:
+def restating(audit: dict, needed_mem: list[dict], known: set[str]) -> set[str]:
+    """Memories kenning wrote itself (session-summary key facts) that restate a needed task note:
+    they name its file and function, so they are as useful as the note."""
+    marks = [(m["path"], m["fn"]) for m in needed_mem if m["kind"] == "task"]
+    return {r["memory_id"] for r in audit["candidates"] if r["memory_id"] not in known
+            and any(path in (r.get("content_preview") or "") and fn in (r.get("content_preview") or "")
+                    for path, fn in marks)}
+
+
+def kinds(ids: list[str], kind_of: dict[str, str], needed: set[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for m in ids:
+        k = kind_of.get(m, "kenning-written") + ("" if m in needed else ":unneeded")
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def session_metrics(audit: dict, needed_ids: set[str], kind_of: dict[str, str] | None = None) -> dict:
     rows = [r for r in audit["candidates"] if r.get("prefilter_source")]  # session-start candidates
     pool = {r["memory_id"] for r in rows}
     in_pool = needed_ids & pool
@@ -211,78 +267,119 @@ def session_metrics(audit: dict, needed_ids: set[str]) -> dict:
     out = {"pool": len(rows), "needed": len(needed_ids), "needed_in_pool": len(in_pool), "k": len(injected),
            "ndcg_baseline": ndcg10(base, in_pool), "ndcg_fused": ndcg10(fused, in_pool),
            "p_baseline": precision(base[:k], needed_ids), "p_fused": precision(injected, needed_ids),
-           "ndcg_predictor": None, "p_predictor": None,
-           "p_oracle": min(len(in_pool), len(injected)) / k}  # best any ranking of this pool could do
+           "ndcg_predictor": None, "p_predictor": None, "p_oracle": min(len(in_pool), k) / k}
     if scored:
         pred = [r["memory_id"] for r in sorted(scored, key=lambda r: r["predictor_rank"])]
         out["ndcg_predictor"] = ndcg10(pred, in_pool)
         out["p_predictor"] = precision(pred[:k], needed_ids)
+        if kind_of is not None:
+            out["kinds_predictor"] = kinds(pred[:k], kind_of, needed_ids)
+    if kind_of is not None:
+        out["kinds_baseline"] = kinds(base[:k], kind_of, needed_ids)
+        out["kinds_fused"] = kinds(injected, kind_of, needed_ids)
     return out
 
 
 # -- the simulated user -------------------------------------------------------------------------
-def insert_memories(client: httpx.Client, world: World, until: datetime, done: set[int]) -> int:
-    batch = [m for m in world.memories if m["n"] not in done and m["created"] <= until]
+def insert_memories(client: httpx.Client, world: World, until: datetime) -> int:
+    batch = [m for m in world.memories if m["id"] is None and m["created"] <= until]
     for i in range(0, len(batch), 500):
         chunk = batch[i:i + 500]
         body = {"memories": [{"content": m["content"], "project": m["project"], "importance": m["importance"],
-                              "created_at": iso(m["created"]), "tags": [m["topic"]], "source": "sim"}
+                              "created_at": iso(m["created"]), "tags": [m["kind"]], "source": "sim"}
                              for m in chunk]}
-        r = client.post("/api/memory/batch", json=body, timeout=600)
+        r = client.post("/api/memory/batch", json=body, timeout=900)
         r.raise_for_status()
         for m, res in zip(chunk, r.json()["results"]):
             m["id"] = res["id"]
-            done.add(m["n"])
     return len(batch)
 
 
-def feedback_for(shown: list[str], needed_ids: set[str], rng: random.Random) -> dict[str, float]:
+def rate(shown: list[str], needed: set[str], stale: set[str], rng: random.Random) -> dict[str, float]:
+    """The agent's ratings: used ≈ 0.8-1, stale ≈ -0.6, unused 0.0 (sometimes a little off)."""
     out = {}
     for m in shown:
-        good = (m in needed_ids) != (rng.random() < 0.05)
-        out[m] = round(max(-1.0, min(1.0, (0.8 if good else -0.4) + rng.gauss(0, 0.1))), 3)
+        if m in needed:
+            value = rng.uniform(0.7, 1.0)
+        elif m in stale:
+            value = rng.uniform(-0.8, -0.4)
+        else:
+            value = 0.0 if rng.random() < 0.8 else rng.uniform(-0.3, 0.2)
+        if rng.random() < 0.05:  # an agent is sometimes wrong
+            value = -value if value else 0.6
+        out[m] = round(value, 3)
     return out
 
 
-def run_session(client: httpx.Client, world: World, plan: dict) -> dict:
-    rng: random.Random = plan["rng"]
-    key, at, project = plan["key"], plan["at"], plan["project"]
-    needed_ids = {m["id"] for m in plan["needed"] if m["id"]}
-    words = VOCAB[plan["topic"]].split()
-    context = f"{project}: continuing work"
-    if rng.random() < 0.6:
-        context += f" on the {' '.join(rng.sample(words, 2))}"
+def run_session(client: httpx.Client, world: World, plan: dict, feedback: str) -> dict:
+    rng = random.Random(f"session-{plan['key']}")
+    key, at, project, task = plan["key"], plan["at"], plan["project"], plan["task"]
+    needed_mem = world.needed(plan)
+    needed_ids = {m["id"] for m in needed_mem}
+    stale = world.stale(plan)
+    by_id = {m["id"]: m for m in world.memories if m["id"]}
     r = client.post("/api/hooks/session-start", json={
-        "session_key": key, "project": project, "cwd": f"/home/dev/{project}", "context": context,
-        "timestamp": iso(at), "harness": "sim"})
+        "session_key": key, "project": project, "cwd": f"/home/dev/{project}",
+        "context": CONTEXT.format(project=project), "timestamp": iso(at), "harness": "sim"})
     r.raise_for_status()
     start = r.json()
     shown = list(start.get("memory_ids") or [])
-    mentions = rng.sample(plan["needed"], min(len(plan["needed"]), 4))
-    for i in range(3):
-        mentioned = mentions[i::3]
-        prompt = (f"in {project}, about the {' '.join(rng.sample(words, 2))}: "
-                  + " and ".join(f"what did we decide for {m['code']}" for m in mentioned)
-                  + ("" if mentioned else "let's keep going"))
-        body = {"session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=5 + 15 * i))}
-        if i > 0 and shown:
-            body["memory_feedback"] = feedback_for(shown, needed_ids, rng)
+    task_mem = [m for m in needed_mem if m["kind"] == "task"]
+    asks = rng.sample(task_mem, min(len(task_mem), rng.randint(2, 3)))
+    prompts = [f"let's continue on the {task['name']} work in {project}"]
+    prompts += [f"the {m['fn']} in {m['path']} still misbehaves, what did we decide?" for m in asks]
+    transcript: list[str] = []
+    ratings_sent = 0
+    for i, prompt in enumerate(prompts):
+        body = {"session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=4 + 9 * i))}
+        give = feedback == "every" or (feedback == "third" and rng.random() < 1 / 3)
+        if give and shown:
+            body["memory_feedback"] = rate(shown, needed_ids, stale, rng)
+            ratings_sent += 1
         r = client.post("/api/hooks/user-prompt-submit", json=body)
         r.raise_for_status()
         shown += [m for m in r.json().get("memory_ids") or [] if m not in shown]
-    r = client.post("/api/hooks/session-end", json={"session_key": key, "timestamp": iso(at + timedelta(minutes=60)),
-                                                    "wait": True}, timeout=300)
+        used = [by_id[m] for m in shown if m in needed_ids and m in by_id]
+        quoted = [m for m in used if m["kind"] == "task"][:3] if i else [m for m in used if m["kind"] == "task"][:2]
+        transcript.append(f"User: {prompt}")
+        if quoted:
+            notes = "; ".join(f"{m['path']}: {m['fn']}() {m['content'].split('() ', 1)[-1]}" for m in quoted)
+            transcript.append(f"Assistant: from the notes I used — {notes}. I changed {quoted[0]['path']} accordingly.")
+        else:
+            transcript.append("Assistant: I looked around but found nothing recorded about that; I read the code instead.")
+    if feedback == "every" and shown:  # the agent's last word on what it was shown
+        client.post("/api/hooks/feedback", json={"session_key": key,
+                                                 "memory_feedback": rate(shown, needed_ids, stale, rng)})
+    r = client.post("/api/hooks/session-end", json={
+        "session_key": key, "transcript": "\n".join(transcript), "timestamp": iso(at + timedelta(minutes=50)),
+        "wait": True}, timeout=600)
     r.raise_for_status()
     audit = client.get(f"/api/predictor/audit/{key}").json()
-    metrics = session_metrics(audit, needed_ids)
-    score = audit.get("session_score") or {}
-    metrics.update(index=plan["index"], key=key, project=project, topic=plan["topic"], slot=plan["slot"],
-                   weekday=plan["weekday"], drifted=plan["drifted"], degraded=bool(start.get("degraded")),
-                   confidence=score.get("confidence"), continuity=score.get("score"),
+    kind_of = {m["id"]: m["kind"] + (":stale" if m["id"] in stale else "") for m in world.memories if m["id"]}
+    needed_ids |= restating(audit, needed_mem, set(kind_of))
+    metrics = session_metrics(audit, needed_ids, kind_of)
+    labels = audit.get("labels") or {}
+    metrics.update(needed_ids=sorted(needed_ids), stale_ids=sorted(stale), index=plan["index"], key=key, project=project, task=task["name"], drifted=plan["drifted"],
+                   cut=start.get("cut") or [], ratings_sent=ratings_sent,
+                   confidence=labels.get("confidence"), usable=labels.get("usable"),
+                   judge_confidence=(audit.get("session_score") or {}).get("confidence"),
                    alpha_used=(audit.get("context") or {}).get("alpha"),
                    predictor_scored=bool((audit.get("context") or {}).get("scored")),
                    comparison=bool(audit.get("comparison")))
     return metrics
+
+
+def settle(client: httpx.Client, limit_s: float = 180.0) -> dict:
+    """Status once a started sidecar is ready and no training runs: real sessions are hours
+    apart, the simulation's seconds apart, so it waits for what real time would have allowed."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        st = client.get("/api/predictor/status").json()
+        side = st.get("sidecar") or {}
+        busy = st.get("training_in_progress") or (side.get("running") and not side.get("ready"))
+        if not busy or time.monotonic() > deadline:
+            return st
+        time.sleep(0.5)
 
 
 def mean(values: list) -> float | None:
@@ -294,130 +391,136 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
     out = []
     for start in range(0, len(rows), size):
         part = rows[start:start + size]
-        st = [s for s in status_log if start <= s["index"] < start + size]
+        st = status_log[start:start + len(part)]
+        before = status_log[start - 1] if start else {"trainings": 0, "swaps": 0}
         out.append({
-            "sessions": f"{start + 1}-{start + len(part)}", "n": len(part),
+            "sessions": f"{start + 1}-{start + len(part)}", "first": start + 1, "n": len(part),
             **{f"{m}_{arm}": mean([r[f"{m}_{arm}"] for r in part])
                for m in ("ndcg", "p") for arm in ("baseline", "predictor", "fused")},
             "p_fused_minus_baseline": mean([r["p_fused"] - r["p_baseline"] for r in part]),
             "p_oracle": mean([r["p_oracle"] for r in part]),
             "needed_in_pool": mean([r["needed_in_pool"] for r in part]),
+            "trainings": st[-1]["trainings"] - before["trainings"], "swaps": st[-1]["swaps"] - before["swaps"],
             "alpha_used": mean([r["alpha_used"] for r in part]),
-            "alpha_end": st[-1]["alpha"] if st else None, "success_rate_end": st[-1]["success_rate"] if st else None,
-            # after cold start = cold start had been left before the window's first session
+            "alpha_end": st[-1]["alpha"], "success_rate_end": st[-1]["success_rate"],
             "cold_start": not (start > 0 and status_log[start - 1]["cold_start_exited"]),
             "confidence": mean([r["confidence"] for r in part]),
-            "confidence_ge_0_6": sum(1 for r in part if (r["confidence"] or 0) >= 0.6),
+            "usable": sum(1 for r in part if r["usable"]),
             "predictor_scored": sum(1 for r in part if r["predictor_scored"]),
-            "degraded": sum(1 for r in part if r["degraded"]),
+            "cut": sum(1 for r in part if r["cut"]),
         })
     return out
 
 
-def verdict(win: list[dict], by_session: int = 150) -> dict:
-    by = [w for w in win if int(w["sessions"].split("-")[1]) <= by_session] or win[:1]
-    lift_at = by[-1]["p_fused_minus_baseline"] if by else None
+def verdict(win: list[dict], status_log: list[dict], feedback: str) -> dict:
+    first_swap = next((s["index"] + 1 for s in status_log if s["swaps"] > 0), None)
+    exit_at = next((s["index"] + 1 for s in status_log if s["cold_start_exited"]), None)
     after_cold = [w for w in win if not w["cold_start"]]
     worst = min((w["p_fused_minus_baseline"] for w in after_cold), default=None)
-    return {"lift_at_window_ending_by_%d" % by_session: lift_at,
-            "target_lift_met": lift_at is not None and lift_at >= 0.10,
-            "worst_window_after_cold_start": worst,
-            "target_never_worse_met": worst is None or worst >= -0.02,
-            "windows_after_cold_start": len(after_cold)}
+    late = [w for w in win if w["first"] >= 101]
+    late_min = min((w["p_fused_minus_baseline"] for w in late), default=None)
+    out = {"first_swap_session": first_swap, "cold_start_exit_session": exit_at,
+           "worst_delta_after_cold_start": worst, "target_never_below_met": worst is None or worst >= -0.02,
+           "min_delta_from_session_101": late_min, "windows_after_cold_start": len(after_cold)}
+    if feedback != "none":
+        out["target_first_swap_by_20_met"] = first_swap is not None and first_swap <= 20
+        out["target_lift_0_10_from_101_met"] = late_min is not None and late_min >= 0.10
+    return out
 
 
 def print_table(report: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"predictor_sim: {report['config']['sessions']} sessions, {report['config']['memories']} memories")
-    cols = ["sessions", "ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
-            "p_fused_minus_baseline", "p_oracle", "alpha_end", "success_rate_end", "confidence", "predictor_scored", "cold_start"]
-    heads = ["sess", "NDCG base", "NDCG pred", "NDCG fused", "P base", "P pred", "P fused", "ΔP", "P max", "α", "succ",
-             "conf", "scored", "cold"]
+    cfg = report["config"]
+    t = Table(title=f"predictor_sim feedback={cfg['feedback']}: {cfg['sessions']} sessions, {cfg['memories']} memories")
+    cols = ["sessions", "p_baseline", "p_predictor", "p_fused", "p_fused_minus_baseline", "ndcg_baseline",
+            "ndcg_predictor", "ndcg_fused", "p_oracle", "trainings", "swaps", "alpha_end", "success_rate_end",
+            "confidence", "usable", "predictor_scored", "cold_start"]
+    heads = ["sess", "P base", "P pred", "P fused", "ΔP", "NDCG base", "NDCG pred", "NDCG fused", "P max",
+             "train", "swap", "α", "succ", "conf", "usable", "scored", "cold"]
     for h in heads:
         t.add_column(h, justify="right")
     for w in report["windows"]:
         t.add_row(*["-" if w[c] is None else (f"{w[c]:.3f}" if isinstance(w[c], float) else str(w[c])) for c in cols])
-    console = Console(stderr=True, width=170)
+    console = Console(stderr=True, width=200)
     console.print(t)
-    console.print(f"training runs: {report['training']['runs']} (swapped {report['training']['swapped']}), "
-                  f"duration ms mean {report['training']['duration_ms_mean']} max {report['training']['duration_ms_max']}")
     console.print(f"verdict: {report['verdict']}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sessions", type=int, default=300)
-    ap.add_argument("--memories", type=int, default=2400)
+    ap.add_argument("--sessions", type=int, default=200)
+    ap.add_argument("--feedback", choices=["every", "third", "none"], default="every")
+    ap.add_argument("--filler", type=int, default=60, help="filler notes per project")
     ap.add_argument("--window", type=int, default=25)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--latency-budget-ms", type=int, default=5000,
-                    help="sessions.latency_budget_ms for the bench daemon (2-core box: the 250 ms default cuts stages)")
-    ap.add_argument("--score-timeout-ms", type=int, default=2000, help="predictor.score_timeout_ms for the bench daemon")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--config", default="", help="config.yaml text for the daemon (default: empty = defaults)")
     ap.add_argument("--home", type=Path, default=None, help="KENNING_HOME (default: a tmp dir, removed)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
-    world = World(args.memories, args.sessions, args.seed)
+    world = World(args.sessions, args.seed, args.filler)
     tmp = tempfile.TemporaryDirectory(prefix="kenning-predsim-") if args.home is None else None
     home = args.home or Path(tmp.name) / "home"
-    config = CONFIG.format(budget=args.latency_budget_ms, score_timeout=args.score_timeout_ms)
     t0 = time.perf_counter()
-    daemon = Daemon(home, config)
-    rows, status_log, done = [], [], set()
+    daemon = Daemon(home, args.config)
+    rows, status_log = [], []
     try:
-        with httpx.Client(base_url=daemon.url, timeout=120) as client:
-            t_ins = time.perf_counter()
-            inserted = insert_memories(client, world, START, done)
-            insert_s = time.perf_counter() - t_ins
-            for i in range(args.sessions):
-                plan = world.plan(i)
-                inserted += insert_memories(client, world, plan["at"], done)
-                plan["needed"] = [m for m in plan["needed"] if m["id"]]
-                rows.append(run_session(client, world, plan))
-                st = client.get("/api/predictor/status").json()
-                status_log.append({"index": i, "alpha": st.get("alpha"), "success_rate": st.get("success_rate"),
-                                   "cold_start_exited": st.get("cold_start_exited"),
-                                   "model_version": st.get("model_version")})
-                if (i + 1) % 10 == 0:
-                    print(f"[{time.perf_counter() - t0:6.0f}s] session {i + 1}/{args.sessions} α={st.get('alpha')} "
-                          f"succ={st.get('success_rate')} conf={rows[-1]['confidence']}", file=sys.stderr, flush=True)
-            client.post("/api/predictor/train", params={"wait": "true"}, timeout=300)  # waits out a running one
+        with httpx.Client(base_url=daemon.url, timeout=300) as client:
+            inserted = insert_memories(client, world, START)
+            for plan in world.sessions:
+                inserted += insert_memories(client, world, plan["at"])
+                rows.append(run_session(client, world, plan, args.feedback))
+                st = settle(client)
+                log = client.get("/api/predictor/training", params={"limit": 500}).json()
+                status_log.append({
+                    "index": plan["index"], "alpha": st.get("alpha"), "success_rate": st.get("success_rate"),
+                    "cold_start_exited": st.get("cold_start_exited"), "model_version": st.get("model_version"),
+                    "sidecar_running": (st.get("sidecar") or {}).get("running"),
+                    "trainings": log.get("total", 0), "swaps": sum(1 for r in log.get("items", []) if r["swapped"])})
+                if (plan["index"] + 1) % 10 == 0:
+                    last = rows[-10:]
+                    print(f"[{time.perf_counter() - t0:6.0f}s] session {plan['index'] + 1}/{args.sessions} "
+                          f"α={st.get('alpha'):.2f} succ={st.get('success_rate'):.2f} v{st.get('model_version')} "
+                          f"usable={sum(1 for r in last if r['usable'])}/10 "
+                          f"P base {mean([r['p_baseline'] for r in last])} fused {mean([r['p_fused'] for r in last])}",
+                          file=sys.stderr, flush=True)
             training = client.get("/api/predictor/training", params={"limit": 500}).json()
             final_status = client.get("/api/predictor/status").json()
     finally:
         daemon.stop()
         if tmp is not None:
             tmp.cleanup()
-    runs = [r for r in training.get("items", []) if r.get("trigger") != "manual"]
+    runs = training.get("items", [])
     durations = [r["duration_ms"] for r in runs if r.get("duration_ms") is not None]
     win = windows(rows, status_log, args.window)
     report = {
         "benchmark": "predictor_sim", "daemon": "real `python -m kenning serve` subprocess over HTTP",
-        "config": {"sessions": args.sessions, "memories": args.memories, "inserted": inserted, "seed": args.seed,
-                   "window": args.window, "projects": list(PROJECTS), "daemon_config": config,
-                   "initial_insert_s": round(insert_s, 1)},
-        "windows": win, "verdict": verdict(win),
+        "config": {"sessions": args.sessions, "feedback": args.feedback, "memories": len(world.memories),
+                   "inserted": inserted, "seed": args.seed, "window": args.window, "projects": list(PROJECTS),
+                   "daemon_config": args.config or "(empty: all defaults)"},
+        "windows": win, "verdict": verdict(win, status_log, args.feedback),
         "overall": {k: mean([r[k] for r in rows]) for k in
                     ("ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
-                     "p_oracle", "confidence")},
-        "low_confidence_with_feedback": sum(1 for r in rows if (r["confidence"] or 0) < 0.6),
+                     "p_oracle", "confidence", "judge_confidence")},
+        "usable_sessions": sum(1 for r in rows if r["usable"]),
+        "sessions_with_cut_stages": sum(1 for r in rows if r["cut"]),
         "training": {"runs": len(runs), "swapped": sum(1 for r in runs if r.get("swapped")),
                      "duration_ms_mean": mean(durations), "duration_ms_max": max(durations, default=None),
                      "log": [{k: r.get(k) for k in ("model_version", "trigger", "loss", "sample_count", "duration_ms",
                                                     "swapped", "canary_ndcg", "canary_topk_overlap", "error")}
-                             for r in runs]},
+                             for r in reversed(runs)]},
         "final_status": {k: final_status.get(k) for k in ("alpha", "success_rate", "model_version",
                                                           "cold_start_exited", "comparisons", "training_sessions",
                                                           "status_line", "drift_resets")},
-        "wall_s": round(time.perf_counter() - t0, 1), "sessions": rows,
+        "wall_s": round(time.perf_counter() - t0, 1), "sessions": rows, "status_log": status_log,
     }
     text = json.dumps(report, indent=2, default=str)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
-    print(json.dumps({k: v for k, v in report.items() if k != "sessions"}, default=str)[:20000])
+    print(json.dumps({k: v for k, v in report.items() if k not in ("sessions", "status_log")}, default=str)[:20000])
     print_table(report)
 
 

@@ -396,8 +396,9 @@ class Predictor:
     def _refresh_canary(self) -> list[str]:
         conn = self.db.reader()
         current = store.canary_rows(conn)
+        lag = store.canary_lag_days(conn)  # session time: a replay or a busy week moves it too
         stale = not current or min(r["added_at"] for r in current) < to_iso(
-            utcnow() - timedelta(days=C.CANARY_REFRESH_DAYS))
+            utcnow() - timedelta(days=C.CANARY_REFRESH_DAYS)) or (lag is not None and lag > C.CANARY_REFRESH_DAYS)
         if stale or len(current) < C.CANARY_SIZE:
             best = store.canary_candidates(conn, C.MIN_SCORER_CONFIDENCE, C.CANARY_SIZE)
             if [r["session_key"] for r in best] != [r["session_key"] for r in current]:

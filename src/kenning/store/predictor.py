@@ -259,13 +259,25 @@ def canary_rows(conn) -> list[dict[str, Any]]:
 
 
 def canary_candidates(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
-    """The usable sessions with the highest training confidence (ties: most recent first)."""
+    """The usable sessions with the highest training confidence among the 4 x size most recent
+    (ties: most recent first), so the canary follows the user instead of freezing on old work."""
     rows = conn.execute(
-        f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ?"
-        " ORDER BY pe.confidence DESC, started_at DESC LIMIT ?",
-        (min_confidence, size),
+        f"SELECT * FROM ({_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ?"
+        " ORDER BY started_at DESC LIMIT ?) ORDER BY training_confidence DESC, started_at DESC LIMIT ?",
+        (min_confidence, 4 * size, size),
     ).fetchall()
     return [{**dict(r), "confidence": r["training_confidence"]} for r in rows]
+
+
+def canary_lag_days(conn) -> float | None:
+    """Days between the newest usable session and the canary's newest session (session time)."""
+    row = conn.execute(
+        "SELECT julianday((SELECT MAX(COALESCE(s.started_at, pe.created_at)) FROM predictor_session_evidence pe"
+        "  LEFT JOIN sessions s ON s.session_key = pe.session_key WHERE pe.usable = 1))"
+        " - julianday((SELECT MAX(s.started_at) FROM predictor_canary c JOIN sessions s"
+        "  ON s.session_key = c.session_key))"
+    ).fetchone()
+    return float(row[0]) if row and row[0] is not None else None
 
 
 def replace_canary(conn, rows: list[tuple[str, float]], at: str | None = None) -> None:
