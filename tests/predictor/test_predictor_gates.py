@@ -26,6 +26,8 @@ def test_churn_that_ranks_the_canary_better_is_waived():
 
 def test_first_model_skips_overlap_but_not_other_gates():
     assert run_gates(True, metrics(0.0, 0.0), previous_trained=False)["topk_overlap"] == "skipped"
+    first = run_gates(True, metrics(0.0, -0.3), previous_trained=False)  # nothing served yet
+    assert first["ndcg_drop"] == "skipped" and first["passed"]
     assert not run_gates(False, metrics(0.9, 0.0), previous_trained=True)["passed"]
     assert not run_gates(True, metrics(0.9, -0.2), previous_trained=True)["passed"]
     assert not run_gates(True, metrics(0.9, 0.0, variance=0.0), previous_trained=True)["passed"]

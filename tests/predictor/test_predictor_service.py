@@ -87,14 +87,19 @@ def test_gates_reject_a_model_trained_on_corrupted_labels(predictor, pdb, user):
     clean = [user.record_session(pdb, i, confidence=0.95) for i in range(30)]
     first = predictor.train_now()
     assert first["swapped"] is True
-    for copy in range(3):  # a broken judge relabels the same situations with every signal inverted
+    # a broken judge relabels the same situations with every signal inverted, later on (8 copies:
+    # with the history prior a model needs much bad data before it ranks the canary worse)
+    for copy in range(8):
         for i, c in enumerate(clean):
             user.record_session(pdb, i, confidence=0.7, corrupt=True, key_suffix=f"-bad{copy}",
-                                candidates=c["candidates"], context_vector=c["context_vector"])
+                                candidates=c["candidates"], context_vector=c["context_vector"],
+                                shift_days=100.0 * (copy + 1))
     second = predictor.train_now()
     assert second["swapped"] is False
     assert second["gates"]["finite"] is True and second["gates"]["passed"] is False
-    assert second["gates"]["ndcg_drop"] is False and second["canary"]["canary_ndcg_delta"] < -0.15
+    # the corrupted model ranks the trusted canary worse and is refused (a forgetting gate says so)
+    assert second["canary"]["canary_ndcg_delta"] < 0
+    assert second["gates"]["ndcg_drop"] is False or second["gates"]["topk_overlap"] is False
     log, _ = store.list_training_log(pdb.reader())
     assert log[0]["swapped"] is False and log[0]["train_validation_failures"] == 1
     assert "validation gates failed" in log[0]["error"]

@@ -93,11 +93,13 @@ class SyntheticUser:
     def record_session(self, db, index: int, *, predictor_scores: dict[str, float] | None = None,
                        candidates: list[str] | None = None, confidence: float = 0.85,
                        agent_feedback: bool = True, context_vector: np.ndarray | None = None,
-                       corrupt: bool = False, key_suffix: str = "") -> dict:
+                       corrupt: bool = False, key_suffix: str = "", shift_days: float = 0.0) -> dict:
         """Write one finished session: candidates (both rankings), injection, feedback, score.
-        `corrupt` inverts every signal (a broken judge); `key_suffix` replays a plan as a new session."""
+        `corrupt` inverts every signal (a broken judge); `key_suffix` replays a plan as a new
+        session, `shift_days` later (so the replay does not rewrite the history before the original)."""
         plan = self.session_plan(index)
         plan["key"] += key_suffix
+        plan["at"] += timedelta(days=shift_days)
         ids = list(candidates) if candidates is not None else self.candidates_for(plan)
         conn = db.reader()
         importance = {r[0]: r[1] for r in conn.execute(
