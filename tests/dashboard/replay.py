@@ -2,7 +2,8 @@
 
 Three projects, each with three topics of four memories. Session i works on one topic of
 one project: session-start (the real pre-filter and ranking), three prompts with agent
-feedback on what was injected (helpful for the topic, unhelpful otherwise), session-end with
+feedback on what was injected (helpful for the topic, unhelpful otherwise; every 6th session is a
+glance with no rating and no memory used), session-end with
 a transcript that uses the topic's memories (the real continuity judge, the real summary job
 and, when wired, the real predictor comparison and training). No SQL anywhere.
 
@@ -102,14 +103,14 @@ def run_session(http: httpx.Client, index: int, owner: dict[str, tuple[str, str]
     injected = start.get("memory_ids") or []
     feedback = {mid: (0.9 if owner.get(mid) == (project, needed) else -0.6) for mid in injected}
     prompts = [f"how do we handle {needed} in {project}?", texts[0].split(";")[0].lower(), texts[2].lower()[:60]]
-    if quick:
-        prompts, feedback = prompts[:1], {}
+    if quick:  # a glance that goes nowhere: no rating, no memory used, nothing to learn from
+        prompts, feedback = ["never mind, wrong window"], {}
     for n, prompt in enumerate(prompts):
         http.post("/api/hooks/user-prompt-submit", json={
             "session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=5 + n)),
             "memory_feedback": (feedback or None) if n == 0 else None}).raise_for_status()
     transcript = "\n".join(
-        [f"user: {p}\nassistant: {texts[(n + 1) % 4]}" for n, p in enumerate(prompts)]
+        [f"user: {p}\nassistant: {'ok' if quick else texts[(n + 1) % 4]}" for n, p in enumerate(prompts)]
         + ([] if quick else ["user: thanks, that fixed it", f"assistant: noted the {needed} details for next time"]))
     end = http.post("/api/hooks/session-end", json={
         "session_key": key, "transcript": transcript, "wait": wait, "timestamp": iso(at + timedelta(minutes=40))})
