@@ -80,3 +80,22 @@ def test_the_default_recall_uses_it_unless_switched_off(kenning):
         "recall": kenning.settings.recall.model_copy(update={"session_context": False})})
     kenning.settings = off
     assert "session_context" not in kenning.recall_config().stages
+
+
+def test_episodes_neither_lend_nor_borrow(kenning):
+    """A chat's exchanges all restate its subject: lending among them let a whole chat outrank
+    the curated memory it quotes. Episodes keep their own legs' score, and a memory recorded in
+    the same session gains nothing from an episode next to it."""
+    gotcha = kenning.remember_many([MemoryDraft(content="Gotcha: Stripe sends duplicate webhook events; dedupe on event.id",
+                                                type="gotcha", session_key="s-2")])[0].id
+    chat = kenning.remember_many([
+        MemoryDraft(content=f"User: {text} Assistant: noted.", type="episode", session_key="s-2")
+        for text in ("gotcha: stripe sends duplicate webhook events, dedupe on the event id",
+                     "the billing worker retries stripe webhooks three times",
+                     "stripe webhook events arrive twice sometimes, thanks that fixed it")
+    ])
+    hits = kenning.recall("stripe duplicate webhook events", limit=10, config="context", track_access=False)
+    assert hits[0].memory.id == gotcha
+    for hit in hits:
+        if hit.memory.id in {gotcha, *(r.id for r in chat)}:
+            assert "context" not in hit.legs

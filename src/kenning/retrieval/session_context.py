@@ -28,13 +28,17 @@ def session_neighbours(conn, hit_ids: list[str], window: int, where: str, params
     """For each hit with a session: [(neighbour id, distance)] within `window` places either side.
 
     One query: number the filtered memories of the hits' sessions in recording order, then pair
-    each hit with the memories at most `window` positions away.
+    each hit with the memories at most `window` positions away. Episodes (the transcript stored
+    at session end, type `episode`) neither lend nor borrow: a chat's exchanges all restate its
+    subject, so lending among them let a whole chat fill the top 10 and outrank the memories it
+    restates (and the commits a later bug report needs) — the raw copy is a fallback, not a voice.
     """
     marks = ",".join("?" * len(hit_ids))
     rows = conn.execute(
         "WITH placed AS (SELECT m.id, m.session_key,"
         "  ROW_NUMBER() OVER (PARTITION BY m.session_key ORDER BY m.rid) AS pos FROM memories m"
-        f"  WHERE m.session_key IN (SELECT session_key FROM memories WHERE id IN ({marks})) AND {where})"
+        f"  WHERE m.session_key IN (SELECT session_key FROM memories WHERE id IN ({marks}))"
+        f"  AND m.type != 'episode' AND {where})"
         " SELECT a.id, n.id, ABS(n.pos - a.pos) FROM placed a JOIN placed n"
         "  ON n.session_key = a.session_key AND n.pos BETWEEN a.pos - ? AND a.pos + ? AND n.pos != a.pos"
         f" WHERE a.id IN ({marks})",
