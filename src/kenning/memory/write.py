@@ -24,6 +24,7 @@ from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
 from kenning.graph.linker import link_memory
 from kenning.store import memories as store
 from kenning.store import purge as purge_store
+from kenning.store.db import savepoint
 from kenning.store.vectors import upsert_embedding
 
 DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
@@ -32,13 +33,11 @@ IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
 
 def link_entities(conn, memory_id: str, draft: MemoryDraft) -> None:
     """The inline entity linker, in its own savepoint: it can never fail the write it enriches."""
-    conn.execute("SAVEPOINT entity_link")
     try:
-        link_memory(conn, memory_id, draft.content, draft.project)
+        with savepoint(conn, "entity_link"):
+            link_memory(conn, memory_id, draft.content, draft.project)
     except Exception as exc:  # enrichment only: the memory is kept, its graph links are skipped
-        conn.execute("ROLLBACK TO entity_link")
         record_error("graph", f"entity linking skipped: {exc}", memory_id=memory_id)
-    conn.execute("RELEASE entity_link")
 
 
 IN_TX_HOOKS.append(link_entities)
@@ -137,7 +136,7 @@ def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | 
         memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
         if vector is not None:
             upsert_embedding(conn, memory.content_hash, embedder.model_id, vector)
-            conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (embedder.model_id, memory_id))
+            store.set_embedding_model(conn, memory_id, embedder.model_id)
     return memory
 
 

@@ -44,7 +44,7 @@ class Recommendation:
 def diagnose(db, settings, embedding_model: str | None = None) -> dict[str, Any]:
     """Health report: per-domain numbers and scores, and a composite score (their mean)."""
     conn = db.reader()
-    by_status = dict(conn.execute("SELECT status, COUNT(*) FROM memory_jobs GROUP BY status").fetchall())
+    by_status = jobstore.count_by_status(db)
     jobs_total = sum(by_status.values())
     dead = by_status.get("dead", 0)
     stale = jobstore.count_stale_leases(db, settings.pipeline.worker.lease_timeout_ms)

@@ -52,6 +52,7 @@ from kenning.predictor.history import load_for
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
 from kenning.store import sessions as session_store
+from kenning.store.vectors import dominant_dims
 
 STATE_KEY = "alpha"
 
@@ -116,9 +117,7 @@ class Predictor:
     def _spawn_sidecar(self) -> None:
         """The one place the sidecar process is created (argv, supervision, log file)."""
         self.settings.predictor_dir.mkdir(parents=True, exist_ok=True)
-        dims = self.db.reader().execute(
-            "SELECT dims FROM embeddings GROUP BY dims ORDER BY COUNT(*) DESC LIMIT 1").fetchone()
-        self.native_dim = int(dims[0]) if dims else 384
+        self.native_dim = dominant_dims(self.db.reader()) or 384
         argv = sidecar_argv(self.db.path, self.checkpoint_path, native_dim=self.native_dim,
                             base_weights=self.base_weights, extra=self.extra_sidecar_args)
         self.client = SidecarClient(
@@ -500,9 +499,7 @@ class Predictor:
             ctx.pop("embedding", None)
             out["context"] = ctx
         if session:
-            reasoning = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
-                                     (session_key,)).fetchone()
-            out["continuity_reasoning"] = reasoning[0] if reasoning else None
+            out["continuity_reasoning"] = store.continuity_reasoning(conn, session_key)
             out["labels"] = self.labels(session_key)
             out["confidence_gate_passed"] = out["labels"]["confidence"] >= C.MIN_SCORER_CONFIDENCE
         out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
@@ -518,9 +515,7 @@ class Predictor:
         if row is None:
             raise NotFound(f"no predictor comparison {comparison_id!r}")
         row["candidates"] = store.session_audit_rows(conn, row["session_key"])
-        reasoning = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
-                                 (row["session_key"],)).fetchone()
-        row["continuity_reasoning"] = reasoning[0] if reasoning else None
+        row["continuity_reasoning"] = store.continuity_reasoning(conn, row["session_key"])
         return row
 
     def training_history(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:

@@ -61,8 +61,7 @@ class SyntheticUser:
                         )
                         mid, _ = mem_store.insert_memory(conn, draft, embedding_model=MODEL)
                         vec = self._unit(centroid + 0.9 * self._unit(self.rng.normal(size=self.dims)))
-                        row = conn.execute("SELECT content_hash FROM memories WHERE id = ?", (mid,)).fetchone()
-                        vectors.upsert_embedding(conn, row[0], MODEL, vec)
+                        vectors.upsert_embedding(conn, mem_store.content_hash(conn, mid), MODEL, vec)
                         self.memory_ids.append(mid)
                         self.memory_topic[mid] = (p, t)
                         self.vectors[mid] = vec
@@ -102,8 +101,7 @@ class SyntheticUser:
         plan["at"] += timedelta(days=shift_days)
         ids = list(candidates) if candidates is not None else self.candidates_for(plan)
         conn = db.reader()
-        importance = {r[0]: r[1] for r in conn.execute(
-            f"SELECT id, importance FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        importance = mem_store.importance_by_id(conn, ids)
         baseline = sorted(ids, key=lambda m: (-importance[m], m))
         predicted = sorted(predictor_scores, key=lambda m: (-predictor_scores[m], m)) if predictor_scores else None
         injected = set(baseline[:self.top_k])

@@ -13,7 +13,7 @@ After fusion (and session context), over the top `TOP` hits:
 from __future__ import annotations
 
 from kenning.retrieval.fusion import FusedHit
-from kenning.store.memories import filter_sql, provenance_rows
+from kenning.store.memories import provenance_rows
 
 TOP = 100
 STALE_FACTOR = 0.5
@@ -27,8 +27,7 @@ def provenance(ctx, hits: list[FusedHit]) -> list[FusedHit]:
     by_id = {h.memory_id: h for h in head}
     amenders = {rows[i][1] for i in by_id if i in rows and rows[i][1]}
     if amenders:
-        where, params = filter_sql(ctx.filters)
-        allowed = set(provenance_rows(ctx.conn, sorted(amenders), where=where, params=params))
+        allowed = set(provenance_rows(ctx.conn, sorted(amenders), ctx.filters))
         rows.update(provenance_rows(ctx.conn, sorted(allowed - set(rows))))
         for hit in list(by_id.values()):
             amender = rows.get(hit.memory_id, ([], None))[1]

@@ -6,6 +6,11 @@ After fusion, each of the top `top` hits lends `weight * decay**(d-1) * its scor
 d = 1..`window` places before and after it in its session (recording order, filters applied);
 neighbours that no leg found join the candidates. LoCoMo protocol A, R@10: hybrid 64.5 → 71.5 with
 weight 0.4, window 3, decay 0.7 (chosen leave-one-conversation-out; the same pick in all 7 folds).
+
+Episodes (the transcript stored at session end, type `episode`) neither lend nor borrow
+(`store.memories.session_neighbours` leaves them out): a chat's exchanges all restate its
+subject, so lending among them let a whole chat fill the top 10 and outrank the memories it
+restates (and the commits a later bug report needs) — the raw copy is a fallback, not a voice.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.retrieval.fusion import FusedHit
-from kenning.store.memories import filter_sql
+from kenning.store.memories import session_neighbours
 
 
 @dataclass(frozen=True)
@@ -24,38 +29,11 @@ class SessionContextParams:
     top: int = 100
 
 
-def session_neighbours(conn, hit_ids: list[str], window: int, where: str, params: list) -> dict[str, list[tuple[str, int]]]:
-    """For each hit with a session: [(neighbour id, distance)] within `window` places either side.
-
-    One query: number the filtered memories of the hits' sessions in recording order, then pair
-    each hit with the memories at most `window` positions away. Episodes (the transcript stored
-    at session end, type `episode`) neither lend nor borrow: a chat's exchanges all restate its
-    subject, so lending among them let a whole chat fill the top 10 and outrank the memories it
-    restates (and the commits a later bug report needs) — the raw copy is a fallback, not a voice.
-    """
-    marks = ",".join("?" * len(hit_ids))
-    rows = conn.execute(
-        "WITH placed AS (SELECT m.id, m.session_key,"
-        "  ROW_NUMBER() OVER (PARTITION BY m.session_key ORDER BY m.rid) AS pos FROM memories m"
-        f"  WHERE m.session_key IN (SELECT session_key FROM memories WHERE id IN ({marks}))"
-        f"  AND m.type != 'episode' AND {where})"
-        " SELECT a.id, n.id, ABS(n.pos - a.pos) FROM placed a JOIN placed n"
-        "  ON n.session_key = a.session_key AND n.pos BETWEEN a.pos - ? AND a.pos + ? AND n.pos != a.pos"
-        f" WHERE a.id IN ({marks})",
-        [*hit_ids, *params, window, window, *hit_ids],
-    ).fetchall()
-    found: dict[str, list[tuple[str, int]]] = {}
-    for anchor, neighbour, distance in rows:
-        found.setdefault(anchor, []).append((neighbour, distance))
-    return found
-
-
 def session_context(ctx, hits: list[FusedHit], p: SessionContextParams) -> list[FusedHit]:
     if p.weight <= 0 or p.window <= 0 or not hits:
         return hits
     top = hits[: p.top]
-    where, params = filter_sql(ctx.filters)
-    neighbours = session_neighbours(ctx.conn, [h.memory_id for h in top], p.window, where, params)
+    neighbours = session_neighbours(ctx.conn, [h.memory_id for h in top], p.window, ctx.filters)
     by_id = {h.memory_id: h for h in hits}
     lent: dict[str, float] = {}
     for hit in top:

@@ -225,6 +225,20 @@ def open_database(path: Path | str) -> Database:
     return db
 
 
+@contextmanager
+def savepoint(conn: Connection, name: str) -> Iterator[Connection]:
+    """A named savepoint inside an open write transaction: the block's changes are kept, or
+    rolled back alone (the enclosing transaction goes on) when it raises."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
+
 def rows_to_dicts(rows: list[Any]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 

@@ -278,6 +278,12 @@ def queue_depths(db: Database) -> dict[str, dict[str, int]]:
     return depths
 
 
+def count_by_status(db: Database) -> dict[str, int]:
+    """{status: count} over every job type (statuses with no job are absent)."""
+    rows = db.reader().execute("SELECT status, COUNT(*) FROM memory_jobs GROUP BY status").fetchall()
+    return {status: int(count) for status, count in rows}
+
+
 def count_stale_leases(db: Database, lease_timeout_ms: int) -> int:
     cutoff = to_iso(utcnow() - timedelta(milliseconds=lease_timeout_ms))
     row = db.reader().execute(

@@ -260,15 +260,67 @@ def list_memories(
     return [row_to_memory(r) for r in rows], total
 
 
-def provenance_rows(conn, ids: list[str], *, where: str = "1", params: list[Any] | None = None
+def set_embedding_model(conn, memory_id: str, model: str) -> None:
+    """Record which embedding model the memory's stored vector came from."""
+    conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, memory_id))
+
+
+def content_hash(conn, memory_id: str) -> str:
+    row = conn.execute("SELECT content_hash FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"memory {memory_id} not found")
+    return row[0]
+
+
+def importance_by_id(conn, ids: list[str]) -> dict[str, float]:
+    """id → importance for the given ids (unknown ids are absent)."""
+    found: dict[str, float] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update({r[0]: r[1] for r in conn.execute(
+            f"SELECT id, importance FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)})
+    return found
+
+
+def session_neighbours(conn, hit_ids: list[str], window: int, filters: MemoryFilter | None
+                       ) -> dict[str, list[tuple[str, int]]]:
+    """For each hit with a session: [(neighbour id, distance)] within `window` places either side.
+
+    One query: number the memories of the hits' sessions that match `filters` in recording order,
+    then pair each hit with the memories at most `window` positions away. Episodes (type
+    `episode`) are left out on both sides (see retrieval.session_context for why).
+    """
+    if not hit_ids:
+        return {}
+    where, params = filter_sql(filters)
+    marks = ",".join("?" * len(hit_ids))
+    rows = conn.execute(
+        "WITH placed AS (SELECT m.id, m.session_key,"
+        "  ROW_NUMBER() OVER (PARTITION BY m.session_key ORDER BY m.rid) AS pos FROM memories m"
+        f"  WHERE m.session_key IN (SELECT session_key FROM memories WHERE id IN ({marks}))"
+        f"  AND m.type != 'episode' AND {where})"
+        " SELECT a.id, n.id, ABS(n.pos - a.pos) FROM placed a JOIN placed n"
+        "  ON n.session_key = a.session_key AND n.pos BETWEEN a.pos - ? AND a.pos + ? AND n.pos != a.pos"
+        f" WHERE a.id IN ({marks})",
+        [*hit_ids, *params, window, window, *hit_ids],
+    ).fetchall()
+    found: dict[str, list[tuple[str, int]]] = {}
+    for anchor, neighbour, distance in rows:
+        found.setdefault(anchor, []).append((neighbour, distance))
+    return found
+
+
+def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
                     ) -> dict[str, tuple[list[str], str | None]]:
-    """id → (derived_from, metadata.amended_by) for the given ids that match `where` (alias m)."""
+    """id → (derived_from, metadata.amended_by) for the given ids (those matching `filters`
+    when given; any state when not)."""
+    where, params = filter_sql(filters) if filters is not None else ("1", [])
     found: dict[str, tuple[list[str], str | None]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         rows = conn.execute(
             f"SELECT m.id, m.derived_from, json_extract(m.metadata, '$.amended_by') FROM memories m"
-            f" WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *(params or [])],
+            f" WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *params],
         ).fetchall()
         for row in rows:
             found[row[0]] = (json.loads(row[1] or "[]"), row[2])

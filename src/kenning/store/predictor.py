@@ -71,6 +71,13 @@ def session_score(conn, session_key: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
+def continuity_reasoning(conn, session_key: str) -> str | None:
+    """The judge's continuity reasoning for a scored session (None when unscored or absent)."""
+    row = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
+                       (session_key,)).fetchone()
+    return row[0] if row else None
+
+
 def session_started_at(conn, session_key: str) -> str | None:
     row = conn.execute("SELECT started_at FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
     return row[0] if row else None

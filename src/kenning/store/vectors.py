@@ -37,6 +37,12 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) ->
     return cur.lastrowid
 
 
+def dominant_dims(conn) -> int | None:
+    """The vector width most stored embeddings have (None when there are none)."""
+    row = conn.execute("SELECT dims FROM embeddings GROUP BY dims ORDER BY COUNT(*) DESC LIMIT 1").fetchone()
+    return int(row[0]) if row else None
+
+
 def delete_embedding(conn, content_hash: str, model: str | None = None) -> int:
     return conn.execute(
         "DELETE FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
