@@ -132,7 +132,7 @@ def test_composite_is_capped_by_the_worst_counted_domain():
     ({"mode": "collecting", "training_sessions": 2, "min_training_sessions": 10,
       "sidecar": {"running": False, "waiting": "starts once 10 usable sessions exist (2 so far)"}},
      "cold_start", 0.6, 0.6),
-    ({"enabled": True, "mode": "disabled", "sidecar": {"running": False, "disabled": True, "crashes_last_hour": 3}},
+    ({"enabled": True, "mode": "crash_disabled", "sidecar": {"running": False, "disabled": True, "crashes_last_hour": 3}},
      "unhealthy", 0.0, 0.0),  # enabled but disabled by crashes: red, not informational (issue 12)
     ({"mode": "retraining", "success_rate": 0.2, "training_sessions": 40, "sidecar": {"running": True}},
      "degraded", 0.6, 0.6),
@@ -189,7 +189,7 @@ def test_a_crash_disabled_predictor_makes_the_composite_red(db, settings):
     from kenning.diagnostics.health import DOMAINS
 
     facts = gather_facts(db, settings)
-    facts.predictor = {"enabled": True, "mode": "disabled", "sidecar": {"running": False, "disabled": True}}
+    facts.predictor = {"enabled": True, "mode": "crash_disabled", "sidecar": {"running": False, "disabled": True}}
     domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
     assert domains["predictor"]["status"] == "unhealthy"
     assert composite(domains)["status"] == "unhealthy"

@@ -1,6 +1,6 @@
 """Issue 12 item 10 against real daemons: a SIGSTOPped predictor sidecar does not outlive a `kill -9`
 of the daemon (predictor.guard), and a predictor disabled by crashes is red — the composite is
-unhealthy and `kenning doctor` exits 2."""
+unhealthy, `kenning doctor` exits 2, and GET /api/predictor/status says the same."""
 
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def test_crash_disabled_predictor_is_red_and_doctor_exits_2(daemon_factory):
     domain = daemon.get("/api/diagnostics/predictor").json()
     assert domain["status"] == "unhealthy" and domain["score"] == 0.0, domain
     assert "crash" in domain["summary"]
+    status = daemon.get("/api/predictor/status").json()  # the same verdict as the doctor's, not "disabled"
+    assert status["mode"] == "crash_disabled" and status["enabled"] is True, status["mode"]
+    assert status["health"]["status"] == domain["status"] and status["health"]["score"] == domain["score"]
+    assert status["health"]["reason"] == domain["summary"]
     report = daemon.get("/api/diagnostics").json()
     assert report["composite"]["status"] == "unhealthy"
     env = {**os.environ, "KENNING_HOME": str(daemon.home), "KENNING_PORT": str(daemon.port)}

@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import parse_iso, utcnow
+from kenning.predictor.status import sidecar_verdict
 
 HEALTHY = 0.8
 DEGRADED = 0.5
@@ -327,21 +328,22 @@ def predictor_domain(facts: Facts) -> Domain:
         "trainings": facts.predictor_tables.get("trainings", 0),
     }
     d.metrics = metrics | {k: v for k, v in st.items() if k not in metrics}
-    enabled = st.get("enabled", cfg.get("enabled", True))
-    if enabled is False:
-        d.score, d.status, d.summary = 0.0, "disabled", "predictor disabled in config; baseline ranking only"
+    enabled = st.get("enabled", cfg.get("enabled", True)) is not False
+    # The same rule as GET /api/predictor/status's health (predictor.status.sidecar_verdict).
+    verdict = sidecar_verdict(enabled, {"waiting": sidecar.get("waiting"), "disabled": metrics["crash_disabled"],
+                                        "running": metrics["sidecar_alive"]})
+    if verdict is not None and verdict[0] == "disabled":
+        d.score, d.status, d.summary = 0.0, "disabled", verdict[1]
         return d
     if facts.predictor is None:
         d.score, d.status = 0.6, "cold_start"
         d.summary = f"collecting training data: {sessions}/{min_sessions} sessions (sidecar not wired)"
         return d
-    waiting = bool(sidecar.get("waiting"))  # not started yet: too few usable sessions to train (by design)
-    if metrics["crash_disabled"] or (metrics["sidecar_alive"] is False and not waiting):
+    if verdict is not None and verdict[0] == "unhealthy":
         # Enabled in config but not running: a failure, red (unhealthy) and counted in the composite.
-        why = "disabled after repeated crashes (crash threshold hit)" if metrics["crash_disabled"] else "sidecar not running"
-        d.cap(0.0, f"predictor sidecar down ({why}); baseline fallback",
+        d.cap(0.0, f"predictor sidecar down ({verdict[1]}); baseline fallback",
               "see /api/analytics/errors?stage=predictor; restart the daemon to reset the crash counter")
-        d.summary = why
+        d.summary = verdict[1]
         return d
     mode = st.get("mode") or st.get("status")
     cold = mode in ("cold_start", "collecting", "warming") or (mode is None and sessions < min_sessions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,10 +20,31 @@ def _percentiles(operation: str) -> dict[str, float | None]:
     return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95)), "count": len(samples)}
 
 
+def sidecar_verdict(enabled: bool, sidecar: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """(status, why) for a predictor that cannot serve, None when its sidecar is up.
+
+    The one rule behind both GET /api/predictor/status's `health` and the doctor's predictor
+    domain, so they never disagree: off in config is `disabled` (the user's choice,
+    informational); not started yet for want of usable sessions is `cold_start`; enabled but
+    disabled by the crash threshold, or not running, is `unhealthy` (red)."""
+    side = sidecar or {}
+    if not enabled:
+        return "disabled", "predictor disabled in config; baseline ranking only"
+    if side.get("waiting"):
+        return "cold_start", str(side["waiting"])
+    if side.get("disabled"):
+        return "unhealthy", "disabled after repeated crashes (crash threshold hit)"
+    if side.get("running") is False:
+        return "unhealthy", "sidecar not running"
+    return None
+
+
 def mode(p: Any) -> str:
     client = p.client
-    if not p.cfg.enabled or (client is not None and client.disabled):
+    if not p.cfg.enabled:
         return "disabled"
+    if client is not None and client.disabled:
+        return "crash_disabled"
     if p.state.retraining:
         return "retraining"
     if not p.state.first_training_done:
@@ -32,12 +54,12 @@ def mode(p: Any) -> str:
     return "active"
 
 
-def health(p: Any, latency: dict[str, Any], calibration_flag: bool, drift_flag: bool) -> tuple[float, str]:
-    client = p.client
-    if p.cfg.enabled and client is None:  # waiting for enough usable sessions: nothing is wrong
-        return 0.6, "cold_start"
-    if not p.cfg.enabled or client is None or client.disabled or not client.alive:
-        return 0.0, "disabled" if (not p.cfg.enabled or (client and client.disabled)) else "unhealthy"
+def health(p: Any, sidecar: Mapping[str, Any], latency: dict[str, Any], calibration_flag: bool,
+           drift_flag: bool) -> tuple[float, str, str | None]:
+    """(score, status, why): `sidecar_verdict` first, then the model's own record."""
+    verdict = sidecar_verdict(p.cfg.enabled, sidecar)
+    if verdict is not None:
+        return (0.6 if verdict[0] == "cold_start" else 0.0), verdict[0], verdict[1]
     if not p.state.cold_start_exited:
         score, status = 0.6, "cold_start"
     elif p.state.success_rate > C.COLD_START_MIN_SUCCESS:
@@ -51,7 +73,7 @@ def health(p: Any, latency: dict[str, Any], calibration_flag: bool, drift_flag: 
     score = max(0.0, score)
     if status in ("healthy", "degraded"):
         status = "healthy" if score >= 0.8 else ("degraded" if score >= 0.5 else "unhealthy")
-    return round(score, 3), status
+    return round(score, 3), status, None
 
 
 def build_status(p: Any) -> dict[str, Any]:
@@ -68,7 +90,7 @@ def build_status(p: Any) -> dict[str, Any]:
     drift_signal = drift_rows[0]["drift_signal"] if drift_rows else None
     last_log, _ = store.list_training_log(conn, limit=1)
     last = last_log[0] if last_log else None
-    score, status = health(p, latency, calibration_flag, bool(drift_signal and abs(drift_signal) > 0.2))
+    score, status, why = health(p, sidecar, latency, calibration_flag, bool(drift_signal and abs(drift_signal) > 0.2))
     s = p.state
     top_projects = sorted(s.project_counts, key=lambda k: -s.project_counts[k])[:3]
     return {
@@ -86,7 +108,7 @@ def build_status(p: Any) -> dict[str, Any]:
         "all_project_success_rates": dict(s.project_rates),
         "calibration": {**calibration, "threshold": C.CALIBRATION_MAE_THRESHOLD, "flagged": calibration_flag},
         "sidecar": sidecar, "latency_ms": latency,
-        "health": {"score": score, "status": status},
+        "health": {"score": score, "status": status, "reason": why},
         "checkpoint": str(p.checkpoint_path) if p.checkpoint_path.exists() else None,
         "config": p.cfg.model_dump(),
         "training_in_progress": bool(p._train_thread is not None and p._train_thread.is_alive()),
