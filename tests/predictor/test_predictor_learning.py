@@ -232,13 +232,17 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(kenning):
     assert ranking is not None and sorted(ranking.order) == sorted(ids)
     assert all(r["predictor_score"] is not None and r["baseline_rank"] for r in ranking.rows)
     assert [r["final_rank"] for r in ranking.rows] == list(range(1, len(ids) + 1))
+    # the hook itself: the first prompt ranks its recall pool with the prompt and records it
+    answer = kenning.sessions.user_prompt_submit(
+        {"session_key": "pp-4", "prompt": prompt, "timestamp": day(5).replace(":00:00", ":05:00"),
+         "memory_feedback": {m: (0.9 if m == ids[2] else 0.0) for m in ids}}, Deadline(30_000))
     assert kenning.predictor.flush_contexts()
     recorded = store.session_context(conn, f"pp-4#{PHASE}")
     assert recorded["context_text"] == prompt and recorded["scored"] == 1
-    with kenning.db.with_write_tx() as wconn:
-        store.record_pool(wconn, "pp-4", PHASE, ranking.rows)
-    kenning.sessions.user_prompt_submit({"session_key": "pp-4", "prompt": prompt, "timestamp": day(5).replace(":00:00", ":05:00"),
-                                         "memory_feedback": {m: (0.9 if m == ids[2] else 0.0) for m in ids}})
+    pool = store.pools(conn, "pp-4")[PHASE]
+    assert set(ids) & {r["memory_id"] for r in pool} and all(r["predictor_score"] is not None for r in pool)
+    order = [r["memory_id"] for r in pool]  # final rank order: what was newly injected follows it
+    assert answer["memory_ids"] == sorted(answer["memory_ids"], key=order.index)
     kenning.sessions.session_end({"session_key": "pp-4", "transcript": THIN, "wait": True})
     samples, _ = load_samples(conn, [store.session_score(conn, "pp-4")], store.embedding_model_in_use(conn))
     assert [s.session_key for s in samples] == ["pp-4", f"pp-4#{PHASE}"]

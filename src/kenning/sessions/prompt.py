@@ -5,7 +5,9 @@ on its session_memories row; matches outside the pool get a `fts_only` row. The 
 recall (the service's hybrid recall over the project's and global memories, without access
 tracking: injection is not an access) injects what this session has not been shown yet. The
 first prompt is where the task is finally known, so it gets a full-size injection
-(`inject_limit` within `inject_budget_chars`), merged with what session-start showed: a
+(`inject_limit` within `inject_budget_chars`), in the predictor's order when it serves
+(`prompt_rank`: the pool scored with the prompt as context, recorded as phase 'prompt:1' for
+training), merged with what session-start showed: a
 recalled memory session-start already showed takes its place in the merged set (counted in
 the limit and budget, not repeated). Later prompts get up to `prompt_inject_limit` new ones.
 The agent is asked to rate exactly the ids of that answer: the ones it shows, and on the first
@@ -24,9 +26,11 @@ from kenning.core.types import MemoryFilter
 from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, prompt_text
+from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
 from kenning.store.memories import get_memories
+from kenning.store.predictor import record_pool
 from kenning.store.search import bm25_search
 
 FTS_LIMIT = 20
@@ -121,11 +125,16 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         found = get_memories(conn, fts_ids)
         hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
 
+    hits = [h for h in hits if _relevant(h, cfg.prompt_min_similarity)]
+    ranking = None
+    if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
+        ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
+        if ranking is not None:
+            by_id = {h.memory.id: h for h in hits}
+            hits = [by_id[m] for m in ranking.order if m in by_id]
     chosen, merged, used = [], [], 0
     for hit in hits:
         memory = hit.memory
-        if not _relevant(hit, cfg.prompt_min_similarity):
-            continue
         cost = item_cost(memory.content)
         if state.get(memory.id):  # already shown: part of the merged set on the first prompt
             if first and used + cost <= budget:
@@ -161,6 +170,8 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         store.mark_injected(wconn, req.session_key, existing, req.at, f"prompt:{index}")
         store.add_prompt(wconn, req.session_key, index, redact(req.prompt)[:20_000],
                          fts_hits=len(fts_ids), injected=chosen_ids, at=req.at)
+        if ranking is not None:
+            record_pool(wconn, req.session_key, PHASE, ranking.rows, req.at)
     checkpoint_id = None
     if deadline.allows("checkpoint", 5.0):
         checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
