@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -23,6 +24,15 @@ class ClientError(KenningError):
         self.status_code = status_code
 
 
+def _raise_for_error(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        try:
+            message = response.json().get("error") or response.text
+        except ValueError:
+            message = response.text
+        raise ClientError(message, response.status_code)
+
+
 class KenningClient:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -40,15 +50,24 @@ class KenningClient:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
-            raise DaemonUnavailable(f"no kenning daemon at {self.base_url} ({exc.__class__.__name__}); "
-                                    "start it with `kenning daemon start`") from exc
-        if response.status_code >= 400:
-            try:
-                message = response.json().get("error") or response.text
-            except ValueError:
-                message = response.text
-            raise ClientError(message, response.status_code)
+            raise self._unavailable(exc) from exc
+        _raise_for_error(response)
         return response.json()
+
+    def _unavailable(self, exc: Exception) -> DaemonUnavailable:
+        return DaemonUnavailable(f"no kenning daemon at {self.base_url} ({exc.__class__.__name__}); "
+                                 "start it with `kenning daemon start`")
+
+    def stream_text(self, path: str, *, params: dict | None = None) -> Iterator[str]:
+        """GET a streamed text answer chunk by chunk (exports)."""
+        try:
+            with self._http.stream("GET", path, params=params) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    _raise_for_error(response)
+                yield from response.iter_text()
+        except httpx.TransportError as exc:
+            raise self._unavailable(exc) from exc
 
     def is_up(self, timeout: float = 0.5) -> bool:
         try:
@@ -87,6 +106,9 @@ class KenningClient:
 
     def stats(self) -> dict:
         return self.request("GET", "/api/stats")
+
+    def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
+        return self.stream_text("/api/export", params={"format": fmt} | ({"project": project} if project else {}))
 
     # -- sessions and hooks (the /api/hooks contract) ------------------------------------
     def hook(self, event: str, body: dict, *, timeout: float | None = None) -> dict:

@@ -7,13 +7,14 @@ Components from other capabilities hang off this object as attributes built in `
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from kenning.core.config import Settings
 from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.codegraph import links as code_links
-from kenning.memory import write
+from kenning.memory import portable, write
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
@@ -210,6 +211,10 @@ class Kenning:
     def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
              offset: int = 0) -> tuple[list[Memory], int]:
         return store.list_memories(self.db.reader(), filters, limit=limit, offset=offset)
+
+    def export(self, fmt: str, filters: MemoryFilter | None = None) -> Iterator[str]:
+        """Live, current memories as `fmt` text chunks (memory.portable), read page by page."""
+        return portable.export_chunks(self.db.reader, fmt, filters)
 
     def stats(self) -> dict[str, Any]:
         data = store.stats(self.db.reader())

@@ -49,6 +49,8 @@ def test_local_mode_remember_recall_forget_export_import(tmp_path):
     md = tmp_path / "export.md"
     assert run(home, "export", "--out", str(md), "--format", "markdown").returncode == 0
     assert "Prefer ruff over flake8" in md.read_text()
+    again = run(home, "import", str(out))  # the JSON export reads back; the id is known: nothing new
+    assert again.returncode == 0 and "imported 0 memories (1 duplicates skipped)" in again.stdout, again.stderr
 
     jsonl = tmp_path / "in.jsonl"
     jsonl.write_text("\n".join(json.dumps({"content": f"imported fact {i}", "project": "demo",

@@ -17,6 +17,7 @@ from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
 from kenning.api.routes import documents, graph
+from kenning.api.routes import export as export_routes
 from kenning.api.routes import feedback as feedback_routes
 from kenning.api.routes import observer as observer_routes
 from kenning.api.routes import ingest as ingest_routes
@@ -43,6 +44,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.add_middleware(RequestGuard, settings=settings)
     app.include_router(health.router)
     app.include_router(memory.router)
+    app.include_router(export_routes.router)
     app.include_router(hooks.router)
     app.include_router(feedback_routes.router)
     app.include_router(sessions.router)

@@ -98,6 +98,9 @@ class RememberIn(_Body):
                                      "bytes as JSON.")
     derived_from: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=limits.MAX_RELATED_FILES)] = \
         Field(default_factory=list, description="Ids of the memories this one derives from.")
+    id: Annotated[str, Field(pattern=limits.MEMORY_ID_PATTERN)] | None = Field(
+        None, description="Keep this id (imports, exports read back); a memory stored with it already is "
+        "answered as a duplicate.")
 
     def to_draft(self) -> MemoryDraft:
         data = self.model_dump()

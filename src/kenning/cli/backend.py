@@ -5,6 +5,7 @@ Both answer with the same dict shapes as the HTTP API, so commands don't care wh
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from kenning.client import KenningClient
@@ -73,6 +74,9 @@ class LocalBackend:
 
     def stats(self) -> dict:
         return self.kenning.stats()
+
+    def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
+        return self.kenning.export(fmt, MemoryFilter(project=project))
 
 
 class DaemonBackend:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +16,7 @@ from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
+from kenning.memory import portable
 from kenning.retrieval.config import PRESETS
 
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
@@ -206,49 +207,57 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
         console.print(f"[bold]{key}[/bold]: {value}", highlight=False)
 
 
-def _import_records(path: Path) -> list[dict]:
-    """Parse and validate EVERY line before anything is stored; the error names the line."""
+def _import_records(path: Path, fmt: str | None, project: str | None) -> list[dict]:
+    """Parse and validate EVERY record before anything is stored; the error names the line or item."""
     from pydantic import ValidationError
 
     from kenning.api.schemas import RememberIn
     from kenning.memory.write import validate_draft
 
     cfg = settings()
-    records: list[dict] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         fail(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); nothing was imported", code=2)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
+    try:
+        records = portable.parse(text, fmt or portable.detect_format(path.name, text))
+    except KenningError as exc:
+        fail(f"{path}:{exc}; nothing was imported", code=2)
+    for record in records:
+        if project is not None and record.body.get("project") is None:
+            record.body["project"] = project
+        where = f"{path}:{record.where}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            fail(f"{where}: not JSON ({exc.msg}); nothing was imported", code=2)
-        if not isinstance(record, dict):
-            fail(f"{where}: each line must be a JSON object with a string 'content'; nothing was imported", code=2)
-        try:
-            validate_draft(RememberIn(**record).to_draft(), cfg.recall.max_content_chars, cfg.secrets)
+            validate_draft(RememberIn(**record.body).to_draft(), cfg.recall.max_content_chars, cfg.secrets)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors())
             fail(f"{where}: {problems}; nothing was imported", code=2)
         except KenningError as exc:
             fail(f"{where}: {exc}; nothing was imported", code=2)
-        records.append(record)
-    return records
+    return [record.body for record in records]
 
 
-def import_(path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                         help="JSONL: one remember body per line ({content, type?, …}).")) -> None:
-    """Import memories from JSONL, all or nothing: every line is validated before any is stored.
+def import_(
+    path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                help="JSONL or JSON (a kenning export or remember bodies), CLAUDE.md, AGENTS.md, "
+                                     ".cursorrules or other Markdown."),
+    format: Optional[str] = typer.Option(
+        None, "--format", "-f", help=f"Force the format: {', '.join(portable.IMPORT_FORMATS)}. "
+                                     "Default: from the file name, else the content."),
+    project: Optional[str] = typer.Option(None, "--project", "-p",
+                                          help="Project for the records that name none (a CLAUDE.md's rules)."),
+) -> None:
+    """Import memories, all or nothing: every record is validated before any is stored.
 
-    The local store takes the whole file in one transaction; through the daemon, batches of
-    up to IMPORT_BATCH go to /api/memory/batch (each atomic). Should the daemon fail part way
-    (disk full, stopped), the error says how many lines were stored and where to resume.
+    Memories that carry an id (kenning exports) keep it, and an id already stored is skipped, as is
+    an exact duplicate, so importing a file twice stores nothing new. The local store takes the whole
+    file in one transaction; through the daemon, batches of up to IMPORT_BATCH go to
+    /api/memory/batch (each atomic). Should the daemon fail part way (disk full, stopped), the error
+    says how many records were stored and where to resume.
     """
-    records = _import_records(path)
+    if format is not None and format not in portable.IMPORT_FORMATS:
+        fail(f"unknown format {format!r}: use one of {', '.join(portable.IMPORT_FORMATS)}", code=2)
+    records = _import_records(path, format, project)
     stored = deduped = done = 0
     with backend() as b, Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
                                   TimeRemainingColumn(), console=console) as progress:
@@ -270,30 +279,33 @@ def import_(path: Path = typer.Argument(..., exists=True, dir_okay=False, readab
 
 
 def export(
-    out: Path = typer.Option(..., "--out", "-o", help="File to write."),
-    format: str = typer.Option("json", "--format", "-f", help="json or markdown."),
+    out: Path = typer.Option(..., "--out", "-o", help="File to write ('-' for standard output)."),
+    format: str = typer.Option("json", "--format", "-f", help=", ".join(portable.EXPORT_FORMATS) + "."),
     project: Optional[str] = typer.Option(None, "--project", "-p"),
 ) -> None:
-    """Export live memories as JSON or Markdown."""
-    if format not in ("json", "markdown"):
-        fail(f"unknown format {format!r}: use json or markdown", code=2)
-    items: list[dict] = []
-    with backend() as b:
-        while True:
-            page = b.list(limit=1000, offset=len(items), project=project)
-            items.extend(page["items"])
-            if len(items) >= page["total"] or not page["items"]:
-                break
-    if format == "json":
-        out.write_text(json.dumps(items, indent=2, default=str), encoding="utf-8")
-    else:
-        lines = ["# kenning memories", ""]
-        for m in items:
-            tags = f" — tags: {', '.join(m['tags'])}" if m["tags"] else ""
-            lines += [f"## {m['type']} · {m['id']}", "", m["content"], "",
-                      f"*{m['created_at']} · project: {m['project'] or '-'} · importance {m['importance']}{tags}*", ""]
-        out.write_text("\n".join(lines), encoding="utf-8")
-    console.print(f"wrote {len(items)} memories to {out}")
+    """Export live memories as JSON, JSONL, Markdown or a CLAUDE.md; `kenning import` reads each back.
+
+    claude-md puts constraints and decisions first, one section per type, each memory's id in an
+    HTML comment under it (re-importing skips what is already stored). The file is written whole
+    or not at all.
+    """
+    if format not in portable.EXPORT_FORMATS:
+        fail(f"unknown format {format!r}: use one of {', '.join(portable.EXPORT_FORMATS)}", code=2)
+    if str(out) == "-":
+        with backend() as b:
+            for chunk in b.export(format, project):
+                sys.stdout.write(chunk)
+        return
+    partial = out.with_name(out.name + ".part")
+    try:
+        with backend() as b, partial.open("w", encoding="utf-8") as handle:
+            for chunk in b.export(format, project):
+                handle.write(chunk)
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+    count = len(portable.parse(out.read_text(encoding="utf-8"), format))
+    console.print(f"wrote {count} memories to {out}")
 
 
 def register(app: typer.Typer) -> None:

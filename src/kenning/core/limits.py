@@ -28,6 +28,7 @@ MAX_RELATED_FILES = 256
 MAX_PATH_CHARS = 1024
 MAX_METADATA_BYTES = 16_384
 MAX_JSON_DEPTH = 32
+MEMORY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"  # an id a caller (an import) may choose
 MAX_OFFSET = 2**63 - 1  # SQLite integers are signed 64-bit
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FUTURE_SLACK = timedelta(days=1)
@@ -137,6 +138,8 @@ def check_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS) -> Memor
         for path in paths:
             check_text(f"each of {field}", path, MAX_PATH_CHARS)
     check_metadata(draft.metadata)
+    if draft.id is not None and not (isinstance(draft.id, str) and re.fullmatch(MEMORY_ID_PATTERN, draft.id)):
+        raise InvalidInput(f"id {draft.id!r}: use 1-64 letters, digits, '_', '.', ':' or '-'")
     created_at = check_created_at(draft.created_at)
     return draft if created_at == draft.created_at else replace(draft, created_at=created_at)
 

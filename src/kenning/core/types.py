@@ -72,6 +72,7 @@ class MemoryDraft:
     created_at: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     derived_from: list[str] = field(default_factory=list)
+    id: str | None = None  # an imported memory keeps its id; one already stored with it is a duplicate
     type_explicit: bool = False  # the caller chose `type`: write rules keep it (no auto-protection)
 
 

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from kenning.core.clock import normalize_iso, now_iso
-from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 
@@ -69,10 +69,12 @@ def insert_memory(
     content = normalize_content(draft.content)
     if not content.storage:
         raise InvalidInput("content is empty")
+    if draft.id and conn.execute("SELECT 1 FROM memories WHERE id = ?", (draft.id,)).fetchone():
+        return draft.id, True
     existing = find_duplicate(conn, content.content_hash, draft.project)
     if existing:
         return existing, True
-    memory_id = new_memory_id()
+    memory_id = draft.id or new_memory_id()
     created = normalize_iso(draft.created_at) if draft.created_at else now_iso()
     conn.execute(
         "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
@@ -177,7 +179,7 @@ def recover_memory(conn, memory_id: str, *, actor: str | None = None) -> Memory:
         return memory
     duplicate = find_duplicate(conn, memory.content_hash, memory.project)
     if duplicate:
-        raise InvalidInput(f"cannot recover: memory {duplicate} holds the same content now")
+        raise Conflict(f"cannot recover: memory {duplicate} holds the same content now")
     conn.execute("UPDATE memories SET is_deleted = 0, deleted_at = NULL, updated_at = ? WHERE id = ?",
                  (now_iso(), memory_id))
     add_history(conn, memory_id, "recovered", actor=actor)
