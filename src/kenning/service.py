@@ -31,14 +31,16 @@ from kenning.predictor.service import Predictor
 from kenning.sessions.manager import SessionManager
 from kenning.store import memories as store
 from kenning.store.vectors import knn
-from kenning.store.db import Database, open_database
+from kenning.store.backend import describe as describe_store
+from kenning.store.backend import open_store
+from kenning.store.backend import StoreDatabase
 from kenning.workers.manager import WorkerManager
 
 
 class AccessTracker:
     """Counts recalls as accesses off the read path: queued, then flushed in one write tx."""
 
-    def __init__(self, db: Database, interval_s: float = 0.5) -> None:
+    def __init__(self, db: StoreDatabase, interval_s: float = 0.5) -> None:
         self.db = db
         self.interval_s = interval_s
         self._pending: list[str] = []
@@ -85,7 +87,7 @@ class Kenning:
     def __init__(self, settings: Settings, *, embedder: EmbeddingProvider | None = None) -> None:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
-        self.db = open_database(settings.db_path)
+        self.db = open_store(settings.store, settings.db_path)
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
         pipeline_hooks.install()  # decision auto-protection + enqueue extract job in the write tx
@@ -219,6 +221,6 @@ class Kenning:
     def stats(self) -> dict[str, Any]:
         data = store.stats(self.db.reader())
         data["embedding_model"] = self.embedder.model_id
-        data["db_path"] = str(self.settings.db_path)
+        data["db_path"] = describe_store(self.settings.store, self.settings.db_path)
         data["db_bytes"] = self.settings.db_path.stat().st_size if self.settings.db_path.exists() else 0
         return data

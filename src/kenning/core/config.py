@@ -18,6 +18,7 @@ from kenning.core.config_observer import ObserverSettings
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.config_predictor import PredictorSettings
 from kenning.core.config_sessions import SessionSettings
+from kenning.core.config_store import StoreSettings
 from kenning.core.errors import ConfigError
 
 DEFAULT_PORT = 3850
@@ -85,6 +86,7 @@ class Settings(_Strict):
         " redact → [REDACTED:kind]; reject → the write fails naming the kind; allow → stored as given."
         " See kenning.core.secrets.",
     )
+    store: StoreSettings = StoreSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
     recall: RecallSettings = RecallSettings()

@@ -108,6 +108,7 @@ def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = M
                 for hook in IN_TX_HOOKS:
                     hook(conn, memory_id, draft)
             results.append(RememberResult(memory_id, deduped))
+    note_bulk_write(len(drafts))  # the hold counts from the end of the batch, however slow it was
     return results
 
 

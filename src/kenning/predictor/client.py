@@ -313,7 +313,7 @@ def _widen_pipes(proc: subprocess.Popen) -> None:
         pass  # another OS, or /proc/sys/fs/pipe-max-size is lower: the default pipe still works
 
 
-def sidecar_argv(db_path: Path | None, checkpoint_path: Path | None, *, base_weights: Path | None = None,
+def sidecar_argv(db_path: str | Path | None, checkpoint_path: Path | None, *, base_weights: Path | None = None,
                  native_dim: int = 384, extra: list[str] | None = None) -> list[str]:
     argv = [sys.executable, "-m", "kenning.predictor.sidecar", "--native-dim", str(native_dim)]
     if db_path is not None:

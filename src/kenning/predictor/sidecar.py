@@ -41,7 +41,7 @@ from kenning.predictor.guard import expected_parent, start_guard
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
-from kenning.store.db import Database
+from kenning.store.backend import StoreDatabase, open_reader
 
 
 class RpcError(Exception):
@@ -53,7 +53,7 @@ class RpcError(Exception):
 class Engine:
     """Holds the serving model; trains clones; swaps atomically; saves checkpoints."""
 
-    def __init__(self, *, db_path: Path | None, checkpoint_path: Path | None,
+    def __init__(self, *, db_path: str | Path | None, checkpoint_path: Path | None,
                  base_weights: Path | None = None, native_dim: int = 384, seed: int = 0) -> None:
         self.db_path = db_path
         self.checkpoint_path = checkpoint_path
@@ -65,7 +65,7 @@ class Engine:
         self.training_pairs = 0
         self.last_trained: str | None = None
         self.load_error: str | None = None
-        self._db: Database | None = None
+        self._db: StoreDatabase | None = None
         self._train_lock = threading.Lock()
         self.flags = 0
         self.model_version = 0
@@ -91,11 +91,11 @@ class Engine:
     def trained(self) -> bool:
         return bool(self.flags & (ckpt.FLAG_FINETUNED | ckpt.FLAG_PRETRAINED_BASE))
 
-    def db(self) -> Database:
+    def db(self) -> StoreDatabase:
         if self.db_path is None:
             raise RpcError(-32002, "sidecar started without --db")
         if self._db is None:
-            self._db = Database(self.db_path, read_only=True)
+            self._db = open_reader(self.db_path)
         return self._db
 
     # -- methods ---------------------------------------------------------------
@@ -300,7 +300,7 @@ def _watch_parent(parent: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kenning.predictor.sidecar")
-    parser.add_argument("--db", type=Path)
+    parser.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL")
     parser.add_argument("--checkpoint", type=Path)
     parser.add_argument("--base-weights", type=Path)
     parser.add_argument("--native-dim", type=int, default=384)

@@ -78,6 +78,8 @@ def _rollback(conn: Connection) -> None:
 class Database:
     """A SQLite file with one writer connection and a reader connection per thread."""
 
+    backend = "sqlite"
+
     def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only

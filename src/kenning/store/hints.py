@@ -7,10 +7,12 @@ rank so the recall BM25 leg can merge hint matches with content matches by max.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import is_postgres
 from kenning.store.memories import filter_sql
 
 MAX_HINT_CHARS = 300
@@ -48,6 +50,21 @@ def search_hints(conn, fts_query: str, *, limit: int = 100, filters=None) -> lis
     if not fts_query.strip():
         return []
     where, params = filter_sql(filters, "m")
+    if is_postgres(conn):
+        from kenning.store.pg import search as pg
+
+        hits = pg.bm25(conn, "memory_hints_fts", re.findall(r'"([^"]+)"', fts_query), limit * 4)
+        if not hits:
+            return []
+        score = {rid: -value for rid, value in hits}  # FTS5's sign: more negative is better
+        marks = ",".join("?" * len(score))
+        rows = conn.execute(
+            f"SELECT h.rid, h.memory_id FROM memory_hints h JOIN memories m ON m.id = h.memory_id"
+            f" WHERE h.rid IN ({marks}) AND {where}", [*score, *params]).fetchall()
+        best: dict[str, float] = {}
+        for rid, memory_id in rows:
+            best[memory_id] = min(best.get(memory_id, score[rid]), score[rid])
+        return sorted(best.items(), key=lambda item: item[1])[:limit]
     rows = conn.execute(
         "WITH hits AS (SELECT rowid AS rid, bm25(memory_hints_fts) AS score FROM memory_hints_fts"
         "  WHERE memory_hints_fts MATCH ? ORDER BY score LIMIT ?)"

@@ -33,6 +33,7 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
+from kenning.store.backend import is_postgres
 from kenning.store.db import Database, IntegrityError
 
 STATUSES = ("pending", "leased", "completed", "dead")
@@ -147,6 +148,11 @@ def lease(db: Database, job_types: list[str] | tuple[str, ...], worker_id: str) 
     marks = ",".join("?" for _ in job_types)
     now = now_iso()
     with db.with_write_tx() as conn:
+        if is_postgres(conn):
+            from kenning.store.pg.search import lease_job
+
+            leased = lease_job(conn, job_types, worker_id, now)
+            return _row_to_job(leased) if leased else None
         row = conn.execute(
             f"SELECT id FROM memory_jobs WHERE status = 'pending' AND job_type IN ({marks})"
             " AND run_after <= ? ORDER BY priority DESC, created_at, id LIMIT 1",

@@ -102,8 +102,8 @@ def get_memory(conn, memory_id: str) -> Memory:
 
 def is_newer(conn, memory_id: str, than_id: str) -> bool:
     """True when `memory_id` was recorded after `than_id` (by created_at, then insertion order)."""
-    rows = dict(conn.execute("SELECT id, created_at || printf('%020d', rid) FROM memories WHERE id IN (?, ?)",
-                             (memory_id, than_id)).fetchall())
+    rows = {r[0]: (r[1], r[2]) for r in conn.execute(
+        "SELECT id, created_at, rid FROM memories WHERE id IN (?, ?)", (memory_id, than_id)).fetchall()}
     return memory_id in rows and than_id in rows and rows[memory_id] > rows[than_id]
 
 
@@ -246,7 +246,7 @@ def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, lis
     if f.until:
         clauses.append(f"{alias}.created_at <= ?")
         params.append(normalize_iso(f.until))
-    return (" AND ".join(clauses) or "1"), params
+    return (" AND ".join(clauses) or "1 = 1"), params
 
 
 def list_memories(
@@ -316,7 +316,7 @@ def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
                     ) -> dict[str, tuple[list[str], str | None]]:
     """id → (derived_from, metadata.amended_by) for the given ids (those matching `filters`
     when given; any state when not)."""
-    where, params = filter_sql(filters) if filters is not None else ("1", [])
+    where, params = filter_sql(filters) if filters is not None else ("1 = 1", [])
     found: dict[str, tuple[list[str], str | None]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]

@@ -384,7 +384,7 @@ def list_comparisons(
     if until:
         clauses.append("created_at <= ?")
         params.append(normalize_iso(until))
-    where = " AND ".join(clauses) or "1"
+    where = " AND ".join(clauses) or "1 = 1"
     total = conn.execute(f"SELECT COUNT(*) FROM predictor_comparisons WHERE {where}", params).fetchone()[0]
     rows = conn.execute(
         f"SELECT * FROM predictor_comparisons WHERE {where} ORDER BY created_at DESC, rowid DESC"

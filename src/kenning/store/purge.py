@@ -12,6 +12,7 @@ afterwards truncates the WAL that still holds the old page images.
 from __future__ import annotations
 
 from kenning.store import memories
+from kenning.store.backend import is_postgres
 from kenning.store.retention import purge_embeddings, purge_graph_links
 
 
@@ -39,6 +40,9 @@ def purge_everywhere(conn, memory_id: str, *, actor: str | None = None, reason: 
 
 
 def optimize_fts(conn) -> None:
-    """Merge the FTS segments so deleted documents' terms are dropped, not just marked deleted."""
+    """Merge the FTS segments so deleted documents' terms are dropped, not just marked deleted.
+    (On PostgreSQL the trigger deletes the row's tsvector outright: nothing to merge.)"""
+    if is_postgres(conn):
+        return
     for table in ("memories_fts", "memory_hints_fts"):
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from kenning.core.types import MemoryFilter
+from kenning.store.backend import is_postgres
 from kenning.store.memories import filter_sql
 from kenning.store.vectors import knn
 
@@ -20,12 +21,17 @@ STOP_WORDS = frozenset(
 )
 
 
-def fts_query(text: str, *, drop_stop_words: bool = True) -> str:
-    """An FTS5 MATCH expression: OR of quoted tokens (no syntax from the user reaches FTS5)."""
+def fts_tokens(text: str, *, drop_stop_words: bool = True) -> list[str]:
+    """The query's distinct lowercase word tokens (at most 64), stop words dropped unless that
+    leaves none."""
     tokens = [t.lower() for t in _FTS_TOKEN.findall(text) if t != "_"]
     kept = [t for t in tokens if not (drop_stop_words and t in STOP_WORDS)] or tokens
-    unique = list(dict.fromkeys(kept))
-    return " OR ".join(f'"{t}"' for t in unique[:64])
+    return list(dict.fromkeys(kept))[:64]
+
+
+def fts_query(text: str, *, drop_stop_words: bool = True) -> str:
+    """An FTS5 MATCH expression: OR of quoted tokens (no syntax from the user reaches FTS5)."""
+    return " OR ".join(f'"{t}"' for t in fts_tokens(text, drop_stop_words=drop_stop_words))
 
 
 def bm25_search(
@@ -42,6 +48,15 @@ def bm25_search(
         return []
     where, params = filter_sql(filters)
     fetch = max(limit * 4, 200)
+    if is_postgres(conn):
+        from kenning.store.pg import search as pg
+
+        tokens = fts_tokens(query)
+        for depth in (fetch, fetch * 8, None):
+            hits = pg.bm25(conn, "memories_fts", tokens, depth)
+            ranked = _filtered(conn, "rid", hits, where, params, limit)
+            if len(ranked) >= limit or depth is None or len(hits) < depth:
+                return ranked
     for depth in (fetch, fetch * 8):
         hits = [(r[0], -float(r[1])) for r in conn.execute(
             "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import is_postgres
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -28,6 +29,10 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) ->
     ).fetchone()
     if row:
         return row[0]
+    if is_postgres(conn):
+        from kenning.store.pg.search import upsert_embedding as pg_upsert
+
+        return pg_upsert(conn, content_hash, model, vector, now_iso())
     dims = int(np.asarray(vector).shape[-1])
     blob = to_blob(vector)
     cur = conn.execute(
@@ -75,6 +80,10 @@ def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, s
 
 def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
     """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
+    if is_postgres(conn):
+        from kenning.store.pg.search import knn as pg_knn
+
+        return pg_knn(conn, vector, model, k)
     from kenning.store.vector_index import index_for  # deferred: torch loads with the first search
 
     return index_for(conn, model).search(conn, vector, k)

@@ -49,11 +49,28 @@ def applied_versions(conn) -> set[int]:
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
+def for_backend(backend: str) -> list[Migration]:
+    """The migrations to run on `backend`: on postgres, each one with a Postgres twin
+    (store/pg/migrations) runs the twin instead, and m000 (SQLite's functions) comes first."""
+    found = discover()
+    if backend != "postgres":
+        return found
+    from kenning.store.pg.migrations import twins
+
+    pg = twins()
+    steps = [Migration(m.version, m.name, pg.pop(m.version, m.up)) for m in found]
+    extra = [Migration(version, "postgres", up) for version, up in pg.items()]
+    return sorted(steps + extra, key=lambda m: m.version)
+
+
 def migrate(db) -> list[int]:
     """Apply every pending migration in order, each in its own write transaction."""
     ran = []
-    for migration in discover():
+    postgres = db.backend == "postgres"
+    for migration in for_backend(db.backend):
         with db.with_write_tx() as conn:
+            if postgres:  # two daemons starting at once: one migrates, the other waits
+                conn.raw.execute("SELECT pg_advisory_xact_lock(1859)")
             if migration.version in applied_versions(conn):
                 continue
             migration.up(conn)

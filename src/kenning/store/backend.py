@@ -1,0 +1,97 @@
+"""The store interface both backends implement, and the one place that picks a backend.
+
+`Database` (SQLite, store/db.py) and `PostgresDatabase` (store/pg/db.py) expose the same
+surface: `with_write_tx()`, `reader()`, `snapshot()`, `close()`, `checkpoint()`; their
+connections the same DB-API subset. The store's modules are written once against it. The few
+operations whose SQL cannot be shared (full-text ranking, vector KNN, job leases, embedding
+upserts) branch on `is_postgres(conn)` inside store/ only; nothing outside store/ knows which
+backend runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from kenning.core.config_store import StoreSettings
+from kenning.core.errors import StoreError
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def fetchmany(self, size: int = ...) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    @property
+    def lastrowid(self) -> int | None: ...
+
+
+class Connection(Protocol):
+    """What the store's functions call on a connection (SQLite-dialect SQL, `?` parameters)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
+    def executemany(self, sql: str, seq: Any) -> Any: ...
+
+
+class StoreDatabase(Protocol):
+    """A store: one guarded writer, a reader per thread."""
+
+    backend: str
+    read_only: bool
+
+    def with_write_tx(self) -> AbstractContextManager[Connection]: ...
+    def reader(self) -> Connection: ...
+    def snapshot(self) -> AbstractContextManager[Connection]: ...
+    def checkpoint(self, attempts: int = ...) -> bool: ...
+    def close(self) -> None: ...
+
+
+def is_postgres(conn: Any) -> bool:
+    """True when `conn` is a PostgreSQL connection (store-internal dispatch only)."""
+    return getattr(conn, "backend", None) == "postgres"
+
+
+def open_store(store: StoreSettings, sqlite_path: Path) -> StoreDatabase:
+    """Open (creating if needed) and migrate the configured store."""
+    from kenning.store.migrations import migrate
+
+    if store.backend == "sqlite":
+        from kenning.store.db import Database
+
+        db: StoreDatabase = Database(sqlite_path)
+    else:
+        from kenning.store.pg.db import PostgresDatabase, require_pgvector
+
+        db = PostgresDatabase(store.url or "")
+        require_pgvector(db)
+    migrate(db)
+    return db
+
+
+def open_reader(location: str | Path) -> StoreDatabase:
+    """A read-only handle on an existing store: a SQLite file path or a postgresql:// URL
+    (child processes such as the predictor sidecar get the location as an argument)."""
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        from kenning.store.pg.db import PostgresDatabase
+
+        return PostgresDatabase(text, read_only=True)
+    from kenning.store.db import Database
+
+    return Database(Path(text), read_only=True)
+
+
+def describe(store: StoreSettings, sqlite_path: Path) -> str:
+    """Where the store lives, for status lines (no password)."""
+    if store.backend == "sqlite":
+        return str(sqlite_path)
+    from kenning.store.pg.db import redacted
+
+    return redacted(store.url or "")
+
+
+__all__ = ["Connection", "Cursor", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_reader", "open_store"]

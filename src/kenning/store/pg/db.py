@@ -1,0 +1,304 @@
+"""PostgreSQL connections with the same surface as `store.db.Database` (psycopg 3).
+
+One guarded writer connection and a reader connection per thread, as for SQLite, so the
+store's functions and their callers do not change: `with_write_tx()` (nests as SAVEPOINT),
+`reader()`, `snapshot()`. `PgConnection` wraps a psycopg connection in the DB-API subset the
+store uses (`execute` → cursor with fetchone/fetchall/fetchmany/rowcount/lastrowid, rows that
+index by position and by name) and translates each statement from the SQLite dialect
+(`store.pg.translate`). Client-side binding keeps SQLite's loose parameter typing (a NULL
+compared with `?`, a text timestamp passed to `julianday(?)`).
+
+Postgres aborts a whole transaction on a failed statement where SQLite fails only the
+statement; the store relies on the latter (`except IntegrityError` after a racing insert),
+so inside a write transaction each INSERT/UPDATE runs under a savepoint.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.adapt import Loader
+
+from kenning.core.errors import StoreError
+from kenning.store.db import IntegrityError, OperationalError
+from kenning.store.pg.translate import translate
+
+CONNECT_TIMEOUT_S = 10
+
+
+class PgIntegrityError(IntegrityError):
+    """A constraint violation on PostgreSQL, catchable as `store.db.IntegrityError`."""
+
+
+class PgOperationalError(OperationalError):
+    """A failed statement on PostgreSQL, catchable as `store.db.OperationalError`."""
+
+
+class Row(tuple):
+    """A result row: by position like a tuple, by column name like sqlite's Row; dict(row) works."""
+
+    _names: tuple[str, ...] = ()
+
+    def keys(self) -> tuple[str, ...]:
+        return self._names
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            try:
+                return tuple.__getitem__(self, self._names.index(key))
+            except ValueError:
+                raise IndexError(f"no column named {key!r}") from None
+        return tuple.__getitem__(self, key)
+
+
+_ROW_TYPES: dict[tuple[str, ...], type[Row]] = {}
+
+
+def _row_factory(cursor):
+    names = tuple(c.name for c in cursor.description or ())
+    row_type = _ROW_TYPES.get(names)
+    if row_type is None:
+        row_type = _ROW_TYPES[names] = type("Row", (Row,), {"_names": names})
+    return row_type
+
+
+class _NumericLoader(Loader):
+    """numeric (SUM over bigint, AVG) → int or float, never Decimal (as SQLite returns)."""
+
+    def load(self, data):
+        value = Decimal(bytes(data).decode())
+        return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value
+
+
+class PgCursor:
+    """The finished result of one statement."""
+
+    def __init__(self, conn: PgConnection, cursor: psycopg.ClientCursor) -> None:
+        self._conn = conn
+        self._cursor = cursor
+        self.rowcount = cursor.rowcount
+        self.description = cursor.description
+
+    def fetchone(self):
+        return self._cursor.fetchone() if self._cursor.description else None
+
+    def fetchall(self) -> list:
+        return self._cursor.fetchall() if self._cursor.description else []
+
+    def fetchmany(self, size: int = 1000) -> list:
+        return self._cursor.fetchmany(size) if self._cursor.description else []
+
+    def __iter__(self):
+        return iter(self.fetchall())
+
+    @property
+    def lastrowid(self) -> int:
+        """The identity value the last INSERT on this connection drew (SQLite's lastrowid)."""
+        return int(self._conn.raw.execute("SELECT lastval()").fetchone()[0])
+
+
+class PgConnection:
+    """A psycopg connection speaking the store's (SQLite-dialect) DB-API subset."""
+
+    backend = "postgres"
+
+    def __init__(self, raw: psycopg.Connection) -> None:
+        self.raw = raw
+        self.in_write_tx = False
+
+    def _primary_key(self, table: str) -> tuple[str, ...]:
+        return _primary_key(self.raw, table)
+
+    def execute(self, sql: str, params: Any = ()) -> PgCursor:
+        text = translate(sql, self._primary_key)
+        values = tuple(_param(p) for p in (params or ()))
+        cursor = psycopg.ClientCursor(self.raw, row_factory=_row_factory)
+        if not (self.in_write_tx and text.lstrip()[:6].upper() in ("INSERT", "UPDATE")):
+            try:
+                cursor.execute(text, values)
+            except psycopg.Error as exc:
+                raise _mapped(exc) from exc
+            return PgCursor(self, cursor)
+        # SAVEPOINT; statement; RELEASE in one round trip (client-side binding allows several
+        # statements), so a failed statement is undone alone, as in SQLite.
+        statement = cursor.mogrify(text, values)
+        try:
+            cursor.execute(f"SAVEPOINT stmt; {statement}; RELEASE SAVEPOINT stmt")
+        except psycopg.Error as exc:
+            self.raw.execute("ROLLBACK TO SAVEPOINT stmt")
+            self.raw.execute("RELEASE SAVEPOINT stmt")
+            raise _mapped(exc) from exc
+        cursor.nextset()  # from SAVEPOINT's result to the statement's
+        return PgCursor(self, cursor)
+
+    def executemany(self, sql: str, seq) -> PgCursor | None:
+        last = None
+        for params in seq:
+            last = self.execute(sql, params)
+        return last
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _mapped(exc: psycopg.Error) -> Exception:
+    if isinstance(exc, psycopg.IntegrityError):
+        return PgIntegrityError(str(exc))
+    return PgOperationalError(str(exc))
+
+
+def _primary_key(raw: psycopg.Connection, table: str) -> tuple[str, ...]:
+    rows = raw.execute(
+        "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+        " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary",
+        (table,),
+    ).fetchall()
+    return tuple(r[0] for r in rows)
+
+
+def connect(url: str) -> psycopg.Connection:
+    """An autocommit psycopg connection, with errors a user can act on."""
+    try:
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"cannot reach PostgreSQL at {redacted(url)}: {first}") from exc
+    raw.adapters.register_loader("numeric", _NumericLoader)
+    return raw
+
+
+def redacted(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+class PostgresDatabase:
+    """A PostgreSQL database with one writer connection and a reader connection per thread."""
+
+    backend = "postgres"
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.url = url
+        self.path = redacted(url)  # shown where SQLite shows its file
+        self.read_only = read_only
+        self._write_lock = threading.RLock()
+        self._writer: PgConnection | None = None
+        self._depth = 0
+        self._local = threading.local()
+        self._all: list[PgConnection] = []
+        self._all_lock = threading.Lock()
+        self._open().close()  # fail now, with a clear message, if the server is unreachable
+
+    def _open(self) -> PgConnection:
+        conn = PgConnection(connect(self.url))
+        with self._all_lock:
+            self._all.append(conn)
+        return conn
+
+    def reader(self) -> PgConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.raw.closed:
+            conn = self._local.conn = self._open()
+        return conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[PgConnection]:
+        conn = self.reader()
+        conn.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield conn
+        finally:
+            conn.raw.execute("COMMIT")
+
+    @contextmanager
+    def with_write_tx(self) -> Iterator[PgConnection]:
+        """One write transaction (SAVEPOINT when nested); commit or roll back."""
+        if self.read_only:
+            raise StoreError("this database handle is read-only")
+        with self._write_lock:
+            if self._writer is None or self._writer.raw.closed:
+                self._writer = self._open()
+            conn = self._writer
+            if self._depth > 0:
+                name = f"sp{self._depth}"
+                conn.raw.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield conn
+                except BaseException:
+                    conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                    conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+                    raise
+                else:
+                    conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+                finally:
+                    self._depth -= 1
+                return
+            conn.raw.execute("BEGIN")
+            self._depth = 1
+            conn.in_write_tx = True
+            try:
+                yield conn
+            except BaseException:
+                conn.raw.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    conn.raw.execute("COMMIT")
+                except psycopg.Error as exc:
+                    raise StoreError(f"could not commit: {exc}") from exc
+            finally:
+                conn.in_write_tx = False
+                self._depth = 0
+
+    def checkpoint(self, attempts: int = 40) -> bool:
+        """SQLite's WAL truncation has no twin here: the server manages its own WAL."""
+        return True
+
+    def close(self) -> None:
+        with self._write_lock, self._all_lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except psycopg.Error:
+                    pass
+            self._all.clear()
+            self._writer = None
+        self._local = threading.local()
+
+
+def require_pgvector(db: PostgresDatabase) -> None:
+    """Create the pgvector extension if it is missing; a clear error when the server lacks it."""
+    conn = db.reader()
+    if conn.raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    available = conn.raw.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    if not available:
+        raise StoreError(f"PostgreSQL at {db.path} has no pgvector extension: install pgvector on the server"
+                         " (https://github.com/pgvector/pgvector) and retry")
+    try:
+        conn.raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot enable pgvector on {db.path} ({str(exc).strip().splitlines()[0]}): run"
+                         " 'CREATE EXTENSION vector' as a superuser once") from exc

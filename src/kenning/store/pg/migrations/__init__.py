@@ -1,0 +1,76 @@
+"""PostgreSQL twins of the SQLite migrations whose DDL cannot be translated (triggers, FTS5,
+sqlite_master lookups), keyed by the same version; `m000` defines the SQLite functions the
+store's SQL uses. Every other migration runs on Postgres as written, through
+`store.pg.translate` (the runner in `store.migrations` does the merge)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from typing import Callable
+
+_NAME = re.compile(r"^m(\d{3})_(\w+)$")
+
+
+def twins() -> dict[int, Callable]:
+    """version → up(conn) of each Postgres twin migration."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        match = _NAME.match(info.name)
+        if match:
+            found[int(match.group(1))] = importlib.import_module(f"{__name__}.{info.name}").up
+    return found
+
+
+def run_portable(conn, sql: str) -> None:
+    """Run a SQLite migration's statements through the translator, leaving out its triggers and
+    FTS5 tables (the calling twin creates their Postgres equivalents)."""
+    from kenning.store.db import execute_script
+    from kenning.store.pg.translate import Untranslatable
+
+    statements: list[str] = []
+
+    class _Collect:
+        def execute(self, statement: str, params=()):
+            statements.append(statement)
+
+    execute_script(_Collect(), sql)  # type: ignore[arg-type]
+    for statement in statements:
+        try:
+            conn.execute(statement)
+        except Untranslatable:
+            continue
+
+
+def fts_sql(table: str, fts_table: str, body: str, columns: str) -> str:
+    """DDL for `fts_table` (rid, tsvector, token count), kept in step with `table` by a trigger on
+    `columns`, and its row in fts_totals (documents and tokens, for BM25's average length).
+    `body` is the indexed text as an expression over NEW."""
+    return f"""
+CREATE TABLE {fts_table} (rid BIGINT PRIMARY KEY, fts tsvector NOT NULL, len INTEGER NOT NULL);
+CREATE INDEX idx_{fts_table} ON {fts_table} USING gin (fts);
+INSERT INTO fts_totals VALUES ('{fts_table}', 0, 0);
+CREATE FUNCTION {fts_table}_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    v tsvector;
+    n integer;
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        DELETE FROM {fts_table} WHERE rid = OLD.rid RETURNING len INTO n;
+        IF n IS NOT NULL THEN
+            UPDATE fts_totals SET docs = docs - 1, tokens = tokens - n WHERE name = '{fts_table}';
+        END IF;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        v := kenning_tsv({body});
+        n := kenning_tsv_len(v);
+        INSERT INTO {fts_table}(rid, fts, len) VALUES (NEW.rid, v, n);
+        UPDATE fts_totals SET docs = docs + 1, tokens = tokens + n WHERE name = '{fts_table}';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER {fts_table}_ai AFTER INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+CREATE TRIGGER {fts_table}_au AFTER UPDATE OF {columns} ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+CREATE TRIGGER {fts_table}_ad AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+"""

@@ -1,0 +1,19 @@
+"""m001 on Postgres: the memories tables as in SQLite; FTS5 becomes a `memories_fts` side table
+(rid, tsvector, token count) kept by a trigger, with corpus totals for BM25 (`store.pg.search`)."""
+
+from kenning.store.migrations.m001_memories import SCHEMA
+from kenning.store.pg.migrations import fts_sql, run_portable
+
+FUNCTIONS = r"""
+CREATE TABLE fts_totals (name TEXT PRIMARY KEY, docs BIGINT NOT NULL, tokens BIGINT NOT NULL);
+CREATE FUNCTION kenning_tsv(body text) RETURNS tsvector LANGUAGE sql IMMUTABLE AS
+$$ SELECT to_tsvector('english', body) $$;
+CREATE FUNCTION kenning_tsv_len(v tsvector) RETURNS integer LANGUAGE sql IMMUTABLE AS
+$$ SELECT COALESCE(SUM(COALESCE(array_length(positions, 1), 1)), 0)::integer FROM unnest(v) $$;
+"""
+
+
+def up(conn) -> None:
+    run_portable(conn, SCHEMA)
+    conn.raw.execute(FUNCTIONS)
+    conn.raw.execute(fts_sql("memories", "memories_fts", "NEW.content || ' ' || NEW.tags", "content, tags"))
