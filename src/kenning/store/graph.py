@@ -289,7 +289,7 @@ def list_entities(
     order: str = "mentions",
 ) -> tuple[list[dict[str, Any]], int]:
     """Entities by mentions or by relations (desc), optionally filtered by a name substring and type."""
-    clauses, params = ["1"], []
+    clauses, params = ["1 = 1"], []
     if order == "relations":
         clauses.append("EXISTS (SELECT 1 FROM relations r WHERE r.source_entity_id = entities.id"
                        " OR r.target_entity_id = entities.id)")

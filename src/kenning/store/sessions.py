@@ -121,7 +121,7 @@ def end_session(conn, session_key: str, at: str) -> None:
 def list_sessions(
     conn, *, limit: int = 50, offset: int = 0, project: str | None = None
 ) -> tuple[list[dict[str, Any]], int]:
-    where, params = ("s.project = ?", [project]) if project is not None else ("1", [])
+    where, params = ("s.project = ?", [project]) if project is not None else ("1 = 1", [])
     total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
     rows = conn.execute(
         "SELECT s.session_key, s.harness, s.project, s.cwd, s.started_at, s.ended_at, s.status,"
