@@ -152,12 +152,54 @@ def test_a_later_session_amends_the_rule_across_sessions(http):
     assert new_rule["superseded_by"] is None and new_rule["created_at"].startswith("2025-02-10")
     assert new_rule["derived_from"] and new_rule["derived_from"][0] in {m["id"] for m in session_memories(http, new_key)}
     old_episodes = session_memories(http, old_key, type="episode")
-    assert old_episodes and all(e["metadata"]["amended_by"] == new_rule["id"] for e in old_episodes)
+    assert old_episodes and all(e["metadata"]["amended_by"] == [new_rule["id"]] for e in old_episodes)
     hits = http.post("/api/memory/recall", json={
         "query": "sync keeps duplicate contacts; fix merge_records collisions", "project": project}).json()["results"]
     sessions = [h["id"] in {m["id"] for m in session_memories(http, new_key)} for h in hits]
     assert sessions and sessions[0]  # the amended rule ranks before anything from the stale chat
     assert old_rule["id"] not in [h["id"] for h in hits]  # superseded: not recalled
+
+
+AMENDED_AGAIN = [
+    ("user", "Another amendment to the merge rule: ties between equally filled records need a winner."),
+    ("assistant", "Amended rule, superseding the most-filled rule: merge_records keys on the lowercased email, the "
+                  "record with the most filled fields wins, and on a tie the CRM record is kept."),
+]
+
+
+def test_a_stale_chat_comes_right_after_the_latest_amendment(http):
+    project = f"crm2-{uuid.uuid4().hex[:6]}"
+    old_key, _ = chat(http, project, "2025-01-10T10:00:00Z", SETTLED)
+    mid_key, _ = chat(http, project, "2025-02-10T10:00:00Z", AMENDED)
+    new_key, summary = chat(http, project, "2025-03-10T10:00:00Z", AMENDED_AGAIN)
+    mid_rule = next(m for m in session_memories(http, mid_key) if "Amended rule" in m["content"])
+    assert mid_rule["id"] in summary["extraction"]["superseded"]  # the amendment is amended in turn
+    old_episodes = session_memories(http, old_key, type="episode")
+    assert old_episodes and all(e["metadata"]["amended_by"] == [mid_rule["id"]] for e in old_episodes)
+    # the query is the stale chat's own words: it matches them best, yet the latest rule comes first
+    # (through the chain of amendments) and the stale chat still shows, right after it
+    hits = http.post("/api/memory/recall", json={"query": SETTLED[0][1], "project": project}).json()["results"]
+    session_of = {m["id"]: k for k in (old_key, mid_key, new_key) for m in session_memories(http, k)}
+    order = [session_of.get(h["id"]) for h in hits]
+    assert order[0] == new_key, order
+    assert old_key in order and mid_rule["id"] not in [h["id"] for h in hits]
+    stale = next(h for h in hits if session_of.get(h["id"]) == old_key)
+    assert stale["score"] < hits[0]["score"] and any("amended by" in r for r in stale["reasons"])
+
+
+def test_session_start_and_the_first_prompt_share_the_opening_budget(http):
+    project, key = f"bud-{uuid.uuid4().hex[:6]}", f"sess-{uuid.uuid4().hex}"
+    filler = " ".join(["the regional finance team reviews these totals every quarter"] * 6)
+    memories = [{"content": f"Invoice rule {i}: region {i} rounds invoice totals half-even to cents; {filler}",
+                 "project": project, "importance": 0.9} for i in range(40)]
+    assert http.post("/api/memory/batch", json={"memories": memories}).status_code == 200
+    start = hook(http, "session-start", {"session_key": key, "project": project, "context": "invoices"})
+    first = hook(http, "user-prompt-submit", {"session_key": key, "prompt": "How are invoice totals rounded to cents?"})
+    # session-start cannot know the task: a short opening (start_budget_chars 2000 + its frame) ...
+    assert start["memory_ids"] and len(start["inject"]) <= 2000 + 400
+    # ... and the first prompt, where the task is known, gets the rest of the 6000-character budget
+    assert len(first["memory_ids"]) >= 5 and not set(first["memory_ids"]) & set(start["memory_ids"])
+    assert len(start["inject"]) + len(first["inject"]) <= 8000
 
 
 def test_related_remembers_never_supersede_each_other(http):

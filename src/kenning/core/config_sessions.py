@@ -23,9 +23,17 @@ class SessionSettings(BaseModel):
     max_candidates: int = Field(
         100, ge=1, le=1000, description="Upper bound on the candidate pool whatever the corpus size."
     )
-    inject_limit: int = Field(12, ge=0, le=200, description="Memories injected at session start (top-k).")
+    inject_limit: int = Field(
+        12, ge=0, le=200, description="Memories injected at session start, and at most on the first prompt (top-k)."
+    )
     inject_budget_chars: int = Field(
-        6000, ge=200, le=200_000, description="Character budget for the session-start injection text."
+        6000, ge=200, le=200_000,
+        description="Character budget of a session's opening injection: session-start and the first prompt together.",
+    )
+    start_budget_chars: int = Field(
+        2000, ge=0, le=200_000,
+        description="The part of inject_budget_chars session-start may use: the task is known only at the first"
+        " prompt, which gets the rest (at least prompt_budget_chars).",
     )
     prompt_inject_limit: int = Field(5, ge=0, le=100, description="New memories injected per prompt.")
     prompt_budget_chars: int = Field(

@@ -1,10 +1,13 @@
-"""Provenance stage: a derived memory and its sources take one slot; amended rules rank first.
+"""Provenance stage: a derived memory and its sources take one slot; amended rules come after their amendment.
 
 After fusion (and session context), over the top `TOP` hits:
-1. Amendments first: a hit whose memory holds a rule that a later decision amended
-   (`metadata.amended_by`, set at session end) ranks below the amending memory: the amendment
-   joins the hits when no leg found it (if the filters allow it), and the stale hit's score
-   becomes at most half of the amendment's.
+1. Amendments first: a hit whose memory holds a rule that later decisions amended
+   (`metadata.amended_by`, set at session end) hands its place to its amendments and comes right
+   after them (an amendment amended in turn: the live end of its `superseded_by` chain): each
+   amendment joins the hits when no leg found it (if the filters allow it) and
+   scores at least what the stale hit scored; the stale hit then scores `STALE_FACTOR` of the
+   weakest of them. So the stale chat never comes alone or first, and stays next to the rule
+   that replaced it (a chat that agreed with the amended rule still shows, just after it).
 2. Collapse: a hit derived from other hits (`derived_from`, e.g. a decision extracted from an
    episode) absorbs them: one slot with the best score of the group, the derived text, and the
    sources' ids in `sources` (and the legs that found any of them).
@@ -13,10 +16,12 @@ After fusion (and session context), over the top `TOP` hits:
 from __future__ import annotations
 
 from kenning.retrieval.fusion import FusedHit
-from kenning.store.memories import provenance_rows
+from kenning.store.memories import live_successors, provenance_rows
 
 TOP = 100
-STALE_FACTOR = 0.5
+# measured on bench/coding_memory.py (sde dev split): 0.5 pushed the chats that agreed with an
+# amended rule (a conversation task's twin) out of the top 10; "right after" is what is asked
+STALE_FACTOR = 0.9
 
 
 def provenance(ctx, hits: list[FusedHit]) -> list[FusedHit]:
@@ -25,23 +30,27 @@ def provenance(ctx, hits: list[FusedHit]) -> list[FusedHit]:
     head, tail = hits[:TOP], hits[TOP:]
     rows = provenance_rows(ctx.conn, [h.memory_id for h in head])
     by_id = {h.memory_id: h for h in head}
-    amenders = {rows[i][1] for i in by_id if i in rows and rows[i][1]}
+    amenders = {a for i in by_id if i in rows for a in rows[i][1]}
     if amenders:
-        allowed = set(provenance_rows(ctx.conn, sorted(amenders), ctx.filters))
+        live = live_successors(ctx.conn, sorted(amenders))  # an amendment amended later: its successor
+        allowed = set(provenance_rows(ctx.conn, sorted(set(live.values())), ctx.filters))
         rows.update(provenance_rows(ctx.conn, sorted(allowed - set(rows))))
-        for hit in list(by_id.values()):
-            amender = rows.get(hit.memory_id, ([], None))[1]
-            if amender not in allowed:
+        for hit in sorted(by_id.values(), key=lambda h: -h.score):
+            later = list(dict.fromkeys(live[a] for a in rows.get(hit.memory_id, ([], []))[1] if a in live))
+            later = [a for a in later if a in allowed and a != hit.memory_id]
+            if not later:
                 continue
-            if amender not in by_id:
-                by_id[amender] = FusedHit(amender, hit.score, legs=dict(hit.legs),
-                                          reasons=["amends a rule held by a hit"])
-            hit.score = min(hit.score, by_id[amender].score) * STALE_FACTOR
-            hit.reasons.append(f"holds a rule amended by {amender}")
+            for amender in later:
+                if amender not in by_id:
+                    by_id[amender] = FusedHit(amender, hit.score, legs=dict(hit.legs),
+                                              reasons=["amends a rule held by a hit"])
+                by_id[amender].score = max(by_id[amender].score, hit.score)
+            hit.score = min(hit.score, min(by_id[a].score for a in later) * STALE_FACTOR)
+            hit.reasons.append(f"holds a rule amended by {', '.join(later)}")
     for hit in sorted(by_id.values(), key=lambda h: -h.score):
         if hit.memory_id not in by_id:
             continue  # absorbed already
-        for source in rows.get(hit.memory_id, ([], None))[0]:
+        for source in rows.get(hit.memory_id, ([], []))[0]:
             absorbed = by_id.pop(source, None) if source != hit.memory_id else None
             if absorbed is not None:
                 hit.score = max(hit.score, absorbed.score)

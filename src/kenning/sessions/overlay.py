@@ -11,7 +11,8 @@ said, typed by the caller (decision / constraint / preference / gotcha; no auto-
    without), from other sessions, non-destructively (`superseded_by`, `valid_until`). Only an
    older memory loses, so supersession never forms a cycle. The live memories of the session
    that settled the stale rule (its episodes and other rules: the chat that holds the old
-   subject) get `metadata.amended_by`, so recall ranks them below the amendment.
+   subject) get `metadata.amended_by` (the list of the rules that amended it), so recall ranks
+   them right after the amendments.
 Embeddings are computed before any transaction; the supersession writes happen in one.
 """
 
@@ -112,7 +113,9 @@ def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list
             pstore.supersede(wconn, old_id, new_id, reason="amended by a later decision on the same subject",
                              actor=SOURCE, at=at)
             for stale in store.stale_companions(wconn, old):  # the chat that settled the old rule
-                mstore.update_memory(wconn, stale.id, {"metadata": {**stale.metadata, "amended_by": new_id}},
+                amended = stale.metadata.get("amended_by") or []  # every later rule on its subjects
+                amended = [*([amended] if isinstance(amended, str) else amended), new_id]
+                mstore.update_memory(wconn, stale.id, {"metadata": {**stale.metadata, "amended_by": list(dict.fromkeys(amended))}},
                                      actor=SOURCE, reason=f"holds a rule amended by {new_id}")
     return list(plan)
 

@@ -4,12 +4,14 @@ Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hi
 on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
 recall (the service's hybrid recall over the project's and global memories, without access
 tracking: injection is not an access) injects what this session has not been shown yet. The
-first prompt is where the task is finally known, so it gets a full-size injection
-(`inject_limit` within `inject_budget_chars`), in the predictor's order when it serves
-(`prompt_rank`: the pool scored with the prompt as context, recorded as phase 'prompt:1' for
-training), merged with what session-start showed: a
-recalled memory session-start already showed takes its place in the merged set (counted in
-the limit and budget, not repeated). Later prompts get up to `prompt_inject_limit` new ones.
+first prompt is where the task is finally known, so it gets a full-size injection: up to
+`inject_limit`, within what session-start left of the opening budget `inject_budget_chars`
+(session-start uses at most `start_budget_chars` of it; the first prompt gets at least
+`prompt_budget_chars`), in the predictor's order when it serves (`prompt_rank`: the pool scored
+with the prompt as context, recorded as phase 'prompt:1' for training), merged with what
+session-start showed: a recalled memory session-start already showed takes its place in the
+merged set (counted in the limit, not repeated). Later prompts get up to `prompt_inject_limit`
+new ones.
 The agent is asked to rate exactly the ids of that answer: the ones it shows, and on the first
 prompt the merged session-start ones (agent-relevance-feedback seed). Feedback is a running mean in −1..1; ids the
 session never saw and non-numeric or out-of-range scores are ignored, never an error.
@@ -107,7 +109,12 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     fts = bm25_search(conn, req.prompt, filters, FTS_LIMIT)
     first = int(session.get("prompt_count") or 0) == 0
     limit = cfg.inject_limit if first else cfg.prompt_inject_limit
-    budget = cfg.inject_budget_chars if first else cfg.prompt_budget_chars
+    budget = cfg.prompt_budget_chars
+    used = 0
+    if first:  # session-start and the first prompt share the opening budget
+        used = sum(item_cost(r.get("content") or "") for r in store.session_memories(conn, req.session_key)
+                   if r.get("inject_phase") == "session-start")
+        budget = max(cfg.inject_budget_chars, used + cfg.prompt_budget_chars)
     hits = None
     if limit:
         try:
@@ -132,14 +139,13 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         if ranking is not None:
             by_id = {h.memory.id: h for h in hits}
             hits = [by_id[m] for m in ranking.order if m in by_id]
-    chosen, merged, used = [], [], 0
+    chosen, merged = [], []
     for hit in hits:
         memory = hit.memory
         cost = item_cost(memory.content)
-        if state.get(memory.id):  # already shown: part of the merged set on the first prompt
-            if first and used + cost <= budget:
+        if state.get(memory.id):  # already shown (and counted): part of the merged set on the first prompt
+            if first:
                 merged.append(memory.id)
-                used += cost
         elif used + cost <= budget:
             chosen.append(hit)
             used += cost

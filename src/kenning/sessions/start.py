@@ -205,7 +205,7 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
         for cand in order:
             cand.final = cand.effective
     chosen = deps.diversity_select(
-        order, limit=cfg.inject_limit, budget_chars=cfg.inject_budget_chars,
+        order, limit=cfg.inject_limit, budget_chars=min(cfg.start_budget_chars, cfg.inject_budget_chars),
         threshold=cfg.diversity_threshold, decay=cfg.diversity_decay, floor=cfg.diversity_floor,
     )
     injected = []

@@ -313,11 +313,11 @@ def session_neighbours(conn, hit_ids: list[str], window: int, filters: MemoryFil
 
 
 def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
-                    ) -> dict[str, tuple[list[str], str | None]]:
-    """id → (derived_from, metadata.amended_by) for the given ids (those matching `filters`
-    when given; any state when not)."""
+                    ) -> dict[str, tuple[list[str], list[str]]]:
+    """id → (derived_from, metadata.amended_by as a list) for the given ids (those matching
+    `filters` when given; any state when not)."""
     where, params = filter_sql(filters) if filters is not None else ("1 = 1", [])
-    found: dict[str, tuple[list[str], str | None]] = {}
+    found: dict[str, tuple[list[str], list[str]]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         rows = conn.execute(
@@ -325,7 +325,33 @@ def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
             f" WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", [*chunk, *params],
         ).fetchall()
         for row in rows:
-            found[row[0]] = (json.loads(row[1] or "[]"), row[2])
+            amended = row[2] or "[]"  # a list of ids (one id: a store written before the list)
+            found[row[0]] = (json.loads(row[1] or "[]"), json.loads(amended) if amended.startswith("[") else [amended])
+    return found
+
+
+def live_successors(conn, ids: list[str], max_hops: int = 8) -> dict[str, str]:
+    """id → the live memory at the end of its `superseded_by` chain (itself when live); ids whose
+    chain ends in a deleted memory (or runs past `max_hops`) are left out."""
+    found: dict[str, str] = {}
+    current = {i: i for i in ids}
+    for _ in range(max_hops):
+        if not current:
+            break
+        targets = sorted(set(current.values()))
+        rows = {r[0]: (r[1], r[2]) for start in range(0, len(targets), 500) for r in conn.execute(
+            f"SELECT id, superseded_by, is_deleted FROM memories WHERE id IN ({','.join('?' * len(targets[start:start + 500]))})",
+            targets[start:start + 500])}
+        following: dict[str, str] = {}
+        for origin, at in current.items():
+            successor, deleted = rows.get(at, (None, 1))
+            if deleted:
+                continue
+            if successor is None:
+                found[origin] = at
+            else:
+                following[origin] = successor
+        current = following
     return found
 
 
