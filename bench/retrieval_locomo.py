@@ -67,7 +67,6 @@ def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def build_config(preset_name: str, overrides: dict[str, Any]):
-    import kenning.retrieval.extras  # noqa: F401  registers the graph/dampening/rerank/hints/full presets
     from kenning.retrieval.config import preset
 
     cfg = preset(preset_name)

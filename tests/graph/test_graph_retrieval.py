@@ -9,7 +9,7 @@ import pytest
 from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.retrieval.config import PRESETS
 from kenning.retrieval.dampening import DampeningParams, gravity_factor, hub_factor, resolution_factor
-from kenning.retrieval.extras import config_from_settings
+from kenning.retrieval.catalogue import config_from_settings
 from kenning.retrieval.fusion import FusedHit
 from kenning.retrieval.graph_leg import graph_lookup, query_tokens
 from kenning.retrieval.hints import merge_by_max

@@ -8,7 +8,8 @@ import numpy as np
 
 from kenning.core.types import MemoryDraft
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
-from kenning.pipeline.hints import offline_hints, parse_hints
+from kenning.pipeline.hints import parse_hints
+from kenning.providers.offline_rules import hints as offline_hints
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.offline import OfflineProvider
 from kenning.retrieval.config import PRESETS

@@ -8,12 +8,10 @@ questions built from the memory's entities and leading words.
 
 from __future__ import annotations
 
-from typing import Any
 
-from kenning.graph.entities import extract_mentions
 from kenning.pipeline.parsing import parse_json_output
 from kenning.providers.llm import GenerateOptions
-from kenning.providers.offline import register_task, render_task_block
+from kenning.providers.offline import render_task_block
 
 MAX_HINT_CHARS = 200
 
@@ -31,22 +29,6 @@ def build_prompt(content: str, max_hints: int) -> str:
     return PROMPT.format(max=max_hints, block=render_task_block("hints", {"content": content, "max": max_hints}))
 
 
-def offline_hints(payload: dict[str, Any]) -> list[str]:
-    """Deterministic hints: questions about the entities and the memory's subject."""
-    content = str(payload.get("content") or "")
-    limit = int(payload.get("max") or 5)
-    hints: list[str] = []
-    for mention in extract_mentions(content):
-        hints.append(f"what do we know about {mention.name}?")
-        if mention.entity_type == "tool":
-            hints.append(f"how do we use {mention.name}?")
-    words = content.split()
-    if words:
-        hints.append(f"what about {' '.join(words[:8]).rstrip('.,;:!?')}?")
-    return list(dict.fromkeys(hints))[:limit]
-
-
-register_task("hints", offline_hints)
 
 
 def parse_hints(raw: str, max_hints: int) -> tuple[list[str], list[str]]:

@@ -8,9 +8,9 @@ Every pipeline prompt carries its input as a machine-readable task block::
 
 A real LLM reads the block as the input section of the prompt; this provider parses it,
 runs the rule handler registered for the task and answers JSON text exactly like an LLM
-would, so the same parsing/validation code runs with or without an LLM. Handlers for
-extraction, decision and contradiction live in offline_rules.py; other stages register
-theirs with `register_task("hints", fn)` where fn(payload: dict) -> dict | list.
+would, so the same parsing/validation code runs with or without an LLM. The handlers
+(extraction, decision, contradiction, hints) live in offline_rules.py and are named in `_TASKS`
+below, fn(payload: dict) -> dict | list.
 A prompt without a task block gets an empty JSON object (and a ProviderError for an
 unknown task, so a missing handler is loud).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kenning.core.errors import ProviderError
@@ -30,10 +30,11 @@ OFFLINE_MODEL = "offline-rules-v1"
 _BLOCK = re.compile(r"<<<KENNING_TASK:([a-z0-9_\-]+)>>>\s*(.*?)\s*<<<END_KENNING_TASK>>>", re.DOTALL)
 
 TaskHandler = Callable[[dict[str, Any]], Any]
-_TASKS: dict[str, TaskHandler] = {
+_TASKS: Mapping[str, TaskHandler] = {
     "extraction": offline_rules.extract,
     "decision": offline_rules.decide,
     "contradiction": offline_rules.contradiction,
+    "hints": offline_rules.hints,
 }
 
 
@@ -54,11 +55,6 @@ def parse_task_block(prompt: str) -> tuple[str, dict[str, Any]] | None:
     except ValueError as exc:
         raise ProviderError(f"offline: task block for {match.group(1)!r} is not JSON: {exc}") from exc
     return match.group(1), payload if isinstance(payload, dict) else {"value": payload}
-
-
-def register_task(task: str, handler: TaskHandler) -> None:
-    """Teach the offline provider a new task (e.g. hints, structural classification)."""
-    _TASKS[task] = handler
 
 
 def known_tasks() -> list[str]:

@@ -5,6 +5,7 @@
 - decide(): ADD / UPDATE / NONE against the candidates by token overlap, negation/antonym
   conflict and change language ("switched from", "no longer", "instead of").
 - contradiction(): the same conflict rules, as the semantic contradiction answer.
+- hints(): questions a memory answers, about its entities and its subject (prospective index).
 
 Everything is a pure function of its input: same input, same output.
 """
@@ -15,6 +16,7 @@ import re
 from typing import Any
 
 from kenning.graph.decisions import is_decision_content
+from kenning.graph.entities import extract_mentions
 
 STOP_WORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his how i if"
@@ -272,3 +274,18 @@ def contradiction(payload: dict[str, Any]) -> dict[str, Any]:
     why = conflict(a, b) or conflict(b, a)
     return {"contradicts": bool(why), "confidence": 0.7 if why else 0.6,
             "reasoning": why or "no negation, antonym or change-language conflict found"}
+
+
+def hints(payload: dict[str, Any]) -> list[str]:
+    """Deterministic hints: questions about the entities and the memory's subject."""
+    content = str(payload.get("content") or "")
+    limit = int(payload.get("max") or 5)
+    found: list[str] = []
+    for mention in extract_mentions(content):
+        found.append(f"what do we know about {mention.name}?")
+        if mention.entity_type == "tool":
+            found.append(f"how do we use {mention.name}?")
+    words = content.split()
+    if words:
+        found.append(f"what about {' '.join(words[:8]).rstrip('.,;:!?')}?")
+    return list(dict.fromkeys(found))[:limit]

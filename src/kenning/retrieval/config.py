@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from kenning.retrieval.extras_config import ExtrasConfig
 
@@ -34,14 +36,27 @@ class RecallConfig:
         return replace(self, **changes)
 
 
-PRESETS: dict[str, RecallConfig] = {
+_HYBRID = ("bm25", "vector")
+
+# Every preset, by name (legs and stages are named in retrieval.catalogue).
+PRESETS: Mapping[str, RecallConfig] = MappingProxyType({
     "bm25": RecallConfig(legs=("bm25",)),
     "dense": RecallConfig(legs=("vector",)),
-    "hybrid": RecallConfig(legs=("bm25", "vector")),
-    # session_context is registered with the other stages in retrieval.extras
+    "hybrid": RecallConfig(legs=_HYBRID),
     # provenance: a derived memory and its sources in one slot, amended rules first (issue 10)
-    "default": RecallConfig(legs=("bm25", "vector"), stages=("session_context", "provenance")),
-}
+    "default": RecallConfig(legs=_HYBRID, stages=("session_context", "provenance")),
+    "graph": RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)),
+    "graph_boost": RecallConfig(legs=_HYBRID, stages=("graph_boost",)),
+    "dampening": RecallConfig(legs=_HYBRID, stages=("dampening",)),
+    "rerank": RecallConfig(legs=_HYBRID, stages=("rerank",)),
+    "hints": RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)),
+    "context": RecallConfig(legs=_HYBRID, stages=("session_context",)),
+    "code": RecallConfig(legs=_HYBRID, stages=("session_context", "code_neighbourhood")),  # issue 15
+    "full": RecallConfig(
+        legs=_HYBRID + ("graph",), stages=("session_context", "graph_boost", "dampening", "rerank"),
+        extras=ExtrasConfig(hints=True),
+    ),
+})
 
 
 def preset(name: str) -> RecallConfig:

@@ -1,8 +1,8 @@
-"""Candidate legs and post-fusion stages, registered by name so configs can switch them.
+"""The recall context, the leg and stage signatures, and the two base legs (BM25, vector).
 
 A leg is `fn(ctx) -> [(memory_id, leg_score)]` best first. A stage is
-`fn(ctx, hits) -> hits` run after fusion. Other capabilities (the knowledge graph,
-hints, rerankers) register theirs with `register_leg` / `register_stage`.
+`fn(ctx, hits) -> hits` run after fusion. Both are named in retrieval.catalogue, so configs
+can switch them by name.
 """
 
 from __future__ import annotations
@@ -43,18 +43,6 @@ class RecallContext:
 
 LegFn = Callable[[RecallContext], list[tuple[str, float]]]
 StageFn = Callable[[RecallContext, list], list]
-LEGS: dict[str, LegFn] = {}
-STAGES: dict[str, StageFn] = {}
-
-
-def register_leg(name: str, fn: LegFn) -> None:
-    LEGS[name] = fn
-
-
-def register_stage(name: str, fn: StageFn) -> None:
-    STAGES[name] = fn
-
-
 def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
     hits = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
     return with_hints(ctx.conn, ctx.query, ctx.filters, hits, ctx.config.leg_limit) if ctx.config.extras.hints else hits
@@ -62,7 +50,3 @@ def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
 
 def vector_leg(ctx: RecallContext) -> list[tuple[str, float]]:
     return vector_search(ctx.conn, ctx.query_vector, ctx.embedder.model_id, ctx.filters, ctx.config.leg_limit)
-
-
-register_leg("bm25", bm25_leg)
-register_leg("vector", vector_leg)

@@ -1,6 +1,6 @@
 """Recall: query → candidates (legs) → weighted RRF → post-fusion stages → filter → diversity.
 
-Pure orchestration over the registered legs and stages; the store does the SQL.
+Pure orchestration over the legs and stages of retrieval.catalogue; the store does the SQL.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from kenning.core.types import Memory, MemoryFilter
 from kenning.retrieval.config import RecallConfig
 from kenning.retrieval.diversity import Packable, diversity_select
 from kenning.retrieval.fusion import FusedHit, weighted_rrf
-from kenning.retrieval import extras as _extras  # noqa: F401  registers graph leg, graph_boost, dampening, rerank
-from kenning.retrieval.legs import LEGS, STAGES, RecallContext
+from kenning.retrieval.catalogue import LEGS, STAGES
+from kenning.retrieval.legs import RecallContext
 from kenning.retrieval.query_type import detect_query_type
 from kenning.store.memories import get_memories
 from kenning.store.vectors import get_embeddings
@@ -43,7 +43,7 @@ def run_legs(ctx: RecallContext) -> dict[str, list[tuple[str, float]]]:
     for name in ctx.config.legs:
         leg = LEGS.get(name)
         if leg is None:
-            raise KeyError(f"recall leg {name!r} is not registered")
+            raise KeyError(f"unknown recall leg {name!r}; one of: {', '.join(LEGS)}")
         ranked[name] = leg(ctx)
     return ranked
 
@@ -59,7 +59,7 @@ def run_stages(ctx: RecallContext, hits: list[FusedHit]) -> list[FusedHit]:
     for name in ctx.config.stages:
         stage = STAGES.get(name)
         if stage is None:
-            raise KeyError(f"recall stage {name!r} is not registered")
+            raise KeyError(f"unknown recall stage {name!r}; one of: {', '.join(STAGES)}")
         try:
             hits = stage(ctx, hits)
         except Exception as exc:  # a stage is an optional refinement: keep the fused order

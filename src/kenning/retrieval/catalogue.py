@@ -1,7 +1,8 @@
-"""Registers the knowledge-graph leg and the post-fusion stages with the recall registry,
-adds their presets, and builds a RecallConfig from the `pipeline:` settings.
+"""The recall catalogue: every candidate leg and post-fusion stage, by the names a RecallConfig
+uses (presets in retrieval.config). Adding one is one line here; nothing registers itself.
 
-Leg:    "graph"        token → entity → one hop → memories (retrieval.graph_leg)
+Legs:   "bm25", "vector" (retrieval.legs)
+        "graph"        token → entity → one hop → memories (retrieval.graph_leg)
 Stages: "graph_boost"  lift co-located hits (and graph-linked ones when the leg is off)
         "dampening"    gravity, hub, resolution (retrieval.dampening)
         "rerank"       embedding reranker with timeout (retrieval.rerank)
@@ -13,16 +14,18 @@ Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from types import MappingProxyType
 
 from kenning.core.telemetry import log_event
 
 from kenning.retrieval.code_neighbourhood import code_neighbourhood
-from kenning.retrieval.config import PRESETS, RecallConfig
+from kenning.retrieval.config import RecallConfig
 from kenning.retrieval.dampening import DampeningParams, dampen
 from kenning.retrieval.extras_config import ExtrasConfig
 from kenning.retrieval.graph_leg import graph_boost, graph_leg
-from kenning.retrieval.legs import register_leg, register_stage
+from kenning.retrieval.legs import LegFn, StageFn, bm25_leg, vector_leg
 from kenning.retrieval.provenance import provenance
 from kenning.retrieval.rerank import rerank_stage
 from kenning.retrieval.session_context import session_context
@@ -45,26 +48,19 @@ def _session_context_stage(ctx, hits):
     return session_context(ctx, hits, ctx.config.extras.session_context)
 
 
-register_leg("graph", graph_leg)
-register_stage("graph_boost", _graph_boost_stage)
-register_stage("dampening", _dampening_stage)
-register_stage("rerank", _rerank_stage)
-register_stage("session_context", _session_context_stage)
-register_stage("code_neighbourhood", code_neighbourhood)  # off by default (issue 15): preset "code"
-register_stage("provenance", provenance)
-
-_HYBRID = ("bm25", "vector")
-PRESETS.setdefault("graph", RecallConfig(legs=_HYBRID + ("graph",), stages=("graph_boost",)))
-PRESETS.setdefault("graph_boost", RecallConfig(legs=_HYBRID, stages=("graph_boost",)))
-PRESETS.setdefault("dampening", RecallConfig(legs=_HYBRID, stages=("dampening",)))
-PRESETS.setdefault("rerank", RecallConfig(legs=_HYBRID, stages=("rerank",)))
-PRESETS.setdefault("hints", RecallConfig(legs=_HYBRID, extras=ExtrasConfig(hints=True)))
-PRESETS.setdefault("context", RecallConfig(legs=_HYBRID, stages=("session_context",)))
-PRESETS.setdefault("code", RecallConfig(legs=_HYBRID, stages=("session_context", "code_neighbourhood")))
-PRESETS.setdefault("full", RecallConfig(
-    legs=_HYBRID + ("graph",), stages=("session_context", "graph_boost", "dampening", "rerank"),
-    extras=ExtrasConfig(hints=True),
-))
+LEGS: Mapping[str, LegFn] = MappingProxyType({
+    "bm25": bm25_leg,
+    "vector": vector_leg,
+    "graph": graph_leg,
+})
+STAGES: Mapping[str, StageFn] = MappingProxyType({
+    "graph_boost": _graph_boost_stage,
+    "dampening": _dampening_stage,
+    "rerank": _rerank_stage,
+    "session_context": _session_context_stage,
+    "code_neighbourhood": code_neighbourhood,  # off by default (issue 15): preset "code"
+    "provenance": provenance,
+})
 
 
 def config_from_settings(pipeline, base: RecallConfig) -> RecallConfig:
