@@ -34,6 +34,7 @@ from kenning.store.vectors import knn
 from kenning.store.backend import describe as describe_store
 from kenning.store.backend import open_store
 from kenning.store.backend import StoreDatabase
+from kenning.workers.deps import WorkerDeps
 from kenning.workers.manager import WorkerManager
 
 
@@ -90,13 +91,21 @@ class Kenning:
         self.db = open_store(settings.store, settings.db_path)
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
-        pipeline_hooks.install()  # decision auto-protection + enqueue extract job in the write tx
-        if code_links.link_in_tx not in write.IN_TX_HOOKS:
-            write.IN_TX_HOOKS.append(code_links.link_in_tx)  # attach new memories to the code they name
+        self.writer = write.WritePath(  # the one write path of every memory
+            self.db, self.embedder, max_chars=settings.recall.max_content_chars, secret_policy=settings.secrets,
+            draft_rules=pipeline_hooks.DRAFT_RULES,  # decision auto-protection
+            in_tx_hooks=(write.link_entities,  # entity graph
+                         *pipeline_hooks.IN_TX_HOOKS,  # enqueue the extract job in the write tx
+                         code_links.link_in_tx),  # attach new memories to the code they name
+        )
         self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
         self.sessions = SessionManager(self._session_deps())
-        self.workers = WorkerManager(self)  # background workers (extraction, ...); started by start()
+        self.workers = WorkerManager(WorkerDeps(  # background workers (extraction, ...); started by start()
+            db=self.db, settings=settings, embedder=self.embedder, llm=self.llm, writer=self.writer,
+            recall=lambda query, limit, filters: self.recall(query, limit=limit, filters=filters,
+                                                             track_access=False),
+        ))
         self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
         self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
         self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
@@ -151,8 +160,7 @@ class Kenning:
     # -- memory operations -------------------------------------------------------
     def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> write.RememberResult:
         with timed("remember"):
-            return write.remember(self.db, self.embedder, draft, max_chars=self.max_chars, actor=actor,
-                                  secret_policy=self.settings.secrets, embed=embed)
+            return self.writer.remember(draft, actor=actor, embed=embed)
 
     def embed_pending(self, limit: int = 1000) -> int:
         """Embed memories stored raw (`remember(embed=False)`, a model switch); returns how many."""
@@ -160,8 +168,7 @@ class Kenning:
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None) -> list[write.RememberResult]:
         with timed("remember_many"):
-            return write.remember_many(self.db, self.embedder, drafts, max_chars=self.max_chars, actor=actor,
-                                       secret_policy=self.settings.secrets)
+            return self.writer.remember_many(drafts, actor=actor)
 
     def recall(
         self, query: str, *, limit: int = 10, filters: MemoryFilter | None = None,
@@ -195,8 +202,7 @@ class Kenning:
     def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
              reason: str | None = None) -> Memory:
         with timed("mutate"):
-            return write.edit(self.db, self.embedder, memory_id, changes, actor=actor, reason=reason,
-                              max_chars=self.max_chars, secret_policy=self.settings.secrets)
+            return self.writer.edit(memory_id, changes, actor=actor, reason=reason)
 
     def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
         with timed("mutate"):

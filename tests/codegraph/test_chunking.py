@@ -58,7 +58,7 @@ def test_other_languages_and_plain_text():
 def test_ingesting_a_source_file_stores_one_memory_per_definition(kenning):
     cfg = kenning.settings.pipeline.documents.model_copy(update={"chunk_size": 400, "chunk_overlap": 40})
     doc_id = submit_document(kenning.db, text=PY, title="tax.py", project="billing", enqueue=False)
-    result = ingest_document(kenning.db, kenning.embedder, doc_id, cfg)
+    result = ingest_document(kenning.writer, doc_id, cfg)
     assert result["chunks"] == 3
     contents = [kenning.get(c["memory_id"]).content for c in doc_store.document_chunks(kenning.db.reader(), doc_id)]
     assert contents[1].startswith("tax.py:tax (lines 7-9)") and "def rounded" in contents[2]

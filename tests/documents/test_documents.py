@@ -69,7 +69,7 @@ def test_ingest_text_document_stores_chunks_as_memories(kenning):
     text = "\n\n".join(f"Section {i}: the Kafka consumer group {i} commits offsets every {i} seconds." for i in range(30))
     doc_id = submit_document(kenning.db, text=text, title="Kafka notes", project="docs", enqueue=False)
     stages = []
-    result = ingest_document(kenning.db, kenning.embedder, doc_id, cfg, progress=lambda s, d, t: stages.append(s))
+    result = ingest_document(kenning.writer, doc_id, cfg, progress=lambda s, d, t: stages.append(s))
     doc = doc_store.get_document(kenning.db.reader(), doc_id)
     assert doc["status"] == "done" and doc["chunk_count"] == result["chunks"] > 1
     assert stages[0] == "extracting" and stages[-1] == "done" and "embedding" in stages
@@ -78,7 +78,7 @@ def test_ingest_text_document_stores_chunks_as_memories(kenning):
     memory = kenning.get(chunks[0]["memory_id"])
     assert memory.type == "document_chunk" and memory.importance == 0.3 and memory.tags == ["Kafka notes"]
     assert memory.project == "docs" and memory.metadata["document_id"] == doc_id
-    again = ingest_document(kenning.db, kenning.embedder, doc_id, cfg)
+    again = ingest_document(kenning.writer, doc_id, cfg)
     assert again["created"] == 0  # re-running skips every linked chunk
     hits = kenning.recall("kafka consumer group 17 offsets", limit=3, track_access=False)
     assert any("group 17 " in h.memory.content for h in hits)

@@ -215,3 +215,22 @@ def test_remote_protocols_end_to_end_with_graph_triples(make_kenning, fake_llm, 
     stripe = gstore.find_entity(k.db.reader(), "stripe")
     assert stripe is not None
     assert pipeline_status(k)["token_budget"]["used_today"] > 0
+
+
+def test_pipeline_facts_go_through_the_one_write_path(make_kenning, fake_llm):
+    """A fact the pipeline creates gets what every memory gets: the entity linker (it used to
+    skip it) and the draft rules (decision auto-protection), inside the same write path."""
+    k = make_kenning(llm=ollama_llm(fake_llm))
+    fake_llm.script = echo_script()
+    source = k.remember(MemoryDraft(content="We decided to use PostgreSQL instead of MySQL for the ledger.",
+                                    project="p"))
+    drain(k)
+    job = jobs.list_jobs(k.db, memory_id=source.id)[0]
+    assert job.status == "completed" and len(job.result["created"]) == 1
+    fact = k.get(job.result["created"][0])
+    assert fact.content.startswith("Noted: We decided to use PostgreSQL")
+    conn = k.db.reader()
+    postgres = gstore.find_entity(conn, "PostgreSQL")
+    assert postgres is not None
+    assert fact.id in {m["id"] for m in gstore.entity_memories(conn, postgres["id"])}
+    assert fact.type == "constraint" and fact.metadata.get("auto_protected") is True

@@ -70,8 +70,7 @@ def _locally(kenning, body: dict, progress: Progress, task) -> dict:
         progress.update(task, description=stage, total=total or None, completed=done)
 
     try:
-        documents.ingest_document(kenning.db, kenning.embedder, doc_id, cfg, progress=note,
-                                  secret_policy=kenning.settings.secrets)
+        documents.ingest_document(kenning.writer, doc_id, cfg, progress=note)
     except Exception as exc:
         documents.mark_failed(kenning.db, doc_id, str(exc))
         raise

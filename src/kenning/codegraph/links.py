@@ -58,7 +58,7 @@ def _paths(conn, project: str, token: str) -> list[str]:
 
 
 def link_in_tx(conn, memory_id: str, draft) -> None:
-    """memory.write IN_TX_HOOKS entry: link a new memory to the code it names."""
+    """An in-transaction hook of the write path (memory.write.WritePath): link a new memory to the code it names."""
     projects = store.indexed_projects(conn)
     if not projects:
         return

@@ -32,14 +32,11 @@ from bs4 import BeautifulSoup
 from kenning.codegraph.chunking import chunk_code
 from kenning.core import secrets
 from kenning.core.errors import InvalidInput, ProviderError
-from kenning.core.text import normalize_content
 from kenning.core.types import MemoryDraft
 from kenning.memory import write
 from kenning.memory.urlguard import GuardedBackend, UrlRefused, check_url
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
-from kenning.store import memories as mem_store
-from kenning.store.vectors import upsert_embedding
 
 JOB_TYPE = "document_ingest"
 ALLOWED_CONTENT_TYPES = ("text/html", "application/json", "application/xml", "application/xhtml+xml")
@@ -210,29 +207,24 @@ def _source_content(db, doc: dict, cfg, secret_policy: str) -> tuple[str, dict]:
     return text, {}
 
 
-def _store_chunk(db, embedder, doc: dict, index: int, chunk: str, cfg, secret_policy: str) -> tuple[str, bool]:
+def _store_chunk(writer: write.WritePath, doc: dict, index: int, chunk: str, cfg) -> tuple[str, bool]:
     tags = [doc["title"][:100]] if doc.get("title") else []
-    draft = write.validate_draft(MemoryDraft(
+    item = writer.prepare([MemoryDraft(  # validated and embedded outside the write tx
         content=chunk, type="document_chunk", importance=cfg.chunk_importance, tags=tags,
         project=doc.get("project"), source=f"document:{doc['id']}",
         metadata={"document_id": doc["id"], "chunk_index": index},
-    ), secret_policy=secret_policy)
-    vector = embedder.embed(normalize_content(draft.content).storage)  # outside the write tx
-    with db.with_write_tx() as conn:
-        memory_id, deduped = mem_store.insert_memory(conn, draft, embedding_model=embedder.model_id,
-                                                     actor="documents")
-        upsert_embedding(conn, normalize_content(draft.content).content_hash, embedder.model_id, vector)
-        if not deduped:
-            for hook in write.IN_TX_HOOKS:
-                hook(conn, memory_id, draft)
-        doc_store.link_chunk(conn, doc["id"], memory_id, index)
+    )])[0]
+    with writer.db.with_write_tx() as conn:
+        result = writer.store(conn, item, actor="documents")
+        doc_store.link_chunk(conn, doc["id"], result.id, index)
         doc_store.set_status(conn, doc["id"], "embedding", memory_count=index + 1)
-    return memory_id, deduped
+    return result.id, result.deduped
 
 
-def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = None, *,
-                    secret_policy: str = "redact") -> dict:
-    """Run one document through extracting → chunking → embedding → indexing → done."""
+def ingest_document(writer: write.WritePath, doc_id: str, cfg, progress: Progress | None = None) -> dict:
+    """Run one document through extracting → chunking → embedding → indexing → done; its chunks
+    are stored through the write path (`writer`, whose secrets policy applies to the fetched text)."""
+    db, secret_policy = writer.db, writer.secret_policy
     note = progress or (lambda stage, done, total: None)
     doc = doc_store.get_document(db.reader(), doc_id)
     with db.with_write_tx() as conn:
@@ -250,7 +242,7 @@ def ingest_document(db, embedder, doc_id: str, cfg, progress: Progress | None = 
     created = deduped = 0
     for index, chunk in enumerate(chunks):
         if doc_store.chunk_memory(db.reader(), doc_id, index) is None:
-            _, was_dup = _store_chunk(db, embedder, doc, index, chunk, cfg, secret_policy)
+            _, was_dup = _store_chunk(writer, doc, index, chunk, cfg)
             created += not was_dup
             deduped += was_dup
         note("embedding", index + 1, len(chunks))

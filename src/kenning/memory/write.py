@@ -1,18 +1,23 @@
 """The write path: validate → embed (outside any transaction) → one write tx → audit.
 
 Raw-first: the caller's content is committed durably here, before any enrichment runs.
-Other capabilities extend the path without editing it:
-- `DRAFT_RULES`: fn(draft) -> draft, applied before storing (e.g. decision auto-protection);
-- `IN_TX_HOOKS`: fn(conn, memory_id, draft), run inside the same write transaction for new
-  memories (e.g. the inline entity linker, enqueueing an extraction job). They must be fast,
-  deterministic and never touch the network.
+Every memory is stored through one `WritePath` (remember, batches, document chunks,
+pipeline facts, session summaries and episodes, observer promotions, git commits): dedup,
+the secrets policy, the draft rules and the in-transaction hooks apply to all of them.
+What extends the path is passed in explicitly by the service that builds it:
+- `draft_rules`: fn(draft) -> draft, applied before storing (e.g. decision auto-protection);
+- `in_tx_hooks`: fn(conn, memory_id, draft), run inside the same write transaction for new
+  memories (the inline entity linker, enqueueing an extraction job, code links). They must
+  be fast, deterministic and never touch the network.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from kenning.core.activity import note_bulk_write
 from kenning.core import secrets
@@ -22,16 +27,21 @@ from kenning.core.limits import MAX_CONTENT_CHARS, check_changes, check_draft
 from kenning.core.text import normalize_content
 from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
 from kenning.graph.linker import link_memory
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.store import memories as store
 from kenning.store import purge as purge_store
+from kenning.store.backend import Connection, StoreDatabase
 from kenning.store.db import savepoint
 from kenning.store.vectors import upsert_embedding
 
-DRAFT_RULES: list[Callable[[MemoryDraft], MemoryDraft]] = []
-IN_TX_HOOKS: list[Callable[[Any, str, MemoryDraft], None]] = []
+DraftRule = Callable[[MemoryDraft], MemoryDraft]
 
 
-def link_entities(conn, memory_id: str, draft: MemoryDraft) -> None:
+class InTxHook(Protocol):
+    def __call__(self, conn: Connection, memory_id: str, draft: MemoryDraft) -> None: ...
+
+
+def link_entities(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
     """The inline entity linker, in its own savepoint: it can never fail the write it enriches."""
     try:
         with savepoint(conn, "entity_link"):
@@ -40,18 +50,25 @@ def link_entities(conn, memory_id: str, draft: MemoryDraft) -> None:
         record_error("graph", f"entity linking skipped: {exc}", memory_id=memory_id)
 
 
-IN_TX_HOOKS.append(link_entities)
-
-
 @dataclass
 class RememberResult:
     id: str
     deduped: bool
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A validated draft with its vector, ready to be stored inside a write transaction."""
+    draft: MemoryDraft
+    content_hash: str
+    vector: np.ndarray | None
+    model: str | None
+
+
 def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
-                   secret_policy: str = "redact") -> MemoryDraft:
-    """Check a draft and apply the secrets policy (content, tags, metadata); returns the draft to store."""
+                   secret_policy: str = "redact", rules: Sequence[DraftRule] = ()) -> MemoryDraft:
+    """Check a draft and apply the secrets policy (content, tags, metadata) and `rules`; returns
+    the draft to store."""
     draft = check_draft(draft, max_chars)
     if draft.type not in MEMORY_TYPES:
         raise InvalidInput(f"unknown memory type {draft.type!r}; one of: {', '.join(sorted(MEMORY_TYPES))}")
@@ -66,79 +83,108 @@ def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
         tags=[secrets.protect(t, secret_policy, what="tag") for t in draft.tags],
         metadata=secrets.protect_value(draft.metadata, secret_policy),
     )
-    for rule in DRAFT_RULES:
+    for rule in rules:
         draft = rule(draft)
     return draft
 
 
-def _validate_all(drafts: list[MemoryDraft], max_chars: int, secret_policy: str) -> list[MemoryDraft]:
-    """Validate every draft before anything is stored; the error names the failing item."""
-    checked = []
-    for number, draft in enumerate(drafts, start=1):
-        try:
-            checked.append(validate_draft(draft, max_chars, secret_policy))
-        except InvalidInput as exc:
-            if len(drafts) == 1:
-                raise
-            raise type(exc)(f"memory {number} of {len(drafts)}: {exc}; nothing was stored") from exc
-    return checked
+class WritePath:
+    """The one way a memory is stored; built once by the service with its rules and hooks."""
 
+    def __init__(self, db: StoreDatabase, embedder: EmbeddingProvider, *, max_chars: int = MAX_CONTENT_CHARS,
+                 secret_policy: str = "redact", draft_rules: Sequence[DraftRule] = (),
+                 in_tx_hooks: Sequence[InTxHook] = (link_entities,)) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.max_chars = max_chars
+        self.secret_policy = secret_policy
+        self.draft_rules = tuple(draft_rules)
+        self.in_tx_hooks = tuple(in_tx_hooks)
 
-def remember_many(db, embedder, drafts: list[MemoryDraft], *, max_chars: int = MAX_CONTENT_CHARS,
-                  actor: str | None = None, secret_policy: str = "redact",
-                  embed: bool = True) -> list[RememberResult]:
-    """Store many memories, all or none: validate all, embed outside the tx, commit in one transaction.
+    def validate(self, draft: MemoryDraft) -> MemoryDraft:
+        return validate_draft(draft, self.max_chars, self.secret_policy, self.draft_rules)
 
-    `embed=False` stores them raw (no vector, `embedding_model` NULL) for the embedding tracker
-    or the next local recall to embed: the CLI without a daemon uses it so that `remember`
-    never loads the model.
-    """
-    drafts = _validate_all(drafts, max_chars, secret_policy)
-    note_bulk_write(len(drafts))
-    normalized = [normalize_content(d.content) for d in drafts]
-    vectors = embedder.embed_many([n.storage for n in normalized]) if embed else [None] * len(drafts)
-    model = embedder.model_id if embed else None
-    results: list[RememberResult] = []
-    with db.with_write_tx() as conn:
-        for draft, norm, vector in zip(drafts, normalized, vectors):
-            memory_id, deduped = store.insert_memory(conn, draft, embedding_model=model, actor=actor)
+    def _validate_all(self, drafts: list[MemoryDraft]) -> list[MemoryDraft]:
+        """Validate every draft before anything is stored; the error names the failing item."""
+        checked = []
+        for number, draft in enumerate(drafts, start=1):
+            try:
+                checked.append(self.validate(draft))
+            except InvalidInput as exc:
+                if len(drafts) == 1:
+                    raise
+                raise type(exc)(f"memory {number} of {len(drafts)}: {exc}; nothing was stored") from exc
+        return checked
+
+    def prepare(self, drafts: list[MemoryDraft], *, embed: bool = True,
+                vectors: dict[str, np.ndarray] | None = None) -> list[Prepared]:
+        """Validate all drafts, then embed them (outside any transaction). `vectors` (keyed by
+        content hash) supplies vectors computed earlier; `embed=False` stores the drafts raw."""
+        drafts = self._validate_all(drafts)
+        normalized = [normalize_content(d.content) for d in drafts]
+        if vectors is not None:
+            found = [vectors.get(n.content_hash) for n in normalized]
+        elif embed and drafts:
+            found = list(self.embedder.embed_many([n.storage for n in normalized]))
+        else:
+            found = [None] * len(drafts)
+        model = self.embedder.model_id
+        return [Prepared(d, n.content_hash, v, model if v is not None else None)
+                for d, n, v in zip(drafts, normalized, found)]
+
+    def store(self, conn: Connection, item: Prepared, *, actor: str | None = None) -> RememberResult:
+        """Insert one prepared memory inside the caller's write transaction (dedup by content
+        hash; the vector and the in-transaction hooks for a new memory)."""
+        memory_id, deduped = store.insert_memory(conn, item.draft, embedding_model=item.model, actor=actor)
+        if item.vector is not None:
+            upsert_embedding(conn, item.content_hash, self.embedder.model_id, item.vector)
+        if not deduped:
+            for hook in self.in_tx_hooks:
+                hook(conn, memory_id, item.draft)
+        return RememberResult(memory_id, deduped)
+
+    def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None,
+                      embed: bool = True) -> list[RememberResult]:
+        """Store many memories, all or none: validate all, embed outside the tx, commit in one transaction.
+
+        `embed=False` stores them raw (no vector, `embedding_model` NULL) for the embedding tracker
+        or the next local recall to embed: the CLI without a daemon uses it so that `remember`
+        never loads the model.
+        """
+        items = self.prepare(drafts, embed=embed)
+        note_bulk_write(len(items))
+        with self.db.with_write_tx() as conn:
+            results = [self.store(conn, item, actor=actor) for item in items]
+        note_bulk_write(len(items))  # the hold counts from the end of the batch, however slow it was
+        return results
+
+    def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> RememberResult:
+        return self.remember_many([draft], actor=actor, embed=embed)[0]
+
+    def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+             reason: str | None = None) -> Memory:
+        """Edit fields; new content is re-embedded before the transaction opens."""
+        check_changes(changes)
+        vector = None
+        if "content" in changes:
+            current = store.get_memory(self.db.reader(), memory_id)
+            draft = validate_draft(replace(
+                MemoryDraft(content=changes["content"]), type=changes.get("type", current.type),
+                scope=changes.get("scope", current.scope),
+            ), self.max_chars, self.secret_policy)
+            changes = {**changes, "content": draft.content}
+            vector = self.embedder.embed(normalize_content(draft.content).storage)
+        elif "type" in changes and changes["type"] not in MEMORY_TYPES:
+            raise InvalidInput(f"unknown memory type {changes['type']!r}")
+        if "tags" in changes and isinstance(changes["tags"], list):
+            changes = {**changes, "tags": [secrets.protect(t, self.secret_policy, what="tag")
+                                           for t in changes["tags"]]}
+        with self.db.with_write_tx() as conn:
+            memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
             if vector is not None:
-                upsert_embedding(conn, norm.content_hash, embedder.model_id, vector)
-            if not deduped:
-                for hook in IN_TX_HOOKS:
-                    hook(conn, memory_id, draft)
-            results.append(RememberResult(memory_id, deduped))
-    note_bulk_write(len(drafts))  # the hold counts from the end of the batch, however slow it was
-    return results
-
-
-def remember(db, embedder, draft: MemoryDraft, **kw) -> RememberResult:
-    return remember_many(db, embedder, [draft], **kw)[0]
-
-
-def edit(db, embedder, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
-         reason: str | None = None, max_chars: int = MAX_CONTENT_CHARS, secret_policy: str = "redact") -> Memory:
-    """Edit fields; new content is re-embedded before the transaction opens."""
-    check_changes(changes)
-    vector = None
-    if "content" in changes:
-        current = store.get_memory(db.reader(), memory_id)
-        draft = validate_draft(replace(
-            MemoryDraft(content=changes["content"]), type=changes.get("type", current.type),
-            scope=changes.get("scope", current.scope),
-        ), max_chars, secret_policy)
-        changes = {**changes, "content": draft.content}
-        vector = embedder.embed(normalize_content(draft.content).storage)
-    elif "type" in changes and changes["type"] not in MEMORY_TYPES:
-        raise InvalidInput(f"unknown memory type {changes['type']!r}")
-    if "tags" in changes and isinstance(changes["tags"], list):
-        changes = {**changes, "tags": [secrets.protect(t, secret_policy, what="tag") for t in changes["tags"]]}
-    with db.with_write_tx() as conn:
-        memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
-        if vector is not None:
-            upsert_embedding(conn, memory.content_hash, embedder.model_id, vector)
-            store.set_embedding_model(conn, memory_id, embedder.model_id)
-    return memory
+                upsert_embedding(conn, memory.content_hash, self.embedder.model_id, vector)
+                store.set_embedding_model(conn, memory_id, self.embedder.model_id)
+        return memory
 
 
 def forget(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:

@@ -1,4 +1,5 @@
-"""What the pipeline adds to the write path (kenning.memory.write), installed once.
+"""What the pipeline adds to the write path (kenning.memory.write.WritePath; the service passes
+`DRAFT_RULES` and `IN_TX_HOOKS` to it when it builds it):
 
 - draft rule: decision auto-protection (protection.protect_draft) at remember time;
 - in-tx hook: enqueue an `extract` job in the SAME transaction as the new memory, so a
@@ -11,7 +12,6 @@
 from __future__ import annotations
 
 from kenning.core.types import MemoryDraft
-from kenning.memory import write
 from kenning.memory.git_history import SOURCE as GIT_SOURCE
 from kenning.pipeline.protection import protect_draft
 from kenning.pipeline.writes import SOURCE_TAG
@@ -28,9 +28,5 @@ def enqueue_extraction(conn, memory_id: str, draft: MemoryDraft) -> None:
     enqueue_in_tx(conn, EXTRACT_JOB, memory_id=memory_id)
 
 
-def install() -> None:
-    """Register the draft rule and the in-tx hook (idempotent)."""
-    if protect_draft not in write.DRAFT_RULES:
-        write.DRAFT_RULES.append(protect_draft)
-    if enqueue_extraction not in write.IN_TX_HOOKS:
-        write.IN_TX_HOOKS.append(enqueue_extraction)
+DRAFT_RULES = (protect_draft,)
+IN_TX_HOOKS = (enqueue_extraction,)

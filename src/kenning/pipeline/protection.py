@@ -6,7 +6,7 @@ surface in recall (constraints get the resolution boost). Language inside a quot
 a `code span`, a `> quoted` line — is somebody else's statement and does not count. A type the
 caller gave explicitly is kept as is (and its importance); pipeline facts, whose type is the
 extractor's guess, are promoted like untyped memories.
-Registered as a draft rule of the write path (kenning.memory.write.DRAFT_RULES).
+A draft rule of the write path (pipeline.hooks.DRAFT_RULES, passed to memory.write.WritePath).
 """
 
 from __future__ import annotations

@@ -23,7 +23,9 @@ from kenning.core.text import normalize_content
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
 from kenning.pipeline.extraction import ExtractionResult, Fact, extract
+from kenning.memory.write import WritePath
 from kenning.pipeline.writes import SOURCE_TAG, WriteContext, apply_proposals
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.llm import BaseLLMProvider
 from kenning.store import graph as gstore
 from kenning.store import memories as mstore
@@ -38,9 +40,13 @@ class PipelineContext:
     db: Database
     provider: BaseLLMProvider
     settings: PipelineSettings
+    writer: WritePath  # the write path new facts go through (dedup, rules, linker, hooks)
     find_candidates: CandidateFinder | None = None
-    embedder: Any = None  # providers.embedding.EmbeddingProvider; None ⇒ no vectors for new facts
     on_created: Callable[[list[str]], None] | None = None  # e.g. enqueue hint jobs
+
+    @property
+    def embedder(self) -> EmbeddingProvider:
+        return self.writer.embedder
 
     @property
     def extraction_model(self) -> str:
@@ -108,7 +114,7 @@ def flag_contradictions(ctx: PipelineContext, proposals: list[Proposal]) -> None
 def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, Any]:
     """Embed every fact in ONE batch before any transaction: the vectors serve the candidate
     search (primed into the embedder's query cache) and the writes (keyed by content_hash)."""
-    if ctx.embedder is None or not facts:
+    if not facts:
         return {}
     texts = [f.content for f in facts]
     vectors = ctx.embedder.embed_many(texts)
@@ -153,12 +159,12 @@ def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
     flag_contradictions(ctx, proposals)
     vectors = prefetch_vectors(proposals, fact_vectors, mode)
     wctx = WriteContext(
-        source=memory, mode=mode, min_confidence=settings.extraction.min_confidence,
+        source=memory, writer=ctx.writer, mode=mode, min_confidence=settings.extraction.min_confidence,
         extraction_model=ctx.extraction_model,
-        embedding_model=getattr(ctx.embedder, "model_id", None), vectors=vectors,
+        vectors=vectors,
         fact_count=len(result.facts), entity_count=len(result.entities), frozen=settings.mutations_frozen,
     )
-    outcome = apply_proposals(ctx.db, proposals, wctx)
+    outcome = apply_proposals(proposals, wctx)
     graph = persist_graph(ctx, memory.id, result, mode, warnings)
     if ctx.on_created and outcome.created:
         ctx.on_created(outcome.created)

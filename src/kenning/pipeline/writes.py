@@ -18,7 +18,9 @@ not user-verified target no newer than the source (the older memory loses, so tw
 memories can never supersede each other). A new fact carries `derived_from` = [source] and
 the source's time. Audit rows: memory_history(event='pipeline_proposal') on the
 source memory with action, outcome, reason, fact, confidence, target, created id, model,
-fact and entity counts, review_needed.
+fact and entity counts, review_needed. New facts are stored through the write path
+(memory.write.WritePath: draft rules such as decision auto-protection, the entity linker and
+the other in-transaction hooks), like every other memory.
 """
 
 from __future__ import annotations
@@ -29,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from kenning.core.errors import NotFound
+from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft
 from kenning.pipeline.decision import Proposal
-from kenning.pipeline.protection import protect_draft
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
-from kenning.store.db import Database, IntegrityError
-from kenning.store.vectors import upsert_embedding
+from kenning.memory.write import WritePath
+from kenning.store.db import IntegrityError
 
 ACTOR = "pipeline-v2"
 SOURCE_TAG = "pipeline-v2:extracted-fact"
@@ -48,10 +50,10 @@ RAW_TYPES = frozenset({"episode"})  # what was said stays; only extracted statem
 @dataclass
 class WriteContext:
     source: Memory
+    writer: WritePath
     mode: str
     min_confidence: float
     extraction_model: str
-    embedding_model: str | None = None
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     fact_count: int = 0
     entity_count: int = 0
@@ -75,32 +77,28 @@ class WriteOutcome:
 
 
 def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> tuple[str, bool]:
-    """Insert the fact as a new memory, or return the exact duplicate. (id, deduped)."""
+    """Insert the fact as a new memory through the write path (its vector computed earlier, in
+    `ctx.vectors`), or return the exact duplicate. (id, deduped)."""
     norm = normalize_content(content)
     existing = mstore.find_duplicate(conn, norm.content_hash, ctx.source.project)
     if existing:
         return existing, True
-    draft = protect_draft(MemoryDraft(
+    item = ctx.writer.prepare([MemoryDraft(
         content=norm.storage, type=proposal.fact.type, confidence=proposal.fact.confidence,
         tags=list(ctx.source.tags), project=ctx.source.project, scope=ctx.source.scope,
         source=SOURCE_TAG, session_key=ctx.source.session_key, created_at=ctx.source.created_at,
         metadata={"source_memory_id": ctx.source.id, "derived": True}, derived_from=[ctx.source.id],
-    ))
+    )], vectors=ctx.vectors)[0]  # never embeds: the vectors were computed before the write tx
     try:
-        memory_id, deduped = mstore.insert_memory(conn, draft, embedding_model=ctx.embedding_model
-                                                  if norm.content_hash in ctx.vectors else None, actor=ACTOR)
+        result = ctx.writer.store(conn, item, actor=ACTOR)
     except IntegrityError:  # defensive: a UNIQUE collision is a duplicate too
         existing = mstore.find_duplicate(conn, norm.content_hash, ctx.source.project)
         if existing is None:
             raise
         return existing, True
-    if deduped:
-        return memory_id, True
-    pstore.set_extraction_model(conn, memory_id, ctx.extraction_model)
-    vector = ctx.vectors.get(norm.content_hash)
-    if vector is not None and ctx.embedding_model:
-        upsert_embedding(conn, norm.content_hash, ctx.embedding_model, vector)
-    return memory_id, False
+    if not result.deduped:
+        pstore.set_extraction_model(conn, result.id, ctx.extraction_model)
+    return result.id, result.deduped
 
 
 def _apply_add(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
@@ -159,9 +157,13 @@ def _apply_one(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple
         return "shadow", "mutations_frozen" if ctx.frozen else "shadow_mode", None
     if p.action == "NONE":
         return "recorded", "no_change", None
-    if p.action == "ADD":
-        return _apply_add(conn, p, ctx, out)
-    return _apply_destructive(conn, p, ctx, out)
+    try:
+        if p.action == "ADD":
+            return _apply_add(conn, p, ctx, out)
+        return _apply_destructive(conn, p, ctx, out)
+    except InvalidInput as exc:  # the write path refused the fact (before writing anything)
+        record_error("pipeline", f"fact refused by the write path: {exc}", memory_id=ctx.source.id)
+        return "skipped", "invalid_fact", None
 
 
 def _audit(conn, p: Proposal, ctx: WriteContext, outcome: str, reason: str, result_id: str | None) -> None:
@@ -178,10 +180,10 @@ def _audit(conn, p: Proposal, ctx: WriteContext, outcome: str, reason: str, resu
                        changes=changes, actor=ACTOR, reason=f"{p.action}:{outcome}:{reason}")
 
 
-def apply_proposals(db: Database, proposals: list[Proposal], ctx: WriteContext) -> WriteOutcome:
+def apply_proposals(proposals: list[Proposal], ctx: WriteContext) -> WriteOutcome:
     """Apply (or just audit) every proposal inside one write transaction."""
     out = WriteOutcome()
-    with db.with_write_tx() as conn:
+    with ctx.writer.db.with_write_tx() as conn:
         for proposal in proposals:
             outcome, reason, result_id = _apply_one(conn, proposal, ctx, out)
             _audit(conn, proposal, ctx, outcome, reason, result_id)

@@ -7,7 +7,7 @@ from typing import Any
 
 from kenning.graph.aspects import apply_pending_sessions, feedback_config, feedback_telemetry
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 INTERVAL_S = 30.0
 
@@ -27,9 +27,8 @@ class AspectFeedbackWorker(Worker):
         return feedback_telemetry()
 
 
-@register_worker("aspect-feedback")
-def build(kenning) -> AspectFeedbackWorker | None:
-    pipeline = kenning.settings.pipeline
+def build(deps: WorkerDeps) -> AspectFeedbackWorker | None:
+    pipeline = deps.settings.pipeline
     if not pipeline.graph.enabled:
         return None
-    return AspectFeedbackWorker(kenning.db, feedback_config(pipeline.graph), **backoff_from_settings(pipeline.worker))
+    return AspectFeedbackWorker(deps.db, feedback_config(pipeline.graph), **backoff_from_settings(pipeline.worker))

@@ -3,7 +3,6 @@
 Build a background worker in three steps (memory-pipeline-v2 "Worker Model")::
 
     from kenning.workers.base import LeaseWorker, JobDeferred
-    from kenning.workers.manager import register_worker
 
     class HintsWorker(LeaseWorker):
         job_types = ("prospective_index",)
@@ -15,11 +14,12 @@ Build a background worker in three steps (memory-pipeline-v2 "Worker Model")::
         def blocked_reason(self):         # optional: why no job should be leased right now
             return None                   # e.g. "daily LLM token budget exhausted ..."
 
-    @register_worker("hints")
-    def _build(kenning):                  # the Kenning service; return None when disabled
-        s = kenning.settings.pipeline
-        return HintsWorker("hints", kenning.db, poll_s=s.hints.poll / 1000,
+    def build(deps: WorkerDeps):          # the service's typed parts; None when disabled
+        s = deps.settings.pipeline
+        return HintsWorker("hints", deps.db, poll_s=s.hints.poll / 1000,
                            **backoff_from_settings(s.worker))
+
+and name the factory in `kenning.workers.manager.FACTORIES`.
 
 Contract of `Worker` (any periodic loop, e.g. retention, maintenance, the lease reaper):
 - `tick()` does one unit of work and returns the seconds until the next tick (None ⇒ the

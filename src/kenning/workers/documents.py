@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from kenning.memory.write import WritePath
 from kenning.memory.documents import JOB_TYPE, DocumentError, ingest_document, mark_failed
 from kenning.store import documents as doc_store
 from kenning.store.jobs import Job
 from kenning.workers.base import LeaseWorker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 class DocumentsWorker(LeaseWorker):
     job_types = (JOB_TYPE,)
 
-    def __init__(self, db, embedder, cfg, secret_policy: str = "redact", **kw: Any) -> None:
-        super().__init__("documents", db, **kw)
-        self.embedder = embedder
+    def __init__(self, writer: WritePath, cfg, **kw: Any) -> None:
+        super().__init__("documents", writer.db, **kw)
+        self.writer = writer
         self.cfg = cfg
-        self.secret_policy = secret_policy
 
     def handle(self, job: Job) -> dict[str, Any]:
         doc_id = job.document_id or job.payload.get("document_id")
@@ -32,7 +32,7 @@ class DocumentsWorker(LeaseWorker):
         if doc["status"] == "done":
             return {"skipped": "already ingested", "document_id": doc_id}
         try:
-            return ingest_document(self.db, self.embedder, doc_id, self.cfg, secret_policy=self.secret_policy)
+            return ingest_document(self.writer, doc_id, self.cfg)
         except DocumentError as exc:
             mark_failed(self.db, doc_id, str(exc))
             return {"failed": str(exc), "document_id": doc_id}
@@ -42,10 +42,9 @@ class DocumentsWorker(LeaseWorker):
             raise
 
 
-@register_worker("documents")
-def build(kenning) -> DocumentsWorker:
-    pipeline = kenning.settings.pipeline
+def build(deps: WorkerDeps) -> DocumentsWorker:
+    pipeline = deps.settings.pipeline
     return DocumentsWorker(
-        kenning.db, kenning.embedder, pipeline.documents, kenning.settings.secrets,
+        deps.writer, pipeline.documents,
         poll_s=pipeline.documents.worker_interval_ms / 1000.0, **backoff_from_settings(pipeline.worker),
     )

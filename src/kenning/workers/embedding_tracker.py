@@ -7,7 +7,7 @@ from typing import Any
 
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 
 class EmbeddingTrackerWorker(Worker):
@@ -30,10 +30,9 @@ class EmbeddingTrackerWorker(Worker):
                 "last_cycle_at": t.last_cycle_at, "queue_depth": t.queue_depth, "model": self.embedder.model_id}
 
 
-@register_worker("embedding-tracker")
-def build(kenning) -> EmbeddingTrackerWorker | None:
-    pipeline = kenning.settings.pipeline
+def build(deps: WorkerDeps) -> EmbeddingTrackerWorker | None:
+    pipeline = deps.settings.pipeline
     if not pipeline.embedding_tracker.enabled:
         return None
-    return EmbeddingTrackerWorker(kenning.db, kenning.embedder, pipeline.embedding_tracker,
+    return EmbeddingTrackerWorker(deps.db, deps.embedder, pipeline.embedding_tracker,
                                   **backoff_from_settings(pipeline.worker))

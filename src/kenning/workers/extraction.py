@@ -1,7 +1,7 @@
 """The extraction worker: leases `extract` jobs and runs the v2 pipeline on each memory.
 
-Built by the WorkerManager from the Kenning service: its LLM (`kenning.llm`, a
-BudgetedProvider), its embedder, and its hybrid recall as the decision stage's candidate
+Built from the service's WorkerDeps: its LLM (a BudgetedProvider), its write path (new
+facts are stored like every other memory), and its hybrid recall as the decision stage's candidate
 source. Over the daily token budget the worker leases nothing (`waiting` says why) and a
 job caught mid-way is deferred without spending an attempt. `pipeline.enabled: false`
 ⇒ the worker is not built and extract jobs wait.
@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.core.types import MemoryFilter
-from kenning.pipeline.decision import Candidate
+from kenning.pipeline.decision import Candidate, CandidateFinder
 from kenning.pipeline.hooks import EXTRACT_JOB
 from kenning.pipeline.runner import PipelineContext, run_extraction
 from kenning.providers.budget import BudgetExhausted
 from kenning.store.jobs import Job
 from kenning.workers.base import JobDeferred, LeaseWorker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import RecallFn, WorkerDeps
 
 
 class ExtractionWorker(LeaseWorker):
@@ -46,31 +46,29 @@ class ExtractionWorker(LeaseWorker):
                 "provider": provider.name, "model": provider.model}
 
 
-def recall_candidates(kenning: Any):
+def recall_candidates(recall: RecallFn) -> CandidateFinder:
     """The decision stage's candidate finder over the service's hybrid recall."""
 
     def find(text: str, k: int, exclude: set[str], project: str | None) -> list[Candidate]:
-        hits = kenning.recall(text, limit=k + len(exclude), filters=MemoryFilter(project=project),
-                              track_access=False)
+        hits = recall(text, k + len(exclude), MemoryFilter(project=project))
         return [Candidate(h.memory.id, h.memory.content, h.memory.type, float(h.score))
                 for h in hits if h.memory.id not in exclude][:k]
 
     return find
 
 
-def pipeline_context(kenning: Any) -> PipelineContext:
+def pipeline_context(deps: WorkerDeps) -> PipelineContext:
     return PipelineContext(
-        db=kenning.db, provider=kenning.llm, settings=kenning.settings.pipeline,
-        find_candidates=recall_candidates(kenning), embedder=kenning.embedder,
+        db=deps.db, provider=deps.llm, settings=deps.settings.pipeline, writer=deps.writer,
+        find_candidates=recall_candidates(deps.recall),
     )
 
 
-@register_worker("extraction")
-def build(kenning: Any) -> ExtractionWorker | None:
-    pipeline = kenning.settings.pipeline
+def build(deps: WorkerDeps) -> ExtractionWorker | None:
+    pipeline = deps.settings.pipeline
     if not pipeline.enabled:
         return None
     return ExtractionWorker(
-        pipeline_context(kenning), poll_s=pipeline.worker.poll_ms / 1000.0,
+        pipeline_context(deps), poll_s=pipeline.worker.poll_ms / 1000.0,
         max_attempts=pipeline.worker.max_retries, **backoff_from_settings(pipeline.worker),
     )

@@ -13,7 +13,7 @@ from typing import Any
 from kenning.pipeline.hints import generate_hints
 from kenning.store import hints as hint_store
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 BATCH = 8
 
@@ -55,9 +55,8 @@ class HintsWorker(Worker):
         return {"hints_written": self.hints_written, "skipped_memories": len(self.skipped)}
 
 
-@register_worker("hints")
-def build(kenning) -> HintsWorker | None:
-    pipeline = kenning.settings.pipeline
+def build(deps: WorkerDeps) -> HintsWorker | None:
+    pipeline = deps.settings.pipeline
     if not pipeline.hints.enabled:
         return None
-    return HintsWorker(kenning.db, kenning.llm, pipeline.hints, **backoff_from_settings(pipeline.worker))
+    return HintsWorker(deps.db, deps.llm, pipeline.hints, **backoff_from_settings(pipeline.worker))

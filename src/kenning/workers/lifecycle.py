@@ -7,7 +7,7 @@ from typing import Any
 from kenning.core import telemetry
 from kenning.observer.lifecycle import run
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 
 class LifecycleWorker(Worker):
@@ -28,9 +28,8 @@ class LifecycleWorker(Worker):
         return {"last_run": self.last_run}
 
 
-@register_worker("lifecycle")
-def build(kenning) -> LifecycleWorker | None:
-    cfg = kenning.settings.observer.lifecycle
+def build(deps: WorkerDeps) -> LifecycleWorker | None:
+    cfg = deps.settings.observer.lifecycle
     if not cfg.enabled:
         return None
-    return LifecycleWorker(kenning.db, cfg, **backoff_from_settings(kenning.settings.pipeline.worker))
+    return LifecycleWorker(deps.db, cfg, **backoff_from_settings(deps.settings.pipeline.worker))

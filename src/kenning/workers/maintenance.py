@@ -11,7 +11,7 @@ from typing import Any
 from kenning.core import telemetry
 from kenning.pipeline.maintenance import Maintainer
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 
 class MaintenanceWorker(Worker):
@@ -47,7 +47,6 @@ class MaintenanceWorker(Worker):
         return {"mode": self.settings.pipeline.autonomous.maintenance_mode, **self.maintainer.stats()}
 
 
-@register_worker("maintenance")
-def build(kenning) -> MaintenanceWorker:
-    maintainer = Maintainer(kenning.db, kenning.settings, embedder=kenning.embedder)
-    return MaintenanceWorker(maintainer, kenning.settings, **backoff_from_settings(kenning.settings.pipeline.worker))
+def build(deps: WorkerDeps) -> MaintenanceWorker:
+    maintainer = Maintainer(deps.db, deps.settings, embedder=deps.embedder)
+    return MaintenanceWorker(maintainer, deps.settings, **backoff_from_settings(deps.settings.pipeline.worker))

@@ -1,15 +1,14 @@
-"""Worker registry and the WorkerManager the daemon starts in its lifespan.
+"""The worker catalogue and the WorkerManager the daemon starts in its lifespan.
 
-Register a worker factory in any module of this package; the manager imports every
-`kenning.workers.*` module on construction, so dropping a module in is enough::
+`FACTORIES` names every background worker and its factory, explicitly: adding a worker is
+one line here. Each factory takes the service's typed `WorkerDeps` (never the service)::
 
-    @register_worker("retention")
-    def build(kenning) -> Worker | None:   # None when disabled by config
+    def build(deps: WorkerDeps) -> Worker | None:   # None when disabled by config
         ...
 
-Daemon lifespan::
+Daemon lifespan (kenning.service builds the deps)::
 
-    manager = WorkerManager(kenning)       # builds every registered worker (+ lease reaper)
+    manager = WorkerManager(deps, FACTORIES)   # builds every worker (+ lease reaper)
     manager.start_all()
     ...
     manager.stop_all()
@@ -19,68 +18,48 @@ Daemon lifespan::
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from kenning.core import telemetry
 from kenning.core.errors import NotFound
+from kenning.workers import (aspect_feedback, documents, embedding_tracker, extraction, hints, lifecycle,
+                             maintenance, retention)
 from kenning.workers.base import LeaseReaper, Worker
+from kenning.workers.deps import WorkerDeps, WorkerFactory
 
-WorkerFactory = Callable[[Any], "Worker | None"]
-
-_REGISTRY: dict[str, WorkerFactory] = {}
-_SKIP_MODULES = {"base", "manager"}
-
-
-def register_worker(name: str) -> Callable[[WorkerFactory], WorkerFactory]:
-    """Decorator: register `factory(kenning) -> Worker | None` under `name`."""
-
-    def decorate(factory: WorkerFactory) -> WorkerFactory:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def registered() -> dict[str, WorkerFactory]:
-    discover()
-    return dict(_REGISTRY)
-
-
-def discover() -> None:
-    """Import every module in kenning.workers so their @register_worker calls run."""
-    package = importlib.import_module("kenning.workers")
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name in _SKIP_MODULES or info.name.startswith("_"):
-            continue
-        importlib.import_module(f"kenning.workers.{info.name}")
+FACTORIES: dict[str, WorkerFactory] = {
+    "aspect-feedback": aspect_feedback.build,
+    "documents": documents.build,
+    "embedding-tracker": embedding_tracker.build,
+    "extraction": extraction.build,
+    "hints": hints.build,
+    "lifecycle": lifecycle.build,
+    "maintenance": maintenance.build,
+    "retention": retention.build,
+}
 
 
 class WorkerManager:
     """Owns the daemon's background workers: build, start, stop, report."""
 
-    def __init__(self, kenning: Any, *, only: set[str] | None = None) -> None:
-        self.kenning = kenning
+    def __init__(self, deps: WorkerDeps, factories: Mapping[str, WorkerFactory] = FACTORIES) -> None:
+        self.deps = deps
         self._lock = threading.Lock()
         self.workers: dict[str, Worker] = {}
         self.disabled: list[str] = []
         self.build_errors: dict[str, str] = {}
-        for name, factory in sorted(registered().items()):
-            if only is not None and name not in only:
-                continue
+        for name, factory in sorted(factories.items()):
             self._build(name, factory)
-        if only is None or "lease-reaper" in only:
-            w = kenning.settings.pipeline.worker
-            self.workers["lease-reaper"] = LeaseReaper(
-                kenning.db, lease_timeout_ms=w.lease_timeout_ms, interval_s=w.reaper_interval_ms / 1000.0
-            )
+        w = deps.settings.pipeline.worker
+        self.workers["lease-reaper"] = LeaseReaper(
+            deps.db, lease_timeout_ms=w.lease_timeout_ms, interval_s=w.reaper_interval_ms / 1000.0
+        )
 
     def _build(self, name: str, factory: WorkerFactory) -> None:
         try:
-            worker = factory(self.kenning)
+            worker = factory(self.deps)
         except Exception as exc:  # a broken worker must not keep the daemon from starting
             self.build_errors[name] = f"{type(exc).__name__}: {exc}"
             telemetry.record_error("workers", f"could not build worker {name}: {exc}", worker=name)

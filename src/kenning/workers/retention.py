@@ -8,7 +8,7 @@ from typing import Any
 from kenning.core import telemetry
 from kenning.pipeline.retention import sweep
 from kenning.workers.base import Worker, backoff_from_settings
-from kenning.workers.manager import register_worker
+from kenning.workers.deps import WorkerDeps
 
 CATCH_UP_S = 5.0
 
@@ -36,7 +36,6 @@ class RetentionWorker(Worker):
         return {"totals": self.totals, "last_sweep": self.last_sweep}
 
 
-@register_worker("retention")
-def build(kenning) -> RetentionWorker:
-    pipeline = kenning.settings.pipeline
-    return RetentionWorker(kenning.db, pipeline.retention, **backoff_from_settings(pipeline.worker))
+def build(deps: WorkerDeps) -> RetentionWorker:
+    pipeline = deps.settings.pipeline
+    return RetentionWorker(deps.db, pipeline.retention, **backoff_from_settings(pipeline.worker))

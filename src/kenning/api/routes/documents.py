@@ -38,8 +38,7 @@ def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(g
     if not body.wait:
         return {"id": doc_id, "status": "queued"}
     try:
-        result = documents.ingest_document(k.db, k.embedder, doc_id, cfg.documents,
-                                           secret_policy=k.settings.secrets)
+        result = documents.ingest_document(k.writer, doc_id, cfg.documents)
     except Exception as exc:
         documents.mark_failed(k.db, doc_id, f"{exc}")
         raise
@@ -70,8 +69,7 @@ def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     if doc["status"] == "done":
         return {"id": doc_id, "status": "done", "skipped": "already ingested"}
     try:
-        result = documents.ingest_document(k.db, k.embedder, doc_id, k.settings.pipeline.documents,
-                                           secret_policy=k.settings.secrets)
+        result = documents.ingest_document(k.writer, doc_id, k.settings.pipeline.documents)
     except documents.DocumentError as exc:
         documents.mark_failed(k.db, doc_id, str(exc))
         raise

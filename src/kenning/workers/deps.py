@@ -1,0 +1,37 @@
+"""What a worker factory may use, built by the service (workers never import it).
+
+`WorkerDeps` replaces the whole service object the factories used to receive: each factory
+takes exactly these typed parts, so a worker's needs are visible in its signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from kenning.core.config import Settings
+from kenning.core.types import MemoryFilter
+from kenning.memory.write import WritePath
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.providers.llm import BaseLLMProvider
+from kenning.retrieval.recall import RecallHit
+from kenning.store.backend import StoreDatabase
+from kenning.workers.base import Worker
+
+
+class RecallFn(Protocol):
+    def __call__(self, query: str, limit: int, filters: MemoryFilter | None) -> list[RecallHit]: ...
+
+
+@dataclass(frozen=True)
+class WorkerDeps:
+    db: StoreDatabase
+    settings: Settings
+    embedder: EmbeddingProvider
+    llm: BaseLLMProvider  # the pipeline LLM behind the daily token budget
+    writer: WritePath  # the one write path of every memory
+    recall: RecallFn  # hybrid recall without access tracking
+
+
+WorkerFactory = Callable[[WorkerDeps], "Worker | None"]  # None when disabled by config
