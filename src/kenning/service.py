@@ -7,6 +7,7 @@ Components from other capabilities hang off this object as attributes built in `
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Iterator
 from typing import Any
 
@@ -171,13 +172,15 @@ class Kenning:
             return self.writer.remember_many(drafts, actor=actor)
 
     def recall(
-        self, query: str, *, limit: int = 10, filters: MemoryFilter | None = None,
+        self, query: str, *, limit: int | None = None, filters: MemoryFilter | None = None,
         config: RecallConfig | str | None = None, budget_chars: int | None = None,
         track_access: bool = True,
     ) -> list[RecallHit]:
+        """`limit` None: `recall.default_limit`."""
         cfg = preset(config) if isinstance(config, str) else (config or self.recall_config())
         with timed("recall"):
-            hits = recall(self.db.reader(), self.embedder, query, limit=limit, filters=filters,
+            hits = recall(self.db.reader(), self.embedder, query, limit=limit or self.settings.recall.default_limit,
+                          filters=filters,
                           config=cfg, budget_chars=budget_chars)
         if track_access and hits:
             self.access.add([h.memory.id for h in hits])
@@ -186,11 +189,13 @@ class Kenning:
         return hits
 
     def recall_config(self) -> RecallConfig:
+        """The default preset with the `recall:` settings, and hint matches when hints are generated."""
         base = preset("default")
         stages = base.stages if self.settings.recall.session_context else tuple(
             s for s in base.stages if s != "session_context")
+        extras = replace(base.extras, hints=self.settings.pipeline.hints.enabled)
         return base.with_(rrf_k=self.settings.recall.rrf_k, leg_limit=self.settings.recall.candidate_pool,
-                          stages=stages)
+                          stages=stages, extras=extras)
 
     def get(self, memory_id: str) -> Memory:
         return store.get_memory(self.db.reader(), memory_id)

@@ -9,7 +9,6 @@ import pytest
 from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.retrieval.config import PRESETS
 from kenning.retrieval.dampening import DampeningParams, gravity_factor, hub_factor, resolution_factor
-from kenning.retrieval.catalogue import config_from_settings
 from kenning.retrieval.fusion import FusedHit
 from kenning.retrieval.graph_leg import graph_lookup, query_tokens
 from kenning.retrieval.hints import merge_by_max
@@ -91,17 +90,6 @@ def test_every_extra_preset_runs_end_to_end(stocked):
     for name in ("graph", "dampening", "rerank", "hints", "full"):
         hits = kenning.recall("which database does billing use", config=name, limit=3, track_access=False)
         assert hits and hits[0].memory.id in ids[:2], name
-
-
-def test_config_from_settings_switches_stages(kenning):
-    cfg = config_from_settings(kenning.settings.pipeline, PRESETS["hybrid"])
-    assert cfg.legs == ("bm25", "vector", "graph")
-    assert cfg.stages == ("graph_boost", "dampening", "rerank")
-    off = kenning.settings.pipeline.model_copy(update={
-        "graph": kenning.settings.pipeline.graph.model_copy(update={"enabled": False}),
-        "reranker": kenning.settings.pipeline.reranker.model_copy(update={"enabled": False}),
-    })
-    assert config_from_settings(off, PRESETS["hybrid"]).stages == ("dampening",)
 
 
 def test_dampening_factors():

@@ -112,8 +112,7 @@ def test_pipeline_settings_defaults_and_ranges():
     s = PipelineSettings()
     assert (s.extraction.min_confidence, s.worker.poll_ms, s.worker.max_retries, s.worker.lease_timeout_ms) == (
         0.7, 2000, 3, 300_000)
-    assert (s.graph.boost_weight, s.reranker.top_n, s.documents.chunk_size, s.hints.enabled) == (
-        0.15, 20, 2000, False)
+    assert (s.graph.enabled, s.documents.chunk_size, s.hints.enabled) == (True, 2000, False)
     assert s.mode == "full"
     assert PipelineSettings.model_validate({"shadowMode": True}).mode == "shadow"
     assert PipelineSettings(mutations_frozen=True).mode == "shadow"

@@ -40,7 +40,7 @@ class LocalBackend:
     def recall(self, body: dict) -> list[dict]:
         body = dict(body)
         self.kenning.embed_pending()
-        query, limit, preset = body.pop("query"), body.pop("limit", 10), body.pop("preset", None)
+        query, limit, preset = body.pop("query"), body.pop("limit", None), body.pop("preset", None)
         hits = self.kenning.recall(query, limit=limit, filters=MemoryFilter(**body), config=preset)
         return [h.to_dict() for h in hits]
 

@@ -83,7 +83,8 @@ def _when(value: str | None, option: str) -> str | None:
 
 def recall(
     query: str = typer.Argument(..., help="What to look for."),
-    limit: int = typer.Option(10, "--limit", "-n", min=1, max=200),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, max=200,
+                                        help="How many memories (default: recall.default_limit, 10)."),
     project: Optional[str] = typer.Option(None, "--project", "-p"),
     type: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
     tag: list[str] = typer.Option([], "--tag"),

@@ -7,6 +7,7 @@ Sections owned by other capabilities live in their own config_* modules to keep 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kenning.core.config_observability import ObservabilitySettings
 from kenning.core.config_observer import ObserverSettings
-from kenning.core.config_pipeline import PipelineSettings
+from kenning.core.config_pipeline import REMOVED_KEYS, PipelineSettings
 from kenning.core.config_predictor import PredictorSettings
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.config_store import StoreSettings
@@ -66,7 +67,9 @@ class LLMSettings(_Strict):
 
 
 class RecallSettings(_Strict):
-    default_limit: int = Field(10, ge=1, le=200)
+    default_limit: int = Field(
+        10, ge=1, le=200, description="Memories a recall returns when the request names no limit (API, CLI, MCP).",
+    )
     candidate_pool: int = Field(100, ge=10, le=2000)
     rrf_k: int = Field(5, ge=1, le=1000, description="RRF constant; small k trusts each leg's top ranks (LoCoMo R@10 flat for k 3-10, falls from 20).")
     max_content_chars: int = Field(100_000, ge=100, le=5_000_000)
@@ -122,6 +125,24 @@ class Settings(_Strict):
         return f"http://{host}:{self.port}"
 
 
+def _snake(key: Any) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", str(key)).lower()  # camelCase aliases too
+
+
+def refuse_removed_keys(data: dict[str, Any], config_path: Path) -> None:
+    """A key removed because it did nothing is an error naming it, never silently accepted."""
+    for dotted, why in REMOVED_KEYS.items():
+        node: Any = data
+        for part in dotted.split("."):
+            found = [k for k in node if _snake(k) == part] if isinstance(node, dict) else []
+            if not found:
+                break
+            node = node[found[0]]
+        else:
+            raise ConfigError(f"{config_path}: unknown key {dotted}: removed in kenning 0.1.0 (issue 13): {why};"
+                              " delete it")
+
+
 def default_home(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     return Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
@@ -154,6 +175,7 @@ def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Se
     if env.get("KENNING_TOKEN"):
         data["auth_token"] = env["KENNING_TOKEN"]
     data.update(overrides)
+    refuse_removed_keys(data, config_path)
     data["home"] = home
     try:
         settings = Settings.model_validate(data)

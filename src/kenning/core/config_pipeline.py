@@ -7,6 +7,9 @@ the doc's camelCase spellings (`shadowMode`, `leaseTimeoutMs`, ...) are accepted
 One deliberate difference: the v2 doc defaults `extraction.provider` to `claude-code`/`haiku`.
 SPEC S3 (which wins) makes the deterministic offline provider the default, so extraction
 inherits the `llm:` section unless a provider is named here.
+
+Keys that looked live but did nothing were removed in issue 13 (`REMOVED_KEYS`): a config that
+still sets one is refused with a message naming the key and what replaced it.
 """
 
 from __future__ import annotations
@@ -55,22 +58,16 @@ class WorkerSettings(_Section):
 
 
 class GraphSettings(_Section):
-    enabled: bool = Field(True, description="Persist entity triples and use the graph leg/boost in recall.")
-    boost_weight: float = Field(0.15, ge=0.0, le=1.0, description="Score added to graph-linked memories.")
-    boost_timeout_ms: int = Field(500, ge=50, le=5_000, description="Deadline of the graph lookup, ms.")
+    enabled: bool = Field(
+        True, description="Persist the entity triples extraction finds and run aspect feedback. Recall uses the"
+        " graph through the `graph`/`full` presets (a request's `preset`), not through this switch.",
+    )
     feedback_delta: float = Field(0.02, ge=0.0, le=1.0, description="Aspect weight gained per FTS-confirmed memory.")
     feedback_min_weight: float = Field(0.1, ge=0.0, le=1.0, description="Aspect weight floor (feedback and decay).")
     feedback_max_weight: float = Field(1.0, ge=0.0, le=10.0, description="Aspect weight ceiling.")
     aspect_stale_days: int = Field(14, ge=1, le=3650, description="Aspects untouched this long decay.")
     aspect_decay_rate: float = Field(0.05, ge=0.0, le=1.0, description="Weight lost per decay run.")
     aspect_decay_every_sessions: int = Field(10, ge=1, le=10_000, description="Run decay every N feedback sessions.")
-
-
-class RerankerSettings(_Section):
-    enabled: bool = Field(True, description="Rerank the fused head (embedding reranker by default).")
-    model: str = Field("", description="Cross-encoder model; empty means the embedding reranker.")
-    top_n: int = Field(20, ge=1, le=100, description="How many fused results are reranked.")
-    timeout_ms: int = Field(2_000, ge=100, le=30_000, description="On timeout the fused order is kept.")
 
 
 class AutonomousSettings(_Section):
@@ -115,29 +112,6 @@ class DocumentSettings(_Section):
         return self
 
 
-class GuardrailSettings(_Section):
-    max_content_chars: int = Field(500, ge=50, le=100_000)
-    chunk_target_chars: int = Field(300, ge=50, le=50_000)
-    recall_truncate_chars: int = Field(500, ge=50, le=100_000)
-
-
-class ContinuitySettings(_Section):
-    enabled: bool = True
-    prompt_interval: int = Field(10, ge=1, le=1_000, description="Prompts between periodic checkpoints.")
-    time_interval_ms: int = Field(15 * _MINUTE, ge=_MINUTE, le=_HOUR)
-    max_checkpoints_per_session: int = Field(50, ge=1, le=500)
-    retention_days: int = Field(7, ge=1, le=90)
-    recovery_budget_chars: int = Field(2_000, ge=200, le=10_000)
-
-
-class TelemetrySettings(_Section):
-    posthog_host: str = Field("", description="Remote telemetry is off unless a host is set (and telemetry_enabled).")
-    posthog_api_key: str = ""
-    flush_interval_ms: int = Field(60_000, ge=5 * _SECOND, le=10 * _MINUTE)
-    flush_batch_size: int = Field(50, ge=1, le=500)
-    retention_days: int = Field(90, ge=1, le=365)
-
-
 class EmbeddingTrackerSettings(_Section):
     enabled: bool = True
     poll_ms: int = Field(5_000, ge=_SECOND, le=60 * _SECOND)
@@ -145,25 +119,12 @@ class EmbeddingTrackerSettings(_Section):
 
 
 class HintSettings(_Section):
-    enabled: bool = False
+    enabled: bool = Field(
+        False, description="Generate prospective hints (the hints worker) and let recall's BM25 leg match them.",
+    )
     max: int = Field(5, ge=1, le=20, description="Hints generated per memory.")
     timeout: int = Field(45_000, ge=5_000, le=300_000, description="LLM generation timeout, ms.")
     poll: int = Field(5_000, ge=1_000, le=60_000, description="Worker polling interval, ms.")
-
-
-class DampeningSettings(_Section):
-    gravity_enabled: bool = True
-    hub_enabled: bool = True
-    resolution_enabled: bool = True
-    hub_percentile: float = Field(0.9, ge=0.0, le=1.0)
-    hub_penalty: float = Field(0.7, ge=0.0, le=1.0)
-    gravity_penalty: float = Field(0.5, ge=0.0, le=1.0)
-    resolution_boost: float = Field(1.2, ge=1.0, le=5.0, description="Multiplier for constraint/decision memories.")
-
-
-class StructuralSettings(_Section):
-    poll_interval_ms: int = Field(5_000, ge=100, le=60_000, description="Structural-classify worker poll, ms.")
-    classify_batch_size: int = Field(10, ge=1, le=100, description="Max facts per entity per LLM call.")
 
 
 class RetentionSettings(_Section):
@@ -181,21 +142,14 @@ class PipelineSettings(_Section):
     mutations_frozen: bool = Field(False, description="Emergency brake: no pipeline writes at all.")
     semantic_contradiction_enabled: bool = Field(False, description="LLM contradiction check on UPDATE proposals.")
     semantic_contradiction_timeout_ms: int = Field(45_000, ge=5_000, le=300_000)
-    telemetry_enabled: bool = Field(False, description="Remote telemetry; off by default.")
     extraction: ExtractionSettings = ExtractionSettings()
     worker: WorkerSettings = WorkerSettings()
     graph: GraphSettings = GraphSettings()
-    reranker: RerankerSettings = RerankerSettings()
     autonomous: AutonomousSettings = AutonomousSettings()
     repair: RepairSettings = RepairSettings()
     documents: DocumentSettings = DocumentSettings()
-    guardrails: GuardrailSettings = GuardrailSettings()
-    continuity: ContinuitySettings = ContinuitySettings()
-    telemetry: TelemetrySettings = TelemetrySettings()
     embedding_tracker: EmbeddingTrackerSettings = EmbeddingTrackerSettings()
     hints: HintSettings = HintSettings()
-    dampening: DampeningSettings = DampeningSettings()
-    structural: StructuralSettings = StructuralSettings()
     retention: RetentionSettings = RetentionSettings()
 
     @property
@@ -207,3 +161,17 @@ class PipelineSettings(_Section):
             return "shadow"
         return "full" if self.autonomous.allow_update_delete else "controlled-write"
 
+
+_RECALL_PRESETS = ("it did nothing: the graph, dampening and rerank recall stages run only in a preset"
+                   " (`graph`, `dampening`, `rerank`, `full`: a request's `preset`), with the preset's values")
+REMOVED_KEYS: dict[str, str] = {
+    "pipeline.reranker": _RECALL_PRESETS,
+    "pipeline.dampening": _RECALL_PRESETS,
+    "pipeline.graph.boost_weight": _RECALL_PRESETS,
+    "pipeline.graph.boost_timeout_ms": _RECALL_PRESETS,
+    "pipeline.continuity": "it duplicated sessions.checkpoint_*, which are the settings read",
+    "pipeline.guardrails": "never read; recall.max_content_chars caps a memory's content",
+    "pipeline.telemetry": "never read; kenning sends no telemetry",
+    "pipeline.telemetry_enabled": "never read; kenning sends no telemetry",
+    "pipeline.structural": "never read: no structural-classification worker exists",
+}

@@ -44,13 +44,16 @@ def build_server(client: KenningClient) -> MCPServer:
     @server.tool()
     def memory_search(
         query: Annotated[str, Field(description="What to look for, in words (keywords and meaning both count).")],
-        limit: Annotated[int, Field(ge=1, le=100, description="How many memories to return, best first.")] = 10,
+        limit: Annotated[int | None, Field(ge=1, le=100, description="How many memories to return, best first"
+                                                 " (default: the daemon's recall.default_limit).")] = None,
         project: Annotated[str | None, Field(description="Only this project's memories (its git root name).")] = None,
         types: Annotated[list[MemoryType] | None, Field(description="Only memories of these types.")] = None,
     ) -> list[dict[str, Any]]:
         """Hybrid search (BM25 keywords + vectors, fused) over memories, best first. Each result says
         which legs found it and at what rank/score (`legs`) and why it ranks (`reasons`)."""
-        body: dict[str, Any] = {"query": query, "limit": max(1, min(int(limit), 100))}
+        body: dict[str, Any] = {"query": query}
+        if limit is not None:
+            body["limit"] = max(1, min(int(limit), 100))
         if project:
             body["project"] = project
         if types:

@@ -15,15 +15,10 @@ Hints are not a leg: `RecallConfig.extras.hints` makes the BM25 leg merge hint m
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from types import MappingProxyType
 
-from kenning.core.telemetry import log_event
-
 from kenning.retrieval.code_neighbourhood import code_neighbourhood
-from kenning.retrieval.config import RecallConfig
-from kenning.retrieval.dampening import DampeningParams, dampen
-from kenning.retrieval.extras_config import ExtrasConfig
+from kenning.retrieval.dampening import dampen
 from kenning.retrieval.graph_leg import graph_boost, graph_leg
 from kenning.retrieval.legs import LegFn, StageFn, bm25_leg, vector_leg
 from kenning.retrieval.provenance import provenance
@@ -61,33 +56,3 @@ STAGES: Mapping[str, StageFn] = MappingProxyType({
     "code_neighbourhood": code_neighbourhood,  # off by default (issue 15): preset "code"
     "provenance": provenance,
 })
-
-
-def config_from_settings(pipeline, base: RecallConfig) -> RecallConfig:
-    """`base` with the graph leg/boost, dampening, rerank and hints switched by `pipeline:`."""
-    legs = [leg for leg in base.legs if leg != "graph"]
-    stages = [s for s in base.stages if s not in ("graph_boost", "dampening", "rerank")]
-    if pipeline.graph.enabled:
-        legs.append("graph")
-        stages.append("graph_boost")
-    d = pipeline.dampening
-    if d.gravity_enabled or d.hub_enabled or d.resolution_enabled:
-        stages.append("dampening")
-    if pipeline.reranker.enabled:
-        stages.append("rerank")
-        if pipeline.reranker.model:
-            log_event("retrieval", "no cross-encoder ships in a package; using the embedding reranker",
-                      level="warning", model=pipeline.reranker.model)
-    extras = ExtrasConfig(
-        hints=pipeline.hints.enabled,
-        graph_boost_weight=pipeline.graph.boost_weight,
-        dampening=DampeningParams(
-            gravity_enabled=d.gravity_enabled, hub_enabled=d.hub_enabled,
-            resolution_enabled=d.resolution_enabled, hub_percentile=d.hub_percentile,
-            hub_penalty=d.hub_penalty, gravity_penalty=d.gravity_penalty, resolution_boost=d.resolution_boost,
-        ),
-        rerank_top_n=pipeline.reranker.top_n,
-        rerank_timeout_ms=float(pipeline.reranker.timeout_ms),
-    )
-    return replace(base, legs=tuple(legs), stages=tuple(stages), extras=extras,
-                   graph_deadline_ms=float(pipeline.graph.boost_timeout_ms))
