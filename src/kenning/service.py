@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from kenning.core.config import Settings
+from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, record_error, timed
-from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.codegraph import links as code_links
-from kenning.memory import portable, write
+from kenning.memory import access, portable, write
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
@@ -92,8 +93,10 @@ class Kenning:
         self.db = open_store(settings.store, settings.db_path)
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
+        self.local_viewer = access.local_viewer()  # author of what this daemon's own user writes
         self.writer = write.WritePath(  # the one write path of every memory
             self.db, self.embedder, max_chars=settings.recall.max_content_chars, secret_policy=settings.secrets,
+            default_writer=self.local_viewer,
             draft_rules=pipeline_hooks.DRAFT_RULES,  # decision auto-protection
             in_tx_hooks=(write.link_entities,  # entity graph
                          *pipeline_hooks.IN_TX_HOOKS,  # enqueue the extract job in the write tx
@@ -159,17 +162,46 @@ class Kenning:
         )
 
     # -- memory operations -------------------------------------------------------
-    def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> write.RememberResult:
+    def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True,
+                 viewer: Viewer | None = None) -> write.RememberResult:
         with timed("remember"):
-            return self.writer.remember(draft, actor=actor, embed=embed)
+            return self.writer.remember(self._stamp(draft, viewer), actor=self._actor(actor, viewer), embed=embed)
+
+    # -- who: authors and visibility (teams) -------------------------------------------------
+    @staticmethod
+    def _stamp(draft: MemoryDraft, viewer: Viewer | None) -> MemoryDraft:
+        """The writer (author, team) of a new memory: the caller's (the write path stamps the local user
+        on the others)."""
+        return draft if draft.writer or viewer is None else replace(draft, writer=viewer)
+
+    @staticmethod
+    def _actor(actor: str | None, viewer: Viewer | None) -> str | None:
+        """History names the token's user for changes made with one."""
+        return viewer.user if viewer is not None and not viewer.sees_all else actor
+
+    def viewer_for_token(self, secret: str) -> Viewer | None:
+        return access.viewer_for_token(self.db, secret)
+
+    def team_mode(self) -> bool:
+        return access.team_mode(self.db)
+
+    def create_token(self, user: str, team: str = access.DEFAULT_TEAM) -> dict[str, Any]:
+        return access.create_token(self.db, user, team)
+
+    def list_tokens(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+        return access.list_tokens(self.db, include_revoked=include_revoked)
+
+    def revoke_token(self, id_or_user: str) -> list[str]:
+        return access.revoke_token(self.db, id_or_user)
 
     def embed_pending(self, limit: int = 1000) -> int:
         """Embed memories stored raw (`remember(embed=False)`, a model switch); returns how many."""
         return refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
 
-    def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None) -> list[write.RememberResult]:
+    def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None,
+                      viewer: Viewer | None = None) -> list[write.RememberResult]:
         with timed("remember_many"):
-            return self.writer.remember_many(drafts, actor=actor)
+            return self.writer.remember_many([self._stamp(d, viewer) for d in drafts], actor=self._actor(actor, viewer))
 
     def recall(
         self, query: str, *, limit: int | None = None, filters: MemoryFilter | None = None,
@@ -197,29 +229,38 @@ class Kenning:
         return base.with_(rrf_k=self.settings.recall.rrf_k, leg_limit=self.settings.recall.candidate_pool,
                           stages=stages, extras=extras)
 
-    def get(self, memory_id: str) -> Memory:
-        return store.get_memory(self.db.reader(), memory_id)
+    def get(self, memory_id: str, viewer: Viewer | None = None) -> Memory:
+        """The memory; NotFound also when `viewer` may not see it."""
+        return store.check_visible(self.db.reader(), memory_id, viewer)
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        store.get_memory(self.db.reader(), memory_id)
+    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        self.get(memory_id, viewer)
         return store.history(self.db.reader(), memory_id)
 
     def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
-             reason: str | None = None) -> Memory:
+             reason: str | None = None, viewer: Viewer | None = None) -> Memory:
+        self.get(memory_id, viewer)
         with timed("mutate"):
-            return self.writer.edit(memory_id, changes, actor=actor, reason=reason)
+            return self.writer.edit(memory_id, changes, actor=self._actor(actor, viewer), reason=reason)
 
-    def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+    def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
+               viewer: Viewer | None = None) -> Memory:
+        self.get(memory_id, viewer)
         with timed("mutate"):
-            return write.forget(self.db, memory_id, actor=actor, reason=reason)
+            return write.forget(self.db, memory_id, actor=self._actor(actor, viewer), reason=reason)
 
-    def recover(self, memory_id: str, *, actor: str | None = None) -> Memory:
+    def recover(self, memory_id: str, *, actor: str | None = None, viewer: Viewer | None = None) -> Memory:
+        self.get(memory_id, viewer)
         with timed("mutate"):
-            return write.recover(self.db, memory_id, actor=actor)
+            return write.recover(self.db, memory_id, actor=self._actor(actor, viewer))
 
-    def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+    def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
+              viewer: Viewer | None = None) -> None:
+        memory = self.get(memory_id, viewer)
+        if viewer is not None and not viewer.sees_all and memory.author != viewer.user:
+            raise InvalidInput(f"only its author ({memory.author}) may purge memory {memory_id}; forget it instead")
         with timed("mutate"):
-            write.purge(self.db, memory_id, actor=actor, reason=reason)
+            write.purge(self.db, memory_id, actor=self._actor(actor, viewer), reason=reason)
 
     def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
              offset: int = 0) -> tuple[list[Memory], int]:

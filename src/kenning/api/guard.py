@@ -5,6 +5,10 @@ One ASGI middleware, so no route can forget a check:
   another site whose DNS name was rebound to 127.0.0.1 sends its own name → 421.
 - With a token configured, `/api/*` (but `/api/health`), `/openapi.json`, `/docs` and `/redoc`
   need `Authorization: Bearer <token>` → 401.
+- Teams: a bearer may also be a user token (`kenning token create`); once one exists, a request
+  without any bearer is a 401 too. The request's viewer (who asks: a token's user and team, or the
+  local user who sees all) goes into `scope["state"]["viewer"]` for the routes. A user token
+  reaches only the routes that apply scopes (USER_ROUTES) → 403 elsewhere.
 - Write methods: an `Origin` other than the daemon's own → 403; a body that is not
   `application/json` → 415 (a browser sends `text/plain` cross-site without a preflight).
 - JSON bodies of write methods nested deeper than `MAX_JSON_DEPTH` or holding lone UTF-16
@@ -33,6 +37,11 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 TOKEN_FREE_API = frozenset({"/api/health"})
 TOKEN_DOCS = ("/openapi.json", "/docs", "/redoc")
+# What a user token may call: the routes that filter by the caller's scopes (memory, export, the
+# injecting hooks, feedback). Everything else (diagnostics, graph, sessions, predictor, …) shows
+# every user's data and stays with the server's own user.
+USER_ROUTES = ("/api/memory", "/api/export", "/api/hooks/session-start", "/api/hooks/user-prompt-submit",
+               "/api/hooks/feedback", "/api/feedback", "/api/health")
 
 
 def token_ok(authorization: str | None, token: str | None) -> bool:
@@ -82,6 +91,8 @@ class RequestGuard:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         problem = self.header_problem(scope, headers)
+        if problem is None:
+            problem = self.identify(scope, headers)
         if problem is None and scope["method"] in WRITE_METHODS and _has_body(headers):
             body = await _read_body(receive)
             detail = json_body_problem(body)
@@ -98,8 +109,6 @@ class RequestGuard:
         if not self.host_allowed(host_name(host)):
             return 421, (f"Host {host!r} is not this daemon's address; use 127.0.0.1 or localhost "
                          "(requests for other names are refused to stop DNS rebinding)")
-        if needs_token(scope["path"]) and not token_ok(headers.get("authorization"), self.token):
-            return 401, "missing or wrong bearer token"
         if scope["method"] not in WRITE_METHODS:
             return None
         origin = headers.get("origin")
@@ -109,6 +118,30 @@ class RequestGuard:
             media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media_type != "application/json":
                 return 415, f"Content-Type must be application/json, got {media_type or 'none'!r}"
+        return None
+
+
+    def identify(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        """Who asks: the configured token or no token (a single-user daemon) → the local user;
+        a user token → its user and team. 401 when a needed bearer is missing or wrong."""
+        service = scope["app"].state.kenning
+        authorization = headers.get("authorization")
+        path = scope["path"]
+        if not self.token and not service.team_mode():
+            viewer = service.local_viewer  # a single-user daemon without a token: as before teams
+        elif authorization and self.token and token_ok(authorization, self.token):
+            viewer = service.local_viewer
+        elif authorization and authorization.startswith("Bearer "):
+            viewer = service.viewer_for_token(authorization[len("Bearer "):].strip())
+        else:
+            viewer = None
+        if viewer is None:
+            if needs_token(path):
+                return 401, "missing or wrong bearer token"
+        elif not viewer.sees_all and needs_token(path) and not path.startswith(TOKEN_DOCS) and not any(
+                path == route or path.startswith(route + "/") for route in USER_ROUTES):
+            return 403, f"{path} is not open to user tokens (it shows every user's data); use the server's own token"
+        scope.setdefault("state", {})["viewer"] = viewer
         return None
 
 

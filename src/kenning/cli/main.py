@@ -19,6 +19,7 @@ from kenning.cli import connect as connect_cli
 from kenning.cli import hook as hook_cli
 from kenning.cli import mcp as mcp_cli
 from kenning.cli import sessions as sessions_cli
+from kenning.cli import tokens as tokens_cli
 from kenning.cli.context import err_console
 from kenning.core.errors import KenningError
 
@@ -37,6 +38,7 @@ sessions_cli.register(app)
 connect_cli.register(app)
 hook_cli.register(app)
 mcp_cli.register(app)
+tokens_cli.register(app)
 app.command("serve")(daemon.serve)
 app.add_typer(daemon.daemon_app, name="daemon")
 

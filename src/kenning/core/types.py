@@ -16,6 +16,25 @@ MEMORY_TYPES = frozenset(
 SCOPES = frozenset({"personal", "project", "team", "org"})
 
 
+@dataclass(frozen=True)
+class Viewer:
+    """Who reads or writes: the author stamped on new memories and what they may see.
+
+    A user token of a team server is a viewer with a team: they see their own memories, org
+    memories, and the non-personal memories of their team (and those of no team, written by the
+    server's own user). The local user of a single-user daemon, or the admin token, sees all.
+    """
+
+    user: str
+    team: str | None = None
+    sees_all: bool = False
+
+    def can_see(self, memory: "Memory") -> bool:
+        """The rule of store.memories.visibility_sql, for memories already read."""
+        return (self.sees_all or memory.author == self.user or memory.scope == "org"
+                or (memory.scope != "personal" and memory.team in (None, self.team)))
+
+
 @dataclass
 class Memory:
     id: str
@@ -48,6 +67,8 @@ class Memory:
     session_key: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     derived_from: list[str] = field(default_factory=list)  # ids of the memories this one was derived from
+    author: str | None = None  # the user who wrote it (the OS user on a single-user daemon)
+    team: str | None = None  # the writer's team on a team server; None: no team (visible to every team)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -73,6 +94,7 @@ class MemoryDraft:
     metadata: dict[str, Any] = field(default_factory=dict)
     derived_from: list[str] = field(default_factory=list)
     id: str | None = None  # an imported memory keeps its id; one already stored with it is a duplicate
+    writer: Viewer | None = None  # stamped by the service: author and team; duplicates only among what it sees
     type_explicit: bool = False  # the caller chose `type`: write rules keep it (no auto-protection)
 
 
@@ -90,3 +112,4 @@ class MemoryFilter:
     until: str | None = None
     include_deleted: bool = False
     include_superseded: bool = False
+    viewer: Viewer | None = None  # None or sees_all: no visibility rule (single-user daemon, admin)

@@ -40,7 +40,7 @@ FILE_NAMES = {"json": "memories.json", "jsonl": "memories.jsonl", "markdown": "m
 EXPORT_ONLY_FIELDS = frozenset({
     "normalized_content", "content_hash", "related_modules", "needs_review", "user_verified",
     "superseded_by", "valid_until", "decay_half_life_days", "access_count", "last_accessed_at",
-    "updated_at", "is_deleted", "deleted_at", "embedding_model", "extraction_model", "author",
+    "updated_at", "is_deleted", "deleted_at", "embedding_model", "extraction_model", "author", "team",
 })
 # The fields a markdown comment carries (content is the bullet itself).
 COMMENT_FIELDS = ("id", "type", "project", "scope", "importance", "confidence", "tags", "pinned",

@@ -25,7 +25,7 @@ from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import record_error
 from kenning.core.limits import MAX_CONTENT_CHARS, check_changes, check_draft
 from kenning.core.text import normalize_content
-from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft
+from kenning.core.types import MEMORY_TYPES, SCOPES, Memory, MemoryDraft, Viewer
 from kenning.graph.linker import link_memory
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store import memories as store
@@ -93,8 +93,9 @@ class WritePath:
 
     def __init__(self, db: StoreDatabase, embedder: EmbeddingProvider, *, max_chars: int = MAX_CONTENT_CHARS,
                  secret_policy: str = "redact", draft_rules: Sequence[DraftRule] = (),
-                 in_tx_hooks: Sequence[InTxHook] = (link_entities,)) -> None:
+                 in_tx_hooks: Sequence[InTxHook] = (link_entities,), default_writer: Viewer | None = None) -> None:
         self.db = db
+        self.default_writer = default_writer  # author (and team) of drafts that name no writer
         self.embedder = embedder
         self.max_chars = max_chars
         self.secret_policy = secret_policy
@@ -120,7 +121,8 @@ class WritePath:
                 vectors: dict[str, np.ndarray] | None = None) -> list[Prepared]:
         """Validate all drafts, then embed them (outside any transaction). `vectors` (keyed by
         content hash) supplies vectors computed earlier; `embed=False` stores the drafts raw."""
-        drafts = self._validate_all(drafts)
+        drafts = self._validate_all([d if d.writer or self.default_writer is None
+                                     else replace(d, writer=self.default_writer) for d in drafts])
         normalized = [normalize_content(d.content) for d in drafts]
         if vectors is not None:
             found = [vectors.get(n.content_hash) for n in normalized]

@@ -34,7 +34,7 @@ import numpy as np
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
-from kenning.core.types import Memory, MemoryDraft
+from kenning.core.types import Memory, MemoryDraft, Viewer
 from kenning.pipeline.decision import Proposal
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
@@ -80,10 +80,11 @@ def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> t
     """Insert the fact as a new memory through the write path (its vector computed earlier, in
     `ctx.vectors`), or return the exact duplicate. (id, deduped)."""
     norm = normalize_content(content)
-    existing = mstore.find_duplicate(conn, norm.content_hash, ctx.source.project)
+    writer = Viewer(ctx.source.author, ctx.source.team) if ctx.source.author else None  # facts keep the
+    existing = mstore.find_duplicate(conn, norm.content_hash, ctx.source.project, writer)  # source's author
     if existing:
         return existing, True
-    item = ctx.writer.prepare([MemoryDraft(
+    item = ctx.writer.prepare([MemoryDraft(writer=writer,
         content=norm.storage, type=proposal.fact.type, confidence=proposal.fact.confidence,
         tags=list(ctx.source.tags), project=ctx.source.project, scope=ctx.source.scope,
         source=SOURCE_TAG, session_key=ctx.source.session_key, created_at=ctx.source.created_at,

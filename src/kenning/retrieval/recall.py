@@ -77,7 +77,8 @@ def recall(
     hits = run_stages(ctx, fuse(ctx, run_legs(ctx)))
     pool = hits[: max(limit * 5, 50)] if (ctx.config.diversity or budget_chars) else hits[:limit]
     memories = get_memories(conn, [h.memory_id for h in pool])
-    pool = [h for h in pool if h.memory_id in memories]
+    viewer = ctx.filters.viewer  # legs honour it already; this also covers what a stage brought in
+    pool = [h for h in pool if h.memory_id in memories and (viewer is None or viewer.can_see(memories[h.memory_id]))]
     if not (ctx.config.diversity or budget_chars):
         return [RecallHit(memories[h.memory_id], h.score, h.legs, h.reasons, h.sources) for h in pool[:limit]]
     vectors = get_embeddings(conn, list({memories[h.memory_id].content_hash for h in pool}), embedder.model_id)

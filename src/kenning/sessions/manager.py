@@ -15,6 +15,7 @@ from typing import Any
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.telemetry import record_error, record_latency, timed
+from kenning.core.types import Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, require_key, resolve_at
 from kenning.sessions.end import EndRequest, compaction_episodes, process_summary_job, session_end
@@ -72,8 +73,9 @@ class SessionManager:
             record_error("sessions", f"summary worker stopped: {exc}")
 
     # -- hooks --------------------------------------------------------------------------------
-    def session_start(self, body: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
-        req = StartRequest(
+    def session_start(self, body: dict[str, Any], deadline: Deadline | None = None,
+                      viewer: Viewer | None = None) -> dict[str, Any]:
+        req = StartRequest(viewer=viewer,
             session_key=require_key(body.get("session_key")), harness=_opt_str(body, "harness", 100),
             project=_opt_str(body, "project", 500), cwd=_opt_str(body, "cwd"),
             context=_opt_str(body, "context", MAX_CONTEXT_CHARS), at=resolve_at(body.get("timestamp")),
@@ -83,12 +85,13 @@ class SessionManager:
         record_latency("hook.session_start", deadline.elapsed_ms())
         return asdict(result)
 
-    def user_prompt_submit(self, body: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
+    def user_prompt_submit(self, body: dict[str, Any], deadline: Deadline | None = None,
+                           viewer: Viewer | None = None) -> dict[str, Any]:
         prompt = body.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise InvalidInput("prompt must be a non-empty string")
         req = PromptRequest(
-            session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
+            viewer=viewer, session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
             memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")),
         )
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.core.telemetry import record_error
-from kenning.core.types import MemoryFilter
+from kenning.core.types import MemoryFilter, Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, prompt_text
@@ -46,6 +46,7 @@ class PromptRequest:
     prompt: str
     memory_feedback: dict[str, Any] | None = None
     at: str = ""
+    viewer: Viewer | None = None  # a team server's user: only what they may see is offered
 
 
 @dataclass
@@ -104,7 +105,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     session = ensure_session(deps, req.session_key, req.at)
     applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback)
                         if cfg.agent_feedback else (0, 0))
-    filters = MemoryFilter(project=session.get("project"), include_global=True, until=req.at)
+    filters = MemoryFilter(project=session.get("project"), include_global=True, until=req.at, viewer=req.viewer)
     conn = deps.db.reader()
     fts = bm25_search(conn, req.prompt, filters, FTS_LIMIT)
     first = int(session.get("prompt_count") or 0) == 0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.core.telemetry import record_error
+from kenning.core.types import Viewer
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, session_start_text
 from kenning.store import sessions as store
@@ -32,6 +33,7 @@ class StartRequest:
     cwd: str | None = None
     context: str | None = None
     at: str = ""
+    viewer: Viewer | None = None  # a team server's user: only what they may see is offered
 
 
 @dataclass
@@ -100,7 +102,8 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
     context_text = ctx.text
     cfg = deps.settings
     conn = deps.db.reader()
-    effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at, limit=cfg.prefilter_effective_k)
+    effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at,
+                                                 limit=cfg.prefilter_effective_k, viewer=req.viewer)
     similar: list[tuple[str, float]] = []
     if context_text and cfg.prefilter_similarity_k:
         try:
@@ -110,7 +113,7 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
             if vector is not None:
                 similar = store.top_by_similarity(
                     conn, vector, deps.embedder.model_id, project=req.project, at=req.at,
-                    limit=cfg.prefilter_similarity_k,
+                    limit=cfg.prefilter_similarity_k, viewer=req.viewer,
                 )
         except Exception as exc:  # similarity is an optional leg: keep the effective_score pool
             record_error("sessions", f"session-start similarity leg failed: {exc}", session_key=req.session_key)

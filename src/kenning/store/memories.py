@@ -13,7 +13,7 @@ from typing import Any
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.text import normalize_content
-from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 
 _JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "derived_from")
 _BOOL_FIELDS = ("pinned", "needs_review", "user_verified", "is_deleted")
@@ -54,12 +54,32 @@ def add_history(
     )
 
 
-def find_duplicate(conn, content_hash: str, project: str | None) -> str | None:
+def visibility_sql(viewer: Viewer | None, alias: str = "m") -> tuple[str, list[Any]]:
+    """What `viewer` may see (scopes personal | project | team | org): their own memories, org
+    memories, and the non-personal memories of their team or of no team. None / sees_all: all."""
+    if viewer is None or viewer.sees_all:
+        return "1", []
+    return (f"({alias}.author = ? OR {alias}.scope = 'org' OR ({alias}.scope != 'personal'"
+            f" AND ({alias}.team IS NULL OR {alias}.team = ?)))", [viewer.user, viewer.team])
+
+
+def find_duplicate(conn, content_hash: str, project: str | None, writer: Viewer | None = None) -> str | None:
+    """A live memory with this content in this project that `writer` can see (None: any)."""
+    visible, params = visibility_sql(writer)
     row = conn.execute(
-        "SELECT id FROM memories WHERE content_hash = ? AND project IS ? AND is_deleted = 0 LIMIT 1",
-        (content_hash, project),
+        f"SELECT id FROM memories m WHERE content_hash = ? AND project IS ? AND is_deleted = 0 AND {visible} LIMIT 1",
+        (content_hash, project, *params),
     ).fetchone()
     return row[0] if row else None
+
+
+def check_visible(conn, memory_id: str, viewer: Viewer | None) -> Memory:
+    """The memory, or NotFound when it does not exist or `viewer` may not see it (same answer)."""
+    visible, params = visibility_sql(viewer)
+    row = conn.execute(f"SELECT * FROM memories m WHERE id = ? AND {visible}", (memory_id, *params)).fetchone()
+    if row is None:
+        raise NotFound(f"no memory with id {memory_id!r}")
+    return row_to_memory(row)
 
 
 def insert_memory(
@@ -70,23 +90,28 @@ def insert_memory(
     if not content.storage:
         raise InvalidInput("content is empty")
     if draft.id and conn.execute("SELECT 1 FROM memories WHERE id = ?", (draft.id,)).fetchone():
+        visible, params = visibility_sql(draft.writer)
+        if not conn.execute(f"SELECT 1 FROM memories m WHERE id = ? AND {visible}", (draft.id, *params)).fetchone():
+            raise Conflict(f"id {draft.id!r} is taken; import without it")
         return draft.id, True
-    existing = find_duplicate(conn, content.content_hash, draft.project)
+    existing = find_duplicate(conn, content.content_hash, draft.project, draft.writer)
     if existing:
         return existing, True
     memory_id = draft.id or new_memory_id()
     created = normalize_iso(draft.created_at) if draft.created_at else now_iso()
+    writer = draft.writer
     conn.execute(
         "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
         " tags, project, scope, source, related_files, related_modules, pinned, created_at, updated_at,"
-        " embedding_model, session_key, metadata, derived_from)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " embedding_model, session_key, metadata, derived_from, author, team)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory_id, content.storage, content.normalized, content.content_hash, draft.type,
             draft.importance, draft.confidence, json.dumps(draft.tags), draft.project, draft.scope,
             draft.source, json.dumps(draft.related_files), json.dumps(draft.related_modules),
             int(draft.pinned), created, created, embedding_model, draft.session_key,
             json.dumps(draft.metadata), json.dumps(draft.derived_from),
+            writer.user if writer else None, writer.team if writer else None,
         ),
     )
     add_history(conn, memory_id, "created", new_content=content.storage, actor=actor or draft.source, at=created)
@@ -234,6 +259,10 @@ def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, lis
     if f.scope is not None:
         clauses.append(f"{alias}.scope = ?")
         params.append(f.scope)
+    if f.viewer is not None and not f.viewer.sees_all:
+        visible, visible_params = visibility_sql(f.viewer, alias)
+        clauses.append(visible)
+        params.extend(visible_params)
     if f.types:
         clauses.append(f"{alias}.type IN ({','.join('?' * len(f.types))})")
         params.extend(f.types)

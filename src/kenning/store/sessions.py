@@ -16,7 +16,8 @@ import json
 import uuid
 from typing import Any
 
-from kenning.store.memories import row_to_memory
+from kenning.core.types import Viewer
+from kenning.store.memories import row_to_memory, visibility_sql
 from kenning.store.vectors import knn
 
 _LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
@@ -26,9 +27,11 @@ def _new_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def _scope(project: str | None, at: str | None) -> tuple[str, list[Any]]:
-    """Memories visible to a session: its project's and global ones, created before `at`."""
-    clauses, params = [_LIVE], []
+def _scope(project: str | None, at: str | None, viewer: Viewer | None = None) -> tuple[str, list[Any]]:
+    """Memories visible to a session: its project's and global ones, created before `at`, that
+    the session's user may see (teams)."""
+    visible, params = visibility_sql(viewer)
+    clauses = [_LIVE, visible]
     if project is not None:
         clauses.append("(m.project IS NULL OR m.project = ?)")
         params.append(project)
@@ -39,13 +42,14 @@ def _scope(project: str | None, at: str | None) -> tuple[str, list[Any]]:
 
 
 # -- candidate queries (read) --------------------------------------------------------------
-def top_by_effective_score(conn, *, project: str | None, at: str, limit: int) -> list[str]:
+def top_by_effective_score(conn, *, project: str | None, at: str, limit: int,
+                           viewer: Viewer | None = None) -> list[str]:
     """Ids of the `limit` best memories by effective_score at `at`, computed in SQL.
 
     Same formula as `retrieval.scoring.effective_score` (importance · 0.95^days since last
     access, pinned = 1); callers re-score the returned rows with that function.
     """
-    where, params = _scope(project, at)
+    where, params = _scope(project, at, viewer)
     rows = conn.execute(
         "SELECT m.id FROM memories m WHERE " + where + " ORDER BY CASE WHEN m.pinned = 1 THEN 1.0"
         " ELSE m.importance * pow(0.95, max(0.0, julianday(?) - julianday(COALESCE(m.last_accessed_at,"
@@ -56,7 +60,8 @@ def top_by_effective_score(conn, *, project: str | None, at: str, limit: int) ->
 
 
 def top_by_similarity(
-    conn, vector, model: str, *, project: str | None, at: str | None, limit: int
+    conn, vector, model: str, *, project: str | None, at: str | None, limit: int,
+    viewer: Viewer | None = None,
 ) -> list[tuple[str, float]]:
     """(memory id, cosine) of the memories nearest to `vector`, honouring the session scope."""
     if limit <= 0:
@@ -65,7 +70,7 @@ def top_by_similarity(
     if not hits:
         return []
     similarity = dict(hits)
-    where, params = _scope(project, at)
+    where, params = _scope(project, at, viewer)
     marks = ",".join("?" * len(similarity))
     rows = conn.execute(
         f"SELECT m.id, m.content_hash FROM memories m WHERE m.content_hash IN ({marks}) AND {where}",

@@ -26,13 +26,14 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
-from kenning.api.deps import get_kenning
+from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.schemas import IsoTime, errors
 from kenning.codegraph import events as code_events
 from kenning.core import limits
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.telemetry import record_error
+from kenning.core.types import Viewer
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS
@@ -173,13 +174,14 @@ class SessionEndOut(_HookOut):
     summary: dict[str, Any] | None = None
 
 
-async def _bounded(k: Kenning, name: str, body: dict[str, Any], empty: dict[str, Any]) -> dict[str, Any]:
+async def _bounded(k: Kenning, name: str, body: dict[str, Any], empty: dict[str, Any],
+                   viewer: Viewer | None = None) -> dict[str, Any]:
     budget_ms = k.settings.sessions.latency_budget_ms
     deadline = Deadline(budget_ms)
     method = getattr(k.sessions, name)
     try:
         return await asyncio.wait_for(
-            run_in_threadpool(method, body, deadline), timeout=budget_ms * HARD_LIMIT_FACTOR / 1000.0
+            run_in_threadpool(method, body, deadline, viewer), timeout=budget_ms * HARD_LIMIT_FACTOR / 1000.0
         )
     except InvalidInput:
         raise
@@ -195,16 +197,19 @@ async def _bounded(k: Kenning, name: str, body: dict[str, Any], empty: dict[str,
 
 
 @router.post("/session-start", response_model=SessionStartOut, response_model_exclude_none=True)
-async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
+                        viewer: Viewer = Depends(get_viewer)) -> dict:
     empty = {"inject": "", "memory_ids": [], "candidates": 0, "status_line": ""}
     body_dict = body.as_dict()
-    code_events.refresh_in_background(k.db, body_dict.get("cwd"))  # files changed since the last index
-    return await _bounded(k, "session_start", body_dict, empty)
+    if viewer.sees_all:  # (a team server's users do not index paths on the server)
+        code_events.refresh_in_background(k.db, body_dict.get("cwd"))  # files changed since the last index
+    return await _bounded(k, "session_start", body_dict, empty, viewer)
 
 
 @router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
-async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning)) -> dict:
-    return await _bounded(k, "user_prompt_submit", body.as_dict(), {"inject": "", "memory_ids": []})
+async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
+                             viewer: Viewer = Depends(get_viewer)) -> dict:
+    return await _bounded(k, "user_prompt_submit", body.as_dict(), {"inject": "", "memory_ids": []}, viewer)
 
 
 @router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)

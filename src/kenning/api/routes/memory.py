@@ -2,34 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, BackgroundTasks, Depends, Query
 
-from kenning.api.deps import get_kenning
+from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.schemas import (EditIn, Offset, RecallIn, RememberBatchIn, RememberBatchOut, RememberIn,
                                  RememberOut, errors)
 from kenning.core.errors import InvalidInput
-from kenning.core.types import MemoryFilter
+from kenning.core.types import MemoryFilter, Viewer
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
 
 
 @router.post("/remember", response_model=RememberOut)
-def remember(body: RememberIn, k: Kenning = Depends(get_kenning)) -> RememberOut:
-    result = k.remember(body.to_draft(), actor=body.source or "api")
+def remember(body: RememberIn, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> RememberOut:
+    result = k.remember(body.to_draft(), actor=body.source or "api", viewer=viewer)
     return RememberOut(id=result.id, deduped=result.deduped)
 
 
 @router.post("/batch", response_model=RememberBatchOut)
-def remember_batch(body: RememberBatchIn, k: Kenning = Depends(get_kenning)) -> dict:
-    results = k.remember_many([m.to_draft() for m in body.memories], actor="api-batch")
+def remember_batch(body: RememberBatchIn, k: Kenning = Depends(get_kenning),
+                   viewer: Viewer = Depends(get_viewer)) -> dict:
+    results = k.remember_many([m.to_draft() for m in body.memories], actor="api-batch", viewer=viewer)
     return {"results": [{"id": r.id, "deduped": r.deduped} for r in results]}
 
 
 @router.post("/recall")
-def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get_kenning)) -> dict:
+def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get_kenning),
+           viewer: Viewer = Depends(get_viewer)) -> dict:
     try:
-        hits = k.recall(body.query, limit=body.limit, filters=body.to_filter(),
+        hits = k.recall(body.query, limit=body.limit, filters=replace(body.to_filter(), viewer=viewer),
                         config=body.preset, budget_chars=body.budget_chars)
     except KeyError as exc:
         raise InvalidInput(str(exc.args[0])) from exc
@@ -41,41 +45,42 @@ def list_memories(
     limit: int = Query(50, ge=1, le=1000), offset: Offset = 0,
     project: str | None = None, type: str | None = None, tag: str | None = None,
     include_deleted: bool = False, include_superseded: bool = True, session_key: str | None = None,
-    k: Kenning = Depends(get_kenning),
+    k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer),
 ) -> dict:
     filters = MemoryFilter(project=project, types=[type] if type else None, tags=[tag] if tag else None,
                            include_deleted=include_deleted, include_superseded=include_superseded,
-                           session_key=session_key)
+                           session_key=session_key, viewer=viewer)
     items, total = k.list(filters, limit=limit, offset=offset)
     return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
 
 
 @router.get("/{memory_id}", responses=errors(404))
-def get_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
-    found = k.get(memory_id)
+def get_memory(memory_id: str, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+    found = k.get(memory_id, viewer)
     memory = found.to_dict()
-    memory["history"] = k.history(memory_id)
+    memory["history"] = k.history(memory_id, viewer)
     memory["lifecycle"] = k.observer.lifecycle_of(found)  # trust level, decayed confidence, half-life
     return memory
 
 
 @router.patch("/{memory_id}", responses=errors(404))
-def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning)) -> dict:
+def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning),
+                viewer: Viewer = Depends(get_viewer)) -> dict:
     changes = body.changes()
     if not changes:
         raise InvalidInput("nothing to change: send at least one field")
-    return k.edit(memory_id, changes, actor="api", reason=body.reason).to_dict()
+    return k.edit(memory_id, changes, actor="api", reason=body.reason, viewer=viewer).to_dict()
 
 
 @router.delete("/{memory_id}", responses=errors(404))
 def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None,
-                  k: Kenning = Depends(get_kenning)) -> dict:
+                  k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
     if purge:
-        k.purge(memory_id, actor="api", reason=reason)
+        k.purge(memory_id, actor="api", reason=reason, viewer=viewer)
         return {"id": memory_id, "purged": True}
-    return k.forget(memory_id, actor="api", reason=reason).to_dict()
+    return k.forget(memory_id, actor="api", reason=reason, viewer=viewer).to_dict()
 
 
 @router.post("/{memory_id}/recover", responses=errors(404, 409))
-def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning)) -> dict:
-    return k.recover(memory_id, actor="api").to_dict()
+def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+    return k.recover(memory_id, actor="api", viewer=viewer).to_dict()

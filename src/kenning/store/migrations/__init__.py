@@ -3,7 +3,7 @@
 Each module `mNNN_name.py` in this package defines `up(conn)`; NNN is its version.
 Number ranges by capability keep parallel work from colliding: 001-009 foundation,
 010-019 pipeline/graph, 020-029 sessions, 030-039 predictor, 040-049 observability,
-050-059 observer/code graph.
+050-059 observer/code graph, 060-069 teams.
 """
 
 from __future__ import annotations

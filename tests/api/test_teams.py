@@ -1,0 +1,204 @@
+"""Teams (issue 13 item 3) on a real daemon with real user tokens: scopes personal | project | team |
+org hold on every route a user token reaches (recall, list, get, export, edit/forget, hooks
+injection, MCP), authors are recorded, tokens are stored hashed, and a single-user daemon is as
+before (the `daemon` fixture has no tokens)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import subprocess
+import sys
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from tests.conftest import start_daemon
+
+ADMIN = "admin-secret-for-tests"
+PROJECT = "teamproj"
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": "1"}
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("team-server")
+    tokens = {}
+    for user, team in (("alice", "core"), ("bob", "core"), ("carol", "other")):
+        out = cli(home, "token", "create", user, "--team", team, "--json")
+        assert out.returncode == 0, out.stderr
+        tokens[user] = json.loads(out.stdout)
+    proc = start_daemon(home, f"auth_token: {ADMIN}\n")
+    proc.tokens = tokens
+    yield proc
+    proc.stop()
+
+
+def as_user(server, user: str) -> httpx.Client:
+    secret = ADMIN if user == "admin" else server.tokens[user]["token"]
+    return httpx.Client(base_url=server.base_url, timeout=120, headers={"Authorization": f"Bearer {secret}"})
+
+
+@pytest.fixture(scope="module")
+def written(server):
+    """Alice writes one memory per scope, Carol (another team) a team memory."""
+    tag = uuid.uuid4().hex[:6]
+    texts = {scope: f"zephyr{tag} {scope} note: the {scope} cache warms at {i} am"
+             for i, scope in enumerate(("personal", "project", "team", "org"), start=1)}
+    ids = {}
+    with as_user(server, "alice") as alice:
+        for scope, text in texts.items():
+            r = alice.post("/api/memory/remember", json={"content": text, "scope": scope, "project": PROJECT})
+            assert r.status_code == 200, r.text
+            ids[scope] = r.json()["id"]
+    with as_user(server, "carol") as carol:
+        text = f"zephyr{tag} other-team note: carol's deploy window is friday"
+        ids["other"] = carol.post("/api/memory/remember", json={"content": text, "scope": "team",
+                                                                "project": PROJECT}).json()["id"]
+        texts["other"] = text
+    return {"tag": tag, "ids": ids, "texts": texts}
+
+
+SEES = {"alice": {"personal", "project", "team", "org"}, "bob": {"project", "team", "org"},
+        "carol": {"org", "other"}, "admin": {"personal", "project", "team", "org", "other"}}
+
+
+@pytest.mark.parametrize("user", sorted(SEES))
+def test_each_user_sees_exactly_their_scopes_through_every_read_route(server, written, user):
+    ids, tag = written["ids"], written["tag"]
+    mine = {ids[s] for s in SEES[user]}
+    hidden = set(ids.values()) - mine
+    with as_user(server, user) as http:
+        listed = {m["id"] for m in http.get("/api/memory", params={"project": PROJECT, "limit": 1000}).json()["items"]}
+        assert mine <= listed and not hidden & listed
+        recalled = {h["id"] for h in http.post("/api/memory/recall", json={
+            "query": f"zephyr{tag} cache warms note", "limit": 50}).json()["results"]}
+        assert not hidden & recalled and mine & recalled
+        for memory_id in hidden:
+            assert http.get(f"/api/memory/{memory_id}").status_code == 404
+            assert http.patch(f"/api/memory/{memory_id}", json={"importance": 0.9}).status_code == 404
+            assert http.delete(f"/api/memory/{memory_id}").status_code == 404
+        for memory_id in mine:
+            assert http.get(f"/api/memory/{memory_id}").status_code == 200
+        for fmt in ("json", "jsonl", "markdown", "claude-md"):
+            text = http.get("/api/export", params={"format": fmt, "project": PROJECT}).text
+            assert all(written["texts"][s] in text for s in SEES[user])
+            assert not any(memory_id in text for memory_id in hidden)
+            assert not any(written["texts"][s] in text for s in set(ids) - SEES[user])
+        key = f"team-{user}-{uuid.uuid4().hex[:8]}"
+        start = http.post("/api/hooks/session-start", json={
+            "session_key": key, "project": PROJECT, "context": f"zephyr{tag} cache warms"}).json()
+        prompt = http.post("/api/hooks/user-prompt-submit", json={
+            "session_key": key, "prompt": f"when does the zephyr{tag} cache warm?"}).json()
+        offered = set(start["memory_ids"]) | set(prompt["memory_ids"])
+        assert offered and not hidden & offered, (start, prompt)
+        assert not any(written["texts"][s] in start["inject"] + prompt["inject"] for s in set(ids) - SEES[user])
+
+
+def test_authors_are_recorded_and_history_names_the_user(server, written):
+    ids = written["ids"]
+    with as_user(server, "bob") as bob:
+        team = bob.get(f"/api/memory/{ids['team']}").json()
+        assert (team["author"], team["team"]) == ("alice", "core")
+        assert bob.patch(f"/api/memory/{ids['project']}", json={"importance": 0.7}).status_code == 200
+        history = bob.get(f"/api/memory/{ids['project']}").json()["history"]
+        assert [h["actor"] for h in history] == ["alice", "bob"]
+        purge = bob.delete(f"/api/memory/{ids['team']}", params={"purge": "true"})
+        assert purge.status_code == 400 and "only its author (alice)" in purge.json()["error"]
+    with as_user(server, "admin") as admin:
+        assert admin.get(f"/api/memory/{ids['other']}").json()["author"] == "carol"
+
+
+def test_a_private_duplicate_is_not_a_duplicate_for_someone_else(server, written):
+    text = written["texts"]["personal"]
+    with as_user(server, "bob") as bob:
+        r = bob.post("/api/memory/remember", json={"content": text, "scope": "personal", "project": PROJECT}).json()
+        assert r["deduped"] is False and r["id"] != written["ids"]["personal"]
+        assert bob.get(f"/api/memory/{r['id']}").json()["author"] == "bob"
+        again = bob.post("/api/memory/remember", json={"content": text, "scope": "personal", "project": PROJECT})
+        assert again.json() == {"id": r["id"], "deduped": True}
+        taken = bob.post("/api/memory/remember", json={"content": "anything new", "id": written["ids"]["personal"]})
+        assert taken.status_code == 409
+        shared = bob.post("/api/memory/remember", json={"content": written["texts"]["team"], "scope": "team",
+                                                        "project": PROJECT}).json()
+        assert shared == {"id": written["ids"]["team"], "deduped": True}  # the team's copy is his too
+
+
+def test_bearer_rules_on_a_team_server(server):
+    with httpx.Client(base_url=server.base_url, timeout=60) as anon:
+        assert anon.get("/api/memory").status_code == 401  # tokens exist: no bearer, no answer
+        assert anon.get("/api/health").json() == {"status": "ok"}
+        assert anon.get("/api/memory", headers={"Authorization": "Bearer kn_wrong"}).status_code == 401
+    with as_user(server, "bob") as bob:
+        for path in ("/api/diagnostics", "/api/sessions", "/api/stats", "/api/graph/entities"):
+            r = bob.get(path)
+            assert r.status_code == 403 and "not open to user tokens" in r.json()["error"], path
+    with as_user(server, "admin") as admin:
+        assert admin.get("/api/stats").status_code == 200
+
+
+def test_tokens_are_stored_hashed_listed_without_secret_and_revocable(server):
+    listed = cli(server.home, "token", "list", "--json")
+    assert listed.returncode == 0
+    rows = json.loads(listed.stdout)
+    assert {r["user"] for r in rows} >= {"alice", "bob", "carol"} and "token" not in rows[0]
+    created = json.loads(cli(server.home, "token", "create", "dave", "--json").stdout)
+    raw = b"".join(p.read_bytes() for p in server.home.glob("memories.db*"))
+    for token in (*server.tokens.values(), created):
+        assert token["token"].encode() not in raw
+    with httpx.Client(base_url=server.base_url, timeout=60,
+                      headers={"Authorization": f"Bearer {created['token']}"}) as dave:
+        assert dave.get("/api/memory").status_code == 200
+        out = cli(server.home, "token", "revoke", "dave")
+        assert out.returncode == 0 and created["id"] in out.stdout
+        assert dave.get("/api/memory").status_code == 401
+    assert cli(server.home, "token", "revoke", "nobody").returncode == 2
+    bad = cli(server.home, "token", "create", "bad name")
+    assert bad.returncode == 2 and "user name" in bad.stderr
+    own = cli(server.home, "token", "create", getpass.getuser())
+    assert own.returncode == 2 and "server's own user" in own.stderr
+
+
+def _mcp_search(env: dict[str, str], query: str, memory_id: str) -> tuple[list, bool]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def go():
+        params = StdioServerParameters(command=str(Path(sys.executable).with_name("kenning")), args=["mcp"], env=env)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                found = await session.call_tool("memory_search", {"query": query, "limit": 20})
+                got = await session.call_tool("memory_get", {"memory_id": memory_id})
+                assert not found.is_error, found.content
+                data = found.structured_content or {"result": json.loads(found.content[0].text)}
+                return data.get("result", data), got.is_error
+
+    return anyio.run(go)
+
+
+def test_mcp_with_a_user_token_never_returns_someone_elses_personal_memory(server, written):
+    env = {**os.environ, **server.env, "KENNING_TOKEN": server.tokens["bob"]["token"]}
+    with ThreadPoolExecutor(1) as pool:  # its own event loop, whatever the test session runs
+        found, get_failed = pool.submit(_mcp_search, env, f"zephyr{written['tag']} personal cache",
+                                        written["ids"]["personal"]).result(timeout=300)
+    ids = {hit["id"] for hit in found}
+    assert written["ids"]["team"] in ids and written["ids"]["personal"] not in ids
+    assert get_failed
+
+
+def test_single_user_daemon_records_the_os_user_and_needs_no_token(daemon):
+    with daemon.client() as http:
+        stored = http.post("/api/memory/remember", json={"content": f"solo note {uuid.uuid4().hex}"}).json()
+        memory = http.get(f"/api/memory/{stored['id']}").json()
+    assert memory["author"] == getpass.getuser() and memory["team"] is None
