@@ -58,7 +58,7 @@ def visibility_sql(viewer: Viewer | None, alias: str = "m") -> tuple[str, list[A
     """What `viewer` may see (scopes personal | project | team | org): their own memories, org
     memories, and the non-personal memories of their team or of no team. None / sees_all: all."""
     if viewer is None or viewer.sees_all:
-        return "1", []
+        return "1 = 1", []
     return (f"({alias}.author = ? OR {alias}.scope = 'org' OR ({alias}.scope != 'personal'"
             f" AND ({alias}.team IS NULL OR {alias}.team = ?)))", [viewer.user, viewer.team])
 
