@@ -17,6 +17,7 @@ from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.codegraph import links as code_links
 from kenning.memory import access, portable, write
+from kenning.memory.team import TeamServer
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
@@ -104,6 +105,7 @@ class Kenning:
         )
         self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
+        self.team = TeamServer(settings.team)  # team.url set: team/org memories live on the team server
         self.sessions = SessionManager(self._session_deps())
         self.workers = WorkerManager(WorkerDeps(  # background workers (extraction, ...); started by start()
             db=self.db, settings=settings, embedder=self.embedder, llm=self.llm, writer=self.writer,
@@ -137,6 +139,7 @@ class Kenning:
         self.observer.close()
         self.predictor.stop()
         self.access.stop()
+        self.team.close()
         self.db.close()
 
     def _session_deps(self) -> SessionDeps:
@@ -164,6 +167,8 @@ class Kenning:
     # -- memory operations -------------------------------------------------------
     def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True,
                  viewer: Viewer | None = None) -> write.RememberResult:
+        if self.team.enabled and self.team.is_shared(draft):
+            return self.remember_many([draft], actor=actor, viewer=viewer)[0]
         with timed("remember"):
             return self.writer.remember(self._stamp(draft, viewer), actor=self._actor(actor, viewer), embed=embed)
 
@@ -200,8 +205,22 @@ class Kenning:
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None,
                       viewer: Viewer | None = None) -> list[write.RememberResult]:
+        drafts, actor = [self._stamp(d, viewer) for d in drafts], self._actor(actor, viewer)
         with timed("remember_many"):
-            return self.writer.remember_many([self._stamp(d, viewer) for d in drafts], actor=self._actor(actor, viewer))
+            if self.team.enabled and any(self.team.is_shared(d) for d in drafts):
+                return self._remember_with_team(drafts, actor)
+            return self.writer.remember_many(drafts, actor=actor)
+
+    def _remember_with_team(self, drafts: list[MemoryDraft], actor: str | None) -> list[write.RememberResult]:
+        """Team/org drafts go to the team server, the rest here; the local ones are validated first so a
+        bad one stores nothing anywhere."""
+        shared = [self.team.is_shared(d) for d in drafts]
+        local = [d for d, s in zip(drafts, shared) if not s]
+        for draft in local:
+            self.writer.validate(draft)
+        remote = iter(self.team.remember_many([d for d, s in zip(drafts, shared) if s]))
+        stored = iter(self.writer.remember_many(local, actor=actor) if local else [])
+        return [write.RememberResult(**next(remote)) if s else next(stored) for s in shared]
 
     def recall(
         self, query: str, *, limit: int | None = None, filters: MemoryFilter | None = None,

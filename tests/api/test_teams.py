@@ -202,3 +202,54 @@ def test_single_user_daemon_records_the_os_user_and_needs_no_token(daemon):
         stored = http.post("/api/memory/remember", json={"content": f"solo note {uuid.uuid4().hex}"}).json()
         memory = http.get(f"/api/memory/{stored['id']}").json()
     assert memory["author"] == getpass.getuser() and memory["team"] is None
+
+
+def test_team_settings_are_validated_and_the_token_can_come_from_the_environment(tmp_path):
+    from kenning.core.config import load_settings
+    from kenning.core.errors import ConfigError
+
+    (tmp_path / "config.yaml").write_text("team:\n  url: ftp://server\n")
+    with pytest.raises(ConfigError, match="team.url"):
+        load_settings(environ={"KENNING_HOME": str(tmp_path)})
+    (tmp_path / "config.yaml").write_text("team:\n  url: https://kenning.example:3850\n")
+    loaded = load_settings(environ={"KENNING_HOME": str(tmp_path), "KENNING_TEAM_TOKEN": "kn_env"})
+    assert (loaded.team.url, loaded.team.token) == ("https://kenning.example:3850", "kn_env")
+
+
+def test_laptop_keeps_personal_memories_and_sends_team_ones_to_the_server(server, written, tmp_path):
+    """Two real daemons: a laptop (SQLite, `team: {url, token}` as Alice) and the team server.
+    Runs last in this module: it stops the server to show what happens offline."""
+    tag = uuid.uuid4().hex[:6]
+    laptop = start_daemon(tmp_path / "laptop", f"team:\n  url: {server.base_url}\n  token: "
+                                               f"{server.tokens['alice']['token']}\n")
+    try:
+        with laptop.client() as http, as_user(server, "bob") as bob, as_user(server, "admin") as admin:
+            mine = http.post("/api/memory/remember", json={
+                "content": f"quasar{tag} laptop-only: my scratch branch is wip-{tag}", "scope": "personal"}).json()
+            shared = http.post("/api/memory/remember", json={
+                "content": f"quasar{tag} team: the release train leaves on tuesdays", "scope": "team"}).json()
+            batch = http.post("/api/memory/batch", json={"memories": [
+                {"content": f"quasar{tag} org: every service exposes /healthz", "scope": "org"},
+                {"content": f"quasar{tag} local project note: run tox before pushing"}]}).json()["results"]
+            on_server = bob.get(f"/api/memory/{shared['id']}").json()
+            assert (on_server["author"], on_server["scope"]) == ("alice", "team")
+            assert bob.get(f"/api/memory/{batch[0]['id']}").json()["scope"] == "org"
+            assert admin.get(f"/api/memory/{mine['id']}").status_code == 404  # never left the laptop
+            assert admin.get(f"/api/memory/{batch[1]['id']}").status_code == 404
+            local_ids = {m["id"] for m in http.get("/api/memory", params={"limit": 1000}).json()["items"]}
+            assert {mine["id"], batch[1]["id"]} <= local_ids and not {shared["id"], batch[0]["id"]} & local_ids
+
+            answer = http.post("/api/memory/recall", json={"query": f"quasar{tag} release train healthz scratch",
+                                                           "limit": 10}).json()
+            assert answer["team"] == "ok"
+            origins = {h["id"]: h["origin"] for h in answer["results"]}
+            assert origins.get(mine["id"]) == "local" and origins.get(shared["id"]) == "team"
+            assert written["ids"]["other"] not in origins  # Carol's team is not Alice's
+
+            server.stop()  # offline: recall answers from the laptop, a team write is refused, nothing half-stored
+            offline = http.post("/api/memory/recall", json={"query": f"quasar{tag} scratch branch"}).json()
+            assert "did not answer" in offline["team"] and mine["id"] in {h["id"] for h in offline["results"]}
+            refused = http.post("/api/memory/remember", json={"content": f"quasar{tag} team: offline", "scope": "team"})
+            assert refused.status_code == 503 and "nothing was stored" in refused.json()["error"]
+    finally:
+        laptop.stop()

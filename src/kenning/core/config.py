@@ -20,6 +20,7 @@ from kenning.core.config_pipeline import REMOVED_KEYS, PipelineSettings
 from kenning.core.config_predictor import PredictorSettings
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.config_store import StoreSettings
+from kenning.core.config_team import TeamSettings
 from kenning.core.errors import ConfigError
 
 DEFAULT_PORT = 3850
@@ -98,6 +99,7 @@ class Settings(_Strict):
     predictor: PredictorSettings = PredictorSettings()
     observability: ObservabilitySettings = ObservabilitySettings()
     observer: ObserverSettings = ObserverSettings()
+    team: TeamSettings = TeamSettings()
 
     @property
     def db_path(self) -> Path:
@@ -174,6 +176,9 @@ def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Se
         data["host"] = env["KENNING_HOST"]
     if env.get("KENNING_TOKEN"):
         data["auth_token"] = env["KENNING_TOKEN"]
+    if env.get("KENNING_TEAM_TOKEN"):
+        team = data.get("team") if isinstance(data.get("team"), dict) else {}
+        data["team"] = {**team, "token": env["KENNING_TEAM_TOKEN"]}
     data.update(overrides)
     refuse_removed_keys(data, config_path)
     data["home"] = home

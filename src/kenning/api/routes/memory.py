@@ -37,7 +37,12 @@ def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get
                         config=body.preset, budget_chars=body.budget_chars)
     except KeyError as exc:
         raise InvalidInput(str(exc.args[0])) from exc
-    return {"query": body.query, "results": [h.to_dict() for h in hits]}
+    results = [h.to_dict() for h in hits]
+    if not k.team.enabled:
+        return {"query": body.query, "results": results}
+    results, team = k.team.merge_recall(body.model_dump(mode="json", exclude_none=True), results,
+                                        body.limit or k.settings.recall.default_limit)
+    return {"query": body.query, "results": results, "team": team}
 
 
 @router.get("")

@@ -1,0 +1,99 @@
+"""The laptop side of a team: memories of scope team or org live on the team server.
+
+With `team.url` set, a daemon sends the team/org memories it is asked to remember to the server
+(with the user's token, so the server records them as that user's), and the recall route merges
+the server's results with its own. Personal and project memories never leave the laptop.
+Offline, recall answers with local results and says so; a team write fails with a clear error
+instead of being kept locally where the team would never see it (see docs/teams.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import httpx
+
+from kenning.core.config_team import TeamSettings
+from kenning.core.errors import InvalidInput, KenningError
+from kenning.core.text import normalize_content
+from kenning.core.types import MemoryDraft
+
+SHARED_SCOPES = frozenset({"team", "org"})
+_NOT_SENT = ("writer", "type_explicit", "related_modules")
+
+
+class TeamUnavailable(KenningError):
+    """The team server did not answer (HTTP 503): nothing was stored."""
+
+    status_code = 503
+
+
+class TeamServer:
+    def __init__(self, settings: TeamSettings) -> None:
+        self.url = settings.url.rstrip("/") if settings.url else None
+        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+        self._http = httpx.Client(base_url=self.url or "http://invalid", headers=headers,
+                                  timeout=settings.timeout_s) if self.url else None
+
+    @property
+    def enabled(self) -> bool:
+        return self._http is not None
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+
+    @staticmethod
+    def is_shared(draft: MemoryDraft) -> bool:
+        return draft.scope in SHARED_SCOPES
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        assert self._http is not None
+        try:
+            response = self._http.post(path, json=body)
+        except httpx.HTTPError as exc:
+            raise TeamUnavailable(f"team server {self.url} did not answer ({exc.__class__.__name__}); "
+                                  "team and org memories are kept there only: nothing was stored") from exc
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("error") or response.text
+            except ValueError:
+                message = response.text
+            if response.status_code in (401, 403):
+                raise InvalidInput(f"team server {self.url} refused the token ({message}); check team.token")
+            if response.status_code < 500:
+                raise InvalidInput(f"team server: {message}")
+            raise TeamUnavailable(f"team server {self.url} failed ({response.status_code}: {message})")
+        return response.json()
+
+    def remember_many(self, drafts: list[MemoryDraft]) -> list[dict[str, Any]]:
+        """Store the drafts on the server, all or nothing (its batch route); [{id, deduped}]."""
+        bodies = [_body(d) for d in drafts]
+        return self._post("/api/memory/batch", {"memories": bodies})["results"]
+
+    def merge_recall(self, body: dict[str, Any], local: list[dict[str, Any]],
+                     limit: int) -> tuple[list[dict[str, Any]], str]:
+        """This daemon's hits and the server's for the same request, best score first, one per
+        content; each hit says where it lives (`origin`). Returns (hits, 'ok' | why not)."""
+        try:
+            remote = self._post("/api/memory/recall", body)["results"]
+            state = "ok"
+        except KenningError as exc:
+            remote, state = [], str(exc)
+        seen: set[str] = set()
+        merged = []
+        for hit in sorted([dict(h, origin="local") for h in local] + [dict(h, origin="team") for h in remote],
+                          key=lambda h: -float(h.get("score") or 0.0)):
+            key = normalize_content(hit.get("content") or "").content_hash
+            if key not in seen:
+                seen.add(key)
+                merged.append(hit)
+        return merged[:limit], state
+
+
+def _body(draft: MemoryDraft) -> dict[str, Any]:
+    body = {k: v for k, v in asdict(draft).items() if k not in _NOT_SENT and v not in (None, [], {})}
+    if not draft.type_explicit:
+        body.pop("type", None)
+    return body
