@@ -52,12 +52,14 @@ def remember(
     tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
     project: Optional[str] = typer.Option(None, "--project", "-p", help="Project the memory belongs to."),
     pinned: bool = typer.Option(False, "--pin", help="Always rank first."),
+    scope: str = typer.Option("project", "--scope", help="personal | project | team | org; with team.url set, "
+                                                          "team and org memories go to the team server."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Store a memory (exact duplicates are detected, not stored twice)."""
     with backend() as b:
         body = {"content": content, "importance": importance, "tags": tag, "project": project,
-                "pinned": pinned, "source": "cli"}
+                "pinned": pinned, "source": "cli", "scope": scope}
         result = b.remember({**body, "type": type} if type else body)
     if as_json:
         print_json(result)
