@@ -24,7 +24,8 @@ through the age feature). Past, in order: rank, inject the top 10 (baseline unti
 has been swapped in, then the fused ranking), reveal the gold: labels gold = 1, injected
 non-gold = 0, not shown = 0.2 (unknown); retrain every --train-every questions on all past
 samples (replay = the 20 oldest, canary = the 25 latest), swapping only when the gates pass.
-α (RRF k = 12, α·1/(12+rank_base) + (1−α)·1/(12+rank_learned)) is chosen on the past only:
+α (kenning's predictor.fusion.rrf_fuse, k = 12: α·1/(12+rank_base) + (1−α)·1/(12+rank_learned); a candidate with
+no history features keeps its baseline rank in both terms) is chosen on the past only:
 the model trained on the first 80 % of the past ranks the last 20 % (validation), the grid
 α ∈ {0, 0.1, …, 1} that maximises validation NDCG@10 is kept (ties → larger α). The test part
 is ranked without feedback. Reported per conversation and pooled: NDCG@10, R@5, R@10 of
@@ -170,17 +171,29 @@ def labels_for(item: dict, injected: list[int]) -> np.ndarray:
 
 
 # -- ranking and metrics ------------------------------------------------------------------------
-def learned_order(model, sample) -> list[int]:
+class Learned(list):
+    """A learned ranking (candidate indices, best first) and `unseen`: the candidates with no
+    history features (kenning.predictor.fusion: they keep their baseline rank when fused)."""
+
+    unseen: frozenset = frozenset()
+
+
+def learned_order(model, sample) -> Learned:
+    from kenning.predictor.history import NO_HISTORY
     from kenning.predictor.train import score_samples
 
     s = score_samples(model, [sample])[0]
-    return sorted(range(len(s)), key=lambda i: (-float(s[i]), i))
+    out = Learned(sorted(range(len(s)), key=lambda i: (-float(s[i]), i)))
+    hist = sample.features[:, -len(NO_HISTORY):]
+    out.unseen = frozenset(i for i in range(len(s)) if tuple(hist[i].tolist()) == NO_HISTORY)
+    return out
 
 
-def fuse(base: list[int], learned: list[int], alpha: float) -> list[int]:
-    rb = {m: r for r, m in enumerate(base, 1)}
-    rl = {m: r for r, m in enumerate(learned, 1)}
-    return sorted(base, key=lambda m: (-(alpha / (RRF_K + rb[m]) + (1 - alpha) / (RRF_K + rl[m])), rb[m]))
+def fuse(base: list[int], learned: Learned, alpha: float) -> list[int]:
+    """kenning's own fusion (predictor.fusion.rrf_fuse, k = 12) of the baseline and learned orders."""
+    from kenning.predictor.fusion import rrf_fuse
+
+    return [f.memory_id for f in rrf_fuse(base, learned, alpha, RRF_K, unseen=getattr(learned, "unseen", ()))]
 
 
 def metrics(item: dict, order: list[int]) -> dict[str, float]:

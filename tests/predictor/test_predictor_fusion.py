@@ -53,6 +53,15 @@ def test_comparison_uses_the_union_pool_and_the_same_labels():
     assert cmp.predictor_ndcg == pytest.approx(1.0)
 
 
+def test_a_candidate_the_predictor_never_saw_keeps_its_baseline_rank():
+    baseline, predictor = ["new", "a", "b", "c"], ["a", "b", "c", "new"]
+    assert [f.memory_id for f in rrf_fuse(baseline, predictor, 0.2)][-1] == "new"  # buried by the model
+    kept = rrf_fuse(baseline, predictor, 0.2, unseen={"new"})
+    assert [f.memory_id for f in kept] == ["new", "a", "b", "c"]
+    assert kept[0].predictor_rank == 4  # the model's own rank is still what is recorded
+    assert [f.memory_id for f in rrf_fuse(baseline, predictor, 0.2, unseen={"elsewhere"})][-1] == "new"
+
+
 def test_exploration_swaps_the_last_slot_for_the_biggest_disagreement():
     fused = rrf_fuse(["a", "b", "c", "d", "e"], ["e", "a", "b", "c", "d"], alpha=0.9, top_k=2)
 

@@ -219,10 +219,18 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(kenning):
     from kenning.store.sessions import get_session
 
     ids = _memories(kenning, "pp")
+    rated: set[str] = set()
     for i in range(4):
-        _session(kenning, f"pp-{i}", "pp", day(i + 1),
-                 feedback=lambda shown, i=i: {m: (0.9 if j % 3 == i % 3 else 0.0) for j, m in enumerate(shown)})
+        start = _session(kenning, f"pp-{i}", "pp", day(i + 1),
+                         feedback=lambda shown, i=i: {m: (0.9 if j % 3 == i % 3 else 0.0) for j, m in enumerate(shown)})
+        rated |= set(start["memory_ids"])
     assert kenning.predictor.train_now()["swapped"] is True  # a manual train starts the sidecar
+    # scores say which candidates the model has no history for: fusion keeps their baseline rank
+    fresh = kenning.remember_many([MemoryDraft(content="pp note 9: worker_9.py is new", project="pp")])[0].id
+    known = get_memories(kenning.db.reader(), [*ids, fresh])
+    scores = kenning.predictor.score({"session_key": None, "project": "pp", "timestamp": day(5)},
+                                     [known[m].to_dict() for m in [*ids, fresh]])
+    assert rated and fresh in scores.unseen and not scores.unseen & rated
     kenning.sessions.session_start({"session_key": "pp-4", "project": "pp", "timestamp": day(5)})
     conn = kenning.db.reader()
     session = get_session(conn, "pp-4")

@@ -47,14 +47,21 @@ from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
 from kenning.predictor.features import encode_b64, feature_row, session_labels, time_features
-from kenning.predictor.fusion import compare, fts_overlap, rank_by_score, rrf_fuse, explore
-from kenning.predictor.history import load_for
+from kenning.predictor.fusion import PredictorScores, compare, explore, fts_overlap, rank_by_score, rrf_fuse
+from kenning.predictor.history import NO_HISTORY, load_for
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
 from kenning.store import sessions as session_store
 from kenning.store.vectors import dominant_dims
 
 STATE_KEY = "alpha"
+
+
+def _unseen(params: dict[str, Any]) -> list[str]:
+    """Candidates whose history features are all "never" (history.NO_HISTORY)."""
+    n = len(NO_HISTORY)
+    return [m for m, row in zip(params.get("candidate_ids", []), params.get("candidate_features", []))
+            if tuple(row[-n:]) == NO_HISTORY]
 
 
 def _first(d: dict[str, Any], *keys: str) -> Any:
@@ -154,7 +161,7 @@ class Predictor:
     def score(self, session_context: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, float] | None:
         """Predictor scores by memory id, or None: use the baseline. Never raises."""
         started = time.perf_counter()
-        result = None
+        result, params = None, {}
         try:
             if self.client is not None and candidates:
                 params = self._score_params(session_context, candidates)
@@ -163,7 +170,8 @@ class Predictor:
             telemetry.record_error("predictor", f"predictor_score_error: {exc}")
         scores = None
         if result and result.get("model_ready"):
-            scores = {s["id"]: float(s["score"]) for s in result.get("scores", [])}
+            scores = PredictorScores({s["id"]: float(s["score"]) for s in result.get("scores", [])},
+                                     unseen=_unseen(params))
         latency = (time.perf_counter() - started) * 1000.0
         self._record_context(session_context, scores is not None, result, latency)
         if scores is not None:
@@ -256,7 +264,8 @@ class Predictor:
         if predictor_scores:
             known = {m: s for m, s in predictor_scores.items()}
             predictor_ids = rank_by_score(known)
-        fused = rrf_fuse(baseline_ranked_ids, predictor_ids, self.alpha(), self.cfg.rrf_k, top_k)
+        fused = rrf_fuse(baseline_ranked_ids, predictor_ids, self.alpha(), self.cfg.rrf_k, top_k,
+                         unseen=getattr(predictor_scores, "unseen", ()))
         if top_k is not None:
             fused = explore(fused, top_k, self.cfg.exploration_rate, self._rng,
                             enabled=predictor_ids is not None and self.state.cold_start_exited)
