@@ -31,9 +31,10 @@ EMPTY_STORE = (
 
 
 @contextmanager
-def backend():
+def backend(*, prefer_daemon: bool = True):
+    """The daemon when it answers (else the local store); KenningError → one line and an exit code."""
     try:
-        b = open_backend(settings())
+        b = open_backend(settings(), prefer_daemon=prefer_daemon)
     except KenningError as exc:
         fail(str(exc))
     try:

@@ -8,30 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 
-from kenning.cli.context import console, fail, print_json, settings
+from kenning.cli.context import console, print_json
+from kenning.cli.memory import backend
 from kenning.cli.tables import Col, print_table
-from kenning.core.errors import KenningError
+
+if TYPE_CHECKING:
+    from kenning.service import Kenning
 
 token_app = typer.Typer(no_args_is_help=True, help="Per-user bearer tokens (team server).")
 
 
 @contextmanager
-def _service() -> Iterator:
-    from kenning.service import Kenning
-
-    try:
-        service = Kenning(settings())
-    except KenningError as exc:
-        fail(str(exc))
-    try:
-        yield service
-    except KenningError as exc:
-        fail(str(exc), code=2 if 400 <= getattr(exc, "status_code", 500) < 500 else 1)
-    finally:
-        service.close()
+def _service() -> Iterator["Kenning"]:
+    with backend(prefer_daemon=False) as local:
+        yield local.kenning
 
 
 @token_app.command("create")
