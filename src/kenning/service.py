@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from functools import partial
 from collections.abc import Iterator
 from typing import Any
 
@@ -106,13 +107,12 @@ class Kenning:
         self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
         self.max_chars = settings.recall.max_content_chars
         self.team = TeamServer(settings.team)  # team.url set: team/org memories live on the team server
+        self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
         self.sessions = SessionManager(self._session_deps())
         self.workers = WorkerManager(WorkerDeps(  # background workers (extraction, ...); started by start()
             db=self.db, settings=settings, embedder=self.embedder, llm=self.llm, writer=self.writer,
-            recall=lambda query, limit, filters: self.recall(query, limit=limit, filters=filters,
-                                                             track_access=False),
+            recall=self.recall_untracked,
         ))
-        self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
         self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
         self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
         self.started = False
@@ -148,19 +148,18 @@ class Kenning:
         return SessionDeps(
             db=self.db, settings=self.settings.sessions, embedder=self.embedder,
             effective_score=effective_score, diversity_select=diversity_select,
-            recall=lambda query, limit, filters: self.recall(query, limit=limit, filters=filters,
-                                                             track_access=False),
-            remember=lambda draft: self.remember(draft, actor="session-summary"),
-            remember_many=lambda drafts: self.remember_many(drafts, actor="session-episodes"),
+            recall=self.recall_untracked,
+            remember=partial(self.remember, actor="session-summary"),
+            remember_many=partial(self.remember_many, actor="session-episodes"),
             generate=self.llm.generate if real_llm else None,
-            predictor=lambda: getattr(self, "predictor", None),
+            predictor=self.predictor,
         )
 
     def _observer_deps(self) -> ObserverDeps:
         real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")
         return ObserverDeps(
             db=self.db, settings=self.settings.observer, embedder=self.embedder,
-            remember_many=lambda drafts: self.remember_many(drafts, actor="observer"),
+            remember_many=partial(self.remember_many, actor="observer"),
             generate=self.llm.generate if real_llm else None,
         )
 
@@ -238,6 +237,10 @@ class Kenning:
             if not self.access.running:
                 self.access.flush()
         return hits
+
+    def recall_untracked(self, query: str, *, limit: int, filters: MemoryFilter | None) -> list[RecallHit]:
+        """Recall for the system's own use (sessions, the pipeline's candidates): no access counted."""
+        return self.recall(query, limit=limit, filters=filters, track_access=False)
 
     def recall_config(self) -> RecallConfig:
         """The default preset with the `recall:` settings, and hint matches when hints are generated."""

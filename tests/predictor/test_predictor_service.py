@@ -48,8 +48,9 @@ def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb,
     scores = predictor.score(ctx, candidates_for(user, plan, ids))
     assert scores is not None and set(scores) == set(ids)
     fused = predictor.fuse(ids, scores, top_k=10)
-    assert [f[0] for f in fused] == ids  # cold start: α = 1, baseline order, predictor ranks recorded
-    assert all(f[3] is not None for f in fused) and {f[4] for f in fused} <= {"effective", "both", "predictor"}
+    assert [f.memory_id for f in fused] == ids  # cold start: α = 1, baseline order, predictor ranks recorded
+    assert all(f.predictor_rank is not None for f in fused)
+    assert {f.source for f in fused} <= {"effective", "both", "predictor"}
     user.record_session(pdb, 12, predictor_scores=scores, candidates=ids, context_vector=ctx["embedding"])
     out = predictor.on_session_end(plan["key"])
     assert out["status"] == "recorded" and out["ema_updated"] is True
@@ -115,7 +116,7 @@ def test_a_hung_sidecar_means_baseline(pred_settings, pdb, user):
         ids = user.candidates_for(plan)
         assert p.score({"session_key": plan["key"]}, candidates_for(user, plan, ids)) is None
         assert p.client.timeouts == 1
-        assert p.fuse(ids, None)[0][0] == ids[0]
+        assert p.fuse(ids, None)[0].memory_id == ids[0]
     finally:
         p.stop()
 
@@ -160,7 +161,7 @@ def test_session_start_answers_with_the_baseline_when_the_sidecar_hangs(pred_set
         for text in ("deploy with scripts/deploy.sh", "the CI cache breaks when uv.lock changes",
                      "payments API lives in services/payments", "run ruff before committing"):
             k.remember(MemoryDraft(content=text, project="shop", importance=0.7))
-        k.predictor = Predictor(pred_settings, k.db, extra_sidecar_args=["--fault", "hang"])
+        k.predictor = k.sessions.deps.predictor = Predictor(pred_settings, k.db, extra_sidecar_args=["--fault", "hang"])
         k.predictor.start(wait_ready=True, force=True)
         first_pid = k.predictor.client.pid
         for i in range(2):

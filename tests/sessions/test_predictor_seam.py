@@ -1,8 +1,9 @@
-"""The predictor seam at session-start, with a stand-in that follows Predictor's documented interface."""
+"""The predictor seam at session-start, with a stand-in that follows sessions.context.SessionPredictor."""
 
 from __future__ import annotations
 
 from kenning.core.types import MemoryDraft
+from kenning.predictor.fusion import Fused
 
 
 class StandInPredictor:
@@ -21,11 +22,12 @@ class StandInPredictor:
 
     def fuse(self, baseline_ranked_ids, predictor_scores, *, top_k=None):
         ranked = sorted(predictor_scores, key=lambda m: -predictor_scores[m])
-        rows = [(m, 1.0 / (i + 1), baseline_ranked_ids.index(m) + 1, i + 1, "predictor") for i, m in enumerate(ranked)]
+        rows = [Fused(m, 1.0 / (i + 1), baseline_ranked_ids.index(m) + 1, i + 1, "predictor")
+                for i, m in enumerate(ranked)]
         if self.explore and top_k:
             last = baseline_ranked_ids[0]
-            rows = [r for r in rows if r[0] != last]
-            rows.insert(top_k - 1, (last, 0.5, 1, len(ranked), "exploration"))
+            rows = [r for r in rows if r.memory_id != last]
+            rows.insert(top_k - 1, Fused(last, 0.5, 1, len(ranked), "exploration"))
         return rows
 
     def status_line(self):
@@ -44,7 +46,7 @@ def _seed(kenning, project):
 def test_predictor_rankings_are_recorded_and_fused(kenning, monkeypatch):
     ids = _seed(kenning, "seam")
     stand_in = StandInPredictor()
-    monkeypatch.setattr(kenning, "predictor", stand_in)
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", stand_in)
     out = kenning.sessions.session_start({"session_key": "p1", "project": "seam", "context": "subsystem quirks"})
     assert out["status_line"].startswith("[predictor: active") and out["status_line"] in out["inject"]
     assert out["predictor_used"] is True
@@ -63,14 +65,14 @@ def test_predictor_rankings_are_recorded_and_fused(kenning, monkeypatch):
 
 def test_predictor_none_means_baseline_and_exploration_stays_injected(kenning, monkeypatch):
     ids = _seed(kenning, "seam2")
-    monkeypatch.setattr(kenning, "predictor", StandInPredictor(answer=False))
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", StandInPredictor(answer=False))
     out = kenning.sessions.session_start({"session_key": "p2", "project": "seam2"})
     rows = {r["memory_id"]: r for r in kenning.sessions.detail("p2")["memories"]}
     assert out["predictor_used"] is False
     assert all(r["predictor_rank"] is None and r["source"] == "effective" for r in rows.values())
     assert rows[ids[-1]]["was_injected"] == 1  # highest importance leads the baseline
 
-    monkeypatch.setattr(kenning, "predictor", StandInPredictor(explore=True))
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", StandInPredictor(explore=True))
     kenning.sessions.session_start({"session_key": "p3", "project": "seam2"})
     rows = {r["memory_id"]: r for r in kenning.sessions.detail("p3")["memories"]}
     explored = [r for r in rows.values() if r["source"] == "exploration"]

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from kenning.core.config_observer import ObserverSettings
+from kenning.core.types import MemoryDraft
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.store.backend import StoreDatabase
+
+
+class Stored(Protocol):
+    """What the write path answers for one memory (memory.write.RememberResult)."""
+    id: str
+    deduped: bool
 
 
 @dataclass
 class ObserverDeps:
-    db: Any  # kenning.store.db.Database
+    db: StoreDatabase
     settings: ObserverSettings
-    embedder: Any  # EmbeddingProvider: embed_many(), model_id
-    remember_many: Callable[[list[Any]], list[Any]]  # (drafts) -> results with .id / .deduped (the write path)
+    embedder: EmbeddingProvider
+    remember_many: Callable[[list[MemoryDraft]], list[Stored]]  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # optional single LLM synthesis call per session
     on_file_changed: Callable[[str, str | None], None] | None = None  # (path, cwd): e.g. mark code-graph stale

@@ -30,9 +30,6 @@ class Fused:
     predictor_rank: int | None
     source: str  # 'effective' | 'predictor' | 'both' | 'exploration'
 
-    def as_tuple(self) -> tuple[str, float, int | None, int | None, str]:
-        return (self.memory_id, self.final_score, self.baseline_rank, self.predictor_rank, self.source)
-
 
 class PredictorScores(dict[str, float]):
     """{memory_id: score} as Predictor.score answers, plus `unseen`: the ids it had no history

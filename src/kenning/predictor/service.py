@@ -16,7 +16,7 @@ Interface for the sessions engineer (session-start / session-end), all thread-sa
                        "access_count", "created_at", "superseded_by"}]   (Memory.to_dict() + embedding)
         aliases accepted: "vector" for "embedding", "memory_id" for "id", "context" for "text".
     fused = p.fuse(baseline_ranked_ids, scores, top_k=k)
-        → [(memory_id, final_score, baseline_rank, predictor_rank, source)] best first;
+        → [Fused(memory_id, final_score, baseline_rank, predictor_rank, source)] best first;
           source ∈ effective | predictor | both | exploration. Record every row in
           session_memories (predictor_score = scores.get(id)); keep the 'exploration' row
           injected. Then diversity → budget → inject, with p.status_line() appended.
@@ -47,7 +47,7 @@ from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
 from kenning.predictor.features import encode_b64, feature_row, session_labels, time_features
-from kenning.predictor.fusion import PredictorScores, compare, explore, fts_overlap, rank_by_score, rrf_fuse
+from kenning.predictor.fusion import Fused, PredictorScores, compare, explore, fts_overlap, rank_by_score, rrf_fuse
 from kenning.predictor.history import NO_HISTORY, load_for
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
@@ -258,7 +258,7 @@ class Predictor:
         return not self._contexts.unfinished_tasks
 
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
-             top_k: int | None = None) -> list[tuple[str, float, int | None, int | None, str]]:
+             top_k: int | None = None) -> list[Fused]:
         """RRF of the two rankings with the current α (+ exploration when top_k is given)."""
         predictor_ids = None
         if predictor_scores:
@@ -269,7 +269,7 @@ class Predictor:
         if top_k is not None:
             fused = explore(fused, top_k, self.cfg.exploration_rate, self._rng,
                             enabled=predictor_ids is not None and self.state.cold_start_exited)
-        return [f.as_tuple() for f in fused]
+        return fused
 
     def status_line(self) -> str:
         client = self.client

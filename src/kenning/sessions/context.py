@@ -1,41 +1,74 @@
 """What the session handlers need from the rest of the system, passed in by the service.
 
-`sessions` sits beside `retrieval`, `pipeline` and `memory` in the layer contract and may not
-import them, so the service hands over their functions here (effective_score, diversity,
-recall, remember, the pipeline's transcript extraction) together with the store, the
-embedder, an optional LLM `generate` and a getter for the predictor. One object, built once.
+`sessions` sits beside `retrieval`, `pipeline` and `memory` and does not import them, so the
+service hands over their functions here (effective_score, diversity, recall, remember) together
+with the store, the embedder, an optional LLM `generate` and the predictor. One object, built
+once; every seam is typed by the protocols below (what sessions call, nothing more).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.errors import InvalidInput
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.predictor.fusion import Fused
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.store.backend import StoreDatabase
+
+
+class Hit(Protocol):
+    """A recall hit (retrieval.recall.RecallHit)."""
+    memory: Memory
+    score: float
+    legs: dict[str, dict[str, float]]
+
+
+class RecallFn(Protocol):
+    """Hybrid recall without access tracking."""
+    def __call__(self, query: str, *, limit: int, filters: MemoryFilter | None) -> Sequence[Hit]: ...
+
+
+class Stored(Protocol):
+    """What the write path answers for one memory (memory.write.RememberResult)."""
+    id: str
+    deduped: bool
+
+
+class DiversitySelect(Protocol):
+    """retrieval.diversity.diversity_select: (candidate, adjusted score) in selection order."""
+    def __call__(self, items: Sequence[Any], *, limit: int, budget_chars: int | None = None,
+                 threshold: float = ..., decay: float = ..., floor: float = ...) -> list[tuple[Any, float]]: ...
+
+
+class SessionPredictor(Protocol):
+    """What sessions ask of the learned scorer (predictor.service.Predictor)."""
+    def score(self, context: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, float] | None: ...
+    def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
+             top_k: int | None = None) -> list[Fused]: ...
+    def status_line(self) -> str: ...
+    def on_session_end(self, session_key: str) -> dict[str, Any]: ...
 
 
 @dataclass
 class SessionDeps:
-    db: Any  # kenning.store.db.Database
+    db: StoreDatabase
     settings: SessionSettings
-    embedder: Any  # EmbeddingProvider: embed_query(), model_id
-    effective_score: Callable[[Any, str], float]  # (Memory, at) -> score
-    diversity_select: Callable[..., list]  # retrieval.diversity.diversity_select
-    recall: Callable[..., list]  # (query, limit, filters) -> hits with .memory/.score/.legs, no access tracking
-    remember: Callable[[Any], Any] | None = None  # (MemoryDraft) -> result with .id / .deduped
-    remember_many: Callable[[list], list] | None = None  # [MemoryDraft] -> results, one write tx
-    extract: Callable[..., Any] | None = None  # pipeline: (session_key, transcript, project, at) -> summary
+    embedder: EmbeddingProvider
+    effective_score: Callable[[Memory, str], float]  # (memory, at) -> score
+    diversity_select: DiversitySelect
+    recall: RecallFn
+    remember: Callable[[MemoryDraft], Stored] | None = None  # the write path, one memory
+    remember_many: Callable[[list[MemoryDraft]], list[Stored]] | None = None  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # LLM judge; None = heuristic only
-    predictor: Callable[[], Any] | None = None  # returns the Predictor (or None) at call time
-
-    def get_predictor(self) -> Any | None:
-        return self.predictor() if self.predictor else None
+    predictor: SessionPredictor | None = None
 
 
 class Deadline:

@@ -69,10 +69,6 @@ def compaction_episodes(deps: SessionDeps, session_key: str, transcript: str, at
 
 def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str,
              episode_ids: dict[int, str]) -> dict[str, Any]:
-    key = session["session_key"]
-    if deps.extract is not None:
-        result = deps.extract(session_key=key, transcript=transcript, project=session.get("project"), at=at)
-        return {"via": "pipeline", "result": result if isinstance(result, (dict, list, int, str)) else str(result)}
     if deps.remember is None:
         return {"via": "none", "stored": []}
     positions = turn_positions(turns, deps.settings.episode_unit)
@@ -124,7 +120,7 @@ def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
     with deps.db.with_write_tx() as wconn:
         store.set_relevance_scores(wconn, key, verdict.per_memory)
         store.upsert_session_score(wconn, key, verdict.as_row(session.get("project")), at)
-    predictor = deps.get_predictor()
+    predictor = deps.predictor
     if predictor is not None and hasattr(predictor, "on_session_end"):
         try:
             predictor.on_session_end(key)

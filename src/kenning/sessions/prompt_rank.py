@@ -32,7 +32,7 @@ class PoolRanking:
 def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, memories: list[Any],
                      deadline: Deadline, phase: str = PHASE) -> PoolRanking | None:
     """Rank `memories` (Memory objects in the baseline order: recall's) for this prompt."""
-    predictor = deps.get_predictor()
+    predictor = deps.predictor
     if predictor is None or not hasattr(predictor, "score") or not memories:
         return None
     try:
@@ -54,7 +54,7 @@ def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, me
         record_error("sessions", f"predictor failed on the first prompt, recall order used: {exc}",
                      session_key=session.get("session_key"))
         return None
-    order = [row[0] for row in fused if row[0] in scores or row[0] in baseline]
+    order = [row.memory_id for row in fused if row.memory_id in scores or row.memory_id in baseline]
     order += [m for m in baseline if m not in order]
     by_score = sorted(scores, key=lambda m: (-float(scores[m]), m))
     p_rank = {m: i for i, m in enumerate(by_score, 1)}

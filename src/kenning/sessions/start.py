@@ -16,6 +16,7 @@ from typing import Any
 
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
+from kenning.predictor.fusion import Fused
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, session_start_text
 from kenning.store import sessions as store
@@ -76,7 +77,7 @@ class _Scored:
 
 
 def status_line(deps: SessionDeps) -> str:
-    predictor = deps.get_predictor()
+    predictor = deps.predictor
     if predictor is not None and hasattr(predictor, "status_line"):
         try:
             line = predictor.status_line()
@@ -148,12 +149,12 @@ class _Ctx:
 
 
 def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
-                    baseline_ids: list[str], deadline: Deadline) -> list[tuple] | None:
-    """Predictor scores → `fuse` rows (id, final, baseline_rank, predictor_rank, source), or None (baseline).
+                    baseline_ids: list[str], deadline: Deadline) -> list[Fused] | None:
+    """Predictor scores → the fused ranking (predictor.fusion.Fused rows), or None (baseline).
 
-    Interface: kenning.predictor.service.Predictor (score / fuse / status_line / on_session_end).
+    Interface: context.SessionPredictor (score / fuse / status_line / on_session_end).
     """
-    predictor = deps.get_predictor()
+    predictor = deps.predictor
     if predictor is None or not hasattr(predictor, "score") or not pool:
         return None
     session_context = {
@@ -178,7 +179,7 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     for rank, memory_id in enumerate(sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k)), 1):
         by_id[memory_id].predictor_score = float(scores[memory_id])
         by_id[memory_id].predictor_rank = rank
-    rows = [tuple(row) for row in fused or [] if isinstance(row, (list, tuple)) and row and row[0] in by_id]
+    rows = [row for row in fused or [] if row.memory_id in by_id]
     return rows or None
 
 
@@ -195,9 +196,9 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
         seen = set()
         order = []
         for row in fused:
-            cand = by_id[row[0]]
-            cand.final = float(row[1]) if len(row) > 1 else 0.0
-            cand.source = str(row[4]) if len(row) > 4 and row[4] else "effective"
+            cand = by_id[row.memory_id]
+            cand.final = row.final_score
+            cand.source = row.source or "effective"
             order.append(cand)
             seen.add(cand.memory.id)
         order += [c for c in baseline if c.memory.id not in seen]  # fuse may return only the head

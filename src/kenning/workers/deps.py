@@ -21,7 +21,7 @@ from kenning.workers.base import Worker
 
 
 class RecallFn(Protocol):
-    def __call__(self, query: str, limit: int, filters: MemoryFilter | None) -> list[RecallHit]: ...
+    def __call__(self, query: str, *, limit: int, filters: MemoryFilter | None) -> list[RecallHit]: ...
 
 
 @dataclass(frozen=True)

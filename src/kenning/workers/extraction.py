@@ -50,7 +50,7 @@ def recall_candidates(recall: RecallFn) -> CandidateFinder:
     """The decision stage's candidate finder over the service's hybrid recall."""
 
     def find(text: str, k: int, exclude: set[str], project: str | None) -> list[Candidate]:
-        hits = recall(text, k + len(exclude), MemoryFilter(project=project))
+        hits = recall(text, limit=k + len(exclude), filters=MemoryFilter(project=project))
         return [Candidate(h.memory.id, h.memory.content, h.memory.type, float(h.score))
                 for h in hits if h.memory.id not in exclude][:k]
 
