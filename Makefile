@@ -4,16 +4,21 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.kenning-installed
+# The default embedding runtime's model: an int8 ONNX export of the bundled MiniLM weights (no download).
+ONNX := $(VENV)/share/kenning/all-MiniLM-L6-v2-int8.onnx
 
 .PHONY: setup run test lint browser dashboard-build bench-retrieval clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(ONNX)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[test]'
 	touch $(STAMP)
+
+$(ONNX): $(STAMP) src/kenning/providers/onnx_export.py
+	$(PY) -m kenning.providers.onnx_export $(ONNX)
 
 run: setup
 	$(VENV)/bin/kenning serve

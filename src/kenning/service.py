@@ -6,6 +6,7 @@ Components from other capabilities hang off this object as attributes built in `
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import replace
 from functools import partial
@@ -23,7 +24,7 @@ from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
 from kenning.pipeline import hooks as pipeline_hooks
-from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
+from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
 from kenning.retrieval.config import RecallConfig, preset
@@ -123,6 +124,9 @@ class Kenning:
         self.embedder.warm_up()
         # Load the vector matrix now, so the first session-start does not pay for it in its budget.
         knn(self.db.reader(), self.embedder.embed("warm up"), self.embedder.model_id, 1)
+        if notice := pending_notice(self.db, self.embedder):
+            log_event("embedding", notice)
+            print(f"kenning: {notice}", file=sys.stderr)
         if background:
             self.access.start()
             self.workers.start_all()

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-HEAVY = ("torch", "sentence_transformers", "transformers", "fastapi", "uvicorn")
+HEAVY = ("torch", "sentence_transformers", "transformers", "onnxruntime", "fastapi", "uvicorn")
 RUNNER = (
     "import json, sys\n"
     "from kenning.cli.main import main\n"
@@ -63,7 +63,7 @@ def test_raw_first_memories_are_embedded_by_the_next_local_recall(tmp_path, unus
 
     found, loaded = run_local(home, unused_port, "recall", "where is staging's db", "--preset", "dense", "--json")
     assert found.returncode == 0, found.stderr
-    assert "sentence_transformers" in loaded or "torch" in loaded  # recall is what needs the model
+    assert loaded == ["onnxruntime"]  # recall is what needs the model: the ONNX runtime, never torch
     assert [hit["id"] for hit in json.loads(found.stdout)] == [memory_id]
     listed, _ = run_local(home, unused_port, "list", "--json")
     assert json.loads(listed.stdout)["items"][0]["embedding_model"]

@@ -1,5 +1,6 @@
 """Embedding providers: Ollama and OpenAI-compatible over real HTTP (a local server speaking
-their protocols), and the bundled model (float32 and int8) with its query cache."""
+their protocols), and the bundled model on torch (float32 and int8) with its query cache; the ONNX
+runtime (the default) is tested in test_onnx_embedding.py."""
 
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def test_query_cache_answers_repeats_without_the_server(server):
 
 
 def test_bundled_int8_is_close_to_float32_and_says_so():
-    fp32 = build_embedding_provider(EmbeddingSettings(quantize="none"))
-    int8 = build_embedding_provider(EmbeddingSettings())  # the default
+    fp32 = build_embedding_provider(EmbeddingSettings(runtime="torch", quantize="none"))
+    int8 = build_embedding_provider(EmbeddingSettings(runtime="torch"))
     assert fp32.model_id == BUNDLED_MODEL_ID and int8.model_id == f"{BUNDLED_MODEL_ID}-int8"
     a, b = fp32.embed_many(TEXTS), int8.embed_many(TEXTS)
     assert a.shape == b.shape == (len(TEXTS), 384)
@@ -80,13 +81,13 @@ def test_bulk_batches_borrow_threads_and_give_them_back():
     from kenning.core.activity import BULK_BATCH
 
     texts = [f"{TEXTS[i % len(TEXTS)]} #{i}" for i in range(BULK_BATCH)]
-    provider = build_embedding_provider(EmbeddingSettings(torch_threads=1, bulk_threads=2))
+    provider = build_embedding_provider(EmbeddingSettings(runtime="torch", torch_threads=1, bulk_threads=2))
     provider.embed("load the model")
     assert torch.get_num_threads() == 1
     vectors = provider.embed_many(texts)
     assert vectors.shape == (BULK_BATCH, 384)
     assert torch.get_num_threads() == 1  # queries after an import run on one thread again
-    one_thread = build_embedding_provider(EmbeddingSettings(torch_threads=1, bulk_threads=1))
+    one_thread = build_embedding_provider(EmbeddingSettings(runtime="torch", torch_threads=1, bulk_threads=1))
     assert np.allclose(one_thread.embed_many(texts), vectors, atol=1e-4)  # threads change speed only
     # int8 activations are quantised per batch, so a text alone comes out slightly different
     single = provider.embed(texts[0])

@@ -33,11 +33,13 @@ def serve(
     from kenning.api.app import create_app
     from kenning.core.config import load_settings
     from kenning.core.errors import ConfigError
+    from kenning.providers.embedding import check_model_files
 
     base = settings()
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     try:
         cfg = load_settings(home=base.home, **overrides) if overrides else base
+        check_model_files(cfg.embedding)
     except ConfigError as exc:
         fail(str(exc), code=2)
     lock = HomeLock(cfg.home)

@@ -38,14 +38,23 @@ class EmbeddingSettings(_Strict):
     batch_size: int = Field(64, ge=1, le=2048)
     timeout_s: float = Field(30.0, gt=0, le=600)
     query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+    runtime: Literal["onnx", "torch"] = Field(
+        "onnx", description="Bundled model only: 'onnx' runs the int8 ONNX export built by `make setup`"
+        " (ONNX Runtime + tokenizers, no PyTorch in the daemon); 'torch' runs sentence-transformers."
+        " The two give slightly different vectors, so switching re-embeds the store in the background.",
+    )
+    onnx_path: str | None = Field(
+        None, description="Bundled model, runtime onnx: the exported model file; default"
+        " <python prefix>/share/kenning/all-MiniLM-L6-v2-int8.onnx (written by `make setup`).",
+    )
     quantize: Literal["none", "int8"] = Field(
-        "int8", description="Bundled model only: int8 dynamic quantisation (≈ 2.2x faster, equal hybrid recall);"
-        " 'none' keeps float32. Changing it re-embeds the store in the background.",
+        "int8", description="Bundled model, runtime torch: int8 dynamic quantisation (≈ 2.2x faster, equal hybrid"
+        " recall); 'none' keeps float32. The onnx runtime is int8 only. Changing it re-embeds the store in the background.",
     )
     torch_threads: int = Field(
         1, ge=0, le=256,
-        description="CPU threads for the bundled model; 1 keeps query latency flat when the daemon's"
-        " threads and workers share the cores (0 = torch's default).",
+        description="CPU threads for the bundled model (either runtime); 1 keeps query latency flat when the"
+        " daemon's threads and workers share the cores (0 = the runtime's default).",
     )
     bulk_threads: int = Field(
         0, ge=0, le=256, description="CPU threads for batches of 64+ texts (imports, re-embedding); 0 = all cores.",

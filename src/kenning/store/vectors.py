@@ -2,8 +2,8 @@
 
 Vectors are stored once per (content_hash, model) in `embeddings` (float32 blobs); every
 process searches them through `vector_index`, which keeps a matrix copy fresh from this table.
-That module (and torch with it) loads on the first search, so processes that never search —
-CLI `list`, `show`, `stats`, … — start in well under a second.
+That module loads on the first search, so processes that never search — CLI `list`, `show`,
+`stats`, … — start in well under a second.
 """
 
 from __future__ import annotations
@@ -84,6 +84,6 @@ def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]
         from kenning.store.pg.search import knn as pg_knn
 
         return pg_knn(conn, vector, model, k)
-    from kenning.store.vector_index import index_for  # deferred: torch loads with the first search
+    from kenning.store.vector_index import index_for  # deferred: loads with the first search
 
     return index_for(conn, model).search(conn, vector, k)
