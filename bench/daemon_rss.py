@@ -76,14 +76,28 @@ def _by_library(pid: int, top: int = 8) -> dict[str, float]:
 
 def snapshot(pid: int) -> dict:
     procs = [{"pid": p, "cmd": _cmd(p), "rss_mb": _rss_mb(p)} for p in [pid, *_children(pid)]]
+    libraries = _by_library(pid, top=1000)
     return {"processes": procs, "total_mb": round(sum(p["rss_mb"] for p in procs), 1),
-            "daemon_by_library_mb": _by_library(pid)}
+            "daemon_by_library_mb": dict(list(libraries.items())[:8]), "daemon_mapped": sorted(libraries)}
 
 
-def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_s: float = 20.0) -> dict:
+def parse_variant(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """`LABEL[=SRC][,KEY=VALUE...]`: a daemon importing kenning from SRC (a `src` folder; default: this
+    process's), with embedding settings KEY=VALUE in its config.yaml (e.g. runtime=torch)."""
+    head, *settings = spec.split(",")
+    label, _, src = head.partition("=")
+    return label, src or None, dict(item.split("=", 1) for item in settings)
+
+
+def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_s: float = 20.0,
+            src: str | None = None, embedding: dict[str, str] | None = None) -> dict:
     home = Path(tempfile.mkdtemp(prefix="kenning-bench-rss-"))
+    if embedding:
+        (home / "config.yaml").write_text("embedding:\n" + "".join(f"  {k}: {v}\n" for k, v in embedding.items()))
     port = _free_port()
     env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
+    if src:
+        env["PYTHONPATH"] = str(Path(src).resolve())
     log = open(home / "daemon.log", "ab")
     proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -107,12 +121,24 @@ def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_
             time.sleep(idle_s)
             idle = snapshot(proc.pid)
             began = time.perf_counter()
+            took = []
             for i in range(recalls):
+                t0 = time.perf_counter()
                 http.post("/api/memory/recall", json={"query": prompts[i % len(prompts)], "limit": 10}).raise_for_status()
+                took.append(1000 * (time.perf_counter() - t0))
             elapsed = time.perf_counter() - began
             after = snapshot(proc.pid)
+            model = http.get("/api/health").json().get("embedding_model")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    return {"size": size, "recalls": recalls, "recall_s": round(elapsed, 1), "started_empty": fresh,
-            "idle": idle, "after_recalls": after}
+    took.sort()
+    return {"size": size, "recalls": recalls, "recall_s": round(elapsed, 1), "embedding_model": model,
+            "src": src, "embedding": embedding or {},
+            "recall_http_ms": {"p50": round(took[len(took) // 2], 1), "p95": round(took[int(0.95 * (len(took) - 1))], 1)},
+            "torch_mapped": _maps_torch(proc.pid, after), "started_empty": fresh, "idle": idle, "after_recalls": after}
+
+
+def _maps_torch(pid: int, after: dict) -> bool:
+    """Whether the daemon had PyTorch loaded (its libraries among the mapped files at the last snapshot)."""
+    return any(name == "torch" for name in after.get("daemon_mapped", []))

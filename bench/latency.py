@@ -14,7 +14,8 @@ Embedding alone (embed_many on the same batch) is timed too, to attribute ingest
 Targets (issue 2): recall p95 <= 50 ms at 10k, <= 150 ms at 100k; import >= 200/s.
 `--daemon-rss 10000` adds a real daemon's resident memory per process (daemon + sidecar), idle
 and after `--rss-recalls` recalls, with the daemon's largest mapped libraries (issue 16: the
-target is <= 400 MB in all); `--rss-only` runs just that.
+target is <= 400 MB in all); `--rss-only` runs just that; `--rss-variant` compares daemons (another
+source tree, another embedding runtime) in one run.
 """
 
 from __future__ import annotations
@@ -123,13 +124,26 @@ def main() -> None:
                          " --rss-recalls recalls over HTTP (bench/daemon_rss.py)")
     ap.add_argument("--rss-recalls", type=int, default=2000)
     ap.add_argument("--rss-only", action="store_true", help="only the --daemon-rss measurement")
+    ap.add_argument("--rss-variant", action="append", default=[], metavar="LABEL[=SRC][,KEY=VALUE...]",
+                    help="measure one daemon per variant, one after the other (repeatable): kenning imported from SRC"
+                         " (e.g. a checkout of the tree before a change), embedding settings KEY=VALUE in its"
+                         " config.yaml (e.g. after,runtime=onnx  torch,runtime=torch)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.daemon_rss:
-        from daemon_rss import measure
+        from daemon_rss import measure, parse_variant
 
-        rss = measure(args.daemon_rss, args.rss_recalls, synthetic(args.daemon_rss, args.seed),
-                      queries(max(args.queries, 200), args.seed + 1))
+        texts, prompts = synthetic(args.daemon_rss, args.seed), queries(max(args.queries, 200), args.seed + 1)
+        if args.rss_variant:
+            rss = {}
+            for spec in args.rss_variant:
+                label, src, embedding = parse_variant(spec)
+                rss[label] = measure(args.daemon_rss, args.rss_recalls, texts, prompts, src=src, embedding=embedding)
+                print(f"{label}: idle {rss[label]['idle']['total_mb']} MB, after {args.rss_recalls} recalls"
+                      f" {rss[label]['after_recalls']['total_mb']} MB (torch loaded: {rss[label]['torch_mapped']})",
+                      file=sys.stderr)
+        else:
+            rss = measure(args.daemon_rss, args.rss_recalls, texts, prompts)
         if args.rss_only:
             text = json.dumps({"daemon_rss": rss, "load_average": os.getloadavg(), "command": " ".join(sys.argv)},
                               indent=2)

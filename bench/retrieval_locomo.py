@@ -266,37 +266,10 @@ def print_tables(report: dict[str, Any], labels: list[str]) -> None:
     console.print(per_cat)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description="LoCoMo protocol A retrieval benchmark (BM25, dense, hybrid, ...).")
-    ap.add_argument("--data", default=DEFAULT_DATA, help="folder with conv-*.json (relative paths: from the repo root)")
-    ap.add_argument("--configs", default="bm25,dense,hybrid,graph,dampening,rerank",
-                    help="comma list of presets or label=preset:{json RecallConfig overrides}")
-    ap.add_argument("--out", default=None, help="write the JSON report here")
-    ap.add_argument("--runs-out", default=None, help="also write per-question rankings (JSONL) here")
-    ap.add_argument("--depth", type=int, default=10, help="results per query (>= 10)")
-    ap.add_argument("--batch", type=int, default=256, help="turns per remember_many call")
-    ap.add_argument("--limit", type=int, default=None, help="first N conversations only (smoke runs)")
-    ap.add_argument("--no-project-check", action="store_true")
-    ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
-                    help="embedding setting override, e.g. quantize=int8 or torch_threads=2 (repeatable)")
-    args = ap.parse_args()
-    args.depth = max(10, args.depth)
-
+def run_variant(convs, data: Path, configs, labels: list[str], overrides: dict[str, str], args) -> tuple[dict[str, Any], Run]:
+    """The whole protocol with one embedding setup (the default settings + `overrides`)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    data = Path(args.data)
-    if not data.is_absolute():
-        data = (REPO / data).resolve()
-    convs = L.load_all(data, args.limit)
-    configs = parse_configs(args.configs)
-    labels_cfg = [c[0] for c in configs]
-    if BASELINE not in labels_cfg:
-        configs.insert(0, (BASELINE, "bm25", {}))
-        labels_cfg.insert(0, BASELINE)
-    labels = [REFERENCE, *labels_cfg]
-    for _, p, o in configs:
-        build_config(p, o)  # fail fast on a bad spec
 
     from kenning.core.config import load_settings
     from kenning.providers.embedding import build_embedding_provider
@@ -304,7 +277,6 @@ def main() -> None:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         emb_settings = load_settings(environ={}, home=Path(tmp)).embedding
-    overrides = dict(item.split("=", 1) for item in args.embedding)
     emb_settings = emb_settings.model_validate({**emb_settings.model_dump(), **overrides})
     embedder = build_embedding_provider(emb_settings)
     embedder.warm_up()
@@ -352,15 +324,62 @@ def main() -> None:
     if not args.no_project_check and len(convs) >= 2:
         report["meta"]["project_filter_check"] = project_isolation_check(convs, embedder, args)
 
-    if args.runs_out:
-        with open(args.runs_out, "w", encoding="utf-8") as fh:
-            for lb in labels:
-                for row in run.rankings[lb]:
-                    fh.write(json.dumps({"config": lb, **row}) + "\n")
-    text = json.dumps(report, indent=2)
+    return report, run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="LoCoMo protocol A retrieval benchmark (BM25, dense, hybrid, ...).")
+    ap.add_argument("--data", default=DEFAULT_DATA, help="folder with conv-*.json (relative paths: from the repo root)")
+    ap.add_argument("--configs", default="bm25,dense,hybrid,graph,dampening,rerank",
+                    help="comma list of presets or label=preset:{json RecallConfig overrides}")
+    ap.add_argument("--out", default=None, help="write the JSON report here")
+    ap.add_argument("--runs-out", default=None, help="also write per-question rankings (JSONL) here")
+    ap.add_argument("--depth", type=int, default=10, help="results per query (>= 10)")
+    ap.add_argument("--batch", type=int, default=256, help="turns per remember_many call")
+    ap.add_argument("--limit", type=int, default=None, help="first N conversations only (smoke runs)")
+    ap.add_argument("--no-project-check", action="store_true")
+    ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
+                    help="embedding setting override, e.g. quantize=int8 or torch_threads=2 (repeatable)")
+    ap.add_argument("--embedding-variant", action="append", default=[], metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
+                    help="run the whole protocol once per variant, in this one run, e.g. onnx:runtime=onnx"
+                         " torch:runtime=torch (repeatable); the JSON then puts R@10 side by side")
+    args = ap.parse_args()
+    args.depth = max(10, args.depth)
+
+    data = Path(args.data)
+    if not data.is_absolute():
+        data = (REPO / data).resolve()
+    convs = L.load_all(data, args.limit)
+    configs = parse_configs(args.configs)
+    labels_cfg = [c[0] for c in configs]
+    if BASELINE not in labels_cfg:
+        configs.insert(0, (BASELINE, "bm25", {}))
+        labels_cfg.insert(0, BASELINE)
+    labels = [REFERENCE, *labels_cfg]
+    for _, p, o in configs:
+        build_config(p, o)  # fail fast on a bad spec
+
+    variants = [spec.partition(":") for spec in args.embedding_variant] or [("", "", "")]
+    reports: dict[str, dict[str, Any]] = {}
+    for name, _, settings in variants:
+        overrides = dict(item.split("=", 1) for item in [*args.embedding, *filter(None, settings.split(","))])
+        report, run = run_variant(convs, data, configs, labels, overrides, args)
+        reports[name] = report
+        if args.runs_out:
+            with open(args.runs_out, "a" if len(reports) > 1 else "w", encoding="utf-8") as fh:
+                for lb in labels:
+                    for row in run.rankings[lb]:
+                        fh.write(json.dumps({"variant": name, "config": lb, **row} if name else {"config": lb, **row}) + "\n")
+        print_tables(report, labels)
+    if len(reports) == 1:
+        out: dict[str, Any] = next(iter(reports.values()))
+    else:  # several embedding variants in one run: R@10 side by side, then each full report
+        out = {"r@10_by_variant": {lb: {name: round(100 * r[lb]["overall"]["recall@10"], 2) for name, r in reports.items()}
+                                   for lb in labels},
+               "variants": reports, "command": " ".join(sys.argv)}
+    text = json.dumps(out, indent=2)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-    print_tables(report, labels)
     print(text)
 
 

@@ -12,6 +12,7 @@ the sentence-transformers model (its tokenizer.json alone would pad and cut at 1
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ from kenning.providers.embedding import BUNDLED_DIMS, BUNDLED_MODEL_ID, Embeddin
 ONNX_MODEL_ID = f"{BUNDLED_MODEL_ID}-onnx-int8"
 ONNX_FILE_NAME = f"{BUNDLED_MODEL_ID}-int8.onnx"
 MAX_TOKENS = 256
+ATTENTION_BUDGET = 64 * 128 * 128  # rows × tokens² per run: ≤ 50 MB of attention scores (12 heads, float32)
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[tuple[str, int], object] = {}
@@ -91,13 +93,20 @@ class OnnxEmbedding(EmbeddingProvider):
         return tokenizer
 
     def _embed_all(self, texts: list[str]) -> np.ndarray:
-        session = self._session(self.bulk_threads if len(texts) >= BULK_BATCH else self.threads)
+        bulk = len(texts) >= BULK_BATCH
+        session = self._session(self.bulk_threads if bulk else self.threads)
         ids = [e.ids for e in self._tokenizer().encode_batch(texts)]
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))  # batch by length: little padding
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
+        start = 0
+        while start < len(order):
+            # attention holds batch × heads × tokens² floats: long texts go in smaller batches
+            width = len(ids[order[min(start + self.batch_size, len(order)) - 1]])
+            rows = order[start:start + max(1, min(self.batch_size, ATTENTION_BUDGET // max(width * width, 1)))]
             out[rows] = self._run(session, [ids[i] for i in rows])
+            start += len(rows)
+        if bulk:
+            _return_freed_memory()
         return out
 
     @staticmethod
@@ -110,3 +119,12 @@ class OnnxEmbedding(EmbeddingProvider):
             mask[row, :len(tokens)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         return session.run(None, feeds)[0]
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap freed after a bulk pass back to the OS (glibc keeps it otherwise: +250 MB RSS
+    after embedding 2,000 chat turns, for good). A no-op where there is no glibc."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
