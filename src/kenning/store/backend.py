@@ -72,17 +72,17 @@ def open_store(store: StoreSettings, sqlite_path: Path) -> StoreDatabase:
     return db
 
 
-def open_reader(location: str | Path) -> StoreDatabase:
-    """A read-only handle on an existing store: a SQLite file path or a postgresql:// URL
-    (child processes such as the predictor sidecar get the location as an argument)."""
+def open_location(location: str | Path, *, read_only: bool = False) -> StoreDatabase:
+    """A handle on an existing store given as a SQLite file path or a postgresql:// URL (child
+    processes such as the predictor sidecar get the location as an argument)."""
     text = str(location)
     if text.startswith(("postgresql://", "postgres://")):
         from kenning.store.pg.db import PostgresDatabase
 
-        return PostgresDatabase(text, read_only=True)
+        return PostgresDatabase(text, read_only=read_only)
     from kenning.store.db import Database
 
-    return Database(Path(text), read_only=True)
+    return Database(Path(text), read_only=read_only)
 
 
 def describe(store: StoreSettings, sqlite_path: Path) -> str:
@@ -94,4 +94,4 @@ def describe(store: StoreSettings, sqlite_path: Path) -> str:
     return redacted(store.url or "")
 
 
-__all__ = ["Connection", "Cursor", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_reader", "open_store"]
+__all__ = ["Connection", "Cursor", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_location", "open_store"]

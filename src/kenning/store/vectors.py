@@ -24,15 +24,15 @@ def from_blob(blob: bytes) -> np.ndarray:
 
 def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) -> int:
     """Store a vector for (content_hash, model) once; return its embeddings rowid."""
+    if is_postgres(conn):  # one round trip: INSERT ... ON CONFLICT DO NOTHING RETURNING
+        from kenning.store.pg.search import upsert_embedding as pg_upsert
+
+        return pg_upsert(conn, content_hash, model, vector, now_iso())
     row = conn.execute(
         "SELECT rid FROM embeddings WHERE content_hash = ? AND model = ?", (content_hash, model)
     ).fetchone()
     if row:
         return row[0]
-    if is_postgres(conn):
-        from kenning.store.pg.search import upsert_embedding as pg_upsert
-
-        return pg_upsert(conn, content_hash, model, vector, now_iso())
     dims = int(np.asarray(vector).shape[-1])
     blob = to_blob(vector)
     cur = conn.execute(

@@ -120,13 +120,14 @@ class PgConnection:
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
+        self.server = (raw.info.host, raw.info.port, raw.info.dbname)  # which database, for caches
         self.in_write_tx = False
 
-    def _primary_key(self, table: str) -> tuple[str, ...]:
-        return _primary_key(self.raw, table)
+    def _table_info(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return _table_info(self.raw, table)
 
     def execute(self, sql: str, params: Any = ()) -> PgCursor:
-        text = translate(sql, self._primary_key)
+        text = translate(sql, self._table_info)
         values = tuple(_param(p) for p in (params or ()))
         cursor = psycopg.ClientCursor(self.raw, row_factory=_row_factory)
         if not (self.in_write_tx and text.lstrip()[:6].upper() in ("INSERT", "UPDATE")):
@@ -163,13 +164,18 @@ def _mapped(exc: psycopg.Error) -> Exception:
     return PgOperationalError(str(exc))
 
 
-def _primary_key(raw: psycopg.Connection, table: str) -> tuple[str, ...]:
-    rows = raw.execute(
+def _table_info(raw: psycopg.Connection, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(primary key columns, all columns) of `table`."""
+    keys = raw.execute(
         "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
         " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary",
         (table,),
     ).fetchall()
-    return tuple(r[0] for r in rows)
+    columns = raw.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+        (table,),
+    ).fetchall()
+    return tuple(r[0] for r in keys), tuple(r[0] for r in columns)
 
 
 def connect(url: str) -> psycopg.Connection:

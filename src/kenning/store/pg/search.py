@@ -15,6 +15,9 @@ starving the result.
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 
 K1, B = 1.2, 0.75
@@ -23,24 +26,95 @@ _HNSW_READY: set[tuple[str, int]] = set()
 
 
 def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
-    """(rid, BM25 score — higher is better) of the rows matching any token, best first."""
+    """(rid, BM25 score — higher is better) of the rows matching any token, best first.
+
+    Scoring every row that holds a common word costs a heap visit per row (at 100k memories an OR
+    query with 'service' visits tens of thousands), so candidates come from the query's selective
+    lexemes (in at most COMMON_FRACTION of the rows) and are scored on all lexemes; a query of
+    common words only takes the rows holding all of them first. Document frequencies: exact
+    counts, capped at DF_CAP rows (beyond it ANALYZE's lexeme frequencies, when present, refine it).
+    """
     if not tokens:
         return []
-    limit = "LIMIT %s" if depth else ""
-    sql = f"""
-WITH ql AS (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(%s))),
-tot AS (SELECT docs, GREATEST(tokens::float8 / GREATEST(docs, 1), 1) AS avgdl FROM fts_totals WHERE name = %s),
-q AS (SELECT ql.lexeme, GREATEST(ln((tot.docs - d.n + 0.5) / (d.n + 0.5)), 1e-6) AS idf
-      FROM ql CROSS JOIN tot CROSS JOIN LATERAL
-      (SELECT count(*) AS n FROM {fts_table} f WHERE f.fts @@ quote_literal(ql.lexeme)::tsquery) d),
-hits AS (SELECT f.rid, f.fts, f.len / tot.avgdl AS rel FROM {fts_table} f CROSS JOIN tot
-         WHERE f.fts @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM ql))
+    lexemes, docs, avgdl = _query_lexemes(conn, fts_table, tokens)
+    if not lexemes:
+        return []
+    df = _document_frequencies(conn, fts_table, lexemes, docs)
+    idf = {lex: max(math.log((docs - n + 0.5) / (n + 0.5)), 1e-6) for lex, n in df.items()}
+    selective = [lex for lex in lexemes if df[lex] <= max(COMMON_FRACTION * docs, DF_CAP // 2)]
+    if selective:
+        return _score(conn, fts_table, " | ".join(map(_quoted, selective)), idf, avgdl, depth)
+    ranked = _score(conn, fts_table, " & ".join(map(_quoted, lexemes)), idf, avgdl, depth)
+    if depth is not None and len(ranked) >= depth:
+        return ranked
+    seen = {rid for rid, _ in ranked}
+    rest = _score(conn, fts_table, " | ".join(map(_quoted, lexemes)), idf, avgdl, depth)
+    return ranked + [hit for hit in rest if hit[0] not in seen][: (depth or len(rest)) - len(ranked)]
+
+
+COMMON_FRACTION = 0.02
+DF_CAP = 2000
+STATS_TTL_S = 60.0
+_STATS: dict[tuple, tuple[float, dict[str, float]]] = {}
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''") + "'"
+
+
+def _query_lexemes(conn, fts_table: str, tokens: list[str]) -> tuple[list[str], int, float]:
+    row = conn.raw.execute(
+        "SELECT ARRAY(SELECT DISTINCT lexeme FROM unnest(kenning_tsv(%s))), docs,"
+        " GREATEST(tokens::float8 / GREATEST(docs, 1), 1) FROM fts_totals WHERE name = %s",
+        (" ".join(tokens), fts_table),
+    ).fetchone()
+    return list(row[0]), int(row[1]), float(row[2])
+
+
+def _common_frequencies(conn, fts_table: str) -> dict[str, float]:
+    """ANALYZE's most common lexemes of the table with their document fractions (cached)."""
+    key = (conn.server, fts_table)
+    cached = _STATS.get(key)
+    if cached and time.monotonic() - cached[0] < STATS_TTL_S:
+        return cached[1]
+    row = conn.raw.execute(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+        " WHERE tablename = %s AND attname = 'fts'", (fts_table,)).fetchone()
+    freqs = dict(zip(row[0], row[1])) if row and row[0] else {}
+    _STATS[key] = (time.monotonic(), freqs)
+    return freqs
+
+
+def _document_frequencies(conn, fts_table: str, lexemes: list[str], docs: int) -> dict[str, float]:
+    rows = conn.raw.execute(
+        f"SELECT l, (SELECT count(*) FROM (SELECT 1 FROM {fts_table} f"
+        f" WHERE f.fts @@ quote_literal(l)::tsquery LIMIT {DF_CAP}) capped) FROM unnest(%s::text[]) l",
+        (lexemes,),
+    ).fetchall()
+    df = {lex: float(n) for lex, n in rows}
+    capped = [lex for lex, n in df.items() if n >= DF_CAP]
+    if capped:
+        common = _common_frequencies(conn, fts_table)
+        for lex in capped:
+            if lex in common:
+                df[lex] = max(float(DF_CAP), common[lex] * docs)
+    return df
+
+
+def _score(conn, fts_table: str, tsquery: str, idf: dict[str, float], avgdl: float,
+           depth: int | None) -> list[tuple[int, float]]:
+    limit = f"LIMIT {int(depth)}" if depth else ""
+    rows = conn.raw.execute(
+        f"""
+WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)),
+hits AS (SELECT f.rid, f.fts, f.len / %s::float8 AS rel FROM {fts_table} f WHERE f.fts @@ %s::tsquery)
 SELECT h.rid, SUM(q.idf * t.tf * {K1 + 1} / (t.tf + {K1} * ({1 - B} + {B} * h.rel))) AS score
 FROM hits h CROSS JOIN LATERAL unnest(h.fts) u JOIN q ON q.lexeme = u.lexeme
 CROSS JOIN LATERAL (SELECT COALESCE(array_length(u.positions, 1), 1)::float8 AS tf) t
-GROUP BY h.rid ORDER BY score DESC, h.rid {limit}"""
-    params = [" ".join(tokens), fts_table] + ([depth] if depth else [])
-    return [(int(r[0]), float(r[1])) for r in conn.raw.execute(sql, params).fetchall()]
+GROUP BY h.rid ORDER BY score DESC, h.rid {limit}""",
+        (list(idf), list(idf.values()), avgdl, tsquery),
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -49,7 +123,7 @@ def vector_literal(vector: np.ndarray) -> str:
 
 def ensure_hnsw(conn, dims: int) -> None:
     """The HNSW index over `dims`-dimensional vectors (created once per database)."""
-    key = (conn.raw.info.dsn, dims)
+    key = (conn.server, dims)
     if key in _HNSW_READY:
         return
     conn.raw.execute(

@@ -57,22 +57,43 @@ def _ddl(code: str) -> str:
     return code.replace("?", "%s")
 
 
+_INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.I)
+_DO_UPDATE = re.compile(r"\bDO\s+UPDATE\s+SET\b", re.I)
+
+
+def _qualify_upsert(sql: str, table: str, columns: tuple[str, ...]) -> str:
+    """In `ON CONFLICT ... DO UPDATE SET a = a + excluded.a`, SQLite reads the bare `a` as the
+    existing row's; Postgres calls it ambiguous: qualify it with the table name."""
+    match = _DO_UPDATE.search(sql)
+    if not match or not columns:
+        return sql
+    names = "|".join(sorted(columns, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.])({names})\b(?!\s*=(?!=))(?!\s*\()")
+    head, tail = sql[: match.end()], sql[match.end():]
+    parts = _LITERAL.split(tail)
+    return head + "".join(p if i % 2 else pattern.sub(rf"{table}.\1", p) for i, p in enumerate(parts))
+
+
 @lru_cache(maxsize=4096)
-def translate(sql: str, conflict_target: Callable[[str], tuple[str, ...]] | None = None) -> str:
-    """The Postgres form of one SQLite statement (placeholders become %s)."""
+def translate(sql: str, table_info: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] | None = None) -> str:
+    """The Postgres form of one SQLite statement (placeholders become %s). `table_info(table)`
+    gives (primary key columns, all columns) for INSERT OR REPLACE and upserts."""
     if _UNTRANSLATABLE.match(sql):
         raise Untranslatable(f"SQLite-only DDL needs a Postgres migration: {sql.strip()[:80]!r}")
     if _DDL.match(sql):
         return _code(sql, _ddl)
     insert_or = _INSERT_OR.match(sql)
     if not insert_or:
+        insert = _INSERT_INTO.match(sql)
+        if insert and table_info and _DO_UPDATE.search(sql):
+            sql = _qualify_upsert(sql, insert.group(1), table_info(insert.group(1))[1])
         return _code(sql, _dml)
     mode, table, columns = insert_or.group(1).upper(), insert_or.group(2), insert_or.group(3)
     body = re.sub(r"^\s*INSERT\s+OR\s+\w+\s+INTO", "INSERT INTO", sql, count=1, flags=re.I)
     if mode == "IGNORE":
         clause = " ON CONFLICT DO NOTHING"
     else:
-        keys = conflict_target(table) if conflict_target else ()
+        keys = table_info(table)[0] if table_info else ()
         if not keys:
             raise Untranslatable(f"INSERT OR REPLACE into {table}: no primary key to replace on")
         names = [c.strip() for c in columns.split(",")]
