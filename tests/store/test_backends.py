@@ -102,3 +102,18 @@ def test_bm25_prefers_the_rare_term_and_the_short_document(db):
     assert ranked[0] == rare  # 'zeppelin' is in one document, 'deploy' in 32
     ranked = [memory_id for memory_id, _ in bm25_search(db.reader(), "kafka", limit=5)]
     assert ranked == [short, long]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_storage_diagnostics_answer_on_both_backends(db):
+    from kenning.store.diagnostics import storage_stats, table_columns
+
+    with db.with_write_tx() as conn:
+        store.insert_memory(conn, MemoryDraft(content="diagnostics see this memory"))
+    stats = storage_stats(db.reader())
+    assert stats["integrity"] == ["ok"] and stats["journal_mode"] == "wal" and stats["page_count"] > 0
+    assert stats["schema_version"] >= 60
+    assert {"content", "author", "team"} <= table_columns(db.reader(), "memories")
+    if db.backend == "postgres":  # the invariant it checks: one full-text row per memory
+        db.reader().raw.execute("DELETE FROM memories_fts")
+        assert storage_stats(db.reader())["integrity"] == ["1 memories but 0 full-text rows"]

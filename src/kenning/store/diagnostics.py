@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kenning.store.backend import is_postgres
+
 
 def table_exists(conn, name: str) -> bool:
     row = conn.execute(
@@ -21,6 +23,10 @@ def table_exists(conn, name: str) -> bool:
 def table_columns(conn, name: str) -> set[str]:
     if not table_exists(conn, name):
         return set()
+    if is_postgres(conn):
+        return {r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+            " AND table_name = ?", (name,))}
     return {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
 
 
@@ -33,6 +39,8 @@ def _first_column(cols: set[str], *names: str) -> str | None:
 
 # -- storage ----------------------------------------------------------------------
 def storage_stats(conn) -> dict[str, Any]:
+    if is_postgres(conn):
+        return _postgres_storage_stats(conn)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
     freelist = conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -47,6 +55,20 @@ def storage_stats(conn) -> dict[str, Any]:
         "freelist_count": freelist,
         "journal_mode": journal,
         "integrity": quick,
+        "schema_version": version,
+    }
+
+
+def _postgres_storage_stats(conn) -> dict[str, Any]:
+    """The server keeps its own write-ahead log and free space; the check here is the store's own
+    invariant: the full-text side table holds one row per memory (its trigger kept up)."""
+    size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    memories = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    indexed = conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0]
+    version = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+    return {
+        "page_size": 8192, "page_count": size // 8192, "freelist_count": 0, "journal_mode": "wal",
+        "integrity": ["ok"] if memories == indexed else [f"{memories} memories but {indexed} full-text rows"],
         "schema_version": version,
     }
 
