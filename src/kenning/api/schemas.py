@@ -125,7 +125,8 @@ class RememberBatchOut(BaseModel):
 
 class RecallIn(_Body):
     query: str = Field(..., min_length=1, max_length=limits.MAX_QUERY_CHARS)
-    limit: Int | None = Field(None, ge=1, le=200, description="How many memories; default recall.default_limit.")
+    limit: Annotated[int, Field(ge=1, le=200), BeforeValidator(_whole_number)] | None = Field(  # bounds in the schema
+        None, description="How many memories; default recall.default_limit.")
     project: Project | None = None
     types: list[MemoryType] | None = None
     tags: list[Annotated[str, Field(max_length=limits.MAX_TAG_CHARS)]] | None = Field(None, max_length=limits.MAX_TAGS)
