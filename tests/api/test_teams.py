@@ -105,6 +105,18 @@ def test_each_user_sees_exactly_their_scopes_through_every_read_route(server, wr
         assert not any(written["texts"][s] in start["inject"] + prompt["inject"] for s in set(ids) - SEES[user])
 
 
+def test_a_session_key_sent_by_another_user_does_not_replay_personal_memories(server, written):
+    key = f"shared-key-{uuid.uuid4().hex[:8]}"
+    body = {"session_key": key, "project": PROJECT, "context": f"zephyr{written['tag']} personal cache note"}
+    with as_user(server, "alice") as alice, as_user(server, "bob") as bob:
+        first = alice.post("/api/hooks/session-start", json=body).json()
+        assert written["ids"]["personal"] in first["memory_ids"], first
+        replayed = bob.post("/api/hooks/session-start", json=body).json()
+    assert written["ids"]["personal"] not in replayed["memory_ids"]
+    assert written["texts"]["personal"] not in replayed["inject"]
+    assert set(replayed["memory_ids"]) < set(first["memory_ids"])
+
+
 def test_authors_are_recorded_and_history_names_the_user(server, written):
     ids = written["ids"]
     with as_user(server, "bob") as bob:

@@ -228,13 +228,18 @@ def _items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"memory_id": r["memory_id"], "content": r.get("content") or "", "type": r.get("type")} for r in rows]
 
 
-def replay_existing(deps: SessionDeps, session: dict[str, Any]) -> StartResult | None:
-    """The injection already recorded for this session, or None when none was recorded."""
+def replay_existing(deps: SessionDeps, session: dict[str, Any], viewer: Viewer | None = None) -> StartResult | None:
+    """The injection already recorded for this session, or None when none was recorded; on a team
+    server, less what `viewer` may not see (sessions have no owner: a key sent again by another
+    user must not replay someone's personal memories)."""
     rows = store.session_memories(deps.db.reader(), session["session_key"])
     start_rows = [r for r in rows if r.get("prefilter_source")]
     if not start_rows:
         return None
     injected = sorted((r for r in start_rows if r["inject_phase"] == "session-start"), key=lambda r: r["rank"])
+    if viewer is not None and not viewer.sees_all:
+        found = get_memories(deps.db.reader(), [r["memory_id"] for r in injected])
+        injected = [r for r in injected if r["memory_id"] in found and viewer.can_see(found[r["memory_id"]])]
     line = session.get("status_line") or status_line(deps)
     return StartResult(
         inject=session_start_text(_items(injected), line), memory_ids=[r["memory_id"] for r in injected],
@@ -245,7 +250,7 @@ def replay_existing(deps: SessionDeps, session: dict[str, Any]) -> StartResult |
 def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartResult:
     existing = store.get_session(deps.db.reader(), req.session_key)
     if existing is not None:
-        replay = replay_existing(deps, existing)
+        replay = replay_existing(deps, existing, req.viewer)
         if replay is not None:
             return replay
     ctx = _Ctx(session_context_text(req, deps))
