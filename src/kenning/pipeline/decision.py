@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.core.types import Viewer
 from kenning.pipeline.extraction import Fact
 from kenning.pipeline.parsing import parse_json_output
 from kenning.pipeline.prompts import decision as prompt
@@ -33,8 +34,9 @@ class Candidate:
         return {"id": self.id, "type": self.type, "content": self.content}
 
 
-# find_candidates(text, k, exclude_ids, project) -> best-first candidates (the service's hybrid recall)
-CandidateFinder = Callable[[str, int, set[str], "str | None"], list[Candidate]]
+# find_candidates(text, k, exclude_ids, project, viewer) -> best-first candidates (the service's hybrid
+# recall), among the memories the source memory's author may see (viewer None: all)
+CandidateFinder = Callable[[str, int, set[str], "str | None", "Viewer | None"], list[Candidate]]
 
 
 @dataclass

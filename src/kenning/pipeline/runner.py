@@ -20,6 +20,7 @@ from kenning.core import telemetry
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.errors import NotFound
 from kenning.core.text import normalize_content
+from kenning.core.types import Viewer
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
 from kenning.pipeline.extraction import ExtractionResult, Fact, extract
@@ -67,11 +68,12 @@ def _skip_reason(memory_id: str, db: Database) -> tuple[Any, str | None]:
     return memory, None
 
 
-def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str | None) -> list[Candidate]:
+def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str | None,
+                viewer: Viewer | None = None) -> list[Candidate]:
     if ctx.find_candidates is None:
         return []
     cfg = ctx.settings.extraction
-    found = ctx.find_candidates(text, cfg.candidates, exclude, project)
+    found = ctx.find_candidates(text, cfg.candidates, exclude, project, viewer)
     return [c for c in found if c.id not in exclude and c.score >= cfg.candidate_min_score][: cfg.candidates]
 
 
@@ -90,7 +92,8 @@ def decide_all(ctx: PipelineContext, memory: Any, facts: list[Fact],
     proposals = []
     timeout_s = ctx.settings.extraction.timeout / 1000.0
     for fact in facts:
-        candidates = _candidates(ctx, fact.content, {memory.id}, memory.project)
+        viewer = Viewer(memory.author, memory.team) if memory.author else None  # never act on what the
+        candidates = _candidates(ctx, fact.content, {memory.id}, memory.project, viewer)  # author can't see
         proposal = decide(ctx.provider, fact, candidates, warnings, timeout_s=timeout_s)
         if proposal is not None:
             proposals.append(proposal)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kenning.core.types import MemoryFilter
+from kenning.core.types import MemoryFilter, Viewer
 from kenning.pipeline.decision import Candidate, CandidateFinder
 from kenning.pipeline.hooks import EXTRACT_JOB
 from kenning.pipeline.runner import PipelineContext, run_extraction
@@ -49,8 +49,8 @@ class ExtractionWorker(LeaseWorker):
 def recall_candidates(recall: RecallFn) -> CandidateFinder:
     """The decision stage's candidate finder over the service's hybrid recall."""
 
-    def find(text: str, k: int, exclude: set[str], project: str | None) -> list[Candidate]:
-        hits = recall(text, limit=k + len(exclude), filters=MemoryFilter(project=project))
+    def find(text: str, k: int, exclude: set[str], project: str | None, viewer: Viewer | None = None) -> list[Candidate]:
+        hits = recall(text, limit=k + len(exclude), filters=MemoryFilter(project=project, viewer=viewer))
         return [Candidate(h.memory.id, h.memory.content, h.memory.type, float(h.score))
                 for h in hits if h.memory.id not in exclude][:k]
 
