@@ -12,7 +12,8 @@ the costs can be attributed within one run:
   sidecar_b64        client.score(): JSON-RPC over the pipe, embeddings as base64 float32
                      (the daemon's encoding), parse, forward, reply, parse
   sidecar_json_lists the same with embeddings as JSON arrays (the seed's wire format)
-  predictor_score    Predictor.score(): feature building (history features: two indexed queries)
+  predictor_score    Predictor.score(): feature building (history features from the History the
+                     predictor loads once and refreshes at each session end)
                      + sidecar_b64 + recording the context — the whole daemon-side cost
 Training: a store with --sessions synthetic sessions (SyntheticUser, 60 candidates each),
 `train_from_db` in the sidecar with the default schedule (12 epochs, cap 30 s), wall time.

@@ -23,11 +23,12 @@ import pytest
 from kenning.core.types import MemoryDraft
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor.features import load_samples
-from kenning.predictor.history import NO_HISTORY, load_all, load_for
+from kenning.predictor.history import NO_HISTORY, load_all
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.service import Predictor
 from kenning.predictor.touched import identifiers, touched_memories
 from kenning.store import predictor as store
+from kenning.store.memories import get_memories
 
 THIN = "User: fix it\nAssistant: done"
 TODAY = datetime.now(timezone.utc).date()
@@ -135,7 +136,7 @@ def test_history_features_from_real_session_rows(kenning):
     assert store.signal_events(conn, memory_ids=[fts])[0]["fts"] >= 1
     at = day(2)  # the next day's session of the same project
     cands = [good, bad, fts, "never-seen"]
-    feats = load_for(conn, cands, at, "hist", "hist-2").features(cands, at, "hist", exclude="hist-2")
+    feats = load_all(conn).features(cands, at, "hist", exclude="hist-2")
     one_day = np.log1p(1.0) / np.log1p(90.0)  # events date from their session's start, one day earlier
     assert feats[0][0] == pytest.approx(one_day, abs=1e-4) and feats[0][2] == pytest.approx(0.9)
     assert feats[0][3] == 1.0  # rated useful in the project's previous session
@@ -145,17 +146,26 @@ def test_history_features_from_real_session_rows(kenning):
     assert fts in store.touched_ids(conn, "hist-1")
     assert tuple(feats[3]) == pytest.approx(NO_HISTORY)
     # another project's session is not "the previous session"; ratings still count
-    other = load_for(conn, cands, at, "elsewhere", None).features(cands, at, "elsewhere")
+    other = load_all(conn).features(cands, at, "elsewhere")
     assert other[0][3] == 0.0 and other[0][2] == pytest.approx(0.9)
     # training reads the same values as scoring: the session's own sample, as of its start
+    def scoring(ids: list[str], at_iso: str, key: str) -> np.ndarray:  # the daemon's scoring path
+        found = get_memories(conn, ids)
+        params = kenning.predictor._score_params({"session_key": key, "project": "hist", "timestamp": at_iso},
+                                                 [found[m].to_dict() for m in ids])
+        return np.asarray(params["candidate_features"], np.float32)[:, 12:]
+
+    scoring(cands[:3], at, "hist-2")  # scoring's history is loaded now, before hist-2 ends
     _session(kenning, "hist-2", "hist", at, feedback=lambda shown: {m: 0.8 - i % 2 for i, m in enumerate(shown)})
     session = store.session_score(conn, "hist-2")
     samples, _ = load_samples(conn, [session], store.embedding_model_in_use(conn))
     sample = samples[0]
-    scored = load_for(conn, sample.ids, session["started_at"], "hist", "hist-2").features(
-        sample.ids, session["started_at"], "hist", exclude="hist-2")
+    scored = scoring(sample.ids, session["started_at"], "hist-2")
     assert np.allclose(sample.features[:, 12:], scored) and scored[:, 3].sum() >= 2
-    assert np.allclose(load_all(conn).features(sample.ids, session["started_at"], "hist", exclude="hist-2"), scored)
+    # ... and scoring sees hist-2's signals once it ended (its history is refreshed at session end)
+    later = scoring(sample.ids, day(3), "hist-3")
+    assert np.allclose(later, load_all(conn).features(sample.ids, day(3), "hist", exclude="hist-3"))
+    assert not np.allclose(later[:, 3], scored[:, 3])  # the previous session is hist-2 now
 
 
 def _settings(pred_settings, **kw):

@@ -112,6 +112,13 @@ class History:
         prev = self.previous_session(project, at, exclude)
         prev_useful = self.useful.get(prev, set()) if prev else set()
         out = np.tile(np.asarray(NO_HISTORY, np.float32), (len(memory_ids), 1))
+        shared: dict[str, int] = {}  # session → how many of prev_useful were useful in it too
+
+        def overlap(key: str) -> int:
+            if key not in shared:
+                shared[key] = len(self.useful.get(key, set()) & prev_useful)
+            return shared[key]
+
         for i, memory_id in enumerate(memory_ids):
             stored = self.by_memory.get(memory_id, [])
             cut = bisect.bisect_left(self.times.get(memory_id, []), at)
@@ -122,11 +129,12 @@ class History:
             fts = [e.at for e in events if e.fts]
             ratings = [e.agent for e in events if e.agent is not None][-RECENT_RATINGS:]
             useful_in = [e.session_key for e in events if e.useful]
-            co = sum(1 for key in useful_in if (self.useful.get(key, set()) & prev_useful) - {memory_id})
+            own = 1 if memory_id in prev_useful else 0  # it is in every session it was useful in
+            co = sum(1 for key in useful_in if overlap(key) > own)
             out[i] = (
                 _days_feature(at - positive[-1] if positive else None),
                 _days_feature(at - fts[-1] if fts else None),
-                float(np.mean(ratings)) if ratings else 0.0,
+                sum(ratings) / len(ratings) if ratings else 0.0,
                 1.0 if memory_id in prev_useful else 0.0,
                 co / (len(useful_in) + 1),
             )
@@ -134,15 +142,6 @@ class History:
 
 
 def load_all(conn) -> History:
-    """Every signal event and session (training: each sample asks as of its own start)."""
+    """Every signal event and session: training (each sample asks as of its own start) and
+    scoring (Predictor keeps one, refreshed at each session end) read the same History."""
     return History.build(store.signal_events(conn), store.session_timeline(conn))
-
-
-def load_for(conn, memory_ids: list[str], at_iso: str, project: str | None, exclude: str | None) -> History:
-    """Just what scoring one pool needs: the project's previous session and the candidates' events."""
-    sessions = store.session_timeline(conn, project=project, before=at_iso, exclude=exclude, limit=1)
-    prev_keys = [s["session_key"] for s in sessions]
-    prev_events = store.signal_events(conn, session_keys=prev_keys) if prev_keys else []
-    prev_ids = {e["memory_id"] for e in prev_events}
-    events = store.signal_events(conn, memory_ids=sorted(set(memory_ids) | prev_ids), before=at_iso)
-    return History.build(events, sessions)

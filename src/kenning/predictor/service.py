@@ -48,7 +48,7 @@ from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
 from kenning.predictor.features import encode_b64, feature_row, session_labels, time_features
 from kenning.predictor.fusion import Fused, PredictorScores, compare, explore, fts_overlap, rank_by_score, rrf_fuse
-from kenning.predictor.history import NO_HISTORY, load_for
+from kenning.predictor.history import NO_HISTORY, History, load_all
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
 from kenning.store import sessions as session_store
@@ -98,6 +98,7 @@ class Predictor:
         self.state = A.AlphaState.from_dict(store.load_state(db.reader(), STATE_KEY))
         self._contexts: queue.Queue = queue.Queue()
         self._context_writer: threading.Thread | None = None
+        self._history: History | None = None  # scoring's history features, as of the last session end
 
     # -- lifecycle ---------------------------------------------------------------
     def training_possible(self) -> bool:
@@ -197,8 +198,7 @@ class Predictor:
                 matrix[i] = v
         ctx_vec = _vector(_first(ctx, "embedding", "vector"))
         ids = [str(_first(c, "id", "memory_id")) for c in candidates]
-        history = load_for(self.db.reader(), ids, to_iso(at), ctx.get("project"), ctx.get("session_key"))
-        hist = history.features(ids, to_iso(at), ctx.get("project"), exclude=ctx.get("session_key"))
+        hist = self._scoring_history().features(ids, to_iso(at), ctx.get("project"), exclude=ctx.get("session_key"))
         params: dict[str, Any] = {
             "session_key": ctx.get("session_key"), "project": ctx.get("project"),
             "context_text": _first(ctx, "text", "context"), "embedding_dims": dims,
@@ -213,6 +213,15 @@ class Predictor:
         if ctx_vec is not None and ctx_vec.shape[0] == dims:
             params["context_embedding_b64"] = encode_b64(ctx_vec[None, :])
         return params
+
+    def _scoring_history(self) -> History:
+        """Every signal event, loaded once and refreshed at each session end (reading a hundred
+        candidates' events per score cost 100-300 ms at 500 sessions; bench/predictor_speed.py).
+        The same `History` training reads, so scoring and training see the same values."""
+        history = self._history
+        if history is None:
+            history = self._history = load_all(self.db.reader())
+        return history
 
     def _record_context(self, ctx: dict[str, Any], scored: bool, result: dict | None, latency: float) -> None:
         """Queue the session's scoring context for the background writer (never blocks scoring)."""
@@ -283,7 +292,14 @@ class Predictor:
 
     # -- session end ----------------------------------------------------------------
     def on_session_end(self, session_key: str) -> dict[str, Any]:
-        """Compare both rankings on this session's labels, update EMA/α, maybe trigger training."""
+        """Compare both rankings on this session's labels, update EMA/α, maybe trigger training;
+        then refresh the history features scoring reads (this session's signals included)."""
+        try:
+            return self._on_session_end(session_key)
+        finally:
+            self._history = load_all(self.db.reader())
+
+    def _on_session_end(self, session_key: str) -> dict[str, Any]:
         self.flush_contexts()
         conn = self.db.reader()
         session = store.session_score(conn, session_key)
