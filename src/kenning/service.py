@@ -34,6 +34,9 @@ from kenning.retrieval.scoring import effective_score
 from kenning.sessions.context import SessionDeps
 from kenning.predictor.service import Predictor
 from kenning.sessions.manager import SessionManager
+from kenning.graph import views as graph_views
+from kenning.store import documents as doc_store
+from kenning.store import jobs as jobstore
 from kenning.store import memories as store
 from kenning.store.vectors import knn
 from kenning.store.backend import describe as describe_store
@@ -41,6 +44,9 @@ from kenning.store.backend import open_store
 from kenning.store.backend import StoreDatabase
 from kenning.workers.deps import WorkerDeps
 from kenning.workers.manager import WorkerManager
+from kenning.workers.status import pipeline_status
+
+JOB_STATUSES = jobstore.STATUSES
 
 
 class AccessTracker:
@@ -302,3 +308,41 @@ class Kenning:
         data["db_path"] = describe_store(self.settings.store, self.settings.db_path)
         data["db_bytes"] = self.settings.db_path.stat().st_size if self.settings.db_path.exists() else 0
         return data
+
+    # -- reads for the API and the CLI (they reach store/, graph/ and workers/ only through here) --
+    def documents(self, *, status: str | None = None, limit: int = 50, offset: int = 0
+                  ) -> tuple[list[dict[str, Any]], int]:
+        return doc_store.list_documents(self.db.reader(), status=status, limit=limit, offset=offset)
+
+    def document(self, doc_id: str, *, chunks: bool = False) -> dict[str, Any]:
+        doc = doc_store.get_document(self.db.reader(), doc_id)
+        if chunks:
+            doc["chunks"] = doc_store.document_chunks(self.db.reader(), doc_id)
+        return doc
+
+    def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
+                 offset: int = 0, order: str = "mentions") -> dict[str, Any]:
+        return graph_views.entity_list(self.db.reader(), query=query, entity_type=entity_type, limit=limit,
+                                       offset=offset, order=order)
+
+    def entity(self, id_or_name: str, *, memory_limit: int = 50) -> dict[str, Any]:
+        return graph_views.entity_view(self.db.reader(), id_or_name, memory_limit=memory_limit)
+
+    def jobs(self, *, status: str | None = None, job_type: str | None = None, memory_id: str | None = None,
+             limit: int = 50) -> list[dict[str, Any]]:
+        if status is not None and status not in JOB_STATUSES:
+            raise InvalidInput(f"unknown job status {status!r}; one of {', '.join(JOB_STATUSES)}")
+        return [j.to_dict() for j in jobstore.list_jobs(self.db, status=status, job_type=job_type,
+                                                         memory_id=memory_id, limit=limit)]
+
+    def requeue_dead_jobs(self, *, job_type: str | None = None, limit: int = 100) -> int:
+        return jobstore.requeue_dead(self.db, job_type=job_type, limit=limit)
+
+    def pipeline_status(self) -> dict[str, Any]:
+        return pipeline_status(self)
+
+
+def open_local_store(settings: Settings) -> StoreDatabase:
+    """The configured store (SQLite or PostgreSQL), migrated, without the rest of the service: for
+    CLI commands that work on the data without a daemon and without the embedding model."""
+    return open_store(settings.store, settings.db_path)

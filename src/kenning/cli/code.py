@@ -36,9 +36,9 @@ def _reader() -> Iterator[tuple[KenningClient | None, object]]:
             client.close()
         return
     client.close()
-    from kenning.store.db import open_database
+    from kenning.service import open_local_store
 
-    db = open_database(s.db_path)
+    db = open_local_store(s)
     try:
         yield None, db
     finally:
@@ -53,14 +53,14 @@ def index(
 ) -> None:
     """Index (or bring up to date) the source files under PATH, honouring .gitignore."""
     from kenning.codegraph.indexer import index_path
-    from kenning.store.db import open_database
+    from kenning.service import open_local_store
 
     root = path.expanduser().resolve()
     if not root.is_dir():
         fail(f"{path}: not a directory", code=2)
     name = project or project_of(str(root)) or root.name
     columns = (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    db = open_database(settings().db_path)
+    db = open_local_store(settings())
     try:
         with Progress(*columns, console=console, transient=True, disable=as_json) as progress:
             tasks: dict[str, int] = {}

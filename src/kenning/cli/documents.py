@@ -74,9 +74,7 @@ def _locally(kenning, body: dict, progress: Progress, task) -> dict:
     except Exception as exc:
         documents.mark_failed(kenning.db, doc_id, str(exc))
         raise
-    from kenning.store import documents as doc_store
-
-    return doc_store.get_document(kenning.db.reader(), doc_id)
+    return kenning.document(doc_id)
 
 
 def ingest(

@@ -18,14 +18,11 @@ def _fetch(b, path: str, params: dict | None = None) -> dict:
     """GET from the daemon, or answer the same shape from the local store."""
     if hasattr(b, "client"):
         return b.client.request("GET", path, params=params)
-    from kenning.graph import views
-
-    conn = b.kenning.db.reader()
     if path.startswith("/api/graph/entity/"):
-        return views.entity_view(conn, path.rsplit("/", 1)[1], memory_limit=(params or {}).get("memories", 50))
+        return b.kenning.entity(path.rsplit("/", 1)[1], memory_limit=(params or {}).get("memories", 50))
     p = params or {}
-    return views.entity_list(conn, query=p.get("q"), entity_type=p.get("type"),
-                             limit=p.get("limit", 50), offset=p.get("offset", 0))
+    return b.kenning.entities(query=p.get("q"), entity_type=p.get("type"),
+                              limit=p.get("limit", 50), offset=p.get("offset", 0))
 
 
 @graph_app.command("show")

@@ -25,20 +25,18 @@ EXIT_UNHEALTHY = 2
 
 def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     from kenning.diagnostics import repair
-    from kenning.diagnostics.report import Probes, build_report
-    from kenning.store.db import open_database
-    from kenning.store.predictor import embedding_model_in_use
+    from kenning.diagnostics.report import build_report, offline_probes
+    from kenning.service import open_local_store
 
     cfg = settings()
-    db = open_database(cfg.db_path)
+    db = open_local_store(cfg)
     try:
         results: list[dict[str, Any]] = []
         if fix:
             from kenning.providers.embedding import build_embedding_provider
 
             results = repair.run(db, build_embedding_provider(cfg.embedding), list(repair.ACTIONS))
-        model = embedding_model_in_use(db.reader())
-        report = build_report(db, cfg, Probes(embedding_model=model, llm_provider=cfg.llm.provider))
+        report = build_report(db, cfg, offline_probes(db, cfg))
     finally:
         db.close()
     return report, results, f"local store {cfg.db_path} (daemon not running: live checks skipped)"

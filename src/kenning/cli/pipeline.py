@@ -15,9 +15,8 @@ def _status(b) -> dict:
     """From the daemon, or computed from the local store (workers then show as not running)."""
     if hasattr(b, "client"):
         return b.client.request("GET", "/api/pipeline/status")
-    from kenning.workers.status import pipeline_status
 
-    data = pipeline_status(b.kenning)
+    data = b.kenning.pipeline_status()
     data["waiting"] = ["daemon not running: workers are idle"] + data["waiting"]
     return data
 

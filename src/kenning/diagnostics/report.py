@@ -22,6 +22,7 @@ from kenning.core.errors import NotFound
 from kenning.diagnostics import analytics
 from kenning.diagnostics.health import DOMAINS, Facts, status_for
 from kenning.store import diagnostics as sql
+from kenning.store import predictor as pstore
 
 # Domains whose cold-start/disabled status is expected and does not pull the composite down.
 _INFORMATIONAL = {"cold_start", "disabled"}
@@ -147,6 +148,11 @@ def composite(domains: dict[str, dict[str, Any]]) -> dict[str, Any]:
         score = min(score, 0.79)
     score = round(score, 3)
     return {"score": score, "status": status_for(score)}
+
+
+def offline_probes(db: Any, settings: Any) -> Probes:
+    """The probes a report can take without a daemon: the stored embedding model and the LLM named."""
+    return Probes(embedding_model=pstore.embedding_model_in_use(db.reader()), llm_provider=settings.llm.provider)
 
 
 def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from kenning.api.deps import get_kenning
 from kenning.api.schemas import Offset, errors
 from kenning.memory import documents
 from kenning.service import Kenning
-from kenning.store import documents as doc_store
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 
@@ -49,23 +48,21 @@ def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(g
 @router.get("")
 def list_documents(status: str | None = None, limit: int = Query(50, ge=1, le=500), offset: Offset = 0,
                    k: Kenning = Depends(get_kenning)) -> dict:
-    items, total = doc_store.list_documents(k.db.reader(), status=status, limit=limit, offset=offset)
+    items, total = k.documents(status=status, limit=limit, offset=offset)
     return {"items": items, "total": total, "limit": limit, "offset": offset}
 
 
 @router.get("/{doc_id}", responses=errors(404))
 def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_kenning)) -> dict:
-    doc = doc_store.get_document(k.db.reader(), doc_id)
+    doc = k.document(doc_id, chunks=chunks)
     doc.pop("raw_content", None)
-    if chunks:
-        doc["chunks"] = doc_store.document_chunks(k.db.reader(), doc_id)
     return doc
 
 
 @router.post("/{doc_id}/process", responses=errors(404))
 def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     """Ingest a queued document now, in this request (idempotent: linked chunks are skipped)."""
-    doc = doc_store.get_document(k.db.reader(), doc_id)
+    doc = k.document(doc_id)
     if doc["status"] == "done":
         return {"id": doc_id, "status": "done", "skipped": "already ingested"}
     try:

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
 from kenning.api.schemas import Offset, errors
-from kenning.graph import views
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/graph", tags=["graph"])
@@ -24,10 +23,10 @@ def list_entities(
         " with relations) — where the dashboard's Graph tab opens."),
     k: Kenning = Depends(get_kenning),
 ) -> dict:
-    return views.entity_list(k.db.reader(), query=q, entity_type=type, limit=limit, offset=offset, order=sort)
+    return k.entities(query=q, entity_type=type, limit=limit, offset=offset, order=sort)
 
 
 @router.get("/entity/{entity}", responses=errors(404))
 def get_entity(entity: str, memories: int = Query(50, ge=0, le=500), k: Kenning = Depends(get_kenning)) -> dict:
     """An entity by id or by name, with relations, aspects/attributes and mentioning memories."""
-    return views.entity_view(k.db.reader(), entity, memory_limit=memories)
+    return k.entity(entity, memory_limit=memories)
