@@ -10,6 +10,15 @@ _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[.,!?;:]+$")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
+# The one stop-word list: English function words that only add noise to a keyword query or an
+# overlap measure. Modules that need more (the offline rules, the entity extractor, the
+# continuity judge) extend it with their own words; none keeps a separate copy.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by did do does for from had has have he her his how i if in into is it"
+    " its me my of on or our she so than that the their them then there these they this to too was"
+    " we were what when where which who whom why will with would you your".split()
+)
+
 
 @dataclass(frozen=True)
 class NormalizedContent:

@@ -15,15 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kenning.core.text import STOP_WORDS as BASE_STOP_WORDS
 from kenning.graph.decisions import is_decision_content
 from kenning.graph.entities import extract_mentions
 
-STOP_WORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his how i if"
-    " in into is it its just me my of on or our she so than that the their them then there these they"
-    " this to too us was we were what when where which who whom why will with would you your also"
-    " now all any some very should must".split()
-)
+STOP_WORDS = BASE_STOP_WORDS | frozenset("all also any been can could just must now should some us very".split())
 NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor cannot can't don't doesn't didn't isn't aren't"
     " wasn't weren't won't wouldn't shouldn't mustn't without disabled".split()

@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kenning.core.text import STOP_WORDS
 from kenning.store import graph as graph_store
 from kenning.store.memories import get_memories
-from kenning.store.search import STOP_WORDS
 
 SEMANTIC_LEGS = frozenset({"vector", "graph"})
 GRAVITY_MIN_SCORE = 0.3

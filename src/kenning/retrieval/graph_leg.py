@@ -21,10 +21,10 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from kenning.core.text import STOP_WORDS
 from kenning.core.telemetry import record_error, record_latency
 from kenning.core.types import MemoryFilter
 from kenning.store import graph as graph_store
-from kenning.store.search import STOP_WORDS
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9+#._/-]*[a-z0-9+#]|[a-z0-9]{2,}")
 ENTITY_LIMIT = 20

@@ -22,10 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kenning.core.text import STOP_WORDS
 from kenning.sessions.transcript import Turn
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}")
-_STOP = frozenset(
+_STOP = STOP_WORDS | frozenset(
     "this that with from have were will would there their them they then than what when where which"
     " while about into over also just only some such very more most much many been being does done"
     " using used make made like should could your yours ours here each other because after before"

@@ -10,15 +10,10 @@ from kenning.core.types import MemoryFilter
 from kenning.store.backend import is_postgres
 from kenning.store.memories import filter_sql
 from kenning.store.vectors import knn
+from kenning.core.text import STOP_WORDS  # dropped from OR queries: keeps the BM25 leg sharp
 
 _IN_CHUNK = 900  # keys per IN (...) lookup, well under SQLite's variable limit
 _FTS_TOKEN = re.compile(r"[^\W_]+|_", re.UNICODE)
-# Words so common they only add noise to an OR query; keeps the BM25 leg sharp.
-STOP_WORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have he her his how i if in into is it"
-    " its me my of on or our she so than that the their them then there these they this to too was"
-    " we were what when where which who whom why will with would you your".split()
-)
 
 
 def fts_tokens(text: str, *, drop_stop_words: bool = True) -> list[str]:
