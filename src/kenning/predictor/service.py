@@ -26,7 +26,9 @@ Interface for the sessions engineer (session-start / session-end), all thread-sa
 
 score() never raises and answers within score_timeout_ms (+ feature building); every other
 method raises only kenning.core.errors types. The sidecar never writes the database: this
-object records contexts, comparisons, state and training results.
+object records contexts, comparisons, state and training results. What was recorded is read
+back by predictor.reports (labels, audit, comparisons, training log, drift, calibration); the
+read methods here delegate to it.
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ import numpy as np
 
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
-from kenning.core.errors import InvalidInput, NotFound
 from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
+from kenning.predictor import reports
 from kenning.predictor.client import SidecarClient, SidecarError, sidecar_argv
 from kenning.predictor.features import encode_b64, feature_row, session_labels, time_features
 from kenning.predictor.fusion import Fused, PredictorScores, compare, explore, fts_overlap, rank_by_score, rrf_fuse
@@ -493,80 +495,25 @@ class Predictor:
         return self._param_count
 
     def labels(self, session_key: str) -> dict[str, Any]:
-        conn = self.db.reader()
-        session = store.session_score(conn, session_key)
-        if session is None:
-            raise NotFound(f"no scored session {session_key!r} (labels need session_scores)")
-        labels, rows, _, _, _ = session_labels(conn, session, store.embedding_model_in_use(conn))
-        out = labels.to_dict()
-        by_id = {r["memory_id"]: r for r in rows}
-        touched = store.touched_ids(conn, session_key)
-        for item in out["labels"]:
-            r = by_id[item["memory_id"]]
-            item.update(was_injected=bool(r["was_injected"]), relevance_score=r["relevance_score"],
-                        agent_relevance_score=r["agent_relevance_score"],
-                        agent_feedback_count=r["agent_feedback_count"], fts_hit_count=r["fts_hit_count"],
-                        touched=touched.get(item["memory_id"]))
-        return out
+        return reports.labels(self.db, session_key)
 
     def audit(self, session_key: str) -> dict[str, Any]:
-        conn = self.db.reader()
-        rows = store.session_audit_rows(conn, session_key)
-        if not rows:
-            raise NotFound(f"no candidates recorded for session {session_key!r}")
-        session = store.session_score(conn, session_key)
-        out: dict[str, Any] = {
-            "session_key": session_key, "candidates": rows, "context": None,
-            "comparison": store.comparison_for_session(conn, session_key), "session_score": session,
-        }
-        ctx = store.session_context(conn, session_key)
-        if ctx:
-            ctx.pop("embedding", None)
-            out["context"] = ctx
-        if session:
-            out["continuity_reasoning"] = store.continuity_reasoning(conn, session_key)
-            out["labels"] = self.labels(session_key)
-            out["confidence_gate_passed"] = out["labels"]["confidence"] >= C.MIN_SCORER_CONFIDENCE
-        out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
-        return out
+        return reports.audit(self.db, session_key)
 
     def comparisons(self, **filters: Any) -> dict[str, Any]:
-        rows, total = store.list_comparisons(self.db.reader(), **filters)
-        return {"items": rows, "total": total, "limit": filters.get("limit", 50), "offset": filters.get("offset", 0)}
+        return reports.comparisons(self.db, **filters)
 
     def comparison(self, comparison_id: str) -> dict[str, Any]:
-        conn = self.db.reader()
-        row = store.get_comparison(conn, comparison_id)
-        if row is None:
-            raise NotFound(f"no predictor comparison {comparison_id!r}")
-        row["candidates"] = store.session_audit_rows(conn, row["session_key"])
-        row["continuity_reasoning"] = store.continuity_reasoning(conn, row["session_key"])
-        return row
+        return reports.comparison(self.db, comparison_id)
 
     def training_history(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
-        conn = self.db.reader()
-        rows, total = store.list_training_log(conn, limit=limit, offset=offset)
-        return {"items": rows, "total": total, "limit": limit, "offset": offset,
-                "drift_resets": store.drift_resets(conn), "model_version": self.state.model_version}
+        return reports.training_history(self.db, self.state.model_version, limit=limit, offset=offset)
 
     def add_calibration(self, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
-        """A human's relevance label for one judged memory (judge calibration set)."""
-        if not -1.0 <= human_label <= 1.0:
-            raise InvalidInput("human_label must be within [-1, 1]")
-        with self.db.with_write_tx() as conn:
-            row = store.upsert_calibration(conn, session_key, memory_id, human_label)
-        return {**row, "summary": store.calibration_summary(self.db.reader())}
+        return reports.add_calibration(self.db, session_key, memory_id, human_label)
 
     def drift(self) -> dict[str, Any]:
-        conn = self.db.reader()
-        now = store.relevance_by_memory_age(conn, to_iso(utcnow() - timedelta(days=30)))
-        signal = (now["recent_avg"] - now["old_avg"]
-                  if now["recent_avg"] is not None and now["old_avg"] is not None else None)
-        return {"drift_signal": signal, "recent_avg": now["recent_avg"], "old_avg": now["old_avg"],
-                "samples": now["samples"], "history": store.list_drift_signals(conn),
-                "drift_resets": self.state.drift_resets, "resets": store.drift_resets(conn),
-                "low_streak": self.state.low_streak, "threshold": C.DRIFT_RESET_THRESHOLD,
-                "window": self.cfg.drift_reset_window, "success_rate": self.state.success_rate}
+        return reports.drift(self.db, self.state, self.cfg)
 
     def status(self) -> dict[str, Any]:
         from kenning.predictor.status import build_status

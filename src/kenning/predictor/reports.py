@@ -1,0 +1,101 @@
+"""What the predictor has recorded, read for the API, the CLI and the dashboard: a session's labels
+and audit, the comparisons, the training log, drift, and the judge's calibration set.
+
+Split out of predictor.service (which keeps the live scorer: sidecar lifecycle, scoring and
+fusion, session-end bookkeeping, training); `Predictor` delegates its read methods here.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from kenning.core.clock import to_iso, utcnow
+from kenning.core.errors import InvalidInput, NotFound
+from kenning.predictor import constants as C
+from kenning.predictor.features import session_labels
+from kenning.store import predictor as store
+from kenning.store.backend import StoreDatabase
+
+
+def labels(db: StoreDatabase, session_key: str) -> dict[str, Any]:
+    conn = db.reader()
+    session = store.session_score(conn, session_key)
+    if session is None:
+        raise NotFound(f"no scored session {session_key!r} (labels need session_scores)")
+    labels, rows, _, _, _ = session_labels(conn, session, store.embedding_model_in_use(conn))
+    out = labels.to_dict()
+    by_id = {r["memory_id"]: r for r in rows}
+    touched = store.touched_ids(conn, session_key)
+    for item in out["labels"]:
+        r = by_id[item["memory_id"]]
+        item.update(was_injected=bool(r["was_injected"]), relevance_score=r["relevance_score"],
+                    agent_relevance_score=r["agent_relevance_score"],
+                    agent_feedback_count=r["agent_feedback_count"], fts_hit_count=r["fts_hit_count"],
+                    touched=touched.get(item["memory_id"]))
+    return out
+
+
+def audit(db: StoreDatabase, session_key: str) -> dict[str, Any]:
+    conn = db.reader()
+    rows = store.session_audit_rows(conn, session_key)
+    if not rows:
+        raise NotFound(f"no candidates recorded for session {session_key!r}")
+    session = store.session_score(conn, session_key)
+    out: dict[str, Any] = {
+        "session_key": session_key, "candidates": rows, "context": None,
+        "comparison": store.comparison_for_session(conn, session_key), "session_score": session,
+    }
+    ctx = store.session_context(conn, session_key)
+    if ctx:
+        ctx.pop("embedding", None)
+        out["context"] = ctx
+    if session:
+        out["continuity_reasoning"] = store.continuity_reasoning(conn, session_key)
+        out["labels"] = labels(db, session_key)
+        out["confidence_gate_passed"] = out["labels"]["confidence"] >= C.MIN_SCORER_CONFIDENCE
+    out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
+    return out
+
+
+def comparisons(db: StoreDatabase, **filters: Any) -> dict[str, Any]:
+    rows, total = store.list_comparisons(db.reader(), **filters)
+    return {"items": rows, "total": total, "limit": filters.get("limit", 50), "offset": filters.get("offset", 0)}
+
+
+def comparison(db: StoreDatabase, comparison_id: str) -> dict[str, Any]:
+    conn = db.reader()
+    row = store.get_comparison(conn, comparison_id)
+    if row is None:
+        raise NotFound(f"no predictor comparison {comparison_id!r}")
+    row["candidates"] = store.session_audit_rows(conn, row["session_key"])
+    row["continuity_reasoning"] = store.continuity_reasoning(conn, row["session_key"])
+    return row
+
+
+def training_history(db: StoreDatabase, model_version: Any, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    conn = db.reader()
+    rows, total = store.list_training_log(conn, limit=limit, offset=offset)
+    return {"items": rows, "total": total, "limit": limit, "offset": offset,
+            "drift_resets": store.drift_resets(conn), "model_version": model_version}
+
+
+def add_calibration(db: StoreDatabase, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+    """A human's relevance label for one judged memory (judge calibration set)."""
+    if not -1.0 <= human_label <= 1.0:
+        raise InvalidInput("human_label must be within [-1, 1]")
+    with db.with_write_tx() as conn:
+        row = store.upsert_calibration(conn, session_key, memory_id, human_label)
+    return {**row, "summary": store.calibration_summary(db.reader())}
+
+
+def drift(db: StoreDatabase, state: Any, cfg: Any) -> dict[str, Any]:
+    conn = db.reader()
+    now = store.relevance_by_memory_age(conn, to_iso(utcnow() - timedelta(days=30)))
+    signal = (now["recent_avg"] - now["old_avg"]
+              if now["recent_avg"] is not None and now["old_avg"] is not None else None)
+    return {"drift_signal": signal, "recent_avg": now["recent_avg"], "old_avg": now["old_avg"],
+            "samples": now["samples"], "history": store.list_drift_signals(conn),
+            "drift_resets": state.drift_resets, "resets": store.drift_resets(conn),
+            "low_streak": state.low_streak, "threshold": C.DRIFT_RESET_THRESHOLD,
+            "window": cfg.drift_reset_window, "success_rate": state.success_rate}
