@@ -121,6 +121,7 @@ class PgConnection:
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
         self.server = (raw.info.host, raw.info.port, raw.info.dbname)  # which database, for caches
+        self.settings: dict[str, Any] = {}  # session settings already SET on this connection
         self.in_write_tx = False
 
     def _table_info(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -19,6 +19,7 @@ import math
 import time
 
 import numpy as np
+import psycopg
 
 K1, B = 1.2, 0.75
 MAX_EF_SEARCH = 1000
@@ -36,10 +37,10 @@ def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tup
     """
     if not tokens:
         return []
-    lexemes, docs, avgdl = _query_lexemes(conn, fts_table, tokens)
+    lexemes, df, docs, avgdl = _query_lexemes(conn, fts_table, tokens)
     if not lexemes:
         return []
-    df = _document_frequencies(conn, fts_table, lexemes, docs)
+    _refine_common(conn, fts_table, df, docs)
     idf = {lex: max(math.log((docs - n + 0.5) / (n + 0.5)), 1e-6) for lex, n in df.items()}
     selective = [lex for lex in lexemes if df[lex] <= max(COMMON_FRACTION * docs, DF_CAP // 2)]
     if selective:
@@ -62,13 +63,19 @@ def _quoted(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"
 
 
-def _query_lexemes(conn, fts_table: str, tokens: list[str]) -> tuple[list[str], int, float]:
-    row = conn.raw.execute(
-        "SELECT ARRAY(SELECT DISTINCT lexeme FROM unnest(kenning_tsv(%s))), docs,"
-        " GREATEST(tokens::float8 / GREATEST(docs, 1), 1) FROM fts_totals WHERE name = %s",
+def _query_lexemes(conn, fts_table: str, tokens: list[str]) -> tuple[list[str], dict[str, float], int, float]:
+    """The query's lexemes with their document counts (capped at DF_CAP), N and the average
+    document length, in one round trip."""
+    rows = conn.raw.execute(
+        f"SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM {fts_table} f"
+        f" WHERE f.fts @@ quote_literal(l.lexeme)::tsquery LIMIT {DF_CAP}) capped), t.docs,"
+        " GREATEST(t.tokens::float8 / GREATEST(t.docs, 1), 1)"
+        " FROM (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(%s))) l, fts_totals t WHERE t.name = %s",
         (" ".join(tokens), fts_table),
-    ).fetchone()
-    return list(row[0]), int(row[1]), float(row[2])
+    ).fetchall()
+    if not rows:
+        return [], {}, 0, 1.0
+    return [r[0] for r in rows], {r[0]: float(r[1]) for r in rows}, int(rows[0][2]), float(rows[0][3])
 
 
 def _common_frequencies(conn, fts_table: str) -> dict[str, float]:
@@ -85,20 +92,14 @@ def _common_frequencies(conn, fts_table: str) -> dict[str, float]:
     return freqs
 
 
-def _document_frequencies(conn, fts_table: str, lexemes: list[str], docs: int) -> dict[str, float]:
-    rows = conn.raw.execute(
-        f"SELECT l, (SELECT count(*) FROM (SELECT 1 FROM {fts_table} f"
-        f" WHERE f.fts @@ quote_literal(l)::tsquery LIMIT {DF_CAP}) capped) FROM unnest(%s::text[]) l",
-        (lexemes,),
-    ).fetchall()
-    df = {lex: float(n) for lex, n in rows}
+def _refine_common(conn, fts_table: str, df: dict[str, float], docs: int) -> None:
+    """Counts that hit DF_CAP take ANALYZE's frequency for the lexeme when it has one."""
     capped = [lex for lex, n in df.items() if n >= DF_CAP]
     if capped:
         common = _common_frequencies(conn, fts_table)
         for lex in capped:
             if lex in common:
                 df[lex] = max(float(DF_CAP), common[lex] * docs)
-    return df
 
 
 def _score(conn, fts_table: str, tsquery: str, idf: dict[str, float], avgdl: float,
@@ -140,8 +141,12 @@ def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]
     if k <= 0:
         return []
     raw = conn.raw
-    raw.execute(f"SET hnsw.ef_search = {min(max(k, 40), MAX_EF_SEARCH)}")
-    raw.execute("SET hnsw.iterative_scan = relaxed_order")
+    ef_search = min(max(k, 40), MAX_EF_SEARCH)
+    # One SET per change, not per query; inside a transaction always (a rollback undoes a SET).
+    idle = raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    if not idle or conn.settings.get("hnsw.ef_search") != ef_search:
+        raw.execute(f"SET hnsw.ef_search = {ef_search}; SET hnsw.iterative_scan = relaxed_order")
+        conn.settings["hnsw.ef_search"] = ef_search if idle else None
     rows = raw.execute(
         f"SELECT content_hash, 1 - (vec::vector({dims}) <=> %s::vector({dims})) FROM embeddings"
         f" WHERE dims = {dims} AND model = %s ORDER BY vec::vector({dims}) <=> %s::vector({dims}) LIMIT %s",
