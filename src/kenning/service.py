@@ -339,7 +339,7 @@ class Kenning:
         return jobstore.requeue_dead(self.db, job_type=job_type, limit=limit)
 
     def pipeline_status(self) -> dict[str, Any]:
-        return pipeline_status(self)
+        return pipeline_status(self.settings.pipeline, self.db, self.workers, self.llm)
 
 
 def open_local_store(settings: Settings) -> StoreDatabase:

@@ -13,7 +13,6 @@ from kenning.providers.offline import parse_task_block
 from kenning.store import graph as gstore
 from kenning.store import jobs
 from kenning.store.backend import open_store
-from kenning.workers.status import pipeline_status
 
 
 def drain(k, limit: int = 20) -> None:
@@ -177,7 +176,7 @@ def test_token_budget_stops_llm_calls_and_jobs_wait(make_kenning, fake_llm):
     pending = {j.memory_id: j for j in jobs.list_jobs(k.db, status="pending")}
     assert set(pending) == {first.id, second.id} and pending[first.id].attempts == 0
     assert "budget exhausted" in pending[first.id].last_error
-    status = pipeline_status(k)
+    status = k.pipeline_status()
     assert status["token_budget"]["exhausted"] and status["token_budget"]["used_today"] == 5010
     assert any("daily LLM token budget exhausted" in w for w in status["waiting"])
     assert status["workers"]["extraction"]["waiting"].startswith("daily LLM token budget exhausted")
@@ -197,7 +196,7 @@ def test_llm_job_that_always_fails_ends_dead(make_kenning, fake_llm):
     job = jobs.list_jobs(k.db, memory_id=source.id)[0]
     assert job.attempts == 3 and "HTTP 500" in job.last_error
     assert len(fake_llm.generations("extraction")) == 3
-    status = pipeline_status(k)
+    status = k.pipeline_status()
     assert status["dead_jobs"]["count"] == 1 and status["dead_jobs"]["recent"][0]["id"] == job.id
     assert k.get(source.id).content == "Feature flags are stored in LaunchDarkly."
 
@@ -214,7 +213,7 @@ def test_remote_protocols_end_to_end_with_graph_triples(make_kenning, fake_llm, 
     assert job.status == "completed" and job.result["graph"]["relations"] == 1
     stripe = gstore.find_entity(k.db.reader(), "stripe")
     assert stripe is not None
-    assert pipeline_status(k)["token_budget"]["used_today"] > 0
+    assert k.pipeline_status()["token_budget"]["used_today"] > 0
 
 
 def test_pipeline_facts_go_through_the_one_write_path(make_kenning, fake_llm):

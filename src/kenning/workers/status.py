@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kenning.core.config_pipeline import PipelineSettings
+from kenning.providers.budget import BudgetedProvider
 from kenning.store import jobs
+from kenning.store.backend import StoreDatabase
+from kenning.workers.manager import WorkerManager
 
 RECENT_DEAD = 20
 
@@ -20,15 +24,12 @@ def _dead_jobs(db) -> list[dict[str, Any]]:
     return [{k: j.to_dict()[k] for k in keep} for j in jobs.list_jobs(db, status="dead", limit=RECENT_DEAD)]
 
 
-def pipeline_status(kenning: Any) -> dict[str, Any]:
-    s = kenning.settings.pipeline
-    db = kenning.db
+def pipeline_status(s: PipelineSettings, db: StoreDatabase, manager: WorkerManager | None,
+                    llm: BudgetedProvider | None) -> dict[str, Any]:
     depths = jobs.queue_depths(db)
     totals = {status: sum(d[status] for d in depths.values()) for status in jobs.STATUSES}
-    manager = getattr(kenning, "workers", None)
     workers = manager.stats() if manager is not None else {}
-    llm = getattr(kenning, "llm", None)
-    budget = llm.budget.status() if llm is not None and hasattr(llm, "budget") else None
+    budget = llm.budget.status() if llm is not None else None
     waiting = sorted({w["waiting"] for w in workers.values() if w.get("waiting")})
     if not s.enabled and totals["pending"]:
         waiting.append(f"pipeline disabled (pipeline.enabled: false): {totals['pending']} job(s) wait")
