@@ -4,7 +4,8 @@ A `python -m kenning serve` on a temp home is filled over HTTP with the syntheti
 latency.py, left idle, and measured from /proc (VmRSS of the daemon and of every descendant:
 the predictor sidecar, …); then N recalls (hybrid, unseen queries) run over HTTP and it is
 measured again. The top imported libraries of the daemon are listed from its /proc maps
-(resident KiB per mapped file), which says where the memory goes.
+(resident KiB per mapped file), which says where the memory goes. Recall cost is reported as HTTP
+p50/p95 and as the daemon's CPU milliseconds per recall (from /proc; the steady figure under load).
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def _rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return round(int(line.split()[1]) / 1024, 1)
     return 0.0
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the process (all its threads) so far: steadier than wall time
+    when other jobs share the cores."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _cmd(pid: int) -> str:
@@ -120,13 +128,13 @@ def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_
                     {"content": t, "project": "bench"} for t in texts[i:min(size, i + 500)]]}).raise_for_status()
             time.sleep(idle_s)
             idle = snapshot(proc.pid)
-            began = time.perf_counter()
+            began, cpu_before = time.perf_counter(), _cpu_s(proc.pid)
             took = []
             for i in range(recalls):
                 t0 = time.perf_counter()
                 http.post("/api/memory/recall", json={"query": prompts[i % len(prompts)], "limit": 10}).raise_for_status()
                 took.append(1000 * (time.perf_counter() - t0))
-            elapsed = time.perf_counter() - began
+            elapsed, cpu_used = time.perf_counter() - began, _cpu_s(proc.pid) - cpu_before
             after = snapshot(proc.pid)
             model = http.get("/api/health").json().get("embedding_model")
     finally:
@@ -136,6 +144,7 @@ def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_
     return {"size": size, "recalls": recalls, "recall_s": round(elapsed, 1), "embedding_model": model,
             "src": src, "embedding": embedding or {},
             "recall_http_ms": {"p50": round(took[len(took) // 2], 1), "p95": round(took[int(0.95 * (len(took) - 1))], 1)},
+            "daemon_cpu_ms_per_recall": round(1000 * cpu_used / max(recalls, 1), 2),
             "torch_mapped": _maps_torch(proc.pid, after), "started_empty": fresh, "idle": idle, "after_recalls": after}
 
 
