@@ -122,8 +122,8 @@ class OnnxEmbedding(EmbeddingProvider):
 
 
 def _return_freed_memory() -> None:
-    """Hand the heap freed after a bulk pass back to the OS (glibc keeps it otherwise: +250 MB RSS
-    after embedding 2,000 chat turns, for good). A no-op where there is no glibc."""
+    """Hand the heap freed after a bulk pass back to the OS (glibc keeps it otherwise; with the
+    batch cap above, RSS after embedding 300 LoCoMo turns went 388 -> 127 MB). A no-op without glibc."""
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
