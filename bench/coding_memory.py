@@ -30,7 +30,7 @@ decision commit in the data, so it is reported as unscorable and left out of the
 Measured per source and overall: decision injected (session-start + first-prompt injection
 holds a memory from the decision units), recall hit@5 / hit@10 / MRR@10, amended
 later-before-stale (the later rule appears, and before any stale one) and stale-only rates (on
-the injection and on the recall ranking), injected characters per task, degraded hook answers.
+the injection and on the recall ranking), injected characters per task, degraded hook answers, and the tasks whose hook answer had a stage cut by the latency budget (`cut_hook_answers`).
 All tasks share one store (as one developer's history would), so a history task's twin chat
 holds the same policy: `family_injected` / `family_hit@10` also accept the decision from any
 task of the family (a lenient reading, for diagnosis; the targets use the strict one).
@@ -443,7 +443,7 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
             prov = Provenance(http, sha_units)
             began = time.monotonic()
             now = datetime.now(timezone.utc)
-            sessions, degraded = {}, 0
+            sessions, degraded, cut = {}, 0, {}
             for i, task in enumerate(tasks):
                 key = f"task-{task.id}"
                 at = utc_iso(now + timedelta(seconds=i))
@@ -452,6 +452,9 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                 prompt = post(http, "/api/hooks/user-prompt-submit", {"session_key": key, "prompt": task.bug_report,
                                                                       "timestamp": at})
                 degraded += bool(start.get("degraded")) + bool(prompt.get("degraded"))
+                stages = [*(f"start:{c}" for c in start.get("cut") or []), *(f"prompt:{c}" for c in prompt.get("cut") or [])]
+                if stages:  # the hook's latency budget cut a stage (e.g. the prompt's hybrid recall)
+                    cut[task.id] = stages
                 sessions[task.id] = (start, prompt)
             timings["task_sessions_s"] = round(time.monotonic() - began, 1)
             began = time.monotonic()
@@ -474,7 +477,7 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                     {"phase": phase, "id": m, **prov.describe(m)} for phase, m in shown if prov.units(m) & task.gold]
                 rows.append(row)
             return {"skipped": False, "history_ingest": first, "pipeline_drain": drained, "timings_s": timings,
-                    "degraded_hook_answers": degraded, "store": store_summary(http),
+                    "degraded_hook_answers": degraded, "cut_hook_answers": cut, "store": store_summary(http),
                     "injected_chars": chars_summary(chars), "rows": rows, "metrics": aggregate(rows)}
     finally:
         daemon.stop()
