@@ -222,7 +222,16 @@ def test_an_old_checkpoint_is_refused_and_the_model_retrained(pred_settings, pdb
         p.stop()
 
 
-def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(kenning):
+@pytest.fixture(params=[False, True], ids=["recall-order", "fused-order"])
+def prompt_order(request, home) -> bool:
+    """Before `kenning`: its config says whether the first prompt injects in the predictor's fused order."""
+    # session-start shows at most ~2 of the project's notes, so the first prompt injects the rest itself
+    (home / "config.yaml").write_text(f"sessions:\n  prompt_predictor_order: {str(request.param).lower()}\n"
+                                      "  start_budget_chars: 250\n", encoding="utf-8")
+    return request.param
+
+
+def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_order, kenning):
     from kenning.sessions.context import Deadline
     from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
     from kenning.store.memories import get_memories
@@ -259,8 +268,10 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(kenning):
     assert recorded["context_text"] == prompt and recorded["scored"] == 1
     pool = store.pools(conn, "pp-4")[PHASE]
     assert set(ids) & {r["memory_id"] for r in pool} and all(r["predictor_score"] is not None for r in pool)
-    order = [r["memory_id"] for r in pool]  # final rank order: what was newly injected follows it
-    assert answer["memory_ids"] == sorted(answer["memory_ids"], key=order.index)
+    # the pool is recorded either way; what was newly injected follows the fused order only when
+    # configured, else the recall (baseline) order
+    rank = {r["memory_id"]: (r["final_rank"] if prompt_order else r["baseline_rank"]) for r in pool}
+    assert answer["memory_ids"] and answer["memory_ids"] == sorted(answer["memory_ids"], key=rank.__getitem__)
     kenning.sessions.session_end({"session_key": "pp-4", "transcript": THIN, "wait": True})
     samples, _ = load_samples(conn, [store.session_score(conn, "pp-4")], store.embedding_model_in_use(conn))
     assert [s.session_key for s in samples] == ["pp-4", f"pp-4#{PHASE}"]

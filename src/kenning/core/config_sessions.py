@@ -39,6 +39,13 @@ class SessionSettings(BaseModel):
     prompt_budget_chars: int = Field(
         3000, ge=200, le=100_000, description="Character budget for one prompt's injection text."
     )
+    prompt_predictor_order: bool = Field(
+        False,
+        description="Inject the first prompt's pool in the predictor's fused order. Off: the pool is still scored"
+        " with the prompt as context and recorded for training, and injected in recall order — the predictor's"
+        " influence (alpha) is earned on session-start pools, not on prompt pools (bench/coding_memory.py:"
+        " decisions injected 1.0 in recall order, 0.83-0.90 in the fused order).",
+    )
     prompt_min_similarity: float = Field(
         0.35, ge=-1.0, le=1.0,
         description="A prompt injects a memory matched only by vector search when its cosine is at least this.",

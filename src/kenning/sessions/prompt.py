@@ -7,8 +7,10 @@ tracking: injection is not an access) injects what this session has not been sho
 first prompt is where the task is finally known, so it gets a full-size injection: up to
 `inject_limit`, within what session-start left of the opening budget `inject_budget_chars`
 (session-start uses at most `start_budget_chars` of it; the first prompt gets at least
-`prompt_budget_chars`), in the predictor's order when it serves (`prompt_rank`: the pool scored
-with the prompt as context, recorded as phase 'prompt:1' for training), merged with what
+`prompt_budget_chars`), in recall order; when the predictor serves, the pool is scored with the
+prompt as context and recorded as phase 'prompt:1' for training (`prompt_rank`), and injected in
+its fused order only with `sessions.prompt_predictor_order` (its alpha is earned on session-start
+pools, not on prompt pools: in the fused order the coding-memory bench injected fewer decisions), merged with what
 session-start showed: a recalled memory session-start already showed takes its place in the
 merged set (counted in the limit, not repeated). Later prompts get up to `prompt_inject_limit`
 new ones.
@@ -137,7 +139,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     ranking = None
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
         ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
-        if ranking is not None:
+        if ranking is not None and cfg.prompt_predictor_order:
             by_id = {h.memory.id: h for h in hits}
             hits = [by_id[m] for m in ranking.order if m in by_id]
     chosen, merged = [], []
