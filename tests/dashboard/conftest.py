@@ -8,9 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from dashboard.replay import replay
 from tests.conftest import start_daemon
+
+# The page waits on a daemon sharing 2 cores with the rest of the suite: 5 s (playwright's default)
+# ran out under load while the answer was on its way.
+expect.set_options(timeout=20_000)
 
 CHROMIUM = os.environ.get("KENNING_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
