@@ -114,10 +114,13 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     limit = cfg.inject_limit if first else cfg.prompt_inject_limit
     budget = cfg.prompt_budget_chars
     used = 0
-    if first:  # session-start and the first prompt share the opening budget
-        used = sum(item_cost(r.get("content") or "") for r in store.session_memories(conn, req.session_key)
-                   if r.get("inject_phase") == "session-start")
+    if first:  # session-start and the first prompt share the opening budget; one read serves both
+        rows = store.session_memories(conn, req.session_key)
+        state = {r["memory_id"]: bool(r["was_injected"]) for r in rows}
+        used = sum(item_cost(r.get("content") or "") for r in rows if r.get("inject_phase") == "session-start")
         budget = max(cfg.inject_budget_chars, used + cfg.prompt_budget_chars)
+    else:
+        state = store.session_memory_state(conn, req.session_key)
     hits = None
     if limit:
         try:
@@ -127,7 +130,6 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
             )
         except Exception as exc:  # recall failing costs this prompt's hybrid ranking, nothing else
             record_error("sessions", f"prompt recall failed: {exc}", session_key=req.session_key)
-    state = store.session_memory_state(conn, req.session_key)
     fts_ids = [m for m, _ in fts]
     fts_in_pool = [m for m in fts_ids if m in state]
     fts_outside = [m for m in fts_ids if m not in state]
