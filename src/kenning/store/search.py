@@ -80,6 +80,14 @@ def vector_search(
     """
     where, params = filter_sql(filters)
     fetch = max(limit * 4, 200)
+    if is_postgres(conn):  # one statement per depth: KNN joined to the filter
+        from kenning.store.pg import search as pg
+
+        for depth in (fetch, fetch * 8):
+            ranked, found = pg.vector_search(conn, vector, model, where, params, limit, depth)
+            if len(ranked) >= limit or found < depth:
+                return ranked
+        return _exact_scan(conn, vector, model, where, params, limit)
     for depth in (fetch, fetch * 8):
         hits = knn(conn, vector, model, depth)
         ranked = _filtered(conn, "content_hash", hits, where, params, limit)
