@@ -47,10 +47,9 @@ def bm25_search(
         from kenning.store.pg import search as pg
 
         tokens = fts_tokens(query)
-        for depth in (fetch, fetch * 8, None):
-            hits = pg.bm25(conn, "memories_fts", tokens, depth)
-            ranked = _filtered(conn, "rid", hits, where, params, limit)
-            if len(ranked) >= limit or depth is None or len(hits) < depth:
+        for depth in (fetch, fetch * 8, None):  # one statement per depth: ranking and filter
+            ranked, found = pg.bm25_search(conn, tokens, where, params, limit, depth)
+            if len(ranked) >= limit or depth is None or found < depth:
                 return ranked
     for depth in (fetch, fetch * 8):
         hits = [(r[0], -float(r[1])) for r in conn.execute(

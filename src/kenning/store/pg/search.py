@@ -1,11 +1,12 @@
-"""The PostgreSQL side of the candidate queries: BM25 over tsvector side tables, KNN by pgvector.
+"""The PostgreSQL side of the candidate queries: BM25 over per-lexeme tables, KNN by pgvector.
 
 BM25 is computed in SQL with FTS5's formula (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) /
 (n + 0.5)) floored at 1e-6), not `ts_rank_cd`, which has no IDF: an OR query of a rare and a
-common word then ranks by the common one. Term frequencies come from the tsvector's positions,
-document lengths from the side table (`len`), N and the average length from `fts_totals`
-(kept by the same trigger). Lexemes are Postgres's English stemmer's, FTS5's are Porter's;
-both fold case and accents.
+common word then ranks by the common one. Each full-text side table has `{fts}_terms` (lexeme,
+rid, term frequency, document length) and `{fts}_df` (documents per lexeme), kept by its trigger
+(migration m007), and N and the total length in `fts_totals`: a query reads its lexemes' rows
+from the terms primary key alone and ranks them in one statement. Lexemes are Postgres's English
+stemmer's, FTS5's are Porter's; both fold case and accents.
 
 Vectors: `embeddings.vec` (pgvector) with one HNSW index (cosine) per dimension, a partial
 expression index on `vec::vector(D) WHERE dims = D`, so models of different sizes coexist.
@@ -15,9 +16,6 @@ starving the result.
 
 from __future__ import annotations
 
-import math
-import time
-
 import numpy as np
 import psycopg
 
@@ -26,96 +24,45 @@ MAX_EF_SEARCH = 1000
 _HNSW_READY: set[tuple[str, int]] = set()
 
 
-def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
-    """(rid, BM25 score — higher is better) of the rows matching any token, best first.
+def _ranked_sql(fts_table: str) -> str:
+    """A CTE `s` (rid, score) ranking the rows of `fts_table` that hold any query lexeme by BM25,
+    best first, at most `depth`; parameters: the query text, depth (None: all). The query's
+    lexemes, their document counts and the corpus totals are read in the same statement."""
+    return f"""
+WITH t AS (SELECT docs::float8 AS docs, {K1 * B:g}::float8 / GREATEST(tokens::float8 / GREATEST(docs, 1), 1) AS per_len
+           FROM fts_totals WHERE name = '{fts_table}'),
+q AS (SELECT d.lexeme, GREATEST(ln(GREATEST((t.docs - d.df + 0.5) / (d.df + 0.5::float8), 1e-9)), 1e-6) AS idf
+      FROM (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(?))) l
+      JOIN {fts_table}_df d ON d.lexeme = l.lexeme CROSS JOIN t WHERE d.df > 0),
+s AS (SELECT p.rid, SUM(q.idf * p.tf / (p.tf + {K1 * (1 - B):g}::float8 + t.per_len * p.len)) * {K1 + 1:g}::float8 AS score
+      FROM q JOIN {fts_table}_terms p ON p.lexeme = q.lexeme CROSS JOIN t
+      GROUP BY p.rid ORDER BY score DESC, p.rid LIMIT ?)"""
 
-    Scoring every row that holds a common word costs a heap visit per row (at 100k memories an OR
-    query with 'service' visits tens of thousands), so candidates come from the query's selective
-    lexemes (in at most COMMON_FRACTION of the rows) and are scored on all lexemes; a query of
-    common words only takes the rows holding all of them first. Document frequencies: exact
-    counts, capped at DF_CAP rows (beyond it ANALYZE's lexeme frequencies, when present, refine it).
-    """
+
+def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
+    """(rid, BM25 score — higher is better) of the rows of `fts_table` matching any token, best
+    first, at most `depth` (None: all)."""
     if not tokens:
         return []
-    lexemes, df, docs, avgdl = _query_lexemes(conn, fts_table, tokens)
-    if not lexemes:
-        return []
-    _refine_common(conn, fts_table, df, docs)
-    idf = {lex: max(math.log((docs - n + 0.5) / (n + 0.5)), 1e-6) for lex, n in df.items()}
-    selective = [lex for lex in lexemes if df[lex] <= max(COMMON_FRACTION * docs, DF_CAP // 2)]
-    if selective:
-        return _score(conn, fts_table, " | ".join(map(_quoted, selective)), idf, avgdl, depth)
-    ranked = _score(conn, fts_table, " & ".join(map(_quoted, lexemes)), idf, avgdl, depth)
-    if depth is not None and len(ranked) >= depth:
-        return ranked
-    seen = {rid for rid, _ in ranked}
-    rest = _score(conn, fts_table, " | ".join(map(_quoted, lexemes)), idf, avgdl, depth)
-    return ranked + [hit for hit in rest if hit[0] not in seen][: (depth or len(rest)) - len(ranked)]
-
-
-COMMON_FRACTION = 0.02
-DF_CAP = 2000
-STATS_TTL_S = 60.0
-_STATS: dict[tuple, tuple[float, dict[str, float]]] = {}
-
-
-def _quoted(lexeme: str) -> str:
-    return "'" + lexeme.replace("'", "''") + "'"
-
-
-def _query_lexemes(conn, fts_table: str, tokens: list[str]) -> tuple[list[str], dict[str, float], int, float]:
-    """The query's lexemes with their document counts (capped at DF_CAP), N and the average
-    document length, in one round trip."""
-    rows = conn.raw.execute(
-        f"SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM {fts_table} f"
-        f" WHERE f.fts @@ quote_literal(l.lexeme)::tsquery LIMIT {DF_CAP}) capped), t.docs,"
-        " GREATEST(t.tokens::float8 / GREATEST(t.docs, 1), 1)"
-        " FROM (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(%s))) l, fts_totals t WHERE t.name = %s",
-        (" ".join(tokens), fts_table),
-    ).fetchall()
-    if not rows:
-        return [], {}, 0, 1.0
-    return [r[0] for r in rows], {r[0]: float(r[1]) for r in rows}, int(rows[0][2]), float(rows[0][3])
-
-
-def _common_frequencies(conn, fts_table: str) -> dict[str, float]:
-    """ANALYZE's most common lexemes of the table with their document fractions (cached)."""
-    key = (conn.server, fts_table)
-    cached = _STATS.get(key)
-    if cached and time.monotonic() - cached[0] < STATS_TTL_S:
-        return cached[1]
-    row = conn.raw.execute(
-        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-        " WHERE tablename = %s AND attname = 'fts'", (fts_table,)).fetchone()
-    freqs = dict(zip(row[0], row[1])) if row and row[0] else {}
-    _STATS[key] = (time.monotonic(), freqs)
-    return freqs
-
-
-def _refine_common(conn, fts_table: str, df: dict[str, float], docs: int) -> None:
-    """Counts that hit DF_CAP take ANALYZE's frequency for the lexeme when it has one."""
-    capped = [lex for lex, n in df.items() if n >= DF_CAP]
-    if capped:
-        common = _common_frequencies(conn, fts_table)
-        for lex in capped:
-            if lex in common:
-                df[lex] = max(float(DF_CAP), common[lex] * docs)
-
-
-def _score(conn, fts_table: str, tsquery: str, idf: dict[str, float], avgdl: float,
-           depth: int | None) -> list[tuple[int, float]]:
-    limit = f"LIMIT {int(depth)}" if depth else ""
-    rows = conn.raw.execute(
-        f"""
-WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)),
-hits AS (SELECT f.rid, f.fts, f.len / %s::float8 AS rel FROM {fts_table} f WHERE f.fts @@ %s::tsquery)
-SELECT h.rid, SUM(q.idf * t.tf * {K1 + 1} / (t.tf + {K1} * ({1 - B} + {B} * h.rel))) AS score
-FROM hits h CROSS JOIN LATERAL unnest(h.fts) u JOIN q ON q.lexeme = u.lexeme
-CROSS JOIN LATERAL (SELECT COALESCE(array_length(u.positions, 1), 1)::float8 AS tf) t
-GROUP BY h.rid ORDER BY score DESC, h.rid {limit}""",
-        (list(idf), list(idf.values()), avgdl, tsquery),
-    ).fetchall()
+    rows = conn.execute(f"{_ranked_sql(fts_table)} SELECT rid, score FROM s ORDER BY score DESC, rid",
+                        (" ".join(tokens), depth)).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def bm25_search(conn, tokens: list[str], where: str, params: list, limit: int,
+                depth: int | None) -> tuple[list[tuple[str, float]], int]:
+    """(memory_id, BM25 score) of the memories passing `where` (SQLite-dialect conditions on `m`,
+    from `store.memories.filter_sql`) among the `depth` best-ranked, best first, at most `limit`;
+    and how many rows were ranked (fewer than depth: there are no more). One statement."""
+    if not tokens:
+        return [], 0
+    rows = conn.execute(
+        f"{_ranked_sql('memories_fts')} SELECT m.id, s.score, (SELECT count(*) FROM s) FROM s"
+        f" JOIN memories m ON m.rid = s.rid WHERE {where} ORDER BY s.score DESC, s.rid LIMIT ?",
+        (" ".join(tokens), depth, *params, limit),
+    ).fetchall()
+    found = int(rows[0][2]) if rows else (depth or 0)  # none passed: unknown, as if the ranking were full
+    return [(r[0], float(r[1])) for r in rows], found
 
 
 def vector_literal(vector: np.ndarray) -> str:
