@@ -88,7 +88,7 @@ def bench_scoring(sizes: list[int], requests: int, home: Path, ids: list[str]) -
             cands = candidates(n, rng, ids)
             ctx = {"session_key": None, "project": "alpha", "embedding": cands[0]["embedding"],
                    "timestamp": "2026-09-02T10:00:00.000Z", "session_gap_hours": 5.0}
-            params = predictor._score_params(ctx, cands)
+            params = predictor.scoring.params(ctx, cands)
             as_lists = {k: v for k, v in params.items() if k not in ("candidate_embeddings_b64", "candidate_has_embedding")}
             as_lists["candidate_embeddings"] = [c["embedding"].tolist() for c in cands]
             sample = Sample("bench", [c["id"] for c in cands], cands[0]["embedding"], hash_tokens("bench"),

@@ -151,7 +151,7 @@ def test_history_features_from_real_session_rows(kenning):
     # training reads the same values as scoring: the session's own sample, as of its start
     def scoring(ids: list[str], at_iso: str, key: str) -> np.ndarray:  # the daemon's scoring path
         found = get_memories(conn, ids)
-        params = kenning.predictor._score_params({"session_key": key, "project": "hist", "timestamp": at_iso},
+        params = kenning.predictor.scoring.params({"session_key": key, "project": "hist", "timestamp": at_iso},
                                                  [found[m].to_dict() for m in ids])
         return np.asarray(params["candidate_features"], np.float32)[:, 12:]
 
@@ -183,7 +183,7 @@ def test_sidecar_is_spawned_only_once_training_is_possible(pred_settings, pdb, u
             if i < 3:
                 assert p.client is None and out["training_triggered"] is False
         assert p.client is not None and out["training_triggered"] is True  # spawned, and trains at once
-        p._train_thread.join(timeout=180)
+        p.trainer.wait(180)
         assert p.client.alive and p.state.model_version == 1
         assert store.count_usable_sessions(pdb.reader()) == 4
     finally:
@@ -211,7 +211,7 @@ def test_an_old_checkpoint_is_refused_and_the_model_retrained(pred_settings, pdb
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             log, _ = store.list_training_log(pdb.reader())
-            if log and p._train_thread is not None and not p._train_thread.is_alive():
+            if log and not p.trainer.in_progress():
                 break
             time.sleep(0.2)
         assert "refused SGPT checkpoint version 1" in p.client.last_status["checkpoint_error"]

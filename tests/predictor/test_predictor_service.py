@@ -78,7 +78,7 @@ def test_training_is_triggered_every_n_sessions(predictor, pdb, user):
         out = predictor.on_session_end(user.session_plan(i)["key"])
         assert out["ema_updated"] is False  # no predictor ranking yet
     assert out["training_triggered"] is True
-    predictor._train_thread.join(timeout=120)
+    predictor.trainer.wait(120)
     assert predictor.state.first_training_done and predictor.state.model_version == 1
     assert store.list_training_log(pdb.reader())[1] == 1
     assert store.list_drift_signals(pdb.reader())

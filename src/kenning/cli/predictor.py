@@ -75,7 +75,7 @@ def train(
             data = b.client.request("POST", "/api/predictor/train", timeout=180.0)
         else:
             p = b.kenning.predictor
-            p.base_weights = str(base_weights) if base_weights else None
+            p.sidecar.base_weights = str(base_weights) if base_weights else None
             if not p.cfg.enabled:
                 fail("the predictor is disabled in config.yaml (predictor.enabled: false)")
             p.start(wait_ready=True, force=True)

@@ -14,10 +14,13 @@ Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Conc
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kenning.predictor import constants as C
+
+STATE_KEY = "alpha"  # the AlphaState's row in predictor_state
 
 
 @dataclass
@@ -48,6 +51,15 @@ class AlphaState:
             return cls()
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class AlphaCell:
+    """The one live AlphaState the predictor's parts share: scoring and status read it; session
+    end and training replace it under `lock`, saved (STATE_KEY) in the write transaction of
+    their own rows."""
+    state: AlphaState
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
 
 @dataclass

@@ -1,8 +1,7 @@
 """What the predictor has recorded, read for the API, the CLI and the dashboard: a session's labels
 and audit, the comparisons, the training log, drift, and the judge's calibration set.
 
-Split out of predictor.service (which keeps the live scorer: sidecar lifecycle, scoring and
-fusion, session-end bookkeeping, training); `Predictor` delegates its read methods here.
+`predictor.service.Predictor` delegates its read methods here.
 """
 
 from __future__ import annotations
@@ -11,8 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import to_iso, utcnow
+from kenning.core.config_predictor import PredictorSettings
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.predictor import constants as C
+from kenning.predictor.alpha import AlphaState
 from kenning.predictor.features import session_labels
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
@@ -73,7 +74,7 @@ def comparison(db: StoreDatabase, comparison_id: str) -> dict[str, Any]:
     return row
 
 
-def training_history(db: StoreDatabase, model_version: Any, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+def training_history(db: StoreDatabase, model_version: int, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
     conn = db.reader()
     rows, total = store.list_training_log(conn, limit=limit, offset=offset)
     return {"items": rows, "total": total, "limit": limit, "offset": offset,
@@ -89,7 +90,7 @@ def add_calibration(db: StoreDatabase, session_key: str, memory_id: str, human_l
     return {**row, "summary": store.calibration_summary(db.reader())}
 
 
-def drift(db: StoreDatabase, state: Any, cfg: Any) -> dict[str, Any]:
+def drift(db: StoreDatabase, state: AlphaState, cfg: PredictorSettings) -> dict[str, Any]:
     conn = db.reader()
     now = store.relevance_by_memory_age(conn, to_iso(utcnow() - timedelta(days=30)))
     signal = (now["recent_avg"] - now["old_avg"]

@@ -1,4 +1,5 @@
-"""The predictor's status report and health score (scorer seed §4.1), kept out of service.py."""
+"""The predictor's status: the one-line status at session start, the status report and the
+health score (scorer seed §4.1)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from typing import Any
 import numpy as np
 
 from kenning.core import telemetry
+from kenning.core.config_predictor import PredictorSettings
+from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
+from kenning.predictor.client import SidecarClient
+from kenning.predictor.lifecycle import Sidecar
 from kenning.store import predictor as store
+from kenning.store.backend import StoreDatabase
 
 
 def _percentiles(operation: str) -> dict[str, float | None]:
@@ -39,34 +45,33 @@ def sidecar_verdict(enabled: bool, sidecar: Mapping[str, Any] | None) -> tuple[s
     return None
 
 
-def mode(p: Any) -> str:
-    client = p.client
-    if not p.cfg.enabled:
+def mode(cfg: PredictorSettings, state: A.AlphaState, client: SidecarClient | None) -> str:
+    if not cfg.enabled:
         return "disabled"
     if client is not None and client.disabled:
         return "crash_disabled"
-    if p.state.retraining:
+    if state.retraining:
         return "retraining"
-    if not p.state.first_training_done:
+    if not state.first_training_done:
         return "collecting"
-    if not p.state.cold_start_exited:
+    if not state.cold_start_exited:
         return "warming"
     return "active"
 
 
-def health(p: Any, sidecar: Mapping[str, Any], latency: dict[str, Any], calibration_flag: bool,
-           drift_flag: bool) -> tuple[float, str, str | None]:
+def health(cfg: PredictorSettings, state: A.AlphaState, sidecar: Mapping[str, Any], latency: dict[str, Any],
+           calibration_flag: bool, drift_flag: bool) -> tuple[float, str, str | None]:
     """(score, status, why): `sidecar_verdict` first, then the model's own record."""
-    verdict = sidecar_verdict(p.cfg.enabled, sidecar)
+    verdict = sidecar_verdict(cfg.enabled, sidecar)
     if verdict is not None:
         return (0.6 if verdict[0] == "cold_start" else 0.0), verdict[0], verdict[1]
-    if not p.state.cold_start_exited:
+    if not state.cold_start_exited:
         score, status = 0.6, "cold_start"
-    elif p.state.success_rate > C.COLD_START_MIN_SUCCESS:
-        score, status = min(1.0, 0.8 + (p.state.success_rate - C.COLD_START_MIN_SUCCESS) / 3), "healthy"
+    elif state.success_rate > C.COLD_START_MIN_SUCCESS:
+        score, status = min(1.0, 0.8 + (state.success_rate - C.COLD_START_MIN_SUCCESS) / 3), "healthy"
     else:
         score, status = 0.6, "degraded"
-    if latency["p95"] is not None and latency["p95"] > p.cfg.score_timeout_ms:
+    if latency["p95"] is not None and latency["p95"] > cfg.score_timeout_ms:
         score -= 0.2
     if calibration_flag or drift_flag:
         score -= 0.1
@@ -76,13 +81,26 @@ def health(p: Any, sidecar: Mapping[str, Any], latency: dict[str, Any], calibrat
     return round(score, 3), status, None
 
 
-def build_status(p: Any) -> dict[str, Any]:
-    conn = p.db.reader()
-    client = p.client
+def status_line(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, client: SidecarClient | None,
+                alpha: float) -> str:
+    """The one-line predictor status appended at session start."""
+    return A.status_line(
+        state, alpha=alpha, enabled=cfg.enabled,
+        crash_disabled=bool(client and client.disabled),
+        crashes_last_hour=client.crashes_last_hour() if client else 0,
+        min_training_sessions=cfg.min_training_sessions,
+        scored_sessions=store.count_usable_sessions(db.reader()),
+    )
+
+
+def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, sidecar: Sidecar, *,
+                 alpha: float, training_in_progress: bool) -> dict[str, Any]:
+    conn = db.reader()
+    client = sidecar.client
     usable = store.count_usable_sessions(conn)
-    sidecar = client.state() if client is not None else {
+    side = client.state() if client is not None else {
         "running": False, "disabled": False,
-        "waiting": f"starts once {p.cfg.min_training_sessions} usable sessions exist ({usable} so far)"}
+        "waiting": f"starts once {cfg.min_training_sessions} usable sessions exist ({usable} so far)"}
     latency = _percentiles("predictor_score")
     calibration = store.calibration_summary(conn)
     calibration_flag = calibration["mae"] is not None and calibration["mae"] > C.CALIBRATION_MAE_THRESHOLD
@@ -90,15 +108,17 @@ def build_status(p: Any) -> dict[str, Any]:
     drift_signal = drift_rows[0]["drift_signal"] if drift_rows else None
     last_log, _ = store.list_training_log(conn, limit=1)
     last = last_log[0] if last_log else None
-    score, status, why = health(p, sidecar, latency, calibration_flag, bool(drift_signal and abs(drift_signal) > 0.2))
-    s = p.state
+    score, status, why = health(cfg, state, side, latency, calibration_flag,
+                                bool(drift_signal and abs(drift_signal) > 0.2))
+    s = state
     top_projects = sorted(s.project_counts, key=lambda k: -s.project_counts[k])[:3]
     return {
-        "enabled": p.cfg.enabled, "mode": mode(p), "status_line": p.status_line(),
-        "alpha": p.alpha(), "success_rate": s.success_rate, "model_version": s.model_version,
-        "param_count": p.param_count(), "native_dim": p.native_dim,
+        "enabled": cfg.enabled, "mode": mode(cfg, state, client),
+        "status_line": status_line(cfg, db, state, client, alpha),
+        "alpha": alpha, "success_rate": s.success_rate, "model_version": s.model_version,
+        "param_count": sidecar.param_count(), "native_dim": sidecar.native_dim,
         "training_sessions": usable,
-        "min_training_sessions": p.cfg.min_training_sessions,
+        "min_training_sessions": cfg.min_training_sessions,
         "sessions_completed": s.sessions_completed, "comparisons": s.comparisons,
         "first_training_done": s.first_training_done, "cold_start_exited": s.cold_start_exited,
         "sessions_since_exit": s.sessions_since_exit, "retraining": s.retraining,
@@ -107,9 +127,9 @@ def build_status(p: Any) -> dict[str, Any]:
         "project_success_rates": {k: s.project_rates.get(k) for k in top_projects},
         "all_project_success_rates": dict(s.project_rates),
         "calibration": {**calibration, "threshold": C.CALIBRATION_MAE_THRESHOLD, "flagged": calibration_flag},
-        "sidecar": sidecar, "latency_ms": latency,
+        "sidecar": side, "latency_ms": latency,
         "health": {"score": score, "status": status, "reason": why},
-        "checkpoint": str(p.checkpoint_path) if p.checkpoint_path.exists() else None,
-        "config": p.cfg.model_dump(),
-        "training_in_progress": bool(p._train_thread is not None and p._train_thread.is_alive()),
+        "checkpoint": str(sidecar.checkpoint_path) if sidecar.checkpoint_path.exists() else None,
+        "config": cfg.model_dump(),
+        "training_in_progress": training_in_progress,
     }

@@ -1,0 +1,205 @@
+"""Scoring a session's pool: features → the sidecar's `score` → fusion with the baseline ranking,
+and recording what was scored (the session's context row, written in the background).
+
+`Scoring.score` never raises and answers within score_timeout_ms (+ feature building); None
+means "use the baseline". The history features it sends are the same `History` training reads,
+loaded once and refreshed at each session end (`refresh_history`).
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from kenning.core import telemetry
+from kenning.core.clock import now_iso, parse_iso, to_iso
+from kenning.core.config_predictor import PredictorSettings
+from kenning.predictor import alpha as A
+from kenning.predictor.features import encode_b64, feature_row, time_features
+from kenning.predictor.fusion import Fused, PredictorScores, explore, rank_by_score, rrf_fuse
+from kenning.predictor.history import NO_HISTORY, History, load_all
+from kenning.predictor.lifecycle import Sidecar
+from kenning.store import predictor as store
+from kenning.store.backend import StoreDatabase
+
+
+def _unseen(params: dict[str, Any]) -> list[str]:
+    """Candidates whose history features are all "never" (history.NO_HISTORY)."""
+    n = len(NO_HISTORY)
+    return [m for m, row in zip(params.get("candidate_ids", []), params.get("candidate_features", []))
+            if tuple(row[-n:]) == NO_HISTORY]
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if d.get(key) is not None:
+            return d[key]
+    return None
+
+
+def _vector(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return np.frombuffer(bytes(value), dtype=np.float32)
+    arr = np.asarray(value, dtype=np.float32)
+    return arr if arr.ndim == 1 and arr.size else None
+
+
+class ContextRecorder:
+    """Writes each scored pool's context row (session_contexts) from a background thread, so
+    recording never blocks scoring; `flush` waits for the queue (session end reads the rows)."""
+
+    def __init__(self, db: StoreDatabase) -> None:
+        self.db = db
+        self._queue: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def record(self, ctx: dict[str, Any], *, scored: bool, alpha: float, result: dict[str, Any] | None,
+               latency_ms: float) -> None:
+        key = ctx.get("session_key")
+        if not key or self.db.read_only:
+            return
+        if ctx.get("phase"):  # a later pool of the session (e.g. 'prompt:1'): its own context row
+            key = f"{key}#{ctx['phase']}"
+        vec = _vector(_first(ctx, "embedding", "vector"))
+        row = dict(
+            project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],
+            embedding=vec.tobytes() if vec is not None else None,
+            embedding_dims=int(vec.shape[0]) if vec is not None else None,
+            alpha=alpha if scored else 1.0,
+            model_version=(result or {}).get("model_version"), scored=scored, latency_ms=latency_ms,
+        )
+        self._queue.put((key, row))
+        with self._lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=self._write, daemon=True, name="predictor-context-writer")
+                self._writer.start()
+
+    def _write(self) -> None:
+        while True:
+            try:
+                key, row = self._queue.get(timeout=5.0)
+            except queue.Empty:
+                return
+            try:
+                with self.db.with_write_tx() as conn:
+                    store.upsert_session_context(conn, key, **row)
+            except Exception as exc:  # background boundary: recording must not break anything
+                telemetry.record_error("predictor", f"predictor_context_record_failed: {exc}", session_key=key)
+            finally:
+                self._queue.task_done()
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until queued scoring contexts are written."""
+        deadline = time.monotonic() + timeout_s
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._queue.unfinished_tasks
+
+
+class Scoring:
+    """Scores pools through the sidecar and fuses them with the baseline at the current α."""
+
+    def __init__(self, cfg: PredictorSettings, db: StoreDatabase, sidecar: Sidecar, alpha: A.AlphaCell) -> None:
+        self.cfg = cfg
+        self.db = db
+        self.sidecar = sidecar
+        self.cell = alpha
+        self.contexts = ContextRecorder(db)
+        self._rng = random.Random()
+        self._history: History | None = None  # history features, as of the last session end
+
+    def alpha(self) -> float:
+        """The baseline's weight in the next fusion."""
+        return A.current_alpha(self.cell.state, disabled=self.sidecar.serving_disabled)
+
+    def score(self, session_context: dict[str, Any], candidates: list[dict[str, Any]]) -> PredictorScores | None:
+        """Predictor scores by memory id, or None: use the baseline. Never raises."""
+        started = time.perf_counter()
+        result, params = None, {}
+        client = self.sidecar.client
+        try:
+            if client is not None and candidates:
+                params = self.params(session_context, candidates)
+                result = client.score(params)
+        except Exception as exc:  # boundary: a predictor problem must never reach the agent
+            telemetry.record_error("predictor", f"predictor_score_error: {exc}")
+        scores = None
+        if result and result.get("model_ready"):
+            scores = PredictorScores({s["id"]: float(s["score"]) for s in result.get("scores", [])},
+                                     unseen=_unseen(params))
+        latency = (time.perf_counter() - started) * 1000.0
+        self.contexts.record(session_context, scored=scores is not None, alpha=self.alpha(), result=result,
+                             latency_ms=latency)
+        if scores is not None:
+            top = max(scores, key=scores.get) if scores else None
+            telemetry.log_event("predictor", "predictor.score", candidates=len(candidates),
+                                top_pick=top, latency_ms=round(latency, 2), alpha=self.alpha(),
+                                session_key=session_context.get("session_key"))
+        return scores
+
+    def params(self, ctx: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any]:
+        """The sidecar's `score` request for one pool (features, embeddings, signals)."""
+        at = parse_iso(ctx.get("timestamp") or now_iso())
+        gap = ctx.get("session_gap_hours")
+        if gap is None:
+            previous = store.previous_session_start(self.db.reader(), to_iso(at))
+            gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
+        when = time_features(at, gap)
+        vecs = [_vector(_first(c, "embedding", "vector")) for c in candidates]
+        dims = self.sidecar.native_dim
+        has = [v is not None and v.shape[0] == dims for v in vecs]
+        matrix = np.zeros((len(candidates), dims), np.float32)
+        for i, v in enumerate(vecs):
+            if has[i]:
+                matrix[i] = v
+        ctx_vec = _vector(_first(ctx, "embedding", "vector"))
+        ids = [str(_first(c, "id", "memory_id")) for c in candidates]
+        hist = self.history().features(ids, to_iso(at), ctx.get("project"), exclude=ctx.get("session_key"))
+        params: dict[str, Any] = {
+            "session_key": ctx.get("session_key"), "project": ctx.get("project"),
+            "context_text": _first(ctx, "text", "context"), "embedding_dims": dims,
+            "candidate_ids": ids,
+            "candidate_embeddings_b64": encode_b64(matrix), "candidate_has_embedding": has,
+            "candidate_texts": [None if has[i] else c.get("content") for i, c in enumerate(candidates)],
+            "candidate_features": [feature_row(c, at, when, has[i]) + hist[i].tolist()
+                                   for i, c in enumerate(candidates)],
+            "signals": {"time_of_day": (at.hour + at.minute / 60) / 24, "day_of_week": at.weekday(),
+                        "month_of_year": at.month, "project": ctx.get("project"), "session_gap_hours": gap},
+        }
+        if ctx_vec is not None and ctx_vec.shape[0] == dims:
+            params["context_embedding_b64"] = encode_b64(ctx_vec[None, :])
+        return params
+
+    def history(self) -> History:
+        """Every signal event, loaded once and refreshed at each session end (reading a hundred
+        candidates' events per score cost 100-300 ms at 500 sessions; bench/predictor_speed.py).
+        The same `History` training reads, so scoring and training see the same values."""
+        history = self._history
+        if history is None:
+            history = self._history = load_all(self.db.reader())
+        return history
+
+    def refresh_history(self) -> None:
+        self._history = load_all(self.db.reader())
+
+    def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
+             top_k: int | None = None) -> list[Fused]:
+        """RRF of the two rankings with the current α (+ exploration when top_k is given)."""
+        predictor_ids = None
+        if predictor_scores:
+            known = {m: s for m, s in predictor_scores.items()}
+            predictor_ids = rank_by_score(known)
+        fused = rrf_fuse(baseline_ranked_ids, predictor_ids, self.alpha(), self.cfg.rrf_k, top_k,
+                         unseen=getattr(predictor_scores, "unseen", ()))
+        if top_k is not None:
+            fused = explore(fused, top_k, self.cfg.exploration_rate, self._rng,
+                            enabled=predictor_ids is not None and self.cell.state.cold_start_exited)
+        return fused
