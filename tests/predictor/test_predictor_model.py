@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, collate
+from kenning.predictor.lifecycle import scorer_param_count
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens, listnet_kl, project_slot
 
 TINY = ScorerConfig(native_dim=6, d=4, hash_buckets=16, project_slots=4, v_dim=3, seed=3)
@@ -35,6 +37,12 @@ def test_default_size_matches_the_seed_budget():
     assert model.project.weight.shape == (32, 64)
     assert model.v.weight.shape == (32, 64)
     assert model.gate.weight.shape == (1, 1 + 32 + C.N_FEATURES)
+
+
+@pytest.mark.parametrize("native_dim", [384, 768, 16])
+def test_the_daemon_counts_parameters_without_building_the_model(native_dim):
+    # status reports it from lifecycle.scorer_param_count so the daemon never imports torch
+    assert scorer_param_count(native_dim) == CrossAttentionScorer(ScorerConfig(native_dim=native_dim)).param_count()
 
 
 def test_same_seed_same_weights_other_seed_other_weights():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -128,6 +131,17 @@ def test_disabled_in_config_never_spawns(pred_settings, pdb):
     assert p.client is None and p.score({"session_key": "s"}, [{"id": "m"}]) is None
     assert p.status_line() == "[predictor: disabled | off in config | baseline fallback]"
     assert p.status()["mode"] == "disabled"
+
+
+def test_status_keeps_the_daemon_torch_free(pred_settings, pdb):
+    """The daemon never imports torch for the status report (the sidecar holds the model)."""
+    code = ("import sys; from kenning.core.config import load_settings; from kenning.store.db import open_database;"
+            " from kenning.predictor.service import Predictor; s = load_settings();"
+            " st = Predictor(s, open_database(s.db_path)).status();"
+            " print(st['param_count'], st['mode'], 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                         env={**os.environ, "KENNING_HOME": str(pred_settings.home)})
+    assert out.stdout.split() == [str(Predictor(pred_settings, pdb).sidecar.param_count()), "collecting", "False"]
 
 
 def test_config_section_has_the_seeds_eight_parameters():

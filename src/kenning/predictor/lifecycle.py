@@ -15,12 +15,14 @@ from pathlib import Path
 
 from kenning.core import telemetry
 from kenning.core.config_predictor import PredictorSettings
+from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 from kenning.store.vectors import dominant_dims
 
 DEFAULT_DIM = 384
+WHEN_INPUTS = 7  # the width of model.SESSION_FEATURES (the time features added to the query)
 
 
 class Sidecar:
@@ -40,7 +42,6 @@ class Sidecar:
         # wired by the Predictor facade to its training part
         self.on_checkpoint_refused: Callable[[str], object] | None = None
         self._lock = threading.Lock()
-        self._param_count: int | None = None
 
     @property
     def serving_disabled(self) -> bool:
@@ -100,8 +101,20 @@ class Sidecar:
             self.client.stop()
 
     def param_count(self) -> int:
-        """The scorer's parameter count at this store's embedding width (builds the model once)."""
-        if self._param_count is None:
-            from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
-            self._param_count = CrossAttentionScorer(ScorerConfig(native_dim=self.native_dim)).param_count()
-        return self._param_count
+        """The scorer's parameter count at this store's embedding width."""
+        return scorer_param_count(self.native_dim)
+
+
+def scorer_param_count(native_dim: int) -> int:
+    """`model.CrossAttentionScorer(ScorerConfig(native_dim)).param_count()` without building it:
+    the daemon stays torch-free (building the model to count it loaded torch into the daemon on
+    the first status call: +186 MB RSS, 2 s). tests/predictor/test_predictor_model.py pins it to
+    the model's own count."""
+    d, v = C.INTERNAL_DIM, C.VALUE_DIM
+
+    def linear(n_in: int, n_out: int) -> int:
+        return n_in * n_out + n_out
+
+    return (linear(native_dim, d) + C.HASH_BUCKETS * d + 2 * (2 * d)  # down, tok, ln_emb + ln_text
+            + C.PROJECT_SLOTS * d + linear(WHEN_INPUTS, d)  # project, when
+            + 2 * linear(d, d) + linear(d, v) + linear(1 + v + C.N_FEATURES, 1))  # q, k, v, gate
