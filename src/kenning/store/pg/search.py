@@ -19,9 +19,23 @@ from __future__ import annotations
 import numpy as np
 import psycopg
 
+from kenning.store.pg.db import _mapped, _param
+from kenning.store.pg.translate import translate
+
 K1, B = 1.2, 0.75
 MAX_EF_SEARCH = 1000
 _HNSW_READY: set[tuple[str, int]] = set()
+
+
+def _prepared(conn, sql: str, params) -> list[tuple]:
+    """The rows of a read statement (SQLite-dialect placeholders, `store.pg.translate`) bound on the
+    server and prepared: recall's statements are parsed and planned once per connection, not per
+    query (at 10k memories the BM25 statement took 2.5 ms prepared, 7.7 ms bound client-side). Not
+    for KNN: its generic plan was no faster (8-11 ms against 7.5-8)."""
+    try:
+        return conn.raw.execute(translate(sql), [_param(p) for p in params], prepare=True).fetchall()
+    except psycopg.Error as exc:
+        raise _mapped(exc) from exc
 
 
 def _ranked_sql(fts_table: str) -> str:
@@ -44,8 +58,8 @@ def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tup
     first, at most `depth` (None: all)."""
     if not tokens:
         return []
-    rows = conn.execute(f"{_ranked_sql(fts_table)} SELECT rid, score FROM s ORDER BY score DESC, rid",
-                        (" ".join(tokens), depth)).fetchall()
+    rows = _prepared(conn, f"{_ranked_sql(fts_table)} SELECT rid, score FROM s ORDER BY score DESC, rid",
+                     (" ".join(tokens), depth))
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
@@ -56,11 +70,12 @@ def bm25_search(conn, tokens: list[str], where: str, params: list, limit: int,
     and how many rows were ranked (fewer than depth: there are no more). One statement."""
     if not tokens:
         return [], 0
-    rows = conn.execute(
+    rows = _prepared(
+        conn,
         f"{_ranked_sql('memories_fts')} SELECT m.id, s.score, (SELECT count(*) FROM s) FROM s"
         f" JOIN memories m ON m.rid = s.rid WHERE {where} ORDER BY s.score DESC, s.rid LIMIT ?",
         (" ".join(tokens), depth, *params, limit),
-    ).fetchall()
+    )
     found = int(rows[0][2]) if rows else (depth or 0)  # none passed: unknown, as if the ranking were full
     return [(r[0], float(r[1])) for r in rows], found
 
