@@ -44,6 +44,7 @@ from kenning.store.backend import open_store
 from kenning.store.backend import StoreDatabase
 from kenning.workers.deps import WorkerDeps
 from kenning.workers.manager import WorkerManager
+from kenning.workers.summaries import SummaryWorker
 from kenning.workers.status import pipeline_status
 
 JOB_STATUSES = jobstore.STATUSES
@@ -115,11 +116,15 @@ class Kenning:
         self.max_chars = settings.recall.max_content_chars
         self.team = TeamServer(settings.team)  # team.url set: team/org memories live on the team server
         self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
-        self.sessions = SessionManager(self._session_deps())
+        session_deps = self._session_deps()
         self.workers = WorkerManager(WorkerDeps(  # background workers (extraction, ...); started by start()
             db=self.db, settings=settings, embedder=self.embedder, llm=self.llm, writer=self.writer,
-            recall=self.recall_untracked,
+            recall=self.recall_untracked, sessions=session_deps,
         ))
+        summaries = self.workers.get("summaries")  # runs session summary jobs from the one job queue
+        if not isinstance(summaries, SummaryWorker):
+            raise TypeError(f"worker 'summaries' is a {type(summaries).__name__}, not a SummaryWorker")
+        self.sessions = SessionManager(session_deps, summaries)
         self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
         self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
         self.started = False
@@ -136,7 +141,6 @@ class Kenning:
         if background:
             self.access.start()
             self.workers.start_all()
-            self.sessions.start()
             self.predictor.start()
             self.observer.start()
         self.started = True
@@ -145,7 +149,6 @@ class Kenning:
 
     def close(self) -> None:
         self.workers.stop_all()
-        self.sessions.close()
         self.observer.close()
         self.predictor.stop()
         self.access.stop()

@@ -120,12 +120,11 @@ def _age_minutes(facts: Facts, stamp: str | None) -> float | None:
 def queue_domain(facts: Facts) -> Domain:
     d = Domain("queue")
     tables = facts.queue.get("tables", {})
-    pending = dead = failed = 0
-    for name, stats in tables.items():
+    pending = dead = 0
+    for name, stats in tables.items():  # memory_jobs: pipeline jobs and session summaries, one queue
         by = stats.get("by_status", {})
         pending += by.get("pending", 0)
         dead += by.get("dead", 0)
-        failed += by.get("failed", 0)
         age = _age_minutes(facts, stats.get("oldest_pending_at"))
         if age is not None and age > facts.thresholds.stalled_queue_minutes:
             d.penalize(0.35, f"{name}: oldest pending job waited {age:.0f} min",
@@ -137,9 +136,6 @@ def queue_domain(facts: Facts) -> Domain:
     if dead:
         d.penalize(min(0.4, 0.05 * dead), f"{dead} dead job(s) exhausted their retries",
                    "inspect them in the Pipeline tab (/api/pipeline/status) and fix the error they show")
-    if failed:
-        d.penalize(min(0.3, 0.05 * failed), f"{failed} failed summary job(s)",
-                   "look at the error column in the Pipeline tab; session-end summaries were not scored")
     outcomes = facts.job_outcomes
     known = [o for o in outcomes if o.get("produced") is not None]
     n = facts.thresholds.silent_failure_jobs
@@ -155,7 +151,7 @@ def queue_domain(facts: Facts) -> Domain:
         d.penalize(min(0.3, 0.03 * len(extraction_errors)),
                    f"{len(extraction_errors)} recent extraction/decision error(s)",
                    "see /api/analytics/errors?stage=extraction")
-    d.metrics = {"pending": pending, "dead": dead, "failed": failed, "tables": tables,
+    d.metrics = {"pending": pending, "dead": dead, "tables": tables,
                  "recent_outcomes": outcomes[:n]}
     d.summary = f"{pending} pending, {dead} dead"
     return d

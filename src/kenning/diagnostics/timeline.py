@@ -59,14 +59,15 @@ def _history_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _job_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for j in rows:
-        kind = j.get("job_type") or j.get("kind") or ("summary" if j["table"] == "summary_jobs" else "job")
+        kind = j.get("job_type") or "job"
         details = {k: _json(v) for k, v in j.items() if k not in ("created_at",)}
         out.append(_ev(j.get("created_at"), "job", "enqueued", f"{kind} job #{j['id']} enqueued", **details))
-        done = j.get("completed_at") or (j.get("updated_at") if j.get("status") != "pending" else None)
+        done = j.get("completed_at") or j.get("failed_at") or (
+            j.get("updated_at") if j.get("status") != "pending" else None)
         if done and done != j.get("created_at"):
-            status = j.get("status")
-            msg = f"{kind} job #{j['id']} {status}" + (f": {j['error']}" if j.get("error") else "")
-            out.append(_ev(done, "job", str(status), msg, id=j["id"], table=j["table"], error=j.get("error")))
+            status, error = j.get("status"), j.get("last_error")
+            msg = f"{kind} job #{j['id']} {status}" + (f": {error}" if error else "")
+            out.append(_ev(done, "job", str(status), msg, id=j["id"], table=j["table"], error=error))
     return out
 
 

@@ -22,6 +22,7 @@ from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.predictor.fusion import Fused
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
+from kenning.store.jobs import Job
 
 
 class Hit(Protocol):
@@ -55,6 +56,13 @@ class SessionPredictor(Protocol):
              top_k: int | None = None) -> list[Fused]: ...
     def status_line(self) -> str: ...
     def on_session_end(self, session_key: str) -> dict[str, Any]: ...
+
+
+class SummaryRunner(Protocol):
+    """The worker that runs session_summary jobs from the one job queue (workers.summaries)."""
+    worker_id: str
+    def wake(self) -> None: ...  # a job was queued: lease it now rather than at the next poll
+    def run_leased(self, job: Job) -> Job: ...  # run a job leased under worker_id; the job after
 
 
 @dataclass

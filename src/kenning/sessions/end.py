@@ -1,6 +1,8 @@
 """session-end: keep the transcript losslessly, then the summary job (extract + continuity).
 
-The summary job (one per session, in `summary_jobs`) runs after the answer unless the
+The summary job (job type `session_summary` in the one job queue, memory_jobs: one live job
+per session, leased, retried with backoff, dead after the worker's max attempts) runs right
+after the answer in the summary worker (kenning.workers.summaries), or in the request when the
 caller asks to wait: it extracts memories from the transcript — through the pipeline when
 the service wired one in, otherwise as key facts stored with source='session-summary' —
 then scores continuity (LLM judge when configured, else the heuristic), writes each
@@ -23,6 +25,7 @@ from kenning.sessions.overlay import store_key_facts
 from kenning.core.secrets import redact
 from kenning.sessions.transcript import parse_transcript
 from kenning.store import sessions as store
+from kenning.store.jobs import Job
 
 
 @dataclass
@@ -32,8 +35,15 @@ class EndRequest:
     at: str = ""
 
 
-def session_end(deps: SessionDeps, req: EndRequest) -> int:
-    """Store the transcript and queue the summary job; returns the job id."""
+@dataclass
+class Ended:
+    job_id: int
+    leased: Job | None  # the job, leased for the caller that waits on it (None: not asked, or held elsewhere)
+
+
+def session_end(deps: SessionDeps, req: EndRequest, *, lease_for: str | None = None) -> Ended:
+    """Store the transcript and queue the summary job; with `lease_for` (a worker id) the job is
+    leased in the same transaction, so that caller runs it and no background worker takes it."""
     if req.transcript is not None:
         check_transcript(deps, req.transcript)
     with deps.db.with_write_tx() as conn:
@@ -44,7 +54,9 @@ def session_end(deps: SessionDeps, req: EndRequest) -> int:
             kept = req.transcript if deps.settings.store_raw_transcripts else redact(req.transcript)
             store.save_transcript(conn, req.session_key, kept, req.at)
         store.end_session(conn, req.session_key, req.at)
-        return store.enqueue_summary_job(conn, req.session_key, req.at)
+        job_id = store.enqueue_summary_job(conn, req.session_key)
+        leased = store.lease_summary_job(conn, req.session_key, lease_for) if lease_for else None
+        return Ended(job_id, leased)
 
 
 def check_transcript(deps: SessionDeps, transcript: Any) -> None:
@@ -84,27 +96,18 @@ def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
     return heuristic_judge(rows, turns, prompts)
 
 
-def process_summary_job(deps: SessionDeps, session_key: str | None = None) -> dict[str, Any] | None:
-    """Run one pending summary job (this session's, or the oldest); None when none is pending."""
-    with deps.db.with_write_tx() as conn:
-        job = store.claim_summary_job(conn, session_key, now_iso())
-    if job is None:
-        return None
-    key = job["session_key"]
-    try:
-        result = _run_job(deps, key)
-    except Exception as exc:  # worker boundary: record, mark failed, keep the daemon alive
-        record_error("sessions", f"summary job failed: {exc}", session_key=key)
-        with deps.db.with_write_tx() as conn:
-            store.finish_summary_job(conn, job["id"], status="failed", at=now_iso(), error=str(exc)[:2000])
-        return {"session_key": key, "status": "failed", "error": str(exc)}
-    with deps.db.with_write_tx() as conn:
-        store.finish_summary_job(conn, job["id"], status="done", at=now_iso(), result=result)
-    log_event("sessions", "summary job done", session_key=key, score=result["score"]["score"])
-    return {"session_key": key, "status": "done", **result}
+def summary_outcome(job: Job) -> dict[str, Any]:
+    """What a synchronous session-end answers for its job once run: the summary when done, else
+    the error and whether the job will be retried (pending) or is dead."""
+    key = job.payload.get("session_key") or job.dedup_key
+    if job.status == "completed":
+        return {"session_key": key, "status": "done", **(job.result or {})}
+    return {"session_key": key, "status": "failed", "error": job.last_error, "job_status": job.status,
+            "attempts": job.attempts}
 
 
-def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
+def summarize(deps: SessionDeps, key: str) -> dict[str, Any]:
+    """The summary job's work for one session; raises on failure (the queue retries it)."""
     conn = deps.db.reader()
     session = store.get_session(conn, key) or {"session_key": key}
     at = session.get("ended_at") or now_iso()
@@ -128,5 +131,6 @@ def _run_job(deps: SessionDeps, key: str) -> dict[str, Any]:
             record_error("sessions", f"predictor.on_session_end failed: {exc}", session_key=key)
     score = verdict.as_row(session.get("project"))
     episodes.pop("ids", None)
+    log_event("sessions", "summary done", session_key=key, score=score["score"])
     return {"episodes": episodes, "extraction": extraction, "score": score,
             "scored_memories": len(verdict.per_memory)}

@@ -1,24 +1,21 @@
 """SessionManager: the one object the service builds for the session lifecycle.
 
-Takes plain dicts (the HTTP contract), validates them, enforces the latency budget and
-owns the background thread that runs summary jobs. Handlers live in start / prompt /
-checkpoints / end; this module only routes, times and records.
+Takes plain dicts (the HTTP contract), validates them and enforces the latency budget; summary
+jobs go to the one job queue and its summary worker (`SummaryRunner`). Handlers live in start /
+prompt / checkpoints / end; this module only routes, times and records.
 """
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
-from kenning.core.telemetry import record_error, record_latency, timed
+from kenning.core.telemetry import record_latency, timed
 from kenning.core.types import Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
-from kenning.sessions.context import Deadline, SessionDeps, require_key, resolve_at
-from kenning.sessions.end import EndRequest, compaction_episodes, process_summary_job, session_end
+from kenning.sessions.context import Deadline, SessionDeps, SummaryRunner, require_key, resolve_at
+from kenning.sessions.end import EndRequest, compaction_episodes, session_end, summary_outcome
 from kenning.sessions.prompt import PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.start import StartRequest, session_start
 from kenning.store import sessions as store
@@ -39,38 +36,9 @@ def _opt_str(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:
 
 
 class SessionManager:
-    def __init__(self, deps: SessionDeps) -> None:
+    def __init__(self, deps: SessionDeps, summaries: SummaryRunner) -> None:
         self.deps = deps
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    # -- lifecycle --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Requeue jobs a stopped daemon left running and work through the backlog."""
-        with self.deps.db.with_write_tx() as conn:
-            store.reset_running_jobs(conn, now_iso())
-        self._submit(None)
-
-    def close(self) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=False)
-
-    def _submit(self, session_key: str | None) -> None:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary-jobs")
-            self._executor.submit(self._drain, session_key)
-
-    def _drain(self, session_key: str | None) -> None:
-        try:
-            if session_key is not None:
-                process_summary_job(self.deps, session_key)
-            while process_summary_job(self.deps) is not None:
-                pass
-        except Exception as exc:  # worker boundary
-            record_error("sessions", f"summary worker stopped: {exc}")
+        self.summaries = summaries
 
     # -- hooks --------------------------------------------------------------------------------
     def session_start(self, body: dict[str, Any], deadline: Deadline | None = None,
@@ -145,12 +113,16 @@ class SessionManager:
         wait = body.get("wait", False)
         if not isinstance(wait, bool):
             raise InvalidInput("wait must be true or false")
-        job_id = session_end(self.deps, EndRequest(key, transcript, resolve_at(body.get("timestamp"))))
+        req = EndRequest(key, transcript, resolve_at(body.get("timestamp")))
         if not wait:
-            self._submit(key)
-            return {"queued": True, "job_id": job_id}
-        result = process_summary_job(self.deps, key)
-        return {"queued": False, "job_id": job_id, "summary": result}
+            ended = session_end(self.deps, req)
+            self.summaries.wake()
+            return {"queued": True, "job_id": ended.job_id}
+        ended = session_end(self.deps, req, lease_for=self.summaries.worker_id)
+        if ended.leased is None:  # the worker is running this session's job right now: it finishes it
+            return {"queued": True, "job_id": ended.job_id, "summary": None}
+        summary = summary_outcome(self.summaries.run_leased(ended.leased))
+        return {"queued": False, "job_id": ended.job_id, "summary": summary}
 
     # -- reading ---------------------------------------------------------------------------------
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:

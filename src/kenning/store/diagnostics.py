@@ -148,13 +148,19 @@ def mutation_stats(conn, since: str) -> dict[str, Any]:
     return {"events_24h": events, "dangling_supersessions": dangling, "memories_without_history": no_history}
 
 
-# -- queue: memory_jobs (pipeline) and summary_jobs (sessions) -----------------------
+# -- queue: memory_jobs, the one job queue (pipeline jobs and session summaries) -------------
 def _job_table_stats(conn, table: str, now: str, lease_cutoff: str | None) -> dict[str, Any] | None:
     cols = table_columns(conn, table)
     if not cols or "status" not in cols:
         return None
     by_status = dict(conn.execute(f"SELECT status, COUNT(*) FROM {table} GROUP BY status").fetchall())
     out: dict[str, Any] = {"table": table, "by_status": by_status}
+    if "job_type" in cols:
+        by_type: dict[str, dict[str, int]] = {}
+        for job_type, status, count in conn.execute(
+                f"SELECT job_type, status, COUNT(*) FROM {table} GROUP BY job_type, status"):
+            by_type.setdefault(job_type, {})[status] = count
+        out["by_type"] = by_type
     created = _first_column(cols, "created_at", "enqueued_at")
     if created:
         out["oldest_pending_at"] = conn.execute(
@@ -173,13 +179,9 @@ def _job_table_stats(conn, table: str, now: str, lease_cutoff: str | None) -> di
 
 
 def queue_stats(conn, now: str, lease_cutoff: str | None = None) -> dict[str, Any]:
-    """Per job table: counts by status, oldest pending, leases older than `lease_cutoff`."""
-    tables = {}
-    for table in ("memory_jobs", "summary_jobs"):
-        stats = _job_table_stats(conn, table, now, lease_cutoff)
-        if stats is not None:
-            tables[table] = stats
-    return {"tables": tables}
+    """The job table: counts by status (and by job type), oldest pending, leases older than `lease_cutoff`."""
+    stats = _job_table_stats(conn, "memory_jobs", now, lease_cutoff)
+    return {"tables": {"memory_jobs": stats} if stats is not None else {}}
 
 
 def recent_job_outcomes(conn, limit: int) -> list[dict[str, Any]]:
@@ -228,22 +230,13 @@ def _count_outputs(raw: str) -> int | None:
 
 
 def job_errors(conn, limit: int = 20) -> list[dict[str, Any]]:
-    out = []
-    for table in ("memory_jobs", "summary_jobs"):
-        cols = table_columns(conn, table)
-        err = _first_column(cols, "error", "last_error")
-        if not err:
-            continue
-        stamp = _first_column(cols, "updated_at", "created_at")
-        kind = _first_column(cols, "job_type", "kind", "type")
-        kind_sql = kind if kind else "NULL"
-        out += [dict(r) | {"table": table} for r in conn.execute(
-            f"SELECT id, status, {kind_sql} AS kind, {err} AS error, {stamp} AS at FROM {table}"
-            f" WHERE {err} IS NOT NULL AND {err} != '' ORDER BY {stamp} DESC LIMIT ?",
-            (limit,),
-        )]
-    out.sort(key=lambda r: r.get("at") or "", reverse=True)
-    return out[:limit]
+    """The newest jobs (any type) that carry an error."""
+    if not table_exists(conn, "memory_jobs"):
+        return []
+    return [dict(r) | {"table": "memory_jobs"} for r in conn.execute(
+        "SELECT id, status, job_type AS kind, last_error AS error, updated_at AS at FROM memory_jobs"
+        " WHERE last_error IS NOT NULL AND last_error != '' ORDER BY updated_at DESC LIMIT ?", (limit,),
+    )]
 
 
 # -- sessions / connectors -----------------------------------------------------------

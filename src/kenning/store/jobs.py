@@ -169,6 +169,33 @@ def lease(db: Database, job_types: list[str] | tuple[str, ...], worker_id: str) 
     return _row_to_job(leased)
 
 
+def lease_key_in_tx(conn, job_type: str, dedup_key: str, worker_id: str) -> Job | None:
+    """Lease the live pending job of (job_type, dedup_key) at once, ready or not, on the caller's
+    write connection: for a caller that waits on this one job (a synchronous session-end)."""
+    now = now_iso()
+    leased = conn.execute(
+        "UPDATE memory_jobs SET status = 'leased', leased_at = ?, leased_by = ?, attempts = attempts + 1,"
+        " updated_at = ? WHERE job_type = ? AND dedup_key = ? AND status = 'pending'",
+        (now, worker_id, now, job_type, dedup_key),
+    ).rowcount
+    if not leased:
+        return None
+    row = conn.execute(
+        "SELECT * FROM memory_jobs WHERE job_type = ? AND dedup_key = ? AND status = 'leased'"
+        " AND leased_by = ? ORDER BY id DESC LIMIT 1", (job_type, dedup_key, worker_id),
+    ).fetchone()
+    return _row_to_job(row)
+
+
+def latest_for_key(conn, job_type: str, dedup_key: str) -> Job | None:
+    """The newest job of (job_type, dedup_key), live or finished."""
+    row = conn.execute(
+        "SELECT * FROM memory_jobs WHERE job_type = ? AND dedup_key = ? ORDER BY id DESC LIMIT 1",
+        (job_type, dedup_key),
+    ).fetchone()
+    return _row_to_job(row) if row else None
+
+
 def _owned(worker_id: str | None) -> tuple[str, tuple[Any, ...]]:
     if worker_id is None:
         return "", ()

@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from kenning.core.types import Viewer
+from kenning.store import jobs
 from kenning.store.memories import row_to_memory, visibility_sql
 from kenning.store.vectors import knn
 
@@ -375,60 +376,37 @@ def get_transcript(conn, session_key: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
-# -- summary jobs --------------------------------------------------------------------------------
-def enqueue_summary_job(conn, session_key: str, at: str) -> int:
-    """Queue (or re-queue) the session's summary job; returns its id."""
-    conn.execute(
-        "INSERT INTO summary_jobs(session_key, status, created_at, updated_at) VALUES (?, 'pending', ?, ?)"
-        " ON CONFLICT(session_key) DO UPDATE SET status = 'pending', error = NULL, updated_at = excluded.updated_at",
-        (session_key, at, at),
-    )
-    return conn.execute("SELECT id FROM summary_jobs WHERE session_key = ?", (session_key,)).fetchone()[0]
+# -- summary jobs (in memory_jobs, one live job per session) -------------------------------------
+SUMMARY_JOB = "session_summary"
+_SUMMARY_STATUS = {"pending": "pending", "leased": "running", "completed": "done", "dead": "failed"}
 
 
-def claim_summary_job(conn, session_key: str | None, at: str) -> dict[str, Any] | None:
-    """Atomically move one pending job (this session's, or the oldest) to 'running'."""
-    if session_key is not None:
-        row = conn.execute(
-            "SELECT * FROM summary_jobs WHERE session_key = ? AND status IN ('pending', 'failed')",
-            (session_key,),
-        ).fetchone()
-    else:
-        row = conn.execute(
-            "SELECT * FROM summary_jobs WHERE status = 'pending' ORDER BY id LIMIT 1"
-        ).fetchone()
-    if row is None:
-        return None
-    conn.execute(
-        "UPDATE summary_jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE id = ?",
-        (at, row["id"]),
-    )
-    return dict(row)
+def enqueue_summary_job(conn, session_key: str) -> int:
+    """Queue the session's summary job in memory_jobs (its live job when one is pending or
+    running: enqueue is idempotent per session); returns the job id."""
+    job_id, _ = jobs.enqueue_in_tx(conn, SUMMARY_JOB, dedup_key=session_key, payload={"session_key": session_key})
+    return job_id
 
 
-def finish_summary_job(conn, job_id: int, *, status: str, at: str, error: str | None = None,
-                       result: dict[str, Any] | None = None) -> None:
-    conn.execute(
-        "UPDATE summary_jobs SET status = ?, error = ?, result = ?, updated_at = ?,"
-        " completed_at = CASE WHEN ? = 'done' THEN ? ELSE completed_at END WHERE id = ?",
-        (status, error, json.dumps(result, default=str) if result is not None else None, at, status, at, job_id),
-    )
-
-
-def reset_running_jobs(conn, at: str) -> int:
-    """Jobs left 'running' by a stopped daemon go back to 'pending'."""
-    return conn.execute(
-        "UPDATE summary_jobs SET status = 'pending', updated_at = ? WHERE status = 'running'", (at,)
-    ).rowcount
+def lease_summary_job(conn, session_key: str, worker_id: str) -> jobs.Job | None:
+    """Lease this session's pending summary job now (a synchronous session-end runs it itself)."""
+    return jobs.lease_key_in_tx(conn, SUMMARY_JOB, session_key, worker_id)
 
 
 def get_summary_job(conn, session_key: str) -> dict[str, Any] | None:
-    row = conn.execute("SELECT * FROM summary_jobs WHERE session_key = ?", (session_key,)).fetchone()
-    if row is None:
+    """The session's newest summary job in the shape the API has always returned (status
+    pending | running | done | failed), with the queue's own status beside it."""
+    job = jobs.latest_for_key(conn, SUMMARY_JOB, session_key)
+    if job is None:
         return None
-    data = dict(row)
-    data["result"] = json.loads(data["result"]) if data.get("result") else None
-    return data
+    return {
+        "id": job.id, "session_key": session_key, "status": _SUMMARY_STATUS[job.status],
+        "attempts": job.attempts, "error": job.last_error, "result": job.result,
+        "created_at": job.created_at, "updated_at": job.updated_at,
+        "completed_at": job.completed_at if job.status == "completed" else None,
+        "job_status": job.status, "run_after": job.run_after,
+        "failed_at": job.failed_at,
+    }
 
 
 # -- session scores --------------------------------------------------------------------------

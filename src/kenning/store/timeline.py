@@ -20,12 +20,14 @@ def memory_exists(conn, memory_id: str) -> bool:
 
 
 def session_exists(conn, key: str) -> bool:
-    for table in ("sessions", "session_memories", "session_scores", "summary_jobs"):
+    for table in ("sessions", "session_memories", "session_scores"):
         if table_exists(conn, table) and conn.execute(
             f"SELECT 1 FROM {table} WHERE session_key = ? LIMIT 1", (key,)
         ).fetchone():
             return True
-    return False
+    return conn.execute(  # a session known only by its summary job
+        "SELECT 1 FROM memory_jobs WHERE job_type = 'session_summary' AND dedup_key = ? LIMIT 1", (key,)
+    ).fetchone() is not None
 
 
 def memory_history(conn, memory_id: str) -> list[dict[str, Any]]:
@@ -78,23 +80,11 @@ def session_score(conn, key: str) -> dict[str, Any] | None:
 
 
 def jobs_for(conn, ident: str) -> list[dict[str, Any]]:
-    """memory_jobs and summary_jobs that name `ident` (a column or inside the payload)."""
-    out: list[dict[str, Any]] = []
-    cols = table_columns(conn, "memory_jobs")
-    if cols:
-        clauses = [f"{c} = ?" for c in ("session_key", "memory_id") if c in cols]
-        params: list[Any] = [ident] * len(clauses)
-        payload = next((c for c in ("payload", "args", "data") if c in cols), None)
-        if payload:
-            clauses.append(f"{payload} LIKE ?")
-            params.append(f"%{ident}%")
-        if clauses:
-            out += [r | {"table": "memory_jobs"} for r in _rows(
-                conn, f"SELECT * FROM memory_jobs WHERE {' OR '.join(clauses)}", tuple(params))]
-    if table_exists(conn, "summary_jobs"):
-        out += [r | {"table": "summary_jobs"} for r in _rows(
-            conn, "SELECT * FROM summary_jobs WHERE session_key = ?", (ident,))]
-    return out
+    """memory_jobs (the one job queue, session summaries included) that name `ident`: its memory,
+    its dedup key (a session's summary job) or inside the payload."""
+    return [r | {"table": "memory_jobs"} for r in _rows(
+        conn, "SELECT * FROM memory_jobs WHERE memory_id = ? OR dedup_key = ? OR payload LIKE ? ORDER BY id",
+        (ident, ident, f"%{ident}%"))]
 
 
 def comparisons_for(conn, key: str) -> list[dict[str, Any]]:

@@ -26,7 +26,8 @@ Contract of `Worker` (any periodic loop, e.g. retention, maintenance, the lease 
   worker's interval). An exception is caught at this process boundary, recorded in telemetry
   (`record_error(stage=<name>)`), counted, and the next tick is delayed by exponential backoff
   (1 s base, 30 s cap, ≤ 500 ms jitter by default).
-- `start()` / `stop()` are idempotent; `run_once()` runs one tick synchronously (tests, CLI).
+- `start()` / `stop()` are idempotent; `run_once()` runs one tick synchronously (tests, CLI);
+  `wake()` cuts the current wait short (the next tick runs now).
 - `stats()` returns a JSON-able dict: running, processed, failed, dead, deferred,
   consecutive_failures, last_error, waiting (a reason string or None), timestamps.
 
@@ -85,6 +86,7 @@ class Worker:
         self.backoff_jitter_s = backoff_jitter_s
         self._rng = random.Random()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by stop() and wake(): end the wait before the next tick
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.counters: dict[str, int] = {
@@ -116,6 +118,7 @@ class Worker:
             if self.running:
                 return
             self._stop.clear()
+            self._wake.clear()
             self.started_at = now_iso()
             self._thread = threading.Thread(target=self._loop, name=f"kenning-{self.name}", daemon=True)
             self._thread.start()
@@ -125,12 +128,17 @@ class Worker:
         with self._lock:
             thread = self._thread
             self._stop.set()
+            self._wake.set()
         if thread is not None:
             thread.join(timeout_s)
         with self._lock:
             if self._thread is thread:
                 self._thread = None
         telemetry.log_event("worker", f"{self.name} stopped", worker=self.name)
+
+    def wake(self) -> None:
+        """Run the next tick now instead of after the current wait (e.g. a job was just queued)."""
+        self._wake.set()
 
     def run_once(self) -> float | None:
         """Run one tick in the calling thread, with the same error handling as the loop."""
@@ -140,7 +148,8 @@ class Worker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             delay = self._guarded_tick()
-            self._stop.wait(self.interval_s if delay is None else max(0.0, delay))
+            self._wake.wait(self.interval_s if delay is None else max(0.0, delay))
+            self._wake.clear()
 
     def _guarded_tick(self) -> float | None:
         self.counters["ticks"] += 1
@@ -232,6 +241,12 @@ class LeaseWorker(Worker):
             self.current_job = None
             self.last_job_at = now_iso()
             telemetry.record_latency(f"job_{job.job_type}", (time.perf_counter() - started) * 1000.0)
+
+    def run_leased(self, job: Job) -> Job:
+        """Run a job the caller leased under this worker's id, in the caller's thread, with the
+        loop's rules (complete, or fail with backoff / dead at max attempts); the job after."""
+        self._run_job(job)
+        return jobstore.get_job(self.db, job.id) or job
 
     def _run_job(self, job: Job) -> float | None:
         try:

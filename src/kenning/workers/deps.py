@@ -16,6 +16,7 @@ from kenning.memory.write import WritePath
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.llm import BaseLLMProvider
 from kenning.retrieval.recall import RecallHit
+from kenning.sessions.context import SessionDeps
 from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker
 
@@ -32,6 +33,7 @@ class WorkerDeps:
     llm: BaseLLMProvider  # the pipeline LLM behind the daily token budget
     writer: WritePath  # the one write path of every memory
     recall: RecallFn  # hybrid recall without access tracking
+    sessions: SessionDeps  # what the session summary worker runs with (the session manager's own)
 
 
 WorkerFactory = Callable[[WorkerDeps], "Worker | None"]  # None when disabled by config

@@ -25,7 +25,7 @@ from typing import Any
 from kenning.core import telemetry
 from kenning.core.errors import NotFound
 from kenning.workers import (aspect_feedback, documents, embedding_tracker, extraction, hints, lifecycle,
-                             maintenance, retention)
+                             maintenance, retention, summaries)
 from kenning.workers.base import LeaseReaper, Worker
 from kenning.workers.deps import WorkerDeps, WorkerFactory
 
@@ -38,6 +38,7 @@ FACTORIES: dict[str, WorkerFactory] = {
     "lifecycle": lifecycle.build,
     "maintenance": maintenance.build,
     "retention": retention.build,
+    "summaries": summaries.build,
 }
 
 

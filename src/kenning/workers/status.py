@@ -13,6 +13,7 @@ from kenning.core.config_pipeline import PipelineSettings
 from kenning.providers.budget import BudgetedProvider
 from kenning.store import jobs
 from kenning.store.backend import StoreDatabase
+from kenning.store.sessions import SUMMARY_JOB
 from kenning.workers.manager import WorkerManager
 
 RECENT_DEAD = 20
@@ -31,8 +32,9 @@ def pipeline_status(s: PipelineSettings, db: StoreDatabase, manager: WorkerManag
     workers = manager.stats() if manager is not None else {}
     budget = llm.budget.status() if llm is not None else None
     waiting = sorted({w["waiting"] for w in workers.values() if w.get("waiting")})
-    if not s.enabled and totals["pending"]:
-        waiting.append(f"pipeline disabled (pipeline.enabled: false): {totals['pending']} job(s) wait")
+    held = totals["pending"] - depths.get(SUMMARY_JOB, {}).get("pending", 0)  # summaries run regardless
+    if not s.enabled and held:
+        waiting.append(f"pipeline disabled (pipeline.enabled: false): {held} job(s) wait")
     return {
         "enabled": s.enabled,
         "mode": s.mode,

@@ -63,11 +63,14 @@ def for_backend(backend: str) -> list[Migration]:
     return sorted(steps + extra, key=lambda m: m.version)
 
 
-def migrate(db) -> list[int]:
-    """Apply every pending migration in order, each in its own write transaction."""
+def migrate(db, *, upto: int | None = None) -> list[int]:
+    """Apply every pending migration in order, each in its own write transaction (only those
+    numbered up to `upto` when given: tests build a store as an older version left it)."""
     ran = []
     postgres = db.backend == "postgres"
     for migration in for_backend(db.backend):
+        if upto is not None and migration.version > upto:
+            break
         with db.with_write_tx() as conn:
             if postgres:  # two daemons starting at once: one migrates, the other waits
                 conn.raw.execute("SELECT pg_advisory_xact_lock(1859)")
