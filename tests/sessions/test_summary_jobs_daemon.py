@@ -5,6 +5,8 @@ once. The embedding server is a real local HTTP server."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -110,3 +112,24 @@ def test_a_failing_summary_backs_off_then_is_dead_and_a_new_session_end_retries(
     assert done["id"] == waited["job_id"] and done["attempts"] == 2
     timeline = http.get(f"/api/timeline/{key}", params={"source": "job"}).json()["events"]
     assert {e["event"] for e in timeline} >= {"enqueued", "dead", "completed"}
+
+
+def test_dead_summaries_are_requeued_and_listed_like_every_job(qdaemon, http, fake_embeddings):
+    key = f"requeue-{uuid.uuid4().hex[:8]}"
+    fake_embeddings.fail = True
+    try:
+        http.post("/api/hooks/session-end", json={"session_key": key, "transcript": TRANSCRIPT})
+        dead = wait_for(http, key, lambda j: j.get("status") == "failed")
+    finally:
+        fake_embeddings.fail = False
+    before = http.get("/api/pipeline/status").json()["queue"]["by_type"]["session_summary"]
+    assert before["dead"] >= 1
+    requeued = http.post("/api/pipeline/dead/requeue", params={"job_type": "session_summary"}).json()
+    assert requeued["requeued"] == before["dead"]
+    done = wait_for(http, key, lambda j: j.get("status") == "done")
+    assert done["id"] == dead["id"] and done["attempts"] == 1  # a fresh set of attempts, then it ran
+    table = subprocess.run([sys.executable, "-m", "kenning", "pipeline", "status"], env=qdaemon.env,
+                           capture_output=True, text=True, timeout=180)
+    assert table.returncode == 0, table.stderr
+    assert "session_summary" in table.stdout
+
