@@ -153,3 +153,23 @@ def test_session_end_answers_the_same_shape(kenning, wait):
                         "updated_at", "completed_at"}
     assert job["id"] == out["job_id"] and job["session_key"] == key
     assert job["status"] == ("done" if wait else "pending")
+
+
+def test_a_waited_run_reports_a_job_that_outlived_its_lease_as_running(db):
+    """run_leased re-reads the job: one the reaper gave to another worker mid-run is 'running', not failed."""
+    from kenning.sessions.end import summary_outcome
+
+    with db.with_write_tx() as conn:
+        sstore.enqueue_summary_job(conn, "slow")
+        mine = sstore.lease_summary_job(conn, "slow", "summaries:request")
+    assert mine is not None and mine.status == "leased" and mine.attempts == 1
+    assert jobs.reap_stale(db, lease_timeout_ms=0) == {"requeued": 1, "dead": 0}
+    with db.with_write_tx() as conn:
+        theirs = sstore.lease_summary_job(conn, "slow", "summaries:worker")
+    assert theirs is not None and theirs.id == mine.id
+    assert not jobs.complete(db, mine.id, {"late": True}, worker_id="summaries:request")  # lease lost
+    outcome = summary_outcome(jobs.get_job(db, mine.id))
+    assert outcome["status"] == "running" and outcome["job_status"] == "leased" and outcome["attempts"] == 2
+    assert jobs.complete(db, mine.id, {"score": {"score": 0.5}}, worker_id="summaries:worker")
+    assert summary_outcome(jobs.get_job(db, mine.id)) == {"session_key": "slow", "status": "done",
+                                                          "score": {"score": 0.5}}

@@ -98,11 +98,13 @@ def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
 
 def summary_outcome(job: Job) -> dict[str, Any]:
     """What a synchronous session-end answers for its job once run: the summary when done, else
-    the error and whether the job will be retried (pending) or is dead."""
+    the error and whether the job will be retried (pending), is dead, or runs elsewhere (leased)."""
     key = job.payload.get("session_key") or job.dedup_key
     if job.status == "completed":
         return {"session_key": key, "status": "done", **(job.result or {})}
-    return {"session_key": key, "status": "failed", "error": job.last_error, "job_status": job.status,
+    # leased: the run outlived its lease, the reaper requeued it and a worker runs it again now
+    status = "running" if job.status == "leased" else "failed"
+    return {"session_key": key, "status": status, "error": job.last_error, "job_status": job.status,
             "attempts": job.attempts}
 
 
