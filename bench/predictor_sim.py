@@ -458,6 +458,9 @@ def main() -> None:
     ap.add_argument("--config", default="", help="config.yaml text for the daemon (default: empty = defaults)")
     ap.add_argument("--home", type=Path, default=None, help="KENNING_HOME (default: a tmp dir, removed)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--stop-after", type=int, default=None,
+                    help="run only the first N sessions of the --sessions world (same world, drift at --sessions/2): "
+                         "a quick look at the drift window")
     args = ap.parse_args()
 
     world = World(args.sessions, args.seed, args.filler)
@@ -469,7 +472,7 @@ def main() -> None:
     try:
         with httpx.Client(base_url=daemon.url, timeout=300) as client:
             inserted = insert_memories(client, world, START)
-            for plan in world.sessions:
+            for plan in world.sessions[:args.stop_after]:
                 inserted += insert_memories(client, world, plan["at"])
                 rows.append(run_session(client, world, plan, args.feedback))
                 st = settle(client)
