@@ -83,3 +83,23 @@ def test_session_gates_confidence_and_low_variance():
     sharp = build_session_labels(SESSION, close, [None, None])
     assert sharp.usable and sharp.temperature == 0.3
     assert all(c.reasons for c in ok.labels)  # every label explains itself
+
+
+def test_a_memory_rated_useful_before_but_not_shown_now_is_unknown_not_zero():
+    """Nobody saw it this session, so the session cannot say it was unwanted: it is left out of
+    the loss instead of being taught as 0.0 (else what the fused order stopped showing stays buried)."""
+    before = {"m"}
+    hidden = label_candidate(cand(), SESSION, 0.7, START, before)
+    assert hidden.path == "unknown" and not hidden.judged and hidden.reasons
+    # any sign this session, or having been shown, or no earlier rating: judged as before
+    assert label_candidate(cand(fts_hit_count=1), SESSION, None, START, before).judged
+    assert label_candidate(cand(relevance_score=0.6), SESSION, None, START, before).judged
+    shown = label_candidate(cand(was_injected=1, agent_relevance_score=0.0), SESSION, None, START, before)
+    assert shown.judged and shown.path == "agent"
+    assert label_candidate(cand(relevance_score=0.2), SESSION, None, START, before).path == "unknown"
+    assert label_candidate(cand(), SESSION, 0.7, START).label == 0.25  # never rated: a soft negative still
+    # the spread gate reads judged labels only
+    rows = [cand(memory_id="a", was_injected=1, relevance_score=0.5),
+            cand(memory_id="b", was_injected=1, relevance_score=0.5), cand()]
+    out = build_session_labels(SESSION, rows, [None, None, None], rated_useful=before)
+    assert [c.judged for c in out.labels] == [True, True, False] and out.skip_reason == "low_variance"

@@ -23,7 +23,7 @@ import pytest
 from kenning.core.types import MemoryDraft
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor.features import load_samples
-from kenning.predictor.history import NO_HISTORY, load_all
+from kenning.predictor.history import NO_HISTORY, load_all, rated_useful
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.service import Predictor
 from kenning.predictor.touched import identifiers, touched_memories
@@ -166,6 +166,16 @@ def test_history_features_from_real_session_rows(kenning):
     later = scoring(sample.ids, day(3), "hist-3")
     assert np.allclose(later, load_all(conn).features(sample.ids, day(3), "hist", exclude="hist-3"))
     assert not np.allclose(later[:, 3], scored[:, 3])  # the previous session is hist-2 now
+
+
+def test_rated_useful_before_from_real_session_rows(kenning):
+    """labels' `rated_useful`: what the agent rated >= 0.5 in sessions that started earlier."""
+    _memories(kenning, "rated")
+    first = _session(kenning, "rated-1", "rated", day(1), feedback=lambda shown: {shown[0]: 0.9, shown[1]: 0.2})
+    good, lukewarm = first["memory_ids"][:2]
+    conn = kenning.db.reader()
+    assert rated_useful(conn, [good, lukewarm, "never-seen"], day(2)) == {good}
+    assert rated_useful(conn, [good, lukewarm], day(1)) == set()  # not before the session it was rated in
 
 
 def _settings(pred_settings, **kw):

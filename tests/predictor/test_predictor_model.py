@@ -116,3 +116,30 @@ def test_padding_does_not_change_scores_or_loss():
     padded = model(collate(samples, TINY.native_dim))
     n = len(samples[1].ids)
     assert torch.allclose(alone[0, :n], padded[1, :n], atol=1e-6)
+
+
+def test_loss_weights_sessions_and_skips_unjudged_candidates():
+    """Recency weights make a weighted mean of the sessions' KL; an unjudged candidate (Sample.judged
+    False) takes no part in either softmax."""
+    from kenning.predictor.features import recency_weight
+
+    assert recency_weight(0, 25.0) == 1.0 and recency_weight(25, 25.0) == 0.5 and recency_weight(40, None) == 1.0
+    torch.manual_seed(0)
+    model = CrossAttentionScorer(TINY)
+    samples = tiny_samples(np.random.default_rng(0))
+    batch = collate(samples, TINY.native_dim)
+    with torch.no_grad():
+        scores = model(batch)
+        each = [float(listnet_kl(scores[i:i + 1], batch.labels[i:i + 1], batch.mask[i:i + 1],
+                                 batch.temperature[i:i + 1])) for i in range(len(samples))]
+        w = torch.tensor([1.0, 0.5, 0.25])
+        weighted = float(listnet_kl(scores, batch.labels, batch.mask, batch.temperature, w))
+        assert weighted == pytest.approx(sum(x * float(y) for x, y in zip(each, w)) / float(w.sum()), rel=1e-5)
+        assert weighted != pytest.approx(float(np.mean(each)), rel=1e-3)
+        samples[0].judged = np.array([True, True, True, True, False])
+        masked = collate(samples, TINY.native_dim)
+        assert not bool(masked.mask[0, 4]) and bool(masked.mask[2, 4])
+        moved = masked.labels.clone()
+        moved[0, 4] = 99.0  # an unjudged label cannot change the loss
+        assert float(listnet_kl(scores, moved, masked.mask, masked.temperature)) == pytest.approx(
+            float(listnet_kl(scores, masked.labels, masked.mask, masked.temperature)))

@@ -20,6 +20,10 @@ DRIFT_RESET_THRESHOLD = 0.3  # success rate below which a session counts toward 
 DRIFT_RESET_EMA = 0.5  # success rate after a drift reset (neutral)
 REPLAY_BUFFER_SIZE = 20  # top historical sessions (by continuity score) mixed into training
 REPLAY_FRACTION = 0.2  # share of each training batch drawn from the replay buffer
+# Recent sessions weigh 0.5 ** (age / half-life) in the loss, age = sessions newer than it among
+# those loaded (the seed's "80 % recent": after a drift the new sessions must outweigh the old
+# ones before the window fills with them; replay keeps weight 1).
+RECENCY_HALF_LIFE_SESSIONS = 25.0
 MIN_SCORER_CONFIDENCE = 0.6  # continuity confidence gate (training and EMA)
 LOSS_TEMPERATURE = 0.5  # ListNet softmax temperature
 LOW_VARIANCE_TEMPERATURE = 0.3  # sharper temperature when labels are within 0.1 of each other

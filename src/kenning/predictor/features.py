@@ -24,7 +24,7 @@ import numpy as np
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
 from kenning.predictor.confidence import judge_trust
-from kenning.predictor.history import HISTORY_FEATURES, NO_HISTORY, History, load_all
+from kenning.predictor.history import HISTORY_FEATURES, NO_HISTORY, History, load_all, rated_useful
 from kenning.predictor.labels import SessionLabels, build_session_labels
 from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
@@ -89,6 +89,8 @@ class Sample:
     labels: np.ndarray | None = None
     temperature: float = C.LOSS_TEMPERATURE
     meta: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0  # the session's weight in the loss (load_samples: recency)
+    judged: np.ndarray | None = None  # [N] bool: candidates the loss reads (None: all)
 
 
 def collate(samples: list[Sample], native_dim: int) -> Batch:
@@ -127,7 +129,7 @@ def collate(samples: list[Sample], native_dim: int) -> Batch:
         feats[b, :n] = s.features
         if n:
             feats[b, n:, 3:10] = s.features[0, 3:10]  # padding shares the session features
-        mask[b, :n] = True
+        mask[b, :n] = True if s.judged is None else s.judged
         if s.labels is not None:
             labels[b, :n] = s.labels
     long = torch.long
@@ -169,7 +171,9 @@ def session_labels(conn, session: dict[str, Any], model_name: str | None, trust:
         injected = [v for r, v in zip(rows, vecs) if r["was_injected"] and v is not None]
         ctx_vec = np.mean(np.stack(injected), axis=0).astype(np.float32) if injected else None
     labels = build_session_labels(session, rows, [_cosine(ctx_vec, v) for v in vecs], session.get("started_at"),
-                                  touched=store.touched_ids(conn, key), trust=trust)
+                                  touched=store.touched_ids(conn, key), trust=trust,
+                                  rated_useful=rated_useful(conn, [r["memory_id"] for r in rows],
+                                                            session.get("started_at")))
     return labels, rows, vecs, ctx_vec, context
 
 
@@ -196,7 +200,7 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None, histor
         cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) for r in rows],
         features=np.concatenate([base, history.features(ids, start, project, exclude=key)], axis=1),
         project_slot=project_slot(project), labels=np.array([c.label for c in labels.labels], np.float32),
-        temperature=labels.temperature,
+        temperature=labels.temperature, judged=np.array([c.judged for c in labels.labels], bool),
         meta={"session_key": key, "score": session.get("score"), "confidence": session.get("confidence")},
     )
     return [sample, *_pool_samples(conn, sample, labels)], labels
@@ -210,7 +214,8 @@ def _pool_samples(conn, sample: Sample, labels: SessionLabels) -> list[Sample]:
     for phase, pool in store.pools(conn, sample.session_key).items():
         keep = [index[r["memory_id"]] for r in pool if r["memory_id"] in index]
         values = sample.labels[keep] if sample.labels is not None else None
-        if len(keep) < 2 or values is None or float(values.max() - values.min()) < C.SKIP_SPREAD:
+        judged = sample.judged[keep] if sample.judged is not None else np.ones(len(keep), bool)
+        if int(judged.sum()) < 2 or values is None or float(np.ptp(values[judged])) < C.SKIP_SPREAD:
             continue
         ctx = store.session_context(conn, f"{sample.session_key}#{phase}") or {}
         ctx_vec = decode_vector(ctx.get("embedding"))
@@ -220,23 +225,31 @@ def _pool_samples(conn, sample: Sample, labels: SessionLabels) -> list[Sample]:
             ctx_tokens=hash_tokens(ctx.get("context_text")) or sample.ctx_tokens,
             cand_vecs=[sample.cand_vecs[i] for i in keep], cand_tokens=[sample.cand_tokens[i] for i in keep],
             features=sample.features[keep], project_slot=sample.project_slot, labels=values,
-            temperature=labels.temperature, meta={**sample.meta, "phase": phase},
+            temperature=labels.temperature, meta={**sample.meta, "phase": phase}, judged=judged,
         ))
     return out
 
 
+def recency_weight(age: int, half_life: float | None) -> float:
+    """0.5 ** (age / half_life): `age` sessions are newer than this one; 1.0 without a half-life."""
+    return 0.5 ** (age / half_life) if half_life else 1.0
+
+
 def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
-                 trust: float | None = None) -> tuple[list[Sample], dict[str, int]]:
+                 trust: float | None = None, half_life: float | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
-    `trust` when loading several lists in one training run: they are read once)."""
+    `trust` when loading several lists in one training run: they are read once). With
+    `half_life`, `sessions` come newest first and each sample weighs recency_weight(age)."""
     samples: list[Sample] = []
     skipped: dict[str, int] = {}
     if not sessions:
         return samples, skipped
     history = load_all(conn) if history is None else history
     trust = trust_of(conn) if trust is None else trust
-    for session in sessions:
+    for age, session in enumerate(sessions):
         found, labels = session_sample(conn, session, model_name, history, trust)
+        for sample in found:
+            sample.weight = recency_weight(age, half_life)
         if not found:
             reason = labels.skip_reason or "no_candidates"
             skipped[reason] = skipped.get(reason, 0) + 1

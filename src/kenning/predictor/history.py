@@ -141,6 +141,14 @@ class History:
         return out
 
 
+def rated_useful(conn, memory_ids: list[str], before: str | None) -> set[str]:
+    """Which of `memory_ids` the agent rated useful (≥ USEFUL_AGENT) in a session started before `before`."""
+    if not memory_ids or not before:
+        return set()
+    return {e["memory_id"] for e in store.signal_events(conn, memory_ids=memory_ids, before=before)
+            if int(e.get("ratings") or 0) > 0 and e.get("agent") is not None and float(e["agent"]) >= USEFUL_AGENT}
+
+
 def load_all(conn) -> History:
     """Every signal event and session: training (each sample asks as of its own start) and
     scoring (Predictor keeps one, refreshed at each session end) read the same History."""

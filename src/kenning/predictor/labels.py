@@ -17,6 +17,12 @@ Per candidate (first rule that applies wins for negatives; otherwise the path's 
                          else cosine(context) > 0.6 → 0.25 (soft negative) else 0.0;
                          FTS ≥ 2 → ≥ 0.6, FTS = 1 → ≥ 0.3; novel_context_count > 0 → +0.1 on
                          these "missing" memories; access_count ≥ 10 → +0.05
+              unknown: not injected, no FTS hit, not touched, judge relevance < 0.5, yet the
+                         agent rated it useful in an earlier session (`rated_useful`): the
+                         session cannot say whether it was wanted — nobody saw it — so it is
+                         left out of the loss (judged = False) rather than taught as 0.0;
+                         otherwise what the fused order stopped showing is labelled useless
+                         and the model keeps burying it (issue 11, the drift window)
               edited in the 7 days before the session → +0.05
               touched (the transcript named its files / identifiers / entities, touched.py)
               counts as one more FTS hit on the continuity path — labels without an agent
@@ -28,6 +34,7 @@ temperature 0.3 instead of 0.5. An agent score of 0.0 is a rating like any other
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,8 +53,9 @@ DELETE_WINDOW_HOURS = 24.0
 class CandidateLabel:
     memory_id: str
     label: float
-    path: str  # 'agent' | 'continuity' | 'negative'
+    path: str  # 'agent' | 'continuity' | 'negative' | 'unknown'
     reasons: list[str] = field(default_factory=list)
+    judged: bool = True  # False: no evidence this session either way; the loss skips it
 
 
 @dataclass
@@ -172,12 +180,25 @@ def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list
     return label, reasons
 
 
+def _unjudged(c: dict[str, Any], rated_useful: Collection[str]) -> bool:
+    """Not shown and no sign this session that it was wanted (no FTS hit, not touched, judge
+    relevance under 0.5), but rated useful before: its label is unknown."""
+    rel = c.get("relevance_score")
+    return (c["memory_id"] in rated_useful and not c.get("was_injected") and not _hits(c)
+            and (rel is None or float(rel) < HIGH_SESSION_SCORE))
+
+
 def label_candidate(
-    c: dict[str, Any], session: dict[str, Any], cosine: float | None, session_start: str | None
+    c: dict[str, Any], session: dict[str, Any], cosine: float | None, session_start: str | None,
+    rated_useful: Collection[str] = (),
 ) -> CandidateLabel:
     negative = _negative(c, session_start)
     if negative is not None:
         return negative
+    if _unjudged(c, rated_useful):
+        return CandidateLabel(c["memory_id"], 0.0, "unknown",
+                              ["not shown, no signal, rated useful before: unknown, left out of the loss"],
+                              judged=False)
     if c.get("was_injected") and c.get("agent_relevance_score") is not None:
         label, reasons = agent_label(c, session)
         path = "agent"
@@ -195,14 +216,16 @@ def label_candidate(
 def build_session_labels(
     session: dict[str, Any], candidates: list[dict[str, Any]], cosines: list[float | None],
     session_start: str | None = None, *, touched: dict[str, str] | None = None, trust: float = 1.0,
+    rated_useful: Collection[str] = (),
 ) -> SessionLabels:
     """Label every candidate of one scored session and decide whether it can train.
-    `touched`: {memory_id: why} the transcript touched; `trust`: the judge's (confidence.judge_trust)."""
+    `touched`: {memory_id: why} the transcript touched; `trust`: the judge's (confidence.judge_trust);
+    `rated_useful`: memories the agent rated useful in earlier sessions."""
     start = session_start or session.get("started_at")
     touched = touched or {}
     rows = [{**c, "touched": touched.get(c["memory_id"])} for c in candidates]
-    labels = [label_candidate(c, session, cos, start) for c, cos in zip(rows, cosines)]
-    values = [c.label for c in labels]
+    labels = [label_candidate(c, session, cos, start, rated_useful) for c, cos in zip(rows, cosines)]
+    values = [c.label for c in labels if c.judged]
     spread = (max(values) - min(values)) if values else 0.0
     evidence = session_confidence(session, candidates, set(touched), trust)
     confidence = evidence.value

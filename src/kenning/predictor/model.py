@@ -131,14 +131,18 @@ class CrossAttentionScorer(nn.Module):
         return self.gate(x).squeeze(-1)
 
 
-def listnet_kl(scores: Tensor, labels: Tensor, mask: Tensor, temperature: Tensor) -> Tensor:
-    """ListNet loss: KL(P_true || P_model), both softmax(x / T) over a session's candidates."""
+def listnet_kl(scores: Tensor, labels: Tensor, mask: Tensor, temperature: Tensor,
+               weight: Tensor | None = None) -> Tensor:
+    """ListNet loss: KL(P_true || P_model), both softmax(x / T) over a session's candidates;
+    the sessions' mean, weighted by `weight` when given."""
     t = temperature.unsqueeze(-1)
     very_negative = -1e9
     log_p_model = F.log_softmax((scores / t).masked_fill(~mask, very_negative), dim=-1)
     log_p_true = F.log_softmax((labels / t).masked_fill(~mask, very_negative), dim=-1)
     kl = (log_p_true.exp() * (log_p_true - log_p_model)).masked_fill(~mask, 0.0).sum(-1)
-    return kl.mean()
+    if weight is None:
+        return kl.mean()
+    return (kl * weight).sum() / weight.sum().clamp_min(1e-9)
 
 
 def clone_model(model: CrossAttentionScorer) -> CrossAttentionScorer:

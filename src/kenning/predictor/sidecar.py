@@ -192,7 +192,8 @@ class Engine:
         model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
         sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
         history, trust = load_all(conn), trust_of(conn)
-        recent, skipped = load_samples(conn, sessions, model_name, history, trust)
+        recent, skipped = load_samples(conn, sessions, model_name, history, trust,
+                                       half_life=C.RECENCY_HALF_LIFE_SESSIONS)
         replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
         replay, _ = load_samples(conn, replay_rows, model_name, history, trust)
         canary_keys = params.get("canary_keys") or []

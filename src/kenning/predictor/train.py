@@ -154,15 +154,18 @@ def train(
     optimizer = torch.optim.Adam(twin.parameters(), lr=cfg.lr)
     rng = np.random.default_rng(cfg.seed)
     pools = {"recent": recent, "replay": replay}
+    # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
+    scale = {"recent": len(recent) / max(1e-9, sum(s.weight for s in recent)), "replay": 1.0}
     curve: list[float] = []
     steps, all_finite, stopped = 0, True, False
     for _ in range(cfg.epochs):
         order = epoch_order(len(recent), len(replay), cfg.replay_fraction, rng)
         losses: list[float] = []
         for start in range(0, len(order), cfg.batch_sessions):
-            batch = collate([pools[p][i] for p, i in order[start:start + cfg.batch_sessions]],
-                            twin.config.native_dim)
-            loss = listnet_kl(twin(batch), batch.labels, batch.mask, batch.temperature)
+            chunk = order[start:start + cfg.batch_sessions]
+            batch = collate([pools[p][i] for p, i in chunk], twin.config.native_dim)
+            weight = torch.tensor([pools[p][i].weight * scale[p] for p, i in chunk], dtype=torch.float32)
+            loss = listnet_kl(twin(batch), batch.labels, batch.mask, batch.temperature, weight)
             if not torch.isfinite(loss):
                 all_finite = False
                 break
