@@ -79,3 +79,35 @@ def test_exploration_swaps_the_last_slot_for_the_biggest_disagreement():
 def test_fts_overlap_share():
     assert fts_overlap(["a", "b"], {"a": 2}) == 0.5
     assert fts_overlap([], {}) is None
+
+
+def test_comparison_leaves_out_candidates_whose_label_is_unknown():
+    """A condensed list: a memory nobody saw this session (labels.py "unknown") is no evidence
+    against the ranking that put it on top."""
+    baseline = ["u", "a", "b", "c"]
+    predictor = ["a", "b", "c", "u"]
+    relevance = {"u": 0.0, "a": 0.0, "b": 0.9, "c": 0.0}
+    full = compare(baseline, predictor, ["a", "b"], relevance)
+    condensed = compare(baseline, predictor, ["a", "b"], relevance, unjudged={"u"})
+    assert "u" in full.pool and "u" not in condensed.pool
+    assert full.predictor_won and not condensed.predictor_won  # b is 3rd vs 2nd → 2nd vs 2nd: a tie
+    assert condensed.baseline_ndcg == pytest.approx(condensed.predictor_ndcg)
+
+
+def test_a_memory_created_after_the_models_training_data_is_unseen():
+    """scoring._unseen: no history at all, or created after the newest session the serving model
+    learned from (alpha.AlphaState.trained_through, from the sidecar's train_from_db answer)."""
+    from kenning.predictor.alpha import AlphaState, record_training
+    from kenning.predictor.history import NO_HISTORY
+    from kenning.predictor.scoring import _unseen
+
+    state = record_training(AlphaState(), swapped=True, model_version=1, at="2026-05-01T00:00:00.000Z",
+                            trained_through="2026-04-01T10:00:00.000Z")
+    assert state.trained_through == "2026-04-01T10:00:00.000Z"
+    seen = [0.0] * 12 + [0.1, 0.2, 0.8, 1.0, 0.5]
+    params = {"candidate_ids": ["old", "new", "blank"],
+              "candidate_features": [seen, seen, [0.0] * 12 + list(NO_HISTORY)]}
+    cands = [{"created_at": "2026-03-01T00:00:00Z"}, {"created_at": "2026-04-01T11:00:00Z"},
+             {"created_at": "2026-03-01T00:00:00Z"}]
+    assert _unseen(params, cands, state.trained_through) == ["new", "blank"]
+    assert _unseen(params, cands, None) == ["blank"]  # nothing trained yet: history alone decides

@@ -106,6 +106,8 @@ def test_sidecar_trains_from_the_database_without_writing_it(pred_settings, pdb,
     try:
         result = client.call("train_from_db", {"epochs": 3}, timeout_s=120)
         assert result["samples_used"] >= 24 and result["swapped"] is True
+        newest = pdb.reader().execute("SELECT MAX(started_at) FROM sessions").fetchone()[0]
+        assert result["trained_through"] == newest  # scoring treats memories created after it as unseen
         assert result["checkpoint_saved"] and (pred_settings.home / "model.bin").exists()
         assert client.score(score_params())["model_ready"] is True
         assert client.call("status")["model_version"] == 1

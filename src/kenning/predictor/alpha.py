@@ -33,6 +33,7 @@ class AlphaState:
     first_training_done: bool = False
     model_version: int = 0
     last_trained_at: str | None = None
+    trained_through: str | None = None  # newest session start the serving model learned from
     cold_start_exited: bool = False
     sessions_since_exit: int = 0
     low_streak: int = 0
@@ -145,12 +146,14 @@ def maybe_exit_cold_start(s: AlphaState, min_training_sessions: int, events: lis
         events.append("cold_start_exit")
 
 
-def record_training(state: AlphaState, *, swapped: bool, model_version: int, at: str) -> AlphaState:
+def record_training(state: AlphaState, *, swapped: bool, model_version: int, at: str,
+                    trained_through: str | None = None) -> AlphaState:
     s = AlphaState.from_dict(state.to_dict())
     if swapped:
         s.first_training_done = True
         s.model_version = model_version
         s.last_trained_at = at
+        s.trained_through = trained_through
         s.retraining = False  # a pending drift retrain is done once new weights serve
     return s
 

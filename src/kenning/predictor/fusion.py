@@ -8,7 +8,8 @@
     preferences were buried under remembered ones; offline on bench/predictor_sim data,
     session-start P@12 at the α used 0.544 → 0.558, at α 0.2 0.498 → 0.542, baseline 0.512).
     NDCG@k = DCG@k / IDCG@k, DCG = Σ gain_i / log2(i + 2), gains = max(0, relevance).
-    Evaluation pool = top-10 baseline ∪ top-10 predictor ∪ injected; both rankings are
+    Evaluation pool = top-10 baseline ∪ top-10 predictor ∪ injected, less the candidates whose
+    label is unknown (not shown, no signal, rated useful before: labels.py); both rankings are
     restricted to the pool (keeping their order) and scored against the same labels.
 """
 
@@ -121,8 +122,10 @@ class Comparison:
 
 
 def compare(baseline: Sequence[str], predictor: Sequence[str], injected: Iterable[str],
-            relevance: Mapping[str, float], k: int = C.NDCG_K) -> Comparison:
-    pool = evaluation_pool(baseline, predictor, injected, k)
+            relevance: Mapping[str, float], k: int = C.NDCG_K, unjudged: Collection[str] = ()) -> Comparison:
+    """`unjudged`: candidates whose label the session cannot know (labels.py "unknown"); they
+    leave the pool (a condensed list), so neither ranking is scored on a guess."""
+    pool = [m for m in evaluation_pool(baseline, predictor, injected, k) if m not in unjudged]
     pool_relevance = {m: relevance.get(m, 0.0) for m in pool}
     p_rank, b_rank = restrict(predictor, pool), restrict(baseline, pool)
     p, b = ndcg_at_k(p_rank, pool_relevance, k), ndcg_at_k(b_rank, pool_relevance, k)

@@ -28,11 +28,19 @@ from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 
 
-def _unseen(params: dict[str, Any]) -> list[str]:
-    """Candidates whose history features are all "never" (history.NO_HISTORY)."""
+def _unseen(params: dict[str, Any], candidates: list[dict[str, Any]], trained_through: str | None) -> list[str]:
+    """Candidates the serving model knows nothing about: history features all "never"
+    (history.NO_HISTORY), or created after the newest session it learned from — a memory
+    that came in after the last training (a drift's new preferences) is scored only by
+    its resemblance to what the model learned before (issue 11)."""
     n = len(NO_HISTORY)
-    return [m for m, row in zip(params.get("candidate_ids", []), params.get("candidate_features", []))
-            if tuple(row[-n:]) == NO_HISTORY]
+    cutoff = parse_iso(trained_through) if trained_through else None
+    out = []
+    for m, row, c in zip(params.get("candidate_ids", []), params.get("candidate_features", []), candidates):
+        created = c.get("created_at") or c.get("memory_created_at")
+        if tuple(row[-n:]) == NO_HISTORY or (cutoff is not None and created and parse_iso(created) > cutoff):
+            out.append(m)
+    return out
 
 
 def _first(d: dict[str, Any], *keys: str) -> Any:
@@ -134,7 +142,7 @@ class Scoring:
         scores = None
         if result and result.get("model_ready"):
             scores = PredictorScores({s["id"]: float(s["score"]) for s in result.get("scores", [])},
-                                     unseen=_unseen(params))
+                                     unseen=_unseen(params, candidates, self.cell.state.trained_through))
         latency = (time.perf_counter() - started) * 1000.0
         self.contexts.record(session_context, scored=scores is not None, alpha=self.alpha(), result=result,
                              latency_ms=latency)

@@ -68,7 +68,8 @@ class SessionEnd:
             predicted = rank_by_score({r["memory_id"]: r["predictor_score"] for r in rows
                                        if r["predictor_score"] is not None})
         injected = [r["memory_id"] for r in rows if r["was_injected"]]
-        cmp = compare(baseline, predicted, injected, relevance) if predicted and baseline else None
+        unjudged = {c.memory_id for c in labels.labels if not c.judged}
+        cmp = compare(baseline, predicted, injected, relevance, unjudged=unjudged) if predicted and baseline else None
         alpha_used = float(context.get("alpha", 1.0)) if context else 1.0
         cell = self.cell
         with cell.lock:

@@ -204,6 +204,9 @@ class Engine:
         out = self._run_training(recent, replay, canary, params, skipped)
         out["embedding_model"] = model_name
         out["canary_keys"] = [s.session_key for s in canary]
+        # the newest session start the model learned from: memories created after it are
+        # unknown to the model (scoring treats them as unseen)
+        out["trained_through"] = max((s["started_at"] for s in sessions if s.get("started_at")), default=None)
         return out
 
 

@@ -130,7 +130,7 @@ class Trainer:
             state = cell.state
             new_state = A.record_training(state, swapped=swapped,
                                           model_version=int(result.get("model_version") or state.model_version),
-                                          at=now_iso())
+                                          at=now_iso(), trained_through=result.get("trained_through"))
             events: list[str] = []
             A.maybe_exit_cold_start(new_state, self.cfg.min_training_sessions, events)
             with self.db.with_write_tx() as conn:
