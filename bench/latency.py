@@ -172,6 +172,7 @@ def measure_store(k, embedder, sizes, texts, qs, configs, args, console) -> dict
                 embedder.embed(q)
                 lat.append((time.perf_counter() - t1) * 1000)
             entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
+            entry["load_average"] = os.getloadavg()  # 1, 5, 15 min, after this size's recalls (shared machines)
             results[str(size)] = entry
             console.print(f"{size:,}: remember {entry['remember']['per_s']:.0f}/s; " + "; ".join(
                 f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms" for c, v in entry["recall"].items()))
