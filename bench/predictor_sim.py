@@ -34,7 +34,10 @@ every learning setting stays at its default.
 Per session the session-start candidates (baseline_rank, predictor_rank, rank, was_injected)
 are read back from GET /api/predictor/audit/{key}. Per 25-session window: precision of the
 injected set (k = how many session-start injected) and NDCG@10 over the pool for baseline,
-predictor and fused (what was injected), trainings, swaps, α, success rate.
+predictor and fused (what was injected), trainings, swaps, α, success rate. A report column
+only (the targets read session start): the first prompt's precision (P1) — what prompt 1 newly
+injected, and the top k of its recorded pool (audit `pools`) in recall vs the fused order.
+`--stop-after N` runs only the first N sessions of the same world (a quick look at the drift).
 
     .venv/bin/python bench/predictor_sim.py --feedback every --out bench/out/predictor_sim_every.json
     .venv/bin/python bench/predictor_sim.py --feedback none --sessions 100
@@ -246,6 +249,23 @@ def restating(audit: dict, needed_mem: list[dict], known: set[str]) -> set[str]:
                     for path, fn in marks)}
 
 
+def prompt_metrics(audit: dict, needed_ids: set[str]) -> dict:
+    """The first prompt's injection (a report column only: nothing at session start changes).
+    k = what prompt 1 newly injected; baseline / fused = the top k of its recorded pool (less
+    what session start showed) in recall order / in the predictor's fused order."""
+    shown = {r["memory_id"] for r in audit["candidates"] if r["was_injected"] and r.get("inject_phase") == "session-start"}
+    injected = [r["memory_id"] for r in audit["candidates"] if r["was_injected"] and r.get("inject_phase") == "prompt:1"]
+    rest = [r for r in (audit.get("pools") or {}).get("prompt:1") or [] if r["memory_id"] not in shown]
+    k = len(injected)
+    if not rest or not k:  # no pool recorded (no trained predictor yet)
+        return {"prompt_k": k, "p_prompt_injected": precision(injected, needed_ids) if k else None,
+                "p_prompt_baseline": None, "p_prompt_fused": None}
+    base = [r["memory_id"] for r in sorted(rest, key=lambda r: r["baseline_rank"] or 10**6)]
+    fused = [r["memory_id"] for r in sorted(rest, key=lambda r: r["final_rank"])]
+    return {"prompt_k": k, "p_prompt_injected": precision(injected, needed_ids),
+            "p_prompt_baseline": precision(base[:k], needed_ids), "p_prompt_fused": precision(fused[:k], needed_ids)}
+
+
 def kinds(ids: list[str], kind_of: dict[str, str], needed: set[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for m in ids:
@@ -358,6 +378,7 @@ def run_session(client: httpx.Client, world: World, plan: dict, feedback: str) -
     kind_of = {m["id"]: m["kind"] + (":stale" if m["id"] in stale else "") for m in world.memories if m["id"]}
     needed_ids |= restating(audit, needed_mem, set(kind_of))
     metrics = session_metrics(audit, needed_ids, kind_of)
+    metrics.update(prompt_metrics(audit, needed_ids))
     labels = audit.get("labels") or {}
     metrics.update(needed_ids=sorted(needed_ids), stale_ids=sorted(stale), index=plan["index"], key=key, project=project, task=task["name"], drifted=plan["drifted"],
                    cut=start.get("cut") or [], ratings_sent=ratings_sent,
@@ -398,6 +419,8 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
             **{f"{m}_{arm}": mean([r[f"{m}_{arm}"] for r in part])
                for m in ("ndcg", "p") for arm in ("baseline", "predictor", "fused")},
             "p_fused_minus_baseline": mean([r["p_fused"] - r["p_baseline"] for r in part]),
+            **{f"p_prompt_{arm}": mean([r.get(f"p_prompt_{arm}") for r in part])
+               for arm in ("injected", "baseline", "fused")},
             "p_oracle": mean([r["p_oracle"] for r in part]),
             "needed_in_pool": mean([r["needed_in_pool"] for r in part]),
             "trainings": st[-1]["trainings"] - before["trainings"], "swaps": st[-1]["swaps"] - before["swaps"],
@@ -435,9 +458,10 @@ def print_table(report: dict) -> None:
     cfg = report["config"]
     t = Table(title=f"predictor_sim feedback={cfg['feedback']}: {cfg['sessions']} sessions, {cfg['memories']} memories")
     cols = ["sessions", "p_baseline", "p_predictor", "p_fused", "p_fused_minus_baseline", "ndcg_baseline",
-            "ndcg_predictor", "ndcg_fused", "p_oracle", "trainings", "swaps", "alpha_end", "success_rate_end",
+            "ndcg_predictor", "ndcg_fused", "p_oracle", "p_prompt_baseline", "p_prompt_fused", "trainings", "swaps", "alpha_end", "success_rate_end",
             "confidence", "usable", "predictor_scored", "cold_start"]
     heads = ["sess", "P base", "P pred", "P fused", "ΔP", "NDCG base", "NDCG pred", "NDCG fused", "P max",
+             "P1 base", "P1 fused",
              "train", "swap", "α", "succ", "conf", "usable", "scored", "cold"]
     for h in heads:
         t.add_column(h, justify="right")
@@ -506,7 +530,8 @@ def main() -> None:
         "windows": win, "verdict": verdict(win, status_log, args.feedback),
         "overall": {k: mean([r[k] for r in rows]) for k in
                     ("ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
-                     "p_oracle", "confidence", "judge_confidence")},
+                     "p_oracle", "confidence", "judge_confidence", "p_prompt_injected", "p_prompt_baseline",
+                     "p_prompt_fused")},
         "usable_sessions": sum(1 for r in rows if r["usable"]),
         "sessions_with_cut_stages": sum(1 for r in rows if r["cut"]),
         "training": {"runs": len(runs), "swapped": sum(1 for r in runs if r.get("swapped")),

@@ -277,6 +277,7 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_orde
     recorded = store.session_context(conn, f"pp-4#{PHASE}")
     assert recorded["context_text"] == prompt and recorded["scored"] == 1
     pool = store.pools(conn, "pp-4")[PHASE]
+    assert kenning.predictor.audit("pp-4")["pools"][PHASE] == pool  # the audit shows it too
     assert set(ids) & {r["memory_id"] for r in pool} and all(r["predictor_score"] is not None for r in pool)
     # the pool is recorded either way; what was newly injected follows the fused order only when
     # configured, else the recall (baseline) order

@@ -56,6 +56,7 @@ def audit(db: StoreDatabase, session_key: str) -> dict[str, Any]:
         out["labels"] = labels(db, session_key)
         out["confidence_gate_passed"] = out["labels"]["confidence"] >= C.MIN_SCORER_CONFIDENCE
     out["fts_only"] = [r["memory_id"] for r in rows if r["source"] == "fts_only"]
+    out["pools"] = store.pools(conn, session_key)  # later pools (the first prompt's), ranked
     return out
 
 
