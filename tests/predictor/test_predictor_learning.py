@@ -176,6 +176,9 @@ def test_rated_useful_before_from_real_session_rows(kenning):
     conn = kenning.db.reader()
     assert rated_useful(conn, [good, lukewarm, "never-seen"], day(2)) == {good}
     assert rated_useful(conn, [good, lukewarm], day(1)) == set()  # not before the session it was rated in
+    history = load_all(conn)  # training's loaded History answers the same
+    assert rated_useful(conn, [good, lukewarm, "never-seen"], day(2), history) == {good}
+    assert rated_useful(conn, [good, lukewarm], day(1), history) == set()
 
 
 def _settings(pred_settings, **kw):

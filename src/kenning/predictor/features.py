@@ -158,7 +158,8 @@ def trust_of(conn) -> float:
     return judge_trust(cal["mae"], cal["labels"])
 
 
-def session_labels(conn, session: dict[str, Any], model_name: str | None, trust: float | None = None) -> tuple[
+def session_labels(conn, session: dict[str, Any], model_name: str | None, trust: float | None = None,
+                   history: History | None = None) -> tuple[
         SessionLabels, list[dict[str, Any]], list[np.ndarray | None], np.ndarray | None, dict[str, Any]]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
@@ -173,7 +174,7 @@ def session_labels(conn, session: dict[str, Any], model_name: str | None, trust:
     labels = build_session_labels(session, rows, [_cosine(ctx_vec, v) for v in vecs], session.get("started_at"),
                                   touched=store.touched_ids(conn, key), trust=trust,
                                   rated_useful=rated_useful(conn, [r["memory_id"] for r in rows],
-                                                            session.get("started_at")))
+                                                            session.get("started_at"), history))
     return labels, rows, vecs, ctx_vec, context
 
 
@@ -183,7 +184,7 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None, histor
     the session context, candidates: every recorded row) and one per recorded later pool (the
     first prompt's: context the prompt, candidates that pool). Empty when unusable."""
     key = session["session_key"]
-    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust)
+    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust, history)
     if not labels.usable or not rows:
         return [], labels
     start = session.get("started_at")

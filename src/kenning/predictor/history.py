@@ -105,6 +105,16 @@ class History:
             i -= 1
         return keys[i] if i >= 0 else None
 
+    def rated_useful(self, memory_ids: list[str], at_iso: str) -> set[str]:
+        """Memories an agent rated ≥ USEFUL_AGENT in a session started before `at_iso`."""
+        at = _ts(at_iso)
+        out = set()
+        for memory_id in memory_ids:
+            cut = bisect.bisect_left(self.times.get(memory_id, []), at)
+            if any(e.agent is not None and e.agent >= USEFUL_AGENT for e in self.by_memory.get(memory_id, [])[:cut]):
+                out.add(memory_id)
+        return out
+
     def features(self, memory_ids: list[str], at_iso: str, project: str | None,
                  exclude: str | None = None) -> np.ndarray:
         """[N, 5] history features as of `at_iso` (events of sessions started before it)."""
@@ -141,12 +151,14 @@ class History:
         return out
 
 
-def rated_useful(conn, memory_ids: list[str], before: str | None) -> set[str]:
-    """Which of `memory_ids` the agent rated useful (≥ USEFUL_AGENT) in a session started before `before`."""
+def rated_useful(conn, memory_ids: list[str], before: str | None, history: History | None = None) -> set[str]:
+    """Which of `memory_ids` the agent rated useful (≥ USEFUL_AGENT) in a session started before
+    `before`; from `history` when the caller has it loaded (training), else from the store."""
     if not memory_ids or not before:
         return set()
-    return {e["memory_id"] for e in store.signal_events(conn, memory_ids=memory_ids, before=before)
-            if int(e.get("ratings") or 0) > 0 and e.get("agent") is not None and float(e["agent"]) >= USEFUL_AGENT}
+    if history is None:
+        history = History.build(store.signal_events(conn, memory_ids=memory_ids, before=before), [])
+    return history.rated_useful(memory_ids, before)
 
 
 def load_all(conn) -> History:
