@@ -23,8 +23,7 @@ from kenning.core.clock import now_iso
 from kenning.core.telemetry import log_event
 from kenning.pipeline import retention
 from kenning.store import jobs as jobstore
-from kenning.store import retention as ret_store
-from kenning.store.diagnostics import index_stats
+from kenning.store.diagnostics import index_stats, rebuild_fts
 
 DEAD_RATE_THRESHOLD = 0.01
 TOMBSTONE_RATIO_THRESHOLD = 0.30
@@ -136,7 +135,7 @@ class Maintainer:
             return jobstore.reap_stale(self.db, self.settings.pipeline.worker.lease_timeout_ms)
         if action == "check_fts_consistency":
             with self.db.with_write_tx() as conn:
-                ret_store.rebuild_fts(conn)
+                rebuild_fts(conn)
             return {"rebuilt": True}
         if action == "trigger_retention_sweep":
             return retention.sweep(self.db, self.settings.pipeline.retention)

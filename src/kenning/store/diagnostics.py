@@ -78,15 +78,15 @@ def index_stats(conn, embedding_model: str | None) -> dict[str, Any]:
     live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
     out: dict[str, Any] = {"live_memories": live, "total_memories": total}
-    if table_exists(conn, "memories_fts_docsize"):
-        out["fts_rows"] = conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0]
+    # the full-text side table's row per memory: FTS5's docsize (id) here, the tsvector table (rid) on Postgres
+    fts_table, key = ("memories_fts", "rid") if is_postgres(conn) else ("memories_fts_docsize", "id")
+    if table_exists(conn, fts_table):
+        out["fts_rows"] = conn.execute(f"SELECT COUNT(*) FROM {fts_table}").fetchone()[0]
         out["fts_missing"] = conn.execute(
-            "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS"
-            " (SELECT 1 FROM memories_fts_docsize d WHERE d.id = m.rid)"
+            f"SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM {fts_table} d WHERE d.{key} = m.rid)"
         ).fetchone()[0]
         out["fts_orphans"] = conn.execute(
-            "SELECT COUNT(*) FROM memories_fts_docsize d WHERE NOT EXISTS"
-            " (SELECT 1 FROM memories m WHERE m.rid = d.id)"
+            f"SELECT COUNT(*) FROM {fts_table} d WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = d.{key})"
         ).fetchone()[0]
     else:
         out["fts_rows"] = None
@@ -282,4 +282,9 @@ def predictor_table_stats(conn) -> dict[str, Any]:
 # -- repairs (writes: call inside db.with_write_tx()) ----------------------------------
 def rebuild_fts(conn) -> None:
     """Rebuild memories_fts from the memories table (fixes missing and orphan rows)."""
+    if is_postgres(conn):
+        from kenning.store.pg.search import rebuild_fts as rebuild_postgres
+
+        rebuild_postgres(conn)
+        return
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")

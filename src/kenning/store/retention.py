@@ -79,11 +79,6 @@ def purge_history(conn, cutoff: str, limit: int) -> int:
     ).rowcount
 
 
-def rebuild_fts(conn) -> None:
-    """Maintenance repair: rebuild memories_fts from the memories table."""
-    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
-
-
 def stale_embedding_rows(conn, model: str, limit: int) -> list[dict]:
     """Live memories needing a vector for `model`: no embedding row for (content_hash, model)
     (missing, stale after an edit, or a model switch) or `embedding_model` naming another

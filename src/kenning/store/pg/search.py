@@ -177,3 +177,19 @@ def lease_job(conn, job_types, worker_id: str, now: str):
     if row is None:
         return None
     return dict(zip([c.name for c in cursor.description], row))
+
+
+def rebuild_fts(conn) -> None:
+    """Rebuild the memories' full-text rows from the memories table, as FTS5's 'rebuild' does: the
+    tsvector side table, its per-lexeme BM25 tables (m007) and its totals, in the caller's write
+    transaction (the same text expression as the sync trigger's)."""
+    conn.raw.execute("""
+TRUNCATE memories_fts, memories_fts_terms, memories_fts_df;
+INSERT INTO memories_fts(rid, fts, len)
+    SELECT rid, v, kenning_tsv_len(v) FROM (SELECT rid, kenning_tsv(content || ' ' || tags) AS v FROM memories) t;
+INSERT INTO memories_fts_terms SELECT u.lexeme, f.rid, COALESCE(array_length(u.positions, 1), 1), f.len
+    FROM memories_fts f CROSS JOIN LATERAL unnest(f.fts) u;
+INSERT INTO memories_fts_df SELECT lexeme, count(*) FROM memories_fts_terms GROUP BY lexeme;
+UPDATE fts_totals SET docs = (SELECT count(*) FROM memories_fts),
+    tokens = (SELECT COALESCE(sum(len), 0) FROM memories_fts) WHERE name = 'memories_fts';
+""")
