@@ -22,14 +22,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kenning.core.text import STOP_WORDS
+from kenning.core.text import STOP_WORDS, word_tokens
 from kenning.store import graph as graph_store
 from kenning.store.memories import get_memories
 
 SEMANTIC_LEGS = frozenset({"vector", "graph"})
 GRAVITY_MIN_SCORE = 0.3
 RESOLUTION_MIN_CHARS = 50
-_WORD = re.compile(r"[a-z0-9]+")
 _TEMPORAL = re.compile(  # ISO dates and capitalized month names ("May" only next to a number)
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|June?|July?|"
     r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
@@ -59,7 +58,7 @@ def _stem(word: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     """Lower-cased, stop-word-stripped, lightly stemmed word set."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1}
+    return {_stem(w) for w in word_tokens(text) if w not in STOP_WORDS and len(w) > 1}
 
 
 def gravity_factor(query_terms: set[str], content: str, legs: set[str], normalized: float,
