@@ -40,6 +40,7 @@ RULES = [
     ("bearer-token", "curl -H 'token abcdefghijklmnop1234567890'", "abcdefghijklmnop1234567890"),
     ("password", 'DB_PASSWORD="correct horse battery"', "correct horse battery"),
     ("password", "password: hunter2", "hunter2"),
+    ("password", "db password: s3cr3t/pa55w0rd", "s3cr3t/pa55w0rd"),  # a slash alone is no file path
     ("secret", '{"api_key": "abc123xyz", "client_secret": "s3cr3t"}', "abc123xyz"),
     ("secret", "GITHUB_TOKEN=abc more", "abc"),
 ]
@@ -58,6 +59,8 @@ def test_each_rule_redacts_its_kind(kind, text, secret):
     "The tokenizer splits tokens = 5 ways; authors: alice. Use the auth flow in api/keys.py.",
     "The auth token: expires hourly, so refresh it before the batch starts.",
     "password: must be rotated every 90 days",
+    "The legacy token: src/auth/legacy_tokens.py still signs refresh requests.",
+    "API token: config/tokens.yaml is read at start; the secret: deploy/keys/README.md explains rotation.",
     "We switched from MySQL to PostgreSQL in 2024; see https://www.postgresql.org/docs/16/index.html",
     "Set DB_PASSWORD=${DB_PASSWORD} in the compose file; never commit .env",
     "commit 3f8c0d2a9e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d fixed the flaky test",

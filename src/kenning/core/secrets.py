@@ -142,6 +142,9 @@ def _plugin_findings(text: str) -> Iterable[Finding]:
                 yield Finding(kind, offset, offset + len(value))
 
 
+_FILE_PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+\.[A-Za-z]{1,5}")
+
+
 def _assignment_findings(text: str) -> Iterable[Finding]:
     for regex, strict in ((_ASSIGN_EQ, False), (_ASSIGN_COLON, True)):
         for match in regex.finditer(text):
@@ -152,6 +155,8 @@ def _assignment_findings(text: str) -> Iterable[Finding]:
                 continue
             if strict and not quoted and not re.search(r"[^A-Za-z]", inner):
                 continue  # "token: expires" is prose; "password: hunter2" is not
+            if strict and not quoted and _FILE_PATH.fullmatch(inner):
+                continue  # "legacy token: src/auth/legacy.py" names a file, it is not the token
             kind = "password" if _PASSWORD_NAME.search(match.group(1)) else "secret"
             start = match.start(2) + (1 if quoted else 0)
             yield Finding(kind, start, start + len(inner))
