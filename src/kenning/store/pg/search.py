@@ -20,6 +20,7 @@ import numpy as np
 import psycopg
 
 from kenning.store.pg.db import _mapped, _param
+from kenning.store.pg.migrations import fill_terms_sql
 from kenning.store.pg.translate import translate
 
 K1, B = 1.2, 0.75
@@ -183,13 +184,11 @@ def rebuild_fts(conn) -> None:
     """Rebuild the memories' full-text rows from the memories table, as FTS5's 'rebuild' does: the
     tsvector side table, its per-lexeme BM25 tables (m007) and its totals, in the caller's write
     transaction (the same text expression as the sync trigger's)."""
-    conn.raw.execute("""
+    conn.raw.execute(f"""
 TRUNCATE memories_fts, memories_fts_terms, memories_fts_df;
 INSERT INTO memories_fts(rid, fts, len)
     SELECT rid, v, kenning_tsv_len(v) FROM (SELECT rid, kenning_tsv(content || ' ' || tags) AS v FROM memories) t;
-INSERT INTO memories_fts_terms SELECT u.lexeme, f.rid, COALESCE(array_length(u.positions, 1), 1), f.len
-    FROM memories_fts f CROSS JOIN LATERAL unnest(f.fts) u;
-INSERT INTO memories_fts_df SELECT lexeme, count(*) FROM memories_fts_terms GROUP BY lexeme;
+{fill_terms_sql("memories_fts")}
 UPDATE fts_totals SET docs = (SELECT count(*) FROM memories_fts),
     tokens = (SELECT COALESCE(sum(len), 0) FROM memories_fts) WHERE name = 'memories_fts';
 """)

@@ -76,6 +76,14 @@ CREATE TRIGGER {fts_table}_ad AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCT
 """
 
 
+def fill_terms_sql(fts_table: str) -> str:
+    """Fill `{fts}_terms` and `{fts}_df` from the tsvector rows already in `fts_table` (m007, and
+    `store.pg.search.rebuild_fts` after it empties them)."""
+    return f"""INSERT INTO {fts_table}_terms SELECT u.lexeme, f.rid, COALESCE(array_length(u.positions, 1), 1), f.len
+    FROM {fts_table} f CROSS JOIN LATERAL unnest(f.fts) u;
+INSERT INTO {fts_table}_df SELECT lexeme, count(*) FROM {fts_table}_terms GROUP BY lexeme;"""
+
+
 def terms_sql(fts_table: str, body: str) -> str:
     """DDL moving `fts_table`'s BM25 inputs into tables a query reads by lexeme: `{fts}_terms`
     (lexeme, rid, term frequency, document length: one row per lexeme of each document, read through
@@ -87,9 +95,7 @@ def terms_sql(fts_table: str, body: str) -> str:
 CREATE TABLE {fts_table}_terms (lexeme TEXT NOT NULL, rid BIGINT NOT NULL, tf INTEGER NOT NULL,
     len INTEGER NOT NULL, PRIMARY KEY (lexeme, rid) INCLUDE (tf, len));
 CREATE TABLE {fts_table}_df (lexeme TEXT PRIMARY KEY, df BIGINT NOT NULL);
-INSERT INTO {fts_table}_terms SELECT u.lexeme, f.rid, COALESCE(array_length(u.positions, 1), 1), f.len
-    FROM {fts_table} f CROSS JOIN LATERAL unnest(f.fts) u;
-INSERT INTO {fts_table}_df SELECT lexeme, count(*) FROM {fts_table}_terms GROUP BY lexeme;
+{fill_terms_sql(fts_table)}
 DROP INDEX IF EXISTS idx_{fts_table};
 CREATE OR REPLACE FUNCTION {fts_table}_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
