@@ -201,10 +201,7 @@ class Scoring:
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
              top_k: int | None = None) -> list[Fused]:
         """RRF of the two rankings with the current α (+ exploration when top_k is given)."""
-        predictor_ids = None
-        if predictor_scores:
-            known = {m: s for m, s in predictor_scores.items()}
-            predictor_ids = rank_by_score(known)
+        predictor_ids = rank_by_score(predictor_scores) if predictor_scores else None
         fused = rrf_fuse(baseline_ranked_ids, predictor_ids, self.alpha(), self.cfg.rrf_k, top_k,
                          unseen=getattr(predictor_scores, "unseen", ()))
         if top_k is not None:
