@@ -63,7 +63,7 @@ def test_hash_trick_is_stable_and_bounded():
 
 def test_gradients_match_finite_differences():
     torch.manual_seed(0)
-    model = CrossAttentionScorer(TINY).double()
+    model = CrossAttentionScorer(TINY).double().eval()  # eval: dropout off, the loss is a function
     batch = collate(tiny_samples(np.random.default_rng(0)), TINY.native_dim)
     for name in ("ctx_emb", "cand_emb", "features", "labels", "temperature"):
         setattr(batch, name, getattr(batch, name).double())
@@ -110,7 +110,7 @@ def test_one_training_step_lowers_the_loss_on_a_fixed_batch():
 
 
 def test_padding_does_not_change_scores_or_loss():
-    model = CrossAttentionScorer(TINY)
+    model = CrossAttentionScorer(TINY).eval()  # scoring runs in eval mode (no dropout)
     samples = tiny_samples(np.random.default_rng(4))
     alone = model(collate([samples[1]], TINY.native_dim))
     padded = model(collate(samples, TINY.native_dim))
@@ -143,3 +143,28 @@ def test_loss_weights_sessions_and_skips_unjudged_candidates():
         moved[0, 4] = 99.0  # an unjudged label cannot change the loss
         assert float(listnet_kl(scores, moved, masked.mask, masked.temperature)) == pytest.approx(
             float(listnet_kl(scores, masked.labels, masked.mask, masked.temperature)))
+
+
+def test_candidate_dropout_acts_in_training_only():
+    """Training drops the candidates' encodings (CANDIDATE_DROPOUT: the content path must not carry
+    every memory's usefulness alone); scoring (eval mode) is deterministic and the same scores as
+    a model without dropout. The setting is part of the saved config; one saved before it existed
+    loads with the default."""
+    assert C.CANDIDATE_DROPOUT > 0 and ScorerConfig().dropout == C.CANDIDATE_DROPOUT
+    batch = collate(tiny_samples(np.random.default_rng(5)), TINY.native_dim)
+    model = CrossAttentionScorer(TINY)
+    plain = CrossAttentionScorer(ScorerConfig(**{**TINY.to_dict(), "dropout": 0.0}))
+    plain.load_state_dict(model.state_dict())
+    torch.manual_seed(0)
+    model.train()
+    first, second = model(batch), model(batch)
+    assert not torch.allclose(first[batch.mask], second[batch.mask])  # a fresh mask per pass
+    model.eval()
+    plain.eval()
+    assert torch.equal(model(batch), model(batch))
+    assert torch.allclose(model(batch)[batch.mask], plain(batch)[batch.mask])
+    plain.train()
+    assert torch.equal(plain(batch), plain(batch))  # dropout 0: training passes agree too
+    old = {k: v for k, v in TINY.to_dict().items() if k != "dropout"}
+    assert ScorerConfig.from_dict(old).dropout == C.CANDIDATE_DROPOUT
+    assert ScorerConfig.from_dict(TINY.to_dict()) == TINY

@@ -4,6 +4,13 @@ INTERNAL_DIM = 64  # d: the shared representation width
 HASH_BUCKETS = 16_384  # hash-trick buckets; fixed so base weights transfer between users
 PROJECT_SLOTS = 32  # project embedding table rows
 VALUE_DIM = 32  # V projection width (feeds the gate)
+# Dropout on the candidates' d-dim encodings (before K and V), in training only. Without it
+# the content path memorised which memories were useful (training loss 0.04, canary NDCG 0.9+)
+# and the gate left the history features near 0 (weights 0.01-0.09 against 0.65 for
+# attention); after a task switch or a drift that memory is stale. Measured in
+# bench/predictor_sim (issue 11's note): dropping whole sessions' content instead, or the
+# context's encoding too, did less.
+CANDIDATE_DROPOUT = 0.5
 N_FEATURES = 17  # see features.FEATURE_NAMES (12 base + 5 history)
 # The gate's starting weights on the 5 history features (days since positive feedback, days
 # since FTS hit, feedback mean, useful in the previous session, co-use): "what the last session
@@ -48,6 +55,8 @@ CANARY_REFRESH_DAYS = 7
 GATE_TOPK = 5
 GATE_MIN_TOPK_OVERLAP = 0.6
 GATE_MAX_NDCG_DROP = 0.15
+# top-5 churn on the canary is waived unless the canary NDCG fell by more than this
+GATE_WAIVE_NDCG_TOLERANCE = 0.02
 
 HANG_RESTART_AFTER = 2  # consecutive score timeouts treated as a hung sidecar
 GARBAGE_RESTART_AFTER = 3  # consecutive unparseable lines treated as a broken sidecar

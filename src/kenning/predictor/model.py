@@ -14,6 +14,8 @@ One deliberate addition to the seed: the session-level time features (time of da
 week, month, session gap) are the same for every candidate of a session, so a linear gate
 alone cannot use them to *rank* (softmax is shift-invariant). `when` (7→d, 512 params)
 adds them to the query, which lets "evenings need project X memories" be learned.
+In training only, the candidates' encodings are dropped out (CANDIDATE_DROPOUT), so the content
+path cannot carry each memory's usefulness alone and the gate learns the history features.
 Parameters at d=64, native_dim=384: ~1.09 M (hash table 1.05 M of it).
 """
 
@@ -41,6 +43,7 @@ class ScorerConfig:
     project_slots: int = C.PROJECT_SLOTS  # projects hashed into this many learned rows
     v_dim: int = C.VALUE_DIM  # value width feeding the gate
     n_features: int = C.N_FEATURES
+    dropout: float = C.CANDIDATE_DROPOUT  # on the candidates' encodings, training only
     seed: int = 0  # initialisation seed: same seed, same weights
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +127,7 @@ class CrossAttentionScorer(nn.Module):
         mem = self.encode(
             b.cand_emb.reshape(B * N, -1), b.cand_has_emb.reshape(-1), b.cand_tokens, b.cand_offsets
         ).view(B, N, d)
+        mem = F.dropout(mem, self.config.dropout, self.training)  # training only: see constants
         q = self.q(ctx)  # [B, d]
         k, v = self.k(mem), self.v(mem)  # [B, N, d], [B, N, v_dim]
         att = torch.einsum("bnd,bd->bn", k, q) / math.sqrt(d)

@@ -5,11 +5,13 @@
         finite        every loss was finite
         variance      candidate's canary score variance > 0 (not collapsed)
         topk_overlap  ≥ 60 % of each canary top-5 kept vs the serving model (skipped while the
-                      serving model has never been trained: nothing to forget yet). Waived when
-                      the candidate ranks the canary strictly better (NDCG up): the gate exists
-                      to catch forgetting, and in measured replays (bench/predictor_sim.py) the
-                      top-5 of sessions with one or two relevant memories churns among ties,
-                      which rejected every retrain even as canary NDCG rose.
+                      serving model has never been trained: nothing to forget yet). Waived
+                      unless the canary NDCG fell by more than GATE_WAIVE_NDCG_TOLERANCE (0.02):
+                      the gate exists to catch forgetting, which shows as a lower NDCG; in
+                      measured replays (bench/predictor_sim.py) the top-5 of
+                      sessions with one or two relevant memories churns among ties, and the
+                      strict rule (NDCG up) kept a model trained on 8 sessions serving through
+                      15 retrains in a row.
         ndcg_drop     canary NDCG@10 fell by ≤ 0.15 (skipped too while nothing was trained: the
                       untrained model never served, there is nothing to fall from)
     pass → the caller swaps in `result.model`; fail → `result.model` is None and the serving
@@ -115,7 +117,7 @@ def run_gates(all_finite: bool, metrics: dict[str, float], previous_trained: boo
         gates["topk_overlap"] = "skipped"
     elif metrics["canary_topk_overlap"] >= C.GATE_MIN_TOPK_OVERLAP:
         gates["topk_overlap"] = True
-    elif metrics["canary_ndcg_delta"] > 0.0:
+    elif metrics["canary_ndcg_delta"] >= -C.GATE_WAIVE_NDCG_TOLERANCE:
         gates["topk_overlap"] = "waived"
     else:
         gates["topk_overlap"] = False
@@ -138,28 +140,14 @@ def epoch_order(n_recent: int, n_replay: int, fraction: float, rng: np.random.Ge
     return [order[i] for i in rng.permutation(len(order))]
 
 
-def train(
-    serving: CrossAttentionScorer, recent: list[Sample], *, replay: list[Sample] | None = None,
-    canary: list[Sample] | None = None, previous_trained: bool = False, config: TrainConfig | None = None,
-) -> TrainResult:
-    """Fine-tune a clone of `serving`, validate it, and return it only if every gate passes."""
-    cfg = config or TrainConfig()
-    replay = replay or []
-    canary = canary or []
-    started = time.monotonic()
-    if not recent and not replay:
-        return TrainResult(False, None, None, 0, 0, 0.0, error="no usable training sessions")
-    twin = clone_model(serving)
-    twin.train()
-    optimizer = torch.optim.Adam(twin.parameters(), lr=cfg.lr)
-    rng = np.random.default_rng(cfg.seed)
-    pools = {"recent": recent, "replay": replay}
-    # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
-    scale = {"recent": len(recent) / max(1e-9, sum(s.weight for s in recent)), "replay": 1.0}
-    curve: list[float] = []
+def _epochs(twin: CrossAttentionScorer, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+            rng: np.random.Generator, pools: dict[str, list[Sample]], scale: dict[str, float],
+            curve: list[float], started: float) -> tuple[int, bool, bool]:
+    """The epochs of one training (appends each epoch's mean loss to `curve`);
+    returns (steps, all losses finite, stopped by the time cap)."""
     steps, all_finite, stopped = 0, True, False
     for _ in range(cfg.epochs):
-        order = epoch_order(len(recent), len(replay), cfg.replay_fraction, rng)
+        order = epoch_order(len(pools["recent"]), len(pools["replay"]), cfg.replay_fraction, rng)
         losses: list[float] = []
         for start in range(0, len(order), cfg.batch_sessions):
             chunk = order[start:start + cfg.batch_sessions]
@@ -181,6 +169,31 @@ def train(
             curve.append(float(np.mean(losses)))
         if stopped or not all_finite:
             break
+    return steps, all_finite, stopped
+
+
+def train(
+    serving: CrossAttentionScorer, recent: list[Sample], *, replay: list[Sample] | None = None,
+    canary: list[Sample] | None = None, previous_trained: bool = False, config: TrainConfig | None = None,
+) -> TrainResult:
+    """Fine-tune a clone of `serving`, validate it, and return it only if every gate passes."""
+    cfg = config or TrainConfig()
+    replay = replay or []
+    canary = canary or []
+    started = time.monotonic()
+    if not recent and not replay:
+        return TrainResult(False, None, None, 0, 0, 0.0, error="no usable training sessions")
+    twin = clone_model(serving)
+    twin.train()
+    optimizer = torch.optim.Adam(twin.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(cfg.seed)
+    pools = {"recent": recent, "replay": replay}
+    # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
+    scale = {"recent": len(recent) / max(1e-9, sum(s.weight for s in recent)), "replay": 1.0}
+    curve: list[float] = []
+    with torch.random.fork_rng(devices=[]):  # content dropout draws from torch's RNG: same seed, same run
+        torch.manual_seed(cfg.seed)
+        steps, all_finite, stopped = _epochs(twin, optimizer, cfg, rng, pools, scale, curve, started)
     all_finite = all_finite and all(math.isfinite(x) for x in curve) and all(
         bool(torch.isfinite(p).all()) for p in twin.parameters())
     metrics = canary_metrics(canary, score_samples(twin, canary), score_samples(serving, canary)) if all_finite else {}
