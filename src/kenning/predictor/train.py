@@ -8,10 +8,9 @@
                       serving model has never been trained: nothing to forget yet). Waived
                       unless the canary NDCG fell by more than GATE_WAIVE_NDCG_TOLERANCE (0.02):
                       the gate exists to catch forgetting, which shows as a lower NDCG; in
-                      measured replays (bench/predictor_sim.py) the top-5 of
-                      sessions with one or two relevant memories churns among ties, and the
-                      strict rule (NDCG up) kept a model trained on 8 sessions serving through
-                      15 retrains in a row.
+                      measured replays (bench/predictor_sim.py) the top-5 of sessions with one
+                      or two relevant memories churns among ties, and the strict rule (NDCG
+                      up) kept the first model (10 sessions) serving through 15 retrains.
         ndcg_drop     canary NDCG@10 fell by ≤ 0.15 (skipped too while nothing was trained: the
                       untrained model never served, there is nothing to fall from)
     pass → the caller swaps in `result.model`; fail → `result.model` is None and the serving
