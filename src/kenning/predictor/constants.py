@@ -8,8 +8,8 @@ VALUE_DIM = 32  # V projection width (feeds the gate)
 # the content path memorised which memories were useful (training loss 0.04, canary NDCG 0.9+)
 # and the gate left the history features near 0 (weights 0.01-0.09 against 0.65 for
 # attention); after a task switch or a drift that memory is stale. Measured in
-# bench/predictor_sim (issue 11's note): dropping whole sessions' content instead, or the
-# context's encoding too, did less.
+# bench/predictor_sim, three seeds per arm (issue 11's note): dropping whole sessions' content
+# instead, or the context's encoding too, did worse in the arms with less feedback.
 CANDIDATE_DROPOUT = 0.5
 N_FEATURES = 17  # see features.FEATURE_NAMES (12 base + 5 history)
 # The gate's starting weights on the 5 history features (days since positive feedback, days

@@ -190,7 +190,7 @@ def train(
     # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
     scale = {"recent": len(recent) / max(1e-9, sum(s.weight for s in recent)), "replay": 1.0}
     curve: list[float] = []
-    with torch.random.fork_rng(devices=[]):  # content dropout draws from torch's RNG: same seed, same run
+    with torch.random.fork_rng(devices=[]):  # dropout draws from torch's RNG: same seed, same run
         torch.manual_seed(cfg.seed)
         steps, all_finite, stopped = _epochs(twin, optimizer, cfg, rng, pools, scale, curve, started)
     all_finite = all_finite and all(math.isfinite(x) for x in curve) and all(
