@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from kenning.predictor.train import run_gates
+from kenning.predictor import constants as C
+from kenning.predictor.features import FEATURE_NAMES, Sample
+from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens
+from kenning.predictor.train import TrainConfig, run_gates, train
+
+USEFUL_PREV = FEATURE_NAMES.index("useful_prev_session")
 
 
 def metrics(overlap: float, ndcg_delta: float, variance: float = 0.1) -> dict[str, float]:
@@ -22,8 +28,6 @@ def test_churn_that_ranks_worse_is_rejected_as_forgetting():
 
 
 def test_churn_within_the_noise_of_the_canary_is_waived():
-    from kenning.predictor import constants as C
-
     for delta in (0.0, -C.GATE_WAIVE_NDCG_TOLERANCE):
         gates = run_gates(True, metrics(0.2, delta), previous_trained=True)
         assert gates["topk_overlap"] == "waived" and gates["passed"]
@@ -43,22 +47,15 @@ def test_first_model_skips_overlap_but_not_other_gates():
     assert not run_gates(True, metrics(0.9, 0.0, variance=0.0), previous_trained=True)["passed"]
 
 
-
 def _history_world(rng, first: int, count: int, invert: bool = False) -> list:
     """Sessions whose useful memories are the ones useful in the project's previous session
     (the useful_prev_session feature); `invert` labels every candidate the other way."""
-    import numpy as np
-
-    from kenning.predictor import constants as C
-    from kenning.predictor.features import Sample
-    from kenning.predictor.model import hash_tokens
-
     out = []
     for s in range(first, first + count):
         n = 12
         features = rng.normal(0, 0.3, size=(n, C.N_FEATURES)).astype(np.float32)
         useful = rng.permutation(n) < 4
-        features[:, C.N_FEATURES - 2] = useful.astype(np.float32)
+        features[:, USEFUL_PREV] = useful.astype(np.float32)
         labels = (useful != invert).astype(np.float32)
         out.append(Sample(
             session_key=f"s{s}", ids=[f"m{s}-{i}" for i in range(n)], ctx_vec=rng.normal(size=6).astype(np.float32),
@@ -72,11 +69,6 @@ def test_a_retrain_on_inverted_labels_is_refused_on_a_trusted_canary():
     """The gates' job, end to end in `train`: a serving model that learned the user's pattern, a
     retrain on the same pattern labelled backwards (a broken judge), a canary of trusted sessions
     neither trained on: the retrain ranks the canary worse and is refused; the serving model stays."""
-    import numpy as np
-
-    from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
-    from kenning.predictor.train import TrainConfig, train
-
     rng = np.random.default_rng(0)
     trusted, canary = _history_world(rng, 0, 40), _history_world(rng, 40, 10)
     prior = CrossAttentionScorer(ScorerConfig(native_dim=6, d=4, hash_buckets=16, project_slots=4, v_dim=3, seed=3))
