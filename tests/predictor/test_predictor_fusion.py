@@ -94,6 +94,13 @@ def test_comparison_leaves_out_candidates_whose_label_is_unknown():
     assert condensed.baseline_ndcg == pytest.approx(condensed.predictor_ndcg)
 
 
+def test_a_session_with_nothing_shown_to_be_wanted_gives_no_verdict():
+    baseline, predictor = ["a", "b", "c"], ["c", "b", "a"]
+    assert compare(baseline, predictor, ["a"], {"a": 0.0, "b": -0.3}) is None  # not a loss for either
+    assert compare(baseline, predictor, ["a"], {"a": 0.0, "z": 1.0}) is None  # outside the pool
+    assert compare(baseline, predictor, ["a"], {"c": 0.5}).predictor_won
+
+
 def test_a_memory_created_after_the_models_training_data_is_unseen():
     """scoring._unseen: no history at all, or created after the newest session the serving model
     learned from (alpha.AlphaState.trained_through, from the sidecar's train_from_db answer)."""

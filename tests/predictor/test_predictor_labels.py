@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.predictor.labels import build_session_labels, label_candidate
+from kenning.predictor.fusion import compare
+from kenning.predictor.labels import build_session_labels, comparison_relevance, label_candidate
 
 SESSION = {"session_key": "s", "score": 0.8, "confidence": 0.9, "novel_context_count": 0,
            "started_at": "2026-03-02T10:00:00.000Z"}
@@ -103,3 +104,30 @@ def test_a_memory_rated_useful_before_but_not_shown_now_is_unknown_not_zero():
             cand(memory_id="b", was_injected=1, relevance_score=0.5), cand()]
     out = build_session_labels(SESSION, rows, [None, None, None], rated_useful=before)
     assert [c.judged for c in out.labels] == [True, True, False] and out.skip_reason == "low_variance"
+
+
+def test_the_comparison_reads_what_the_session_showed_it_wanted_not_the_training_labels():
+    """α is earned on agent ratings, what the transcript touched and an independent judge; the
+    training labels credit whatever was injected and whatever the prompts' FTS matched, so a
+    ranking that put those first would win its comparison by having been shown."""
+    rows = [
+        cand(memory_id="shown", was_injected=1, relevance_score=0.9, fts_hit_count=2),  # heuristic judge, FTS
+        cand(memory_id="used", was_injected=1, relevance_score=0.3),  # touched
+        cand(memory_id="missed", relevance_score=0.2),  # not shown, touched (the user needed it)
+        cand(memory_id="rated0", was_injected=1, agent_relevance_score=0.0, agent_feedback_count=2),  # touched
+        cand(memory_id="old", was_injected=1, superseded_by="new"),  # touched
+    ]
+    touched = {"used", "missed", "rated0", "old"}
+    rel = comparison_relevance(rows, touched, "heuristic")
+    assert rel == {"shown": 0.0, "used": 1.0, "missed": 1.0, "rated0": 0.0, "old": 0.0}
+    # an independent judge's relevance counts where nothing else speaks; the agent outranks it
+    llm = comparison_relevance(rows, set(), "llm")
+    assert llm["shown"] == pytest.approx(0.9) and llm["missed"] == pytest.approx(0.2) and llm["rated0"] == 0.0
+
+    training = build_session_labels(SESSION, rows,
+                                    [None] * len(rows), START, touched=dict.fromkeys(touched, "named")).by_id()
+    predictor, baseline = ["shown", "rated0", "used", "missed"], ["used", "missed", "shown", "rated0"]
+    injected = ["shown", "used", "rated0"]
+    assert compare(baseline, predictor, injected, training).predictor_won  # the exposure's verdict
+    verdict = compare(baseline, predictor, injected, rel)
+    assert not verdict.predictor_won and verdict.baseline_ndcg == pytest.approx(1.0)

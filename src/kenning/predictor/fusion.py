@@ -10,7 +10,9 @@
     NDCG@k = DCG@k / IDCG@k, DCG = Σ gain_i / log2(i + 2), gains = max(0, relevance).
     Evaluation pool = top-10 baseline ∪ top-10 predictor ∪ injected, less the candidates whose
     label is unknown (not shown, no signal, rated useful before: labels.py); both rankings are
-    restricted to the pool (keeping their order) and scored against the same labels.
+    restricted to the pool (keeping their order) and scored against the same relevance (session
+    end passes labels.comparison_relevance: agent ratings, what the transcript touched, an
+    independent judge — not the training labels, which credit whatever was shown).
 """
 
 from __future__ import annotations
@@ -122,11 +124,14 @@ class Comparison:
 
 
 def compare(baseline: Sequence[str], predictor: Sequence[str], injected: Iterable[str],
-            relevance: Mapping[str, float], k: int = C.NDCG_K, unjudged: Collection[str] = ()) -> Comparison:
+            relevance: Mapping[str, float], k: int = C.NDCG_K, unjudged: Collection[str] = ()) -> Comparison | None:
     """`unjudged`: candidates whose label the session cannot know (labels.py "unknown"); they
-    leave the pool (a condensed list), so neither ranking is scored on a guess."""
+    leave the pool (a condensed list), so neither ranking is scored on a guess. None when no
+    candidate in the pool has a positive relevance: the session gives no verdict either way."""
     pool = [m for m in evaluation_pool(baseline, predictor, injected, k) if m not in unjudged]
     pool_relevance = {m: relevance.get(m, 0.0) for m in pool}
+    if not any(v > 0 for v in pool_relevance.values()):
+        return None
     p_rank, b_rank = restrict(predictor, pool), restrict(baseline, pool)
     p, b = ndcg_at_k(p_rank, pool_relevance, k), ndcg_at_k(b_rank, pool_relevance, k)
     return Comparison(p, b, p - b, p > b, pool, list(predictor[:k]), list(baseline[:k]))

@@ -213,6 +213,42 @@ def label_candidate(
     return CandidateLabel(c["memory_id"], max(-1.0, min(1.0, label)), path, reasons)
 
 
+HEURISTIC_JUDGE = "heuristic"  # session_scores.judge of the judge built from FTS hits and word overlap
+
+
+def comparison_relevance(rows: list[dict[str, Any]], touched: Collection[str], judge: str | None) -> dict[str, float]:
+    """What the session showed it wanted, for the predictor-vs-baseline comparison that earns α.
+
+    Per candidate: the agent's rating where it rated the memory; else 1.0 when the transcript
+    touched it (named its files, identifiers or entities); else an independent judge's
+    relevance (an LLM's; not the heuristic judge's, which is made of FTS hits and word
+    overlap); else 0.0. Superseded and deleted memories are 0.0.
+
+    Not the training labels: those credit whatever was injected (the continuity path) and
+    whatever the prompts' FTS matched, so a ranking scored on them wins by having been shown,
+    or by chasing the prompts' wording, and α hands it the session start. On
+    bench/predictor_sim's no-feedback arm (seed 12, sessions 10-44) the training labels gave
+    the predictor 31 of 35 comparisons where the sim's ground truth gave it 7 (11 of 35
+    verdicts agree); this relevance gives it 5 (31 agree); with feedback on every prompt
+    144 → 161 of 190 agree, a third of prompts 140 → 153 (issue 11)."""
+    out: dict[str, float] = {}
+    for c in rows:
+        mid = c["memory_id"]
+        rel = c.get("relevance_score")
+        if c.get("superseded_by") or c.get("is_deleted"):
+            value = 0.0
+        elif c.get("agent_feedback_count") and c.get("agent_relevance_score") is not None:
+            value = float(c["agent_relevance_score"])
+        elif mid in touched:
+            value = 1.0
+        elif rel is not None and judge != HEURISTIC_JUDGE:
+            value = float(rel)
+        else:
+            value = 0.0
+        out[mid] = max(-1.0, min(1.0, value))
+    return out
+
+
 def build_session_labels(
     session: dict[str, Any], candidates: list[dict[str, Any]], cosines: list[float | None],
     session_start: str | None = None, *, touched: dict[str, str] | None = None, trust: float = 1.0,

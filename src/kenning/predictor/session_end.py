@@ -16,6 +16,7 @@ from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
 from kenning.predictor.features import session_labels
 from kenning.predictor.fusion import Comparison, compare, fts_overlap, rank_by_score
+from kenning.predictor.labels import comparison_relevance
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
@@ -49,7 +50,8 @@ class SessionEnd:
         self.contexts = contexts
 
     def record(self, session_key: str) -> Recorded | Skipped:
-        """Compare both rankings on this session's labels, update EMA/α, record everything."""
+        """Compare both rankings on what the session showed it wanted (labels.comparison_relevance,
+        not the training labels), update EMA/α, record everything."""
         self.contexts.flush()  # the session's scoring context rows are read below
         conn = self.db.reader()
         session = store.session_score(conn, session_key)
@@ -59,7 +61,7 @@ class SessionEnd:
             return Skipped("already recorded")
         touched = self._record_touched(session_key)
         labels, rows, _, _, context = session_labels(conn, session, store.embedding_model_in_use(conn))
-        relevance = labels.by_id()
+        relevance = comparison_relevance(rows, touched, session.get("judge"))
         baseline = [r["memory_id"] for r in sorted(
             (r for r in rows if r["baseline_rank"] is not None), key=lambda r: r["baseline_rank"])]
         predicted = [r["memory_id"] for r in sorted(
