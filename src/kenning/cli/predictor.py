@@ -123,7 +123,7 @@ def history(limit: int = typer.Option(20, min=1, max=500), as_json: bool = typer
 @predictor_app.command("compare")
 def compare(session_key: str = typer.Argument(..., help="Session key."),
             as_json: bool = typer.Option(False, "--json")) -> None:
-    """Predictor vs baseline for one session: both top-10s, NDCG, winner, labels."""
+    """Predictor vs baseline for one session: both top-10s, NDCG, winner, the relevance they were scored on."""
     with backend() as b:
         data = _get(b, f"/api/predictor/audit/{session_key}")
         cmp = data.get("comparison")
@@ -132,7 +132,8 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
         print_json(data)
         return
     if not cmp:
-        console.print(f"no comparison recorded for {session_key} (no predictor ranking or no score yet)")
+        console.print(f"no comparison recorded for {session_key} (no predictor ranking, no score yet, or nothing"
+                      " the session showed it wanted: no rating, nothing the transcript touched)")
     else:
         console.print(f"winner: [bold]{cmp['winner']}[/bold]  predictor NDCG@10 {cmp['predictor_ndcg']:.3f}"
                       f"  baseline {cmp['baseline_ndcg']:.3f}  margin {cmp['margin']:+.3f}  α {cmp['alpha']:.2f}"
