@@ -1,8 +1,9 @@
 """How the predictor earns α: pure state transitions, persisted by the service as JSON.
 
 Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Concept Drift"):
-  - judge confidence < 0.6, or no predictor ranking: record only, EMA untouched;
-  - else win = predictor NDCG@10 > baseline NDCG@10; success_rate = 0.9·success + 0.1·win,
+  - judge confidence < 0.6, no predictor ranking, or nothing in the pool the session showed it
+    wanted (labels.comparison_relevance): record only, EMA untouched;
+  - else win = predictor NDCG@10 > baseline NDCG@10 on that relevance; success_rate = 0.9·success + 0.1·win,
     and the session's project slice (top 5 projects) updates the same way;
   - α = 1 − success_rate, except: 1.0 in cold start, while a drift retrain is pending, or when
     disabled; floors 0.8 for sessions 1–10 after cold-start exit and 0.6 for 11–20;
