@@ -96,9 +96,21 @@ def test_comparison_leaves_out_candidates_whose_label_is_unknown():
 
 def test_a_session_with_nothing_shown_to_be_wanted_gives_no_verdict():
     baseline, predictor = ["a", "b", "c"], ["c", "b", "a"]
-    assert compare(baseline, predictor, ["a"], {"a": 0.0, "b": -0.3}) is None  # not a loss for either
-    assert compare(baseline, predictor, ["a"], {"a": 0.0, "z": 1.0}) is None  # outside the pool
-    assert compare(baseline, predictor, ["a"], {"c": 0.5}).predictor_won
+    for relevance in ({"a": 0.0, "b": -0.3}, {"a": 0.0, "z": 1.0}):  # nothing positive in the pool
+        cmp = compare(baseline, predictor, ["a"], relevance)
+        assert not cmp.verdict and cmp.margin == 0 and not cmp.predictor_won  # a tie, not a loss
+    assert compare(baseline, predictor, ["a"], {"c": 0.5}).verdict
+
+
+def test_a_session_without_a_verdict_leaves_the_ema_alone():
+    from kenning.predictor.alpha import AlphaState, record_session
+    state = AlphaState(success_rate=0.7)
+    kw = dict(confidence=0.9, project="p", min_training_sessions=10, drift_reset_window=10)
+    after, update = record_session(state, predictor_ndcg=None, baseline_ndcg=None, no_evidence=True, **kw)
+    assert after.success_rate == 0.7 and after.comparisons == 0 and not update.ema_updated
+    assert update.events == ["ema_skip:no_evidence"] and after.sessions_completed == 1
+    counted, _ = record_session(state, predictor_ndcg=0.2, baseline_ndcg=0.5, **kw)
+    assert counted.success_rate < 0.7 and counted.comparisons == 1
 
 
 def test_a_memory_created_after_the_models_training_data_is_unseen():

@@ -132,8 +132,7 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
         print_json(data)
         return
     if not cmp:
-        console.print(f"no comparison recorded for {session_key} (no predictor ranking, no score yet, or nothing"
-                      " the session showed it wanted: no rating, nothing the transcript touched)")
+        console.print(f"no comparison recorded for {session_key} (no predictor ranking or no score yet)")
     else:
         console.print(f"winner: [bold]{cmp['winner']}[/bold]  predictor NDCG@10 {cmp['predictor_ndcg']:.3f}"
                       f"  baseline {cmp['baseline_ndcg']:.3f}  margin {cmp['margin']:+.3f}  α {cmp['alpha']:.2f}"

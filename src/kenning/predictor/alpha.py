@@ -2,7 +2,7 @@
 
 Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Concept Drift"):
   - judge confidence < 0.6, no predictor ranking, or nothing in the pool the session showed it
-    wanted (labels.comparison_relevance): record only, EMA untouched;
+    wanted (labels.comparison_relevance; recorded as a tie): record only, EMA untouched;
   - else win = predictor NDCG@10 > baseline NDCG@10 on that relevance; success_rate = 0.9·success + 0.1·win,
     and the session's project slice (top 5 projects) updates the same way;
   - α = 1 − success_rate, except: 1.0 in cold start, while a drift retrain is pending, or when
@@ -102,8 +102,10 @@ def _update_project(state: AlphaState, project: str | None, win: int) -> None:
 def record_session(
     state: AlphaState, *, predictor_ndcg: float | None, baseline_ndcg: float | None,
     confidence: float, project: str | None, min_training_sessions: int, drift_reset_window: int,
+    no_evidence: bool = False,
 ) -> tuple[AlphaState, SessionUpdate]:
-    """Apply one completed session to a copy of `state`."""
+    """Apply one completed session to a copy of `state`. `no_evidence`: both rankings existed but
+    nothing in the pool was shown to be wanted (the NDCGs come as None)."""
     s = AlphaState.from_dict(state.to_dict())
     before = s.success_rate
     events: list[str] = []
@@ -114,7 +116,8 @@ def record_session(
     if confident:
         s.scored_sessions += 1
     if not confident or predictor_ndcg is None or baseline_ndcg is None:
-        events.append("ema_skip:" + ("low_confidence" if not confident else "no_predictor_ranking"))
+        why = "low_confidence" if not confident else ("no_evidence" if no_evidence else "no_predictor_ranking")
+        events.append("ema_skip:" + why)
         return s, SessionUpdate(False, None if predictor_ndcg is None else predictor_ndcg > (baseline_ndcg or 0),
                                 before, before, events)
     win = 1 if predictor_ndcg > baseline_ndcg else 0

@@ -121,20 +121,21 @@ class Comparison:
     pool: list[str]
     predictor_top: list[str]
     baseline_top: list[str]
+    verdict: bool = True  # False: nothing in the pool was shown to be wanted
 
 
 def compare(baseline: Sequence[str], predictor: Sequence[str], injected: Iterable[str],
-            relevance: Mapping[str, float], k: int = C.NDCG_K, unjudged: Collection[str] = ()) -> Comparison | None:
+            relevance: Mapping[str, float], k: int = C.NDCG_K, unjudged: Collection[str] = ()) -> Comparison:
     """`unjudged`: candidates whose label the session cannot know (labels.py "unknown"); they
-    leave the pool (a condensed list), so neither ranking is scored on a guess. None when no
-    candidate in the pool has a positive relevance: the session gives no verdict either way."""
+    leave the pool (a condensed list), so neither ranking is scored on a guess. When no
+    candidate in the pool has a positive relevance the session gives no verdict either way
+    (`verdict` False: both NDCGs 0, a tie the EMA must not count)."""
     pool = [m for m in evaluation_pool(baseline, predictor, injected, k) if m not in unjudged]
     pool_relevance = {m: relevance.get(m, 0.0) for m in pool}
-    if not any(v > 0 for v in pool_relevance.values()):
-        return None
     p_rank, b_rank = restrict(predictor, pool), restrict(baseline, pool)
     p, b = ndcg_at_k(p_rank, pool_relevance, k), ndcg_at_k(b_rank, pool_relevance, k)
-    return Comparison(p, b, p - b, p > b, pool, list(predictor[:k]), list(baseline[:k]))
+    verdict = any(v > 0 for v in pool_relevance.values())
+    return Comparison(p, b, p - b, p > b, pool, list(predictor[:k]), list(baseline[:k]), verdict)
 
 
 def fts_overlap(injected: Iterable[str], fts_hits: Mapping[str, int]) -> float | None:

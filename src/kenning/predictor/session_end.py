@@ -75,11 +75,12 @@ class SessionEnd:
         alpha_used = float(context.get("alpha", 1.0)) if context else 1.0
         cell = self.cell
         with cell.lock:
+            counted = cmp is not None and cmp.verdict
             new_state, update = A.record_session(
-                cell.state, predictor_ndcg=cmp.predictor_ndcg if cmp else None,
-                baseline_ndcg=cmp.baseline_ndcg if cmp else None, confidence=labels.confidence,
+                cell.state, predictor_ndcg=cmp.predictor_ndcg if counted else None,
+                baseline_ndcg=cmp.baseline_ndcg if counted else None, confidence=labels.confidence,
                 project=session.get("project"), min_training_sessions=self.cfg.min_training_sessions,
-                drift_reset_window=self.cfg.drift_reset_window,
+                drift_reset_window=self.cfg.drift_reset_window, no_evidence=cmp is not None and not cmp.verdict,
             )
             new_state.recent_keys = (new_state.recent_keys + [session_key])[-RECENT_KEYS:]
             comparison_id = None
