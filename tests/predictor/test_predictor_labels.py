@@ -124,8 +124,8 @@ def test_the_comparison_reads_what_the_session_showed_it_wanted_not_the_training
     llm = comparison_relevance(rows, set(), "llm")
     assert llm["shown"] == pytest.approx(0.9) and llm["missed"] == pytest.approx(0.2) and llm["rated0"] == 0.0
 
-    training = build_session_labels(SESSION, rows,
-                                    [None] * len(rows), START, touched=dict.fromkeys(touched, "named")).by_id()
+    labelled = build_session_labels(SESSION, rows, [None] * len(rows), START, touched=dict.fromkeys(touched, "named"))
+    training = {c.memory_id: c.label for c in labelled.labels}
     predictor, baseline = ["shown", "rated0", "used", "missed"], ["used", "missed", "shown", "rated0"]
     injected = ["shown", "used", "rated0"]
     assert compare(baseline, predictor, injected, training).predictor_won  # the exposure's verdict

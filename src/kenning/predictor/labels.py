@@ -70,9 +70,6 @@ class SessionLabels:
     spread: float
     evidence: Confidence | None = None
 
-    def by_id(self) -> dict[str, float]:
-        return {c.memory_id: c.label for c in self.labels}
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "session_key": self.session_key, "confidence": self.confidence,
