@@ -37,6 +37,12 @@ task of the family (a lenient reading, for diagnosis; the targets use the strict
 Baselines in the same run: plain BM25 (bench/locomo_lib.py reference) over the raw units (every
 chat turn and every commit's subject + body), and kenning with `sessions: {episodes: false}`
 (reported as skipped, with the reason, on a daemon whose config has no such key).
+Issue 22 columns (what kenning writes and shows unasked): `store.typed_per_decoy_chat` (memories
+typed constraint / decision / gotcha / preference written in the decoy chats' sessions, per decoy
+chat; `_not_in_review` leaves out those written needs_review), `store.typed_by_origin`,
+`store.typed_by_rule` (metadata.claim.rule) and `session_start_slots` (the session-start hook's
+memory ids over all task sessions, by origin: decoy, prompt = an earlier task session's bug
+report, decision_chat, decision_commit, cause_commit, commit, other).
 Targets (issue 10): injected >= 0.90; hit@10 >= BM25's on every source; amended
 later-before-stale >= 0.80 and stale-only 0; injected <= 8,000 characters per task.
 """
@@ -290,9 +296,34 @@ def drain_pipeline(http: httpx.Client, limit_s: float) -> dict:
         time.sleep(2)
 
 
-def store_summary(http: httpx.Client) -> dict:
+RULE_TYPES = ("constraint", "decision", "gotcha", "preference")
+
+
+def session_origin(session_key: str | None) -> str:
+    """Which kind of replayed session a memory was written in (issue 22)."""
+    key = session_key or ""
+    for prefix, name in (("decoy-", "decoy"), ("task-", "prompt"), ("chat-", "decision_chat")):
+        if key.startswith(prefix):
+            return name
+    return "none" if not key else "other"
+
+
+def unit_origin(units: frozenset[str]) -> str:
+    """Where a shown memory came from, by its provenance units: a decoy chat, an earlier task
+    session's prompt (a bug report), a decision chat, a planted decision / regression commit,
+    an ordinary boltons commit, or nothing traceable."""
+    for prefix, name in (("session:decoy-", "decoy"), ("session:task-", "prompt"), ("session:chat-", "decision_chat"),
+                         ("decision:", "decision_commit"), ("cause:", "cause_commit"), ("commit:", "commit")):
+        if any(u.startswith(prefix) for u in units):
+            return name
+    return "other"
+
+
+def store_summary(http: httpx.Client, decoys: int = 0) -> dict:
     by_source: dict[str, int] = {}
     by_type: dict[str, int] = {}
+    typed: dict[str, dict[str, int]] = {}  # origin -> {all, needs_review} of constraint/decision/gotcha/preference
+    rules: dict[str, int] = {}  # extraction rule (metadata.claim.rule) of the typed ones
     offset, total = 0, None
     while total is None or offset < total:
         page = http.get("/api/memory", params={"project": PROJECT, "limit": 1000, "offset": offset}, timeout=120).json()
@@ -300,8 +331,19 @@ def store_summary(http: httpx.Client) -> dict:
         for m in page["items"]:
             by_source[m.get("source") or "-"] = by_source.get(m.get("source") or "-", 0) + 1
             by_type[m["type"]] = by_type.get(m["type"], 0) + 1
+            if m["type"] in RULE_TYPES:
+                row = typed.setdefault(session_origin(m.get("session_key")), {"all": 0, "needs_review": 0})
+                row["all"] += 1
+                row["needs_review"] += int(bool(m.get("needs_review")))
+                rule = ((m.get("metadata") or {}).get("claim") or {}).get("rule") or "-"
+                rules[rule] = rules.get(rule, 0) + 1
         offset += len(page["items"]) or total
-    return {"memories": total, "by_source": by_source, "by_type": by_type}
+    decoy = typed.get("decoy", {"all": 0, "needs_review": 0})
+    return {"memories": total, "by_source": by_source, "by_type": by_type, "typed_by_origin": typed,
+            "typed_by_rule": rules,
+            "typed_per_decoy_chat": round(decoy["all"] / decoys, 3) if decoys else None,
+            "typed_per_decoy_chat_not_in_review": round((decoy["all"] - decoy["needs_review"]) / decoys, 3)
+            if decoys else None}
 
 
 class Provenance:
@@ -477,10 +519,27 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                     {"phase": phase, "id": m, **prov.describe(m)} for phase, m in shown if prov.units(m) & task.gold]
                 rows.append(row)
             return {"skipped": False, "history_ingest": first, "pipeline_drain": drained, "timings_s": timings,
-                    "degraded_hook_answers": degraded, "cut_hook_answers": cut, "store": store_summary(http),
+                    "degraded_hook_answers": degraded, "cut_hook_answers": cut,
+                    "store": store_summary(http, sum(c.key.startswith("decoy-") for c in chats)),
+                    "session_start_slots": slots_by_origin(sessions, prov),
                     "injected_chars": chars_summary(chars), "rows": rows, "metrics": aggregate(rows)}
     finally:
         daemon.stop()
+
+
+def slots_by_origin(sessions: dict, prov: Provenance) -> dict:
+    """Session-start slots (memory ids the session-start hook injected, over all task sessions)
+    by origin, as counts and shares (issue 22: decoy- and prompt-derived <= 10 %)."""
+    counts: dict[str, int] = {}
+    for start, _ in sessions.values():
+        for memory_id in start.get("memory_ids") or []:
+            origin = unit_origin(prov.units(memory_id))
+            counts[origin] = counts.get(origin, 0) + 1
+    total = sum(counts.values())
+    shares = {k: round(v / total, 3) for k, v in sorted(counts.items())} if total else {}
+    return {"slots": total, "per_task": round(total / len(sessions), 2) if sessions else 0, "counts": counts,
+            "shares": shares, "decoy_or_prompt_share": round(shares.get("decoy", 0) + shares.get("prompt", 0), 3),
+            "decision_share": round(shares.get("decision_chat", 0) + shares.get("decision_commit", 0), 3)}
 
 
 def targets(result: dict) -> dict:
@@ -498,6 +557,9 @@ def targets(result: dict) -> dict:
         and amended.get("recall_later_before_stale", 0) >= 0.80,
         "amended_stale_only==0": amended.get("inject_stale_only", 1) == 0 and amended.get("recall_stale_only", 1) == 0,
         "injected_chars<=8000": kd["injected_chars"]["over_8000"] == 0,
+        "injected>=0.97 (issue 22)": m["overall"].get("injected", 0) >= 0.97,
+        "typed_per_decoy_chat<=0.1 (issue 22)": (kd["store"].get("typed_per_decoy_chat") or 0) <= 0.1,
+        "start_decoy_or_prompt<=0.10 (issue 22)": kd["session_start_slots"]["decoy_or_prompt_share"] <= 0.10,
     }
 
 
