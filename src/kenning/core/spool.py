@@ -1,0 +1,247 @@
+"""The hook spool: events a hook could not deliver, kept until the daemon takes them (issue 26).
+
+When a hook cannot reach the daemon within its deadline it appends the event — the request it
+would have sent, with the transcript's *path* in place of the transcript — to
+`$KENNING_HOME/spool/` (folder 0700, one file per event, 0600, written to a temporary name and
+renamed, so a reader never sees half an event and no writer ever waits on a lock). The daemon
+replays the spool at start and whenever a hook reaches it again (`replay`): each event is
+claimed by an atomic rename, handled, then deleted, oldest first.
+
+Bounded: at most `max_events` events, `max_bytes` bytes, none older than `max_age_s`. Past a
+cap the oldest events are dropped, and each drop is counted (a line in `dropped.log`: when,
+why, which session and event, never the payload), which `stats` reports and the daemon logs as
+a warning. Standard library only: hooks import this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets as _random
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+VERSION = 1
+DIRNAME = "spool"
+DROPPED_LOG = "dropped.log"
+MAX_EVENTS = 1000
+MAX_BYTES = 8 * 1024 * 1024
+MAX_AGE_S = 7 * 24 * 3600.0
+MAX_RECORD_BYTES = 512 * 1024
+STALE_CLAIM_S = 600.0
+_PENDING, _CLAIMED = "e-", "c-"
+
+
+class Limits:
+    """The spool's caps (env KENNING_SPOOL_MAX_EVENTS / _MAX_BYTES / _MAX_AGE_S override them)."""
+
+    __slots__ = ("max_events", "max_bytes", "max_age_s")
+
+    def __init__(self, max_events: int = MAX_EVENTS, max_bytes: int = MAX_BYTES, max_age_s: float = MAX_AGE_S) -> None:
+        self.max_events, self.max_bytes, self.max_age_s = max_events, max_bytes, max_age_s
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        env = os.environ if environ is None else environ
+        limits = cls()
+        for name, attr, kind in (("EVENTS", "max_events", int), ("BYTES", "max_bytes", int),
+                                 ("AGE_S", "max_age_s", float)):
+            raw = env.get(f"KENNING_SPOOL_MAX_{name}")
+            try:
+                if raw and kind(raw) > 0:
+                    setattr(limits, attr, kind(raw))
+            except ValueError:
+                pass
+        return limits
+
+
+def spool_dir(home: str) -> str:
+    return os.path.join(home, DIRNAME)
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
+
+
+def _born(name: str) -> float:
+    """The epoch an event file was spooled at (from its name: e-<ns>-…)."""
+    try:
+        return int(name[2:].split("-", 1)[0]) / 1e9
+    except ValueError:
+        return 0.0
+
+
+def _pending(folder: str) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(folder) if n.startswith(_PENDING) and n.endswith(".json"))
+    except OSError:
+        return []
+
+
+def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, Any] | None = None) -> None:
+    entry = {"at": _iso(time.time()), "reason": reason, "spooled_at": _iso(_born(name))}
+    if record is None:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                record = json.load(handle)
+        except (OSError, ValueError):
+            record = None
+    if isinstance(record, dict):
+        body = record.get("body") if isinstance(record.get("body"), dict) else {}
+        entry.update(path=record.get("path"), session_key=body.get("session_key"))
+    try:
+        fd = os.open(os.path.join(folder, DROPPED_LOG), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (json.dumps(entry) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _drop(folder: str, name: str, reason: str) -> bool:
+    _note_drop(folder, name, reason)
+    try:
+        os.unlink(os.path.join(folder, name))
+        return True
+    except OSError:
+        return False
+
+
+def enforce(home: str, limits: Limits | None = None, *, now: float | None = None) -> int:
+    """Drop the oldest events past any cap (age first, then count and bytes); returns how many."""
+    limits = limits or Limits.from_env()
+    folder = spool_dir(home)
+    now = time.time() if now is None else now
+    dropped = 0
+    names = _pending(folder)
+    sizes: dict[str, int] = {}
+    for name in names:
+        try:
+            sizes[name] = os.stat(os.path.join(folder, name)).st_size
+        except OSError:
+            sizes[name] = 0
+    kept = []
+    for name in names:
+        if now - _born(name) > limits.max_age_s:
+            dropped += _drop(folder, name, "age")
+        else:
+            kept.append(name)
+    total = sum(sizes[n] for n in kept)
+    while kept and (len(kept) > limits.max_events or total > limits.max_bytes):
+        name = kept.pop(0)
+        total -= sizes[name]
+        dropped += _drop(folder, name, "cap")
+    return dropped
+
+
+def append(home: str, record: Mapping[str, Any], limits: Limits | None = None) -> dict[str, Any]:
+    """Spool one event (a JSON-able dict: path, body, transcript_path, …); never raises, never
+    waits on another writer. Returns {spooled, dropped, name}."""
+    try:
+        folder = spool_dir(home)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        now = time.time()
+        data = json.dumps({"v": VERSION, "spooled_at": _iso(now), **record}, default=str).encode("utf-8")
+        if len(data) > MAX_RECORD_BYTES:
+            _note_drop(folder, f"e-{time.time_ns()}", "too_large", record)
+            return {"spooled": False, "dropped": 1, "name": None}
+        name = f"{_PENDING}{time.time_ns():020d}-{os.getpid()}-{_random.token_hex(3)}.json"
+        tmp = os.path.join(folder, "." + name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.rename(tmp, os.path.join(folder, name))
+        dropped = enforce(home, limits, now=now)
+        return {"spooled": os.path.exists(os.path.join(folder, name)), "dropped": dropped, "name": name}
+    except (OSError, TypeError, ValueError):
+        return {"spooled": False, "dropped": 0, "name": None}
+
+
+def stats(home: str) -> dict[str, Any]:
+    """{depth, bytes, oldest_at, dropped, last_dropped_at, drop_reasons}: what doctor and health show."""
+    folder = spool_dir(home)
+    names = _pending(folder)
+    total = 0
+    for name in names:
+        try:
+            total += os.stat(os.path.join(folder, name)).st_size
+        except OSError:
+            pass
+    dropped, last, reasons = 0, None, {}
+    try:
+        with open(os.path.join(folder, DROPPED_LOG), encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                dropped += 1
+                last = entry.get("at", last)
+                reasons[entry.get("reason")] = reasons.get(entry.get("reason"), 0) + 1
+    except OSError:
+        pass
+    return {"depth": len(names), "bytes": total, "oldest_at": _iso(_born(names[0])) if names else None,
+            "dropped": dropped, "last_dropped_at": last, "drop_reasons": reasons}
+
+
+def has_pending(home: str) -> bool:
+    return bool(_pending(spool_dir(home)))
+
+
+def _release_stale_claims(folder: str, now: float) -> None:
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(_CLAIMED)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if now - os.stat(path).st_mtime > STALE_CLAIM_S:
+                os.rename(path, os.path.join(folder, _PENDING + name[len(_CLAIMED):]))
+        except OSError:
+            pass
+
+
+def replay(home: str, handle: Callable[[dict[str, Any]], str], limits: Limits | None = None) -> dict[str, int]:
+    """Hand each spooled event, oldest first, to `handle(record)`, which answers 'done' (delete
+    it), 'rejected' (delete it, counted as a drop: the daemon refused it), or 'retry' (keep it and
+    stop: the daemon cannot take events now). An event another replayer claimed is skipped.
+    Returns counts per outcome."""
+    folder = spool_dir(home)
+    counts = {"done": 0, "rejected": 0, "retry": 0, "dropped": enforce(home, limits)}
+    _release_stale_claims(folder, time.time())
+    for name in _pending(folder):
+        claimed = os.path.join(folder, _CLAIMED + name[len(_PENDING):])
+        try:
+            os.rename(os.path.join(folder, name), claimed)
+            os.utime(claimed)
+        except OSError:
+            continue  # another replayer took it
+        try:
+            with open(claimed, encoding="utf-8") as fh:
+                record = json.load(fh)
+        except (OSError, ValueError):
+            record = None
+        outcome = handle(record) if isinstance(record, dict) else "rejected"
+        if outcome == "retry":
+            try:
+                os.rename(claimed, os.path.join(folder, name))
+            except OSError:
+                pass
+            counts["retry"] += 1
+            break
+        if outcome == "rejected":
+            _note_drop(folder, name, "rejected", record if isinstance(record, dict) else None)
+        try:
+            os.unlink(claimed)
+        except OSError:
+            pass
+        counts["done" if outcome == "done" else "rejected"] += 1
+    return counts
