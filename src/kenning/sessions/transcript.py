@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from kenning.core.events import Turn
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|human|assistant|claude|agent)\s*:\s*", re.IGNORECASE)
 
 
-@dataclass
-class Turn:
-    role: str  # 'user' | 'assistant' | 'tool'
-    text: str
-    at: str | None = None  # when it was said (the JSONL entry's timestamp), when known
+__all__ = ["Turn", "parse_transcript", "last_assistant_text"]
 
 
 def _block_text(block) -> tuple[str, str]:

@@ -1,0 +1,245 @@
+"""The harness-neutral event model: what any coding-agent harness tells kenning (issue 23).
+
+Every harness (Claude Code, Codex CLI, Gemini CLI, OpenCode, a generic HTTP caller) reaches
+kenning through one adapter (`kenning.hooks.adapters.<harness>`) that turns its hook payloads
+into these typed, frozen events; the daemon's hooks service consumes only these. A transcript
+reader yields the conversation as `Turn`s plus diagnostics (`TranscriptReading`).
+
+The guarantee a transcript reader gives (and that sessions/ relies on): a Turn with role
+'user' holds ONLY text the user typed, role 'assistant' ONLY the assistant's own text, role
+'tool' a tool call or its result (untrusted: never a rule by itself). Harness text — system
+reminders, system prompts, attachments, hook contexts (kenning's own `<kenning-memories>` and
+`<memory-feedback>` blocks included) — is never a Turn.
+
+The session-key rule lives here once (`session_key`): every route, the sessions manager and the
+observer call it.
+
+Pure data: imports only the standard library and core.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Literal, Union
+
+from kenning.core.errors import InvalidInput
+from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS
+
+__all__ = [
+    "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
+    "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "harness_of",
+    "event_to_dict", "event_from_dict", "strip_harness_text", "HARNESS_BLOCK_TAGS",
+]
+
+_VISIBLE = re.compile(f"[^{INVISIBLE_CHARS}]")
+
+
+class Harness(str, Enum):
+    """The agent harness an event came from (its value is what `harness` fields carry)."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    GEMINI = "gemini"
+    OPENCODE = "opencode"
+    GENERIC = "generic"
+
+
+def harness_of(value: Any) -> Harness:
+    """The Harness a free-form name denotes ('claude-code', 'Claude Code', 'codex', …); GENERIC when unknown."""
+    if isinstance(value, Harness):
+        return value
+    if not isinstance(value, str):
+        return Harness.GENERIC
+    name = re.sub(r"[\s_]+", "-", value.strip().lower())
+    aliases = {"claude": Harness.CLAUDE_CODE, "claude-code": Harness.CLAUDE_CODE, "claudecode": Harness.CLAUDE_CODE,
+               "codex": Harness.CODEX, "codex-cli": Harness.CODEX, "gemini": Harness.GEMINI,
+               "gemini-cli": Harness.GEMINI, "opencode": Harness.OPENCODE}
+    return aliases.get(name, Harness.GENERIC)
+
+
+def session_key(value: Any) -> str:
+    """The one session-key rule: a string with a visible character, at most MAX_SESSION_KEY_CHARS
+    (200) characters once surrounding blanks are stripped. Raises InvalidInput otherwise."""
+    if not isinstance(value, str) or not value.strip() or not _VISIBLE.search(value):
+        raise InvalidInput("session_key must be a non-empty string")
+    key = value.strip()
+    if len(key) > MAX_SESSION_KEY_CHARS:
+        raise InvalidInput(f"session_key is longer than {MAX_SESSION_KEY_CHARS} characters")
+    return key
+
+
+# -- events ------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class HookEvent:
+    """What every event carries. `timestamp` None: the daemon's clock; `transcript_path`: where the
+    harness keeps its transcript, when it gives one (read by the hook process, never the daemon)."""
+
+    session_key: str
+    harness: Harness = Harness.GENERIC
+    cwd: str | None = None
+    project: str | None = None
+    timestamp: str | None = None
+    transcript_path: str | None = None
+
+    kind: str = field(default="", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionStarted(HookEvent):
+    """A session began (or resumed / was cleared / compacted: `source`). `context` is what the
+    harness knows about it (branch, recent words of a resumed session) — a retrieval hint only."""
+
+    source: str = "startup"
+    context: str | None = None
+    kind: str = field(default="session_started", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptSubmitted(HookEvent):
+    """The user typed `prompt` (exactly what they typed, nothing the harness added)."""
+
+    prompt: str
+    memory_feedback: dict[str, float] = field(default_factory=dict)
+    kind: str = field(default="prompt_submitted", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult(HookEvent):
+    """A tool ran. `success` False: it failed (Claude Code's PostToolUseFailure, a non-zero exit,
+    an error result) and `error` says how. `output` and `error` are untrusted text.
+    `tool_input` is the call's arguments (a JSON object), `input_summary` a one-line reading of it."""
+
+    tool_name: str
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    input_summary: str = ""
+    output: str = ""
+    success: bool = True
+    error: str | None = None
+    tool_use_id: str | None = None
+    kind: str = field(default="tool_result", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEnded(HookEvent):
+    """The agent finished answering one prompt; `last_assistant_message` is its final text."""
+
+    last_assistant_message: str = ""
+    kind: str = field(default="turn_ended", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compacted(HookEvent):
+    """The harness is about to compact (or has compacted) the conversation. `transcript` is the
+    transcript text so far when the hook process could read it (its episodes are stored now)."""
+
+    trigger: str = "compact"
+    context: str | None = None
+    transcript: str | None = None
+    kind: str = field(default="compacted", init=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionEnded(HookEvent):
+    """The session is over (`reason` as the harness says: exit, clear, logout, other, idle …).
+    `transcript` is the transcript text when the hook process read it; `turns` the conversation
+    already read by the harness's adapter (preferred over `transcript` when given)."""
+
+    reason: str | None = None
+    transcript: str | None = None
+    turns: tuple["Turn", ...] = ()
+    kind: str = field(default="session_ended", init=False, repr=False)
+
+
+Event = Union[SessionStarted, PromptSubmitted, ToolResult, TurnEnded, Compacted, SessionEnded]
+EVENT_KINDS: dict[str, type[HookEvent]] = {
+    "session_started": SessionStarted, "prompt_submitted": PromptSubmitted, "tool_result": ToolResult,
+    "turn_ended": TurnEnded, "compacted": Compacted, "session_ended": SessionEnded,
+}
+
+
+# -- the conversation a transcript reader yields ------------------------------------------------
+TurnRole = Literal["user", "assistant", "tool"]
+
+
+@dataclass
+class Turn:
+    """One turn of a conversation. role 'user': only text the user typed; 'assistant': only the
+    assistant's text; 'tool': a tool call or result (then `tool_name`, and `is_error` for results).
+    Never harness text. (Re-exported as kenning.sessions.transcript.Turn, the seam sessions/ uses.)"""
+
+    role: str  # TurnRole
+    text: str
+    at: str | None = None  # when it was said (the entry's timestamp), when known
+    tool_name: str | None = None
+    is_error: bool | None = None
+
+
+@dataclass
+class TranscriptReading:
+    """What a transcript reader returns: the turns, the tool results among them as events, and
+    diagnostics — entries skipped as harness text (by type) and entries of unknown types (never guessed)."""
+
+    turns: list[Turn] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    unknown: dict[str, int] = field(default_factory=dict)
+    format: str = "text"  # which reader produced it: 'claude-code-jsonl', 'text', …
+
+    def skip(self, what: str) -> None:
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
+    def unknown_type(self, what: str) -> None:
+        self.unknown[what] = self.unknown.get(what, 0) + 1
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {"format": self.format, "turns": len(self.turns), "skipped": dict(self.skipped),
+                "unknown": dict(self.unknown)}
+
+
+# -- harness text inside text ---------------------------------------------------------------------
+HARNESS_BLOCK_TAGS = ("system-reminder", "kenning-memories", "memory-feedback", "hook_context",
+                      "local-command-caveat", "local-command-stdout", "local-command-stderr",
+                      "command-name", "command-message", "command-args")
+_BLOCK = re.compile(r"<(%s)(?:\s[^>]*)?>.*?</\1\s*>" % "|".join(re.escape(t) for t in HARNESS_BLOCK_TAGS),
+                    re.DOTALL | re.IGNORECASE)
+_OPEN_TO_END = re.compile(r"<(%s)(?:\s[^>]*)?>.*\Z" % "|".join(re.escape(t) for t in HARNESS_BLOCK_TAGS),
+                          re.DOTALL | re.IGNORECASE)
+
+
+def strip_harness_text(text: str) -> str:
+    """`text` without harness blocks (`<system-reminder>…</system-reminder>`, `<kenning-memories>…`,
+    `<memory-feedback>…`, `<hook_context>…`, slash-command wrappers). An opened block that never
+    closes is cut to the end (a truncated reminder is still a reminder). Blank runs are collapsed."""
+    if not text or "<" not in text:
+        return text
+    cleaned = _OPEN_TO_END.sub("", _BLOCK.sub("", text))
+    return re.sub(r"\n{3,}", "\n\n", cleaned).strip()
+
+
+# -- wire form --------------------------------------------------------------------------------------
+def event_to_dict(event: HookEvent) -> dict[str, Any]:
+    """A JSON-ready dict with `kind` (the inverse of event_from_dict); None values are left out."""
+    data = asdict(event)
+    data["harness"] = event.harness.value
+    data["kind"] = event.kind
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The event a dict denotes (its `kind`); InvalidInput for an unknown kind or bad fields."""
+    if not isinstance(data, dict):
+        raise InvalidInput("an event must be a JSON object")
+    cls = EVENT_KINDS.get(str(data.get("kind", "")))
+    if cls is None:
+        raise InvalidInput(f"unknown event kind {data.get('kind')!r}; one of {', '.join(EVENT_KINDS)}")
+    fields = {k: v for k, v in data.items() if k != "kind"}
+    fields["session_key"] = session_key(fields.get("session_key"))
+    fields["harness"] = harness_of(fields.get("harness"))
+    if cls is SessionEnded and fields.get("turns"):
+        fields["turns"] = tuple(Turn(**t) if isinstance(t, dict) else t for t in fields["turns"])
+    try:
+        return cls(**fields)  # type: ignore[return-value]
+    except TypeError as exc:
+        raise InvalidInput(f"bad {cls.__name__} event: {exc}") from exc
