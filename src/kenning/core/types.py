@@ -89,6 +89,7 @@ class MemoryDraft:
     related_files: list[str] = field(default_factory=list)
     related_modules: list[str] = field(default_factory=list)
     pinned: bool = False
+    needs_review: bool = False  # a learned claim below the confidence gate: kept, not shown unasked until reviewed
     session_key: str | None = None
     created_at: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)

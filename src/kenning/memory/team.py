@@ -20,7 +20,7 @@ from kenning.core.text import normalize_content
 from kenning.core.types import MemoryDraft
 
 SHARED_SCOPES = frozenset({"team", "org"})
-_NOT_SENT = ("writer", "type_explicit", "related_modules")
+_NOT_SENT = ("writer", "type_explicit", "related_modules", "needs_review")
 
 
 class TeamUnavailable(KenningError):

@@ -102,14 +102,14 @@ def insert_memory(
     writer = draft.writer
     conn.execute(
         "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
-        " tags, project, scope, source, related_files, related_modules, pinned, created_at, updated_at,"
+        " tags, project, scope, source, related_files, related_modules, pinned, needs_review, created_at, updated_at,"
         " embedding_model, session_key, metadata, derived_from, author, team)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory_id, content.storage, content.normalized, content.content_hash, draft.type,
             draft.importance, draft.confidence, json.dumps(draft.tags), draft.project, draft.scope,
             draft.source, json.dumps(draft.related_files), json.dumps(draft.related_modules),
-            int(draft.pinned), created, created, embedding_model, draft.session_key,
+            int(draft.pinned), int(draft.needs_review), created, created, embedding_model, draft.session_key,
             json.dumps(draft.metadata), json.dumps(draft.derived_from),
             writer.user if writer else None, writer.team if writer else None,
         ),

@@ -1,0 +1,379 @@
+"""The claim test: is a sentence a durable claim about the project worth remembering unasked?
+
+One classifier, used by everything kenning writes by itself: the session-end key facts
+(sessions.summary), the offline pipeline extraction (providers.offline_rules) and decision
+auto-protection (pipeline.protection), and by the re-scoring of stores written by older rules
+(store migration m012). Pure, deterministic, no I/O: safe inside a write transaction.
+
+A statement is kept as a `constraint` / `decision` / `preference` / `gotcha` (or, where the
+caller allows it, a plain `fact`) only when it is
+1. asserted, not asked or guessed: no question, hedge ("maybe", "I think", "seems"), speculation
+   ("must have", "my guess is"), wish ("would be nice"), report of someone's speculation;
+2. complete: its subject is present. An acknowledgement ("Exactly, …", "Right, …") is stripped
+   and what follows judged on its own; a fragment that leans on the previous turn ("That's what
+   25e6d6b addressed", "Seven.") is kept only with its antecedent — the assistant question it
+   answers — or not at all;
+3. said by the user, or by the assistant in a statement the user accepted (an explicit "right /
+   exactly / confirmed" as the next user turn, or a recap — "Final: …", "Understood: …",
+   "Settled: …" — the user did not contradict);
+4. a rule, decision, preference or gotcha in its own words (quoted text and `code spans` do not
+   count): normative language (must, never, always + verb, only, has to, …), an imperative, a
+   decision ("we decided", "the rule is", "amended rule"), a preference ("I prefer"), a gotcha
+   ("heads-up", "turns out", "root cause");
+5. not the task: the bug report or request that opens a session (`Context.opening`) is the
+   session's task, never a rule.
+
+Each verdict carries its evidence (`Evidence`: which rule fired, speaker, acceptance,
+repetition, the cues read) and a confidence; the writers store it as `metadata.claim`
+(`EVIDENCE_KEY`) and write a claim below `REVIEW_BELOW` with `needs_review`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+RULESET = "claims-v1"
+EVIDENCE_KEY = "claim"  # memories.metadata[EVIDENCE_KEY] holds Evidence.to_dict()
+REVIEW_BELOW = 0.7  # the seeds' confidence gate (minFactConfidenceForWrite): below it, needs_review
+RULE_TYPES = ("constraint", "decision", "preference", "gotcha")
+
+# -- what a statement says in its own words ---------------------------------------------------------
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|`[^`\n]*`|^\s*>.*$", re.MULTILINE)
+
+
+def own_words(text: str) -> str:
+    """The text without quoted passages ("…", “…”), `code spans` and `> quoted` lines: what a
+    statement says in its own words, as opposed to what it quotes."""
+    return _QUOTED.sub(" ", text)
+
+
+# -- rejection cues ---------------------------------------------------------------------------------
+_HEDGE = re.compile(
+    r"\b(?:maybe|might|perhaps|probably|possibly|presumably|(?:un)?likely|apparently|arguably|i think|i thought"
+    r"|we think|i guess|i suspect|i believe|i feel|i wonder|wonder(?:ing)? (?:if|whether)|i'?d (?:guess|imagine|say|think|expect)"
+    r"|my guess|my hunch|not (?:sure|certain)|unsure|seems?|seemed|appears? to|could be|may be|sort of|kind of"
+    r"|almost like|suppose|assuming|i assume|in theory|if i recall|iirc|as far as i know|afaik|i bet|i imagine"
+    r"|hard to say|who knows|or so|roughly|assum(?:e|ed|es|ing)|feels?|felt)\b", re.I)
+_SPECULATION = re.compile(
+    r"\b(?:must|might|may|could|would|should)(?:n't| not)? have\b"
+    r"|\b(?:he|she|they|someone|somebody|people|folks)\s+(?:thinks?|thought|said|says|guess(?:es|ed)?|suspects?|claims?|reckons?)\b"
+    r"|\bif\b.{0,80}\bthen\b", re.I)
+_HYPOTHETICAL = re.compile(r"\b(?:would|could)(?: not|n't)?\b|\b(?:i|you|we|it|that|they|this)'d\b", re.I)  # in the first clause
+_CLAUSE = re.compile(r"\s+[-—–]\s+|;\s*|:\s+")
+_FIRST_PERSON = re.compile(  # a plan, a mental state or a suggestion, not a claim about the project
+    r"(?:^|,\s*)(?:sometimes|i'?m|i am|i was|i've|i have|i had|my|i need|i noticed|i see|i saw|i recall|i remember|i don't|i do not|i mean"
+    r"|i'?ll|i will|i can|i just|i also|i really|let'?s|let me|we should|we need to|we'?d|we could|we can|we might"
+    r"|we also need|you (?:need|should|could|can|might|may)|you'?d|one could)\b", re.I)
+_WISH = re.compile(r"\b(?:i wish|wish we|would be (?:nice|great|good|better|cool)|it'?d be (?:nice|great|good)|hopefully"
+                   r"|ideally|in an ideal world|someday|one day)\b", re.I)
+_ACK = re.compile(
+    r"^(?:(?:exactly|yeah|yes|yep|yup|right|correct|true|agreed|indeed|totally|absolutely|definitely|precisely"
+    r"|good (?:point|catch|call|question)|great (?:point|question|catch)|makes sense|fair(?: enough| point)?|nice|great"
+    r"|perfect|ok(?:ay)?|sure|got it|gotcha|understood|noted|confirmed|interesting|ah|oh|hmm+|well|so|and|but|also"
+    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|then|plus|no(?=\s*[.,!—–-]))\b[\s,.!:;—–-]*)+",
+    re.I)
+_DEICTIC = re.compile(
+    r"^(?:that|this|it|those|these|they|them|he|she|which|same|such|both|either|neither|here|there|the latter"
+    r"|the former|the same|as|like)\b(?!\s*(?:-|:))", re.I)
+_BUG_REPORT = re.compile(
+    r"\b(?:is|are|keeps?|started|start|has been|have been)\s+(?:\w+\s+){0,2}(?:failing|broken|crashing|corrupting|"
+    r"timing out|wrong|mangl\w+|blocking|growing|rate-limiting|dropping|leaking)\b|\bcustomers? (?:see|get|report)"
+    r"|\bfailing repro\b|\bcan you\b|\bcould you\b|\bplease (?:fix|look|check|investigate|dig)\b|\bsince\b.{0,60},"
+    r"|\bbroke\b|\bregress(?:ed|ion)\b|\b(?:bug|issue|complaint)s?\b.{0,30}\b(?:landed|reported|filed)\b", re.I)
+_PAST_START = re.compile(r"^(?:changed|added|removed|fixed|moved|made|switched|refactored|tweaked|updated|dropped|"
+                         r"bumped|reverted|merged|renamed|introduced|replaced)\b", re.I)
+_PAST_REPORT = re.compile(
+    r"\b(?:was|were|did|had|added|removed|addressed|introduced|changed|touched|refactored|simplified|"
+    r"tweaked|handled|used to|back then|originally|historically|at the time)\b", re.I)
+_COMMIT_REF = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+# -- keep cues ---------------------------------------------------------------------------------------
+_DECISION = re.compile(
+    r"\b(?:we|i|they|team|security|product|finance|everyone)\s+(?:have\s+|had\s+)?(?:decided|agreed|chose|settled on)\b"
+    r"|\bdecided (?:to|on|against|that)\b|\bthe (?:rule|policy|convention|contract|decision) (?:is|stays|now is|holds)\b"
+    r"|\bamended (?:rule|policy|decision)\b|\bamendment to\b|\bsupersed(?:es|ed|ing)\b|\bgoing forward\b|\bfrom now on\b"
+    r"|\bstandardi[sz]ed on\b|\bwe(?:'re| are) going with\b|\bwe (?:take|keep|ship|use|go with)\b|\bsigned off\b"
+    r"|\bsticking with\b|\bwent with\b|\bsettled[:\s—-]", re.I)
+_NORMATIVE = re.compile(
+    r"\b(?:must(?:n't| not)?|has to|have to|had better|shall|may not|cannot|can't"
+    r"|is required|are required|required to|is not allowed|are not allowed|not allowed|is pinned|are pinned|pinned"
+    r"|is forbidden|off the table|only(?! (?:so|goes|for it|once|do so|get|just))|doesn't belong"
+    r"|no (?:more|longer)|instead of|rather than|not \w+ ?[,;—–-]|treat (?:it|them|\w+) as|stays?|the only)\b"
+    r"|\b(?:always|never)\s*(?=[.;,—–]|$)|\b(?:must|to|and|then|you|we)\s+(?:always|never)\b"
+    r"|\b(?:always|never)\s+(?:in|on|out|off|exact|exactly|only|the same|used|applies|apply|matches|match|wins)\b", re.I)
+_IMPERATIVE = re.compile(
+    r"(?:^|[,;:—–]\s*(?:then\s+|and\s+)?|\s-\s+(?:then\s+)?|\band\s+(?=don't|do not|never|always))(?:please\s+)?(?:keep|use|leave|strip|count|ship|encode|log|quote|write|apply|set|make|add|remove|put|run|call"
+    r"|return|raise|treat|avoid|prefer|don't|do not|never \w+|always \w+|stop|start|switch|move|drop|skip|ignore|pin"
+    r"|sort|round|cap|clamp|reject|accept|normalize|lowercase|validate|assume|document|rename|split|merge|wrap"
+    r"|double|escape|check|test|retry|cache|pass|send|store|require|restrict|limit|match|compare|compute|hash"
+    r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with)\b", re.I)
+_PREFERENCE = re.compile(r"\b(?:i|we)\s+(?:(?:really|strongly|much)\s+)?(?:prefer|like to|want to always|hate|dislike|"
+                         r"rather)\b|\bi'?d rather\b|\bplease (?:use|avoid|keep|don't|do not|always|never)\b", re.I)
+_GOTCHA = re.compile(r"\b(?:heads-up|heads up|careful|watch out|beware|turns out|root cause|the bug was|"
+                     r"caused by|flaky|trap|pitfall|footgun)\b", re.I)
+_RECAP = re.compile(
+    r"^(?:final|settled|recap(?:\s+of\s+[^:]{1,80})?|understood|got it|noted|agreed|decision|summary|to summari[sz]e"
+    r"|amended rule[^:]{0,80}|the rule|rule|confirmed|so)\s*[:—–-]", re.I)
+_ACCEPT = re.compile(r"^(?:exactly|yes|yep|yup|right|correct|confirmed|agreed|perfect|good|great|that'?s (?:right|it|correct)"
+                     r"|sounds good|ship it|do it|go ahead|lgtm|ok(?:ay)?|sure)\b(?![^.!?]{0,40}\bbut\b)", re.I)
+_REJECT = re.compile(r"^(?:no\b|nope|not (?:quite|really|exactly)|wrong|that'?s (?:wrong|only half)|the direction is right but"
+                     r"|neither|actually\b)", re.I)
+_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|will|must|should|keeps?|stays?|wins?|"
+                   r"matches?|uses?|runs?|gets?|goes|comes?|means?|holds?|applies|apply|counts?|\w+(?:s|ed))\b", re.I)
+_WORD = re.compile(r"[A-Za-z0-9_'=<>*.@:+/-]+")
+
+# confidence by the rule that fired (before repetition and acceptance)
+RULE_CONFIDENCE = {
+    "user-decision": 0.85, "user-rule": 0.8, "user-imperative": 0.75, "user-preference": 0.75, "user-gotcha": 0.7,
+    "answer-to-question": 0.72, "accepted-recap": 0.75, "accepted-statement": 0.72,
+    "stated-decision": 0.75, "stated-rule": 0.7, "stated-preference": 0.7, "stated-gotcha": 0.65, "stated-fact": 0.6,
+}
+
+
+@dataclass
+class Context:
+    """What surrounds a sentence. speaker: 'user' | 'assistant' | 'unknown' (a stored memory's text,
+    said by whoever stored it); accepted: for an assistant turn, whether the user accepted it (None:
+    unknown); recap: the assistant turn is a recap the user did not contradict; opening: the
+    sentence is part of the request that opens the session (the task); antecedent: the question
+    of the other speaker this turn answers (its last question, if any)."""
+
+    speaker: str = "unknown"
+    accepted: bool | None = None
+    recap: bool = False
+    opening: bool = False
+    antecedent: str | None = None
+    allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
+
+
+@dataclass
+class Evidence:
+    rule: str  # the extraction rule that fired (rejections are counted per rule)
+    speaker: str
+    accepted: bool | None
+    repetition: int = 1  # how many times the session stated it
+    confidence: float = 0.0
+    cues: list[str] = field(default_factory=list)
+    antecedent: str | None = None
+    ruleset: str = RULESET
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Verdict:
+    kept: bool
+    text: str  # what is stored: the acknowledgement stripped, the antecedent attached
+    type: str | None = None
+    confidence: float = 0.0
+    reason: str = ""  # why rejected ('question', 'hedge', …), or the rule that kept it
+    evidence: Evidence | None = None
+
+    @property
+    def needs_review(self) -> bool:
+        return self.kept and self.confidence < REVIEW_BELOW
+
+
+def _reject(text: str, reason: str) -> Verdict:
+    return Verdict(False, text, reason=reason)
+
+
+def strip_acknowledgement(sentence: str) -> str:
+    """'Exactly, the key stays …' -> 'the key stays …' (capitalised); '' when nothing follows."""
+    rest = _ACK.sub("", sentence.strip(), count=1).strip(" ,.;:—–-")
+    return rest[:1].upper() + rest[1:] if rest else ""
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def is_question(sentence: str) -> bool:
+    return "?" in own_words(sentence)
+
+
+def rejection(sentence: str) -> str | None:
+    """Why a sentence is not an asserted statement (question, hedge, speculation, wish), or None."""
+    own = own_words(sentence)
+    if "?" in own:
+        return "question"
+    if _WISH.search(own):
+        return "wish"
+    if _HEDGE.search(own):
+        return "hedge"
+    if _SPECULATION.search(own) or _HYPOTHETICAL.search(_CLAUSE.split(own.strip(), maxsplit=1)[0]):
+        return "speculation"
+    return None
+
+
+def cues(sentence: str) -> list[str]:
+    """The keep cues in the sentence's own words."""
+    own = own_words(sentence)
+    found = []
+    for name, pattern in (("decision", _DECISION), ("normative", _NORMATIVE), ("preference", _PREFERENCE),
+                          ("gotcha", _GOTCHA)):
+        match = pattern.search(own)
+        if match:
+            found.append(f"{name}:{match.group(0).strip().lower()[:30]}")
+    imperative = _IMPERATIVE.search(own.strip())
+    if imperative:
+        found.append(f"imperative:{imperative.group(0).strip(' ,;:—–-').lower()}")
+    return found
+
+
+def _type_of(found: list[str]) -> tuple[str, str] | None:
+    """(memory type, rule family) from the cues."""
+    kinds = {c.split(":", 1)[0] for c in found}
+    if "decision" in kinds:
+        return "decision", "decision"
+    if "preference" in kinds:
+        return "preference", "preference"
+    if "normative" in kinds:
+        return "constraint", "rule"
+    if "imperative" in kinds:
+        return "constraint", "imperative"
+    if "gotcha" in kinds:
+        return "gotcha", "gotcha"
+    return None
+
+
+def judge(sentence: str, ctx: Context | None = None) -> Verdict:
+    """The claim test for one sentence in its context."""
+    ctx = ctx or Context()
+    text = " ".join(sentence.split()).strip()
+    if ctx.opening and not _DECISION.search(own_words(text)):
+        return _reject(text, "task")  # the request that opens the session is its task
+    why = rejection(text)
+    if why:
+        return _reject(text, why)
+    body = strip_acknowledgement(text)
+    if len(_words(body)) < 2:
+        return _reject(text, "acknowledgement")
+    if _BUG_REPORT.search(own_words(body)) and not _DECISION.search(own_words(body)):
+        return _reject(text, "bug-report")
+    found = cues(body)
+    kind = _type_of(found)
+    if _FIRST_PERSON.search(body) and (kind is None or kind[1] not in ("decision", "preference")):
+        return _reject(text, "first-person")  # a plan, a state of mind, a suggestion
+    if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):
+        return _reject(text, "history-report")  # what a commit did is the commit's own record
+    antecedent = None
+    fragment = bool(_DEICTIC.match(body)) or (not _VERB.search(own_words(body)) and len(_words(body)) < 12)
+    if fragment:
+        if ctx.antecedent and ctx.speaker == "user" and kind is not None:
+            antecedent = ctx.antecedent  # an answer to the other speaker's question: kept with it
+        else:
+            return _reject(text, "fragment")
+    if kind is None and ctx.speaker == "assistant" and ctx.recap and ctx.accepted is not False \
+            and _VERB.search(own_words(body)) is not None or kind is None and ctx.recap and ":" in body[:60]:
+        kind = ("constraint", "recap")  # a recap states what was settled, cue words or not
+    if kind is None:
+        if ctx.allow_fact and ctx.speaker != "assistant" and not _COMMIT_REF.search(body) \
+                and not _PAST_REPORT.search(own_words(body)) and len(_words(body)) >= 5:
+            kind = ("fact", "fact")
+        else:
+            return _reject(text, "no-claim-language")
+    if _PAST_REPORT.search(own_words(body)) and kind[1] not in ("decision",) and \
+            not any(c.startswith(("normative:must", "normative:never", "normative:always", "imperative")) for c in found):
+        return _reject(text, "history-report")  # what a commit did is the commit's record, not a rule
+    memory_type, family = kind
+    if ctx.speaker == "assistant":
+        if ctx.recap and ctx.accepted is not False:
+            rule = "accepted-recap"
+        elif ctx.accepted:
+            rule = "accepted-statement"
+        else:
+            return _reject(text, "unaccepted-assistant")
+        if family == "fact":
+            return _reject(text, "no-claim-language")
+    elif antecedent is not None:
+        rule = "answer-to-question"
+    elif ctx.speaker == "user":
+        rule = f"user-{family}" if family != "fact" else "stated-fact"
+    else:
+        rule = f"stated-{'rule' if family == 'imperative' else family}"
+    confidence = RULE_CONFIDENCE[rule]
+    if ctx.speaker == "assistant" and ctx.accepted:
+        confidence += 0.05  # explicitly accepted, not just uncontradicted
+    stored = body if antecedent is None else f"{body} (answering: {antecedent})"
+    evidence = Evidence(rule=rule, speaker=ctx.speaker, accepted=ctx.accepted, confidence=round(confidence, 3),
+                        cues=found, antecedent=antecedent)
+    return Verdict(True, stored, memory_type, round(confidence, 3), rule, evidence)
+
+
+def reinforce(verdict: Verdict, repetition: int) -> Verdict:
+    """A claim stated `repetition` times in one session: +0.05 per restatement (at most +0.1)."""
+    if not verdict.kept or verdict.evidence is None or repetition <= 1:
+        return verdict
+    verdict.confidence = round(min(0.95, verdict.confidence + 0.05 * min(2, repetition - 1)), 3)
+    verdict.evidence.repetition = repetition
+    verdict.evidence.confidence = verdict.confidence
+    return verdict
+
+
+def accepted_by(reply: str | None) -> bool | None:
+    """Does the user's next turn accept the assistant's turn? True / False (contradicts) / None."""
+    if reply is None:
+        return None
+    head = reply.strip()
+    if _REJECT.match(head):
+        return False
+    if _ACCEPT.match(head) and len(_words(head)) <= 25:  # a short yes, not the start of a discussion
+        return True
+    return None
+
+
+def is_recap(text: str) -> bool:
+    """An assistant turn that restates what was settled ("Final: …", "Understood: …")."""
+    return bool(_RECAP.match(text.strip()))
+
+
+def last_question(text: str) -> str | None:
+    """The last question in a turn (what a short answer in the next turn leans on)."""
+    found = [q.strip() for q in re.findall(r"[^.!?\n]*\?", own_words(text)) if len(q.split()) >= 3]
+    return " ".join(found[-1].split())[:300] if found else None
+
+
+def rescore(content: str, memory_type: str) -> Verdict:
+    """The claim test for a memory written by older rules (no turn context: speaker unknown)."""
+    verdict = judge(content, Context(speaker="unknown"))
+    if verdict.kept and memory_type in RULE_TYPES and verdict.type != memory_type:
+        verdict.evidence.cues.append(f"type-was:{memory_type}")
+    return verdict
+
+
+def _similar(a: str, b: str) -> bool:
+    ta = {w.lower() for w in _words(a) if len(w) > 3}
+    tb = {w.lower() for w in _words(b) if len(w) > 3}
+    return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
+
+
+def judge_turns(turns: list[tuple[str, str]], split) -> list[tuple[int, str, Verdict]]:
+    """Every sentence of a conversation judged in its context: [(turn index, sentence, verdict)].
+    `turns`: (role, text) with role 'user' | 'assistant' (others are skipped); `split`: the
+    sentence splitter. The first user turn is the session's task; an assistant turn counts as
+    accepted by the user's next turn; a kept claim restated later is reinforced (repetition)."""
+    spoken = [(i, role, text or "") for i, (role, text) in enumerate(turns) if role in ("user", "assistant")]
+    first_user = next((i for i, role, _ in spoken if role == "user"), None)
+    out: list[tuple[int, str, Verdict]] = []
+    for position, (i, role, text) in enumerate(spoken):
+        previous = spoken[position - 1] if position else None
+        following = spoken[position + 1:]
+        reply = next((t for _, r, t in following if r == "user"), None) if role == "assistant" else None
+        next_is_user = bool(following) and following[0][1] == "user"
+        ctx = Context(
+            speaker=role, opening=(i == first_user),
+            accepted=accepted_by(reply if next_is_user else None) if role == "assistant" else None,
+            recap=role == "assistant" and is_recap(text),
+            antecedent=last_question(previous[2]) if previous and previous[1] != role else None,
+        )
+        for n, sentence in enumerate(split(text)):
+            out.append((i, sentence, judge(sentence, ctx)))
+            ctx.antecedent = None  # only the turn's first sentence answers the question before it
+    kept = [v for _, _, v in out if v.kept]
+    for verdict in kept:
+        reinforce(verdict, sum(_similar(verdict.text, other.text) for other in kept))
+    return out
