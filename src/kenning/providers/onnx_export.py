@@ -1,4 +1,5 @@
-"""Install-time export of the bundled all-MiniLM-L6-v2 to int8 ONNX (`make setup` runs this).
+"""Export of the bundled all-MiniLM-L6-v2 to int8 ONNX (`make setup` runs this; a pip/pipx/uv install
+runs it at first need through `onnx_embedding.ensure_onnx_model`, in a child process).
 
     python -m kenning.providers.onnx_export [PATH]   # default: onnx_embedding.default_onnx_path()
 
@@ -8,7 +9,9 @@ pooling and exported with PyTorch's TorchScript exporter, then ONNX Runtime's dy
 quantisation stores every MatMul and embedding weight as int8 with one scale per output channel
 (activations are quantised per batch at run time). Per-channel keeps the vectors within cosine
 ≈ 0.98-0.996 of the float32 model (per-tensor: 0.93-0.97). This is the only module of the
-ONNX path that needs torch, transformers and onnx; the daemon never imports it.
+ONNX path that needs torch, transformers and onnx; the daemon never imports it. The model reaches
+its path by an atomic rename, and its checksum record (`<file>.sha256`) is written only after it:
+a file without a matching record is never loaded.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import warnings
 from pathlib import Path
 
 from kenning.providers.embedding import bundled_model_path
-from kenning.providers.onnx_embedding import default_onnx_path
+from kenning.providers.onnx_embedding import default_onnx_path, record_path, write_record
 
 OPSET = 17
 
@@ -67,7 +70,9 @@ def export_int8(out_path: Path) -> Path:
             quantize_dynamic(str(float_path), str(int8_path), weight_type=QuantType.QInt8, per_channel=True)
         finally:
             logging.disable(logging.NOTSET)
+        record_path(out_path).unlink(missing_ok=True)  # the old record never vouches for the new file
         os.replace(int8_path, out_path)
+    write_record(out_path)
     return out_path
 
 
