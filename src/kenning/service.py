@@ -20,6 +20,7 @@ from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.codegraph import links as code_links
 from kenning.memory import access, portable, write
 from kenning.memory.team import TeamServer
+from kenning.hookservice import HooksService
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
@@ -126,6 +127,8 @@ class Kenning:
             raise TypeError(f"worker 'summaries' is a {type(summaries).__name__}, not a SummaryWorker")
         self.sessions = SessionManager(session_deps, summaries)
         self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
+        self.hooks = HooksService(self.sessions, self.observer, self.db,  # harness events (core.events) → all three
+                                  observer_enabled=lambda: self.settings.observer.enabled)
         self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
         self.started = False
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.core import events
 from kenning.core.errors import InvalidInput
 
 MAX_RESULT_CHARS = 8000
@@ -38,10 +39,8 @@ class ToolEvent:
 
 
 def session_key(body: dict[str, Any]) -> str:
-    key = body.get("session_key", body.get("session_id"))
-    if not isinstance(key, str) or not key.strip() or len(key) > 200:
-        raise InvalidInput("session_key must be a non-empty string of at most 200 characters")
-    return key.strip()
+    """The one session-key rule (core.events.session_key); Claude Code names it `session_id`."""
+    return events.session_key(body.get("session_key", body.get("session_id")))
 
 
 def _opt(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:

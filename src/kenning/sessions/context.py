@@ -15,6 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kenning.core import events
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.errors import InvalidInput
@@ -133,8 +134,5 @@ def resolve_at(timestamp: str | None) -> str:
 
 
 def require_key(session_key: Any) -> str:
-    if not isinstance(session_key, str) or not session_key.strip():
-        raise InvalidInput("session_key must be a non-empty string")
-    if len(session_key) > 256:
-        raise InvalidInput("session_key is longer than 256 characters")
-    return session_key.strip()
+    """The one session-key rule (core.events.session_key)."""
+    return events.session_key(session_key)

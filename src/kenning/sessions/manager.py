@@ -83,12 +83,12 @@ class SessionManager:
     def checkpoint(self, body: dict[str, Any], trigger: str = "manual") -> dict[str, Any]:
         key = require_key(body.get("session_key"))
         at = resolve_at(body.get("timestamp"))
-        trigger = _opt_str(body, "trigger", 50) or trigger
+        kind, trigger = trigger, _opt_str(body, "trigger", 50) or trigger  # the harness's trigger is recorded
         ensure_session(self.deps, key, at)
         checkpoint_id = write_checkpoint(
             self.deps, key, at, trigger=trigger, context=_opt_str(body, "context", MAX_CONTEXT_CHARS)
         )
-        if trigger == "pre-compaction" and body.get("transcript") is not None:
+        if kind == "pre-compaction" and body.get("transcript") is not None:
             episodes = compaction_episodes(self.deps, key, body["transcript"], at)
             return {"checkpoint_id": checkpoint_id, "episodes": episodes}
         return {"checkpoint_id": checkpoint_id}

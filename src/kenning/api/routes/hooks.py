@@ -6,7 +6,13 @@
 - POST /pre-compaction, /checkpoint {session_key, context?} → {checkpoint_id}; pre-compaction with
   `transcript` also keeps it and stores its episodes now → {checkpoint_id, episodes}
 - POST /session-end {session_key, transcript?, timestamp?, wait?} → {queued}
-- POST /feedback {session_key, memory_feedback}, /post-tool-use {session_key, …} (extras)
+- POST /feedback {session_key, memory_feedback}, /post-tool-use {session_key, tool_name, tool_input,
+  tool_response, is_error?, error?} (a failed tool: `error`, Claude Code's PostToolUseFailure)
+- POST /event {kind, session_key, harness, …}: one harness-neutral event (core.events), what
+  every harness adapter sends; the answer is the one of the matching route above.
+
+Every route builds a typed event (core.events) and calls the one hooks service
+(`kenning.hookservice.HooksService`, `k.hooks`), which composes observer, sessions and code graph.
 
 Bodies are typed (pydantic, in the OpenAPI schema); extra keys pass through to the handlers.
 Bad input is a 400 with a message (validation errors too, not 422). Session-start and user-prompt-submit never fail
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -29,11 +35,14 @@ from starlette.concurrency import run_in_threadpool
 from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.schemas import IsoTime, errors
-from kenning.codegraph import events as code_events
 from kenning.core import limits
 from kenning.core.errors import InvalidInput, KenningError
+from kenning.core.events import (
+    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, event_from_dict, harness_of,
+)
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
+from kenning.hookservice import tool_result_from_body
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS
@@ -58,7 +67,8 @@ class HookRoute(APIRoute):
 
 router = APIRouter(prefix="/api/hooks", tags=["hooks"], route_class=HookRoute, responses=errors(400))
 
-SessionKey = Annotated[str, Field(min_length=1, max_length=256, pattern=limits.VISIBLE_PATTERN)]
+SessionKey = Annotated[str, Field(min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS,
+                                  pattern=limits.VISIBLE_PATTERN)]  # core.events.session_key checks the rest
 Text = Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)]
 
 
@@ -123,9 +133,13 @@ class StepIn(BaseModel):
 
 class PostToolUseIn(StepIn):
     timestamp: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now.")
+    harness: Annotated[str, Field(max_length=100)] | None = None
     tool_name: Annotated[str, Field(max_length=200)] | None = None
     tool_input: dict[str, Any] | str | None = None
     tool_response: dict[str, Any] | list[Any] | str | None = None
+    error: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] | None = Field(
+        None, description="The tool failed (Claude Code's PostToolUseFailure): what it said.")
+    tool_use_id: Annotated[str, Field(max_length=200)] | None = None
     session_type: Annotated[str, Field(max_length=50)] | None = None
 
     as_dict = _HookIn.as_dict
@@ -134,6 +148,77 @@ class PostToolUseIn(StepIn):
 class SessionEndIn(_HookIn):
     transcript: str | None = Field(None, description="The whole transcript (redacted before it is stored).")
     wait: bool = Field(False, description="Summarise inside this request and return the summary.")
+    reason: Annotated[str, Field(max_length=100)] | None = None
+
+
+# -- /event: one harness-neutral event (core.events), what every harness adapter sends ------------
+class _EventIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    session_key: SessionKey
+    harness: Annotated[str, Field(max_length=100)] = "generic"
+    cwd: Annotated[str, Field(max_length=4096)] | None = None
+    project: Annotated[str, Field(max_length=500)] | None = None
+    timestamp: IsoTime | None = Field(None, description="ISO 8601; replays set it, else the daemon's clock.")
+    transcript_path: Annotated[str, Field(max_length=4096)] | None = None
+
+
+class SessionStartedIn(_EventIn):
+    kind: Literal["session_started"]
+    source: Annotated[str, Field(max_length=50)] = "startup"
+    context: Text | None = None
+
+
+class PromptSubmittedIn(_EventIn):
+    kind: Literal["prompt_submitted"]
+    prompt: Annotated[str, Field(min_length=1, pattern=limits.VISIBLE_PATTERN)]
+    memory_feedback: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultIn(_EventIn):
+    kind: Literal["tool_result"]
+    tool_name: Annotated[str, Field(max_length=200)]
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    input_summary: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] = ""
+    output: str = Field("", description="What the tool printed (untrusted; cut by the observer).")
+    success: bool = True
+    error: str | None = Field(None, description="success false: what the failure said.")
+    tool_use_id: Annotated[str, Field(max_length=200)] | None = None
+
+
+class TurnEndedIn(_EventIn):
+    kind: Literal["turn_ended"]
+    last_assistant_message: str = ""
+
+
+class CompactedIn(_EventIn):
+    kind: Literal["compacted"]
+    trigger: Annotated[str, Field(max_length=50)] = "compact"
+    context: Text | None = None
+    transcript: str | None = None
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Literal["user", "assistant", "tool"]
+    text: str
+    at: IsoTime | None = None
+    tool_name: Annotated[str, Field(max_length=200)] | None = None
+    is_error: bool | None = None
+
+
+class SessionEndedIn(_EventIn):
+    kind: Literal["session_ended"]
+    reason: Annotated[str, Field(max_length=100)] | None = None
+    transcript: str | None = None
+    turns: list[TurnIn] = Field(default_factory=list, description="The conversation the adapter read "
+                                "(used when `transcript` is absent).")
+    wait: bool = False
+
+
+EventIn = Annotated[Union[SessionStartedIn, PromptSubmittedIn, ToolResultIn, TurnEndedIn, CompactedIn,
+                          SessionEndedIn], Field(discriminator="kind")]
 
 
 class _HookOut(BaseModel):
@@ -174,95 +259,132 @@ class SessionEndOut(_HookOut):
     summary: dict[str, Any] | None = None
 
 
-async def _bounded(k: Kenning, name: str, body: dict[str, Any], empty: dict[str, Any],
-                   viewer: Viewer | None = None) -> dict[str, Any]:
+class EventOut(_HookOut):
+    """The answer of the route the event's kind stands for (inject/memory_ids, checkpoint_id, queued …)."""
+
+    inject: str | None = None
+    memory_ids: list[str] | None = None
+
+
+_EMPTY = {"inject": "", "memory_ids": []}
+_EMPTY_START = {**_EMPTY, "candidates": 0, "status_line": ""}
+_BOUNDED = (SessionStarted, PromptSubmitted)  # the agent waits on these: a latency budget, never a failure
+
+
+async def _call(k: Kenning, event: HookEvent, viewer: Viewer | None = None, *, wait: bool = False,
+                trigger: str | None = None) -> dict[str, Any]:
+    """Hand one event to the hooks service. Injecting events (session start, prompt, tool result)
+    answer within the latency budget × HARD_LIMIT_FACTOR or with an empty injection (`degraded`);
+    bad input is a 400; the other events' failures are errors as usual."""
     budget_ms = k.settings.sessions.latency_budget_ms
     deadline = Deadline(budget_ms)
-    method = getattr(k.sessions, name)
+    if isinstance(event, Compacted) and trigger is not None:
+        call = lambda: k.hooks.compacted(event, trigger)  # noqa: E731
+    else:
+        call = lambda: k.hooks.handle(event, deadline=deadline, viewer=viewer, wait=wait)  # noqa: E731
+    if not isinstance(event, (*_BOUNDED, ToolResult)):
+        return await run_in_threadpool(call)
+    empty = _EMPTY_START if isinstance(event, SessionStarted) else _EMPTY
+    name = event.kind
     try:
-        return await asyncio.wait_for(
-            run_in_threadpool(method, body, deadline, viewer), timeout=budget_ms * HARD_LIMIT_FACTOR / 1000.0
-        )
+        return await asyncio.wait_for(run_in_threadpool(call), timeout=budget_ms * HARD_LIMIT_FACTOR / 1000.0)
     except InvalidInput:
         raise
     except asyncio.TimeoutError:
         deadline.cancelled = True
         record_error("sessions", f"{name} exceeded {budget_ms * HARD_LIMIT_FACTOR:.0f} ms; empty injection",
-                     session_key=body.get("session_key"))
+                     session_key=event.session_key)
         return {**empty, "degraded": True, "error": "latency budget exceeded"}
     except Exception as exc:  # the hook contract: never block the agent on our failure
-        record_error("sessions", f"{name} failed: {exc}", session_key=body.get("session_key"),
-                     kind=type(exc).__name__)
+        record_error("observer" if isinstance(event, ToolResult) else "sessions", f"{name} failed: {exc}",
+                     session_key=event.session_key, kind=type(exc).__name__)
         return {**empty, "degraded": True, "error": str(exc) if isinstance(exc, KenningError) else "internal error"}
+
+
+def _event(cls: type[HookEvent], body: BaseModel, **fields: Any) -> Any:
+    """A typed event from a route's typed body (the daemon's clock when it has no timestamp)."""
+    data = body.as_dict() if isinstance(body, _HookIn) else body.model_dump(mode="json", exclude_none=True)
+    return event_from_dict({"kind": cls.__dataclass_fields__["kind"].default, "session_key": data["session_key"],
+                            "timestamp": data.get("timestamp"), **fields})
 
 
 @router.post("/session-start", response_model=SessionStartOut, response_model_exclude_none=True)
 async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> dict:
-    empty = {"inject": "", "memory_ids": [], "candidates": 0, "status_line": ""}
-    body_dict = body.as_dict()
-    if viewer.sees_all:  # (a team server's users do not index paths on the server)
-        code_events.refresh_in_background(k.db, body_dict.get("cwd"))  # files changed since the last index
-    return await _bounded(k, "session_start", body_dict, empty, viewer)
+    event = _event(SessionStarted, body, harness=harness_of(body.harness).value, project=body.project, cwd=body.cwd,
+                   context=body.context, **({"source": body.source} if isinstance(getattr(body, "source", None), str)
+                                            else {}))
+    return await _call(k, event, viewer)
 
 
 @router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
 async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
                              viewer: Viewer = Depends(get_viewer)) -> dict:
-    return await _bounded(k, "user_prompt_submit", body.as_dict(), {"inject": "", "memory_ids": []}, viewer)
+    return await _call(k, _event(PromptSubmitted, body, prompt=body.prompt,
+                                 memory_feedback=body.memory_feedback or {}), viewer)
 
 
 @router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)
 async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> dict:
-    return await run_in_threadpool(k.sessions.checkpoint, body.as_dict(), "pre-compaction")
+    event = _event(Compacted, body, trigger=body.trigger or "compact", context=body.context, transcript=body.transcript)
+    return await _call(k, event, trigger="pre-compaction")
 
 
 @router.post("/checkpoint", response_model=CheckpointOut, response_model_exclude_none=True)
 async def checkpoint(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> dict:
-    return await run_in_threadpool(k.sessions.checkpoint, body.as_dict(), "manual")
+    event = _event(Compacted, body, trigger=body.trigger or "manual", context=body.context)
+    return await _call(k, event, trigger="manual")
 
 
 @router.post("/feedback", response_model=FeedbackOut, response_model_exclude_none=True)
 async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> dict:
-    return await run_in_threadpool(k.sessions.feedback, body.as_dict())
-
-
-def _post_tool_use(k: Kenning, body: dict[str, Any]) -> dict[str, Any]:
-    """Observe the step and ask the step decider, then tick the session's checkpoint timer."""
-    answer = k.observer.post_tool_use(body) if k.settings.observer.enabled else {"inject": "", "memory_ids": []}
-    try:
-        key = body.get("session_key") or body.get("session_id")
-        answer["checkpoint_id"] = k.sessions.post_tool_use({**body, "session_key": key})["checkpoint_id"]
-    except InvalidInput:
-        raise
-    except Exception as exc:  # the checkpoint tick is optional for the agent's step
-        record_error("sessions", f"post-tool-use checkpoint tick failed: {exc}")
-    code = code_events.on_tool_use(k.db, body.get("tool_name"), body.get("tool_input"),
-                                   body.get("cwd"))  # Edit/Write: re-index that file
-    return answer | ({"code_index": code} if code else {})
+    return await run_in_threadpool(k.hooks.feedback, body.session_key, body.memory_feedback or {})
 
 
 @router.post("/post-tool-use", response_model=PostToolUseOut, response_model_exclude_none=True)
 async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning)) -> dict:
-    """PostToolUse: observe the step; `inject` carries memories that matter at this step ('' when none).
-    Bad input is a 400; any other failure answers 200 with an empty injection (`degraded`)."""
+    """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
+    at this step ('' when none). Bad input is a 400; any other failure answers 200 with an empty
+    injection (`degraded`)."""
+    raw = body.as_dict()
     try:
-        return await asyncio.wait_for(run_in_threadpool(_post_tool_use, k, body.as_dict()),
+        event = tool_result_from_body(raw)
+    except KenningError:
+        raise
+    if isinstance(raw.get("session_type"), str):
+        return await _call_step(k, event, raw["session_type"])
+    return await _call(k, event)
+
+
+async def _call_step(k: Kenning, event: ToolResult, session_type: str) -> dict[str, Any]:
+    try:
+        return await asyncio.wait_for(run_in_threadpool(k.hooks.tool_result, event, session_type),
                                       timeout=k.settings.sessions.latency_budget_ms * HARD_LIMIT_FACTOR / 1000.0)
     except InvalidInput:
         raise
     except asyncio.TimeoutError:
-        return {"inject": "", "memory_ids": [], "degraded": True, "error": "latency budget exceeded"}
+        return {**_EMPTY, "degraded": True, "error": "latency budget exceeded"}
     except Exception as exc:  # the hook contract: never block the agent on our failure
         record_error("observer", f"post-tool-use failed: {exc}", kind=type(exc).__name__)
-        return {"inject": "", "memory_ids": [], "degraded": True, "error": "internal error"}
+        return {**_EMPTY, "degraded": True, "error": "internal error"}
 
 
 @router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
 async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning)) -> dict:
-    answer = await run_in_threadpool(k.sessions.session_end, body.as_dict())
-    try:  # observer promotion from the scratchpad: runs with or without a transcript
-        answer["observer"] = await run_in_threadpool(k.observer.end_session, body.session_key, wait=body.wait)
-    except Exception as exc:  # promotion failing must not fail the session end
-        record_error("observer", f"session-end promotion failed: {exc}", session_key=body.session_key)
-    return answer
+    event = _event(SessionEnded, body, transcript=body.transcript, reason=body.reason)
+    return await _call(k, event, wait=body.wait)
+
+
+@router.post("/event", response_model=EventOut, response_model_exclude_none=True)
+async def event(body: EventIn, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+    """One harness-neutral event (core.events): what every harness adapter sends."""
+    data = body.model_dump(mode="json", exclude_none=True)
+    wait = data.pop("wait", False)
+    if data.get("timestamp") is not None:
+        data["timestamp"] = limits.check_created_at(data["timestamp"], "timestamp")
+    return await _call(k, event_from_dict(data), viewer, wait=wait)
+
+
+def _post_tool_use(k: Kenning, body: dict[str, Any]) -> dict[str, Any]:
+    """A spooled post-tool-use body (api/replay.py) through the hooks service."""
+    return k.hooks.tool_result(tool_result_from_body(body))

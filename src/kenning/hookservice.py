@@ -1,0 +1,188 @@
+"""The hooks service: one place where a harness event (core.events) meets the observer, the
+session lifecycle and the code graph (issue 23).
+
+Every harness reaches it the same way — its adapter (kenning.hooks.adapters.<harness>) turns the
+harness's payloads into events, the HTTP routes (api/routes/hooks.py) validate the typed request
+and call `HooksService.handle` — so adding a harness adds an adapter and a connector, nothing here.
+
+    session_started  → code index refresh (local viewers) + sessions.session_start (injection)
+    prompt_submitted → sessions.user_prompt_submit (injection; memory feedback)
+    tool_result      → observer (success or failure, error text) + checkpoint tick + code index
+    turn_ended       → memory feedback from `<memory-feedback>` in the last assistant message
+    compacted        → a pre-compaction checkpoint (and the transcript's episodes so far)
+    session_ended    → sessions.session_end (transcript, episodes, summary) + observer promotion
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kenning.codegraph import events as code_events
+from kenning.core.errors import InvalidInput
+from kenning.core.events import (
+    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded, Turn, harness_of,
+    session_key,
+)
+from kenning.core.telemetry import record_error
+from kenning.core.types import Viewer
+from kenning.observer.intake import MAX_RESULT_CHARS, result_text
+from kenning.observer.service import Observer
+from kenning.sessions.context import Deadline
+from kenning.sessions.manager import SessionManager
+
+__all__ = ["HooksService", "parse_feedback", "tool_result_from_body", "turns_as_jsonl"]
+
+_FEEDBACK_TAG = re.compile(r"<memory-feedback>\s*(\{.*?\})\s*</memory-feedback>", re.DOTALL)
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+EMPTY_INJECTION = {"inject": "", "memory_ids": []}
+
+
+def parse_feedback(text: str | None) -> dict[str, float]:
+    """Memory feedback from an agent message: `<memory-feedback>{"id": score}</memory-feedback>`
+    (else the message's last flat JSON object); scores outside [-1, 1] are dropped."""
+    if not text:
+        return {}
+    candidates = _FEEDBACK_TAG.findall(text) or _JSON_OBJECT.findall(text)[-1:]
+    for raw in reversed(candidates):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        scores = {str(k): float(v) for k, v in data.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and -1.0 <= v <= 1.0}
+        if scores:
+            return scores
+    return {}
+
+
+def tool_result_from_body(body: dict[str, Any]) -> ToolResult:
+    """A ToolResult from a post-tool-use body in any harness's shape: `tool_response` (a dict with
+    exit codes / stdout / stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure)."""
+    text, failed = result_text(body.get("tool_response", body.get("result")))
+    error = body.get("error") if isinstance(body.get("error"), str) and body.get("error") else None
+    if body.get("is_error") is True or body.get("success") is False or error:
+        failed = True
+    tool_input = body.get("tool_input")
+    if tool_input is not None and not isinstance(tool_input, dict):
+        raise InvalidInput("tool_input must be a JSON object")
+    if body.get("cwd") is not None and not isinstance(body.get("cwd"), str):
+        raise InvalidInput("cwd must be a string")
+    return ToolResult(
+        session_key=session_key(body.get("session_key") or body.get("session_id")),
+        harness=harness_of(body.get("harness")), cwd=_str(body, "cwd"), project=_str(body, "project"),
+        timestamp=_str(body, "timestamp"), tool_name=_str(body, "tool_name") or "", tool_input=tool_input or {},
+        output=text, success=not failed, error=(error or (text if failed else None)),
+        tool_use_id=_str(body, "tool_use_id"),
+    )
+
+
+def _str(body: dict[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    return value if isinstance(value, str) else None
+
+
+def turns_as_jsonl(turns: tuple[Turn, ...] | list[Turn]) -> str:
+    """Turns an adapter already read, as the generic JSONL that sessions.transcript reads back."""
+    rows = ({"role": t.role, "content": t.text, "timestamp": t.at, "tool_name": t.tool_name, "is_error": t.is_error}
+            for t in turns)
+    return "".join(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n"
+                   for row in rows)
+
+
+class HooksService:
+    """Built by the service (`Kenning.hooks`); the routes call `handle` with a typed event."""
+
+    def __init__(self, sessions: SessionManager, observer: Observer, db: Any,
+                 observer_enabled: Callable[[], bool] = lambda: True) -> None:
+        self.sessions = sessions
+        self.observer = observer
+        self.db = db
+        self.observer_enabled = observer_enabled  # read per event: settings may change while running
+
+    def handle(self, event: HookEvent, *, deadline: Deadline | None = None, viewer: Viewer | None = None,
+               wait: bool = False) -> dict[str, Any]:
+        if isinstance(event, SessionStarted):
+            return self.session_started(event, deadline, viewer)
+        if isinstance(event, PromptSubmitted):
+            return self.prompt_submitted(event, deadline, viewer)
+        if isinstance(event, ToolResult):
+            return self.tool_result(event)
+        if isinstance(event, TurnEnded):
+            return self.turn_ended(event)
+        if isinstance(event, Compacted):
+            return self.compacted(event)
+        if isinstance(event, SessionEnded):
+            return self.session_ended(event, wait=wait)
+        raise InvalidInput(f"not a hook event: {type(event).__name__}")
+
+    @staticmethod
+    def _base(event: HookEvent) -> dict[str, Any]:
+        body: dict[str, Any] = {"session_key": session_key(event.session_key)}
+        if event.timestamp is not None:
+            body["timestamp"] = event.timestamp
+        return body
+
+    # -- injecting events ----------------------------------------------------------------------
+    def session_started(self, event: SessionStarted, deadline: Deadline | None = None,
+                        viewer: Viewer | None = None) -> dict[str, Any]:
+        if viewer is None or viewer.sees_all:  # (a team server's users do not index paths on the server)
+            code_events.refresh_in_background(self.db, event.cwd)  # files changed since the last index
+        body = {**self._base(event), "harness": event.harness.value, "project": event.project, "cwd": event.cwd,
+                "context": event.context}
+        return self.sessions.session_start({k: v for k, v in body.items() if v is not None}, deadline, viewer)
+
+    def prompt_submitted(self, event: PromptSubmitted, deadline: Deadline | None = None,
+                         viewer: Viewer | None = None) -> dict[str, Any]:
+        body = {**self._base(event), "prompt": event.prompt}
+        if event.memory_feedback:
+            body["memory_feedback"] = dict(event.memory_feedback)
+        return self.sessions.user_prompt_submit(body, deadline, viewer)
+
+    def tool_result(self, event: ToolResult, session_type: str | None = None) -> dict[str, Any]:
+        """Observe the step (and ask the step decider), tick the session's checkpoint timer, re-index
+        an edited file. A failed tool reaches the observer as an error with its error text."""
+        body = {**self._base(event), "tool_name": event.tool_name or "unknown", "tool_input": dict(event.tool_input),
+                "tool_response": (event.error if not event.success and event.error else event.output)[:MAX_RESULT_CHARS],
+                "is_error": not event.success, "cwd": event.cwd, "project": event.project,
+                "session_type": session_type}
+        body = {k: v for k, v in body.items() if v is not None}
+        answer = self.observer.post_tool_use(body) if self.observer_enabled() else dict(EMPTY_INJECTION)
+        try:
+            answer["checkpoint_id"] = self.sessions.post_tool_use(self._base(event))["checkpoint_id"]
+        except InvalidInput:
+            raise
+        except Exception as exc:  # the checkpoint tick is optional for the agent's step
+            record_error("sessions", f"post-tool-use checkpoint tick failed: {exc}")
+        code = code_events.on_tool_use(self.db, event.tool_name, dict(event.tool_input), event.cwd)
+        return answer | ({"code_index": code} if code else {})
+
+    # -- the rest --------------------------------------------------------------------------------
+    def turn_ended(self, event: TurnEnded) -> dict[str, Any]:
+        scores = parse_feedback(event.last_assistant_message)
+        if not scores:
+            return {"applied": 0, "ignored": 0}
+        return self.sessions.feedback({**self._base(event), "memory_feedback": scores})
+
+    def feedback(self, key: str, scores: dict[str, Any]) -> dict[str, Any]:
+        return self.sessions.feedback({"session_key": session_key(key), "memory_feedback": scores})
+
+    def compacted(self, event: Compacted, trigger: str = "pre-compaction") -> dict[str, Any]:
+        body = {**self._base(event), "trigger": event.trigger,
+                "context": event.context, "transcript": event.transcript}
+        return self.sessions.checkpoint({k: v for k, v in body.items() if v is not None}, trigger)
+
+    def session_ended(self, event: SessionEnded, *, wait: bool = False) -> dict[str, Any]:
+        transcript = event.transcript if event.transcript is not None else (
+            turns_as_jsonl(event.turns) if event.turns else None)
+        body = {**self._base(event), "transcript": transcript, "wait": wait}
+        answer = self.sessions.session_end({k: v for k, v in body.items() if v is not None})
+        try:  # observer promotion from the scratchpad: runs with or without a transcript
+            answer["observer"] = self.observer.end_session(body["session_key"], wait=wait)
+        except Exception as exc:  # promotion failing must not fail the session end
+            record_error("observer", f"session-end promotion failed: {exc}", session_key=body["session_key"])
+        return answer
