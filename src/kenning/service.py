@@ -24,6 +24,7 @@ from kenning.hookservice import HooksService
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
+from kenning.memory.review import Review
 from kenning.pipeline import hooks as pipeline_hooks
 from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
@@ -130,6 +131,7 @@ class Kenning:
         self.hooks = HooksService(self.sessions, self.observer, self.db,  # harness events (core.events) → all three
                                   observer_enabled=lambda: self.settings.observer.enabled)
         self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
+        self.review = Review(self.db, self.edit, self.get)  # `kenning review`: accept / edit / reject what was learned
         self.started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -176,7 +178,7 @@ class Kenning:
         return ObserverDeps(
             db=self.db, settings=self.settings.observer, embedder=self.embedder,
             remember_many=partial(self.remember_many, actor="observer"),
-            generate=self.llm.generate if real_llm else None,
+            generate=self.llm.generate if real_llm else None, ranking=self.settings.sessions.ranking,
         )
 
     # -- memory operations -------------------------------------------------------

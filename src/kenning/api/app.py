@@ -23,6 +23,7 @@ from kenning.api.routes import observer as observer_routes
 from kenning.api.routes import ingest as ingest_routes
 from kenning.api.routes import pipeline as pipeline_routes
 from kenning.api.routes import predictor as predictor_routes
+from kenning.api.routes import review as review_routes
 from kenning.core.config import Settings
 from kenning.service import Kenning
 
@@ -58,6 +59,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(pipeline_routes.router)
     app.include_router(predictor_routes.router)
     app.include_router(observer_routes.router)
+    app.include_router(review_routes.router)
     dashboard.mount(app)
     openapi.install(app)
     return app

@@ -16,6 +16,7 @@ from kenning.core.errors import ConfigError, KenningError
 from kenning.hooks.install import (
     InstallError, install_claude_code, install_mcp, mcp_config, uninstall_claude_code, uninstall_mcp,
 )
+from kenning.hooks.plugin import enabled_plugin
 from kenning.memory.git_history import open_repository
 
 connect_app = typer.Typer(no_args_is_help=True, help="Connect kenning to an agent harness.")
@@ -64,6 +65,12 @@ def claude_code(
     When this shell points kenning at another home or port (KENNING_HOME, KENNING_PORT), the hook
     commands carry those variables, so the hooks reach the same daemon."""
     path = _claude_settings_path(project, user, settings_file)
+    plugin = None if uninstall else enabled_plugin(Path.cwd())
+    if plugin is not None:  # its hooks already run: a second set would fire every hook twice
+        console.print(f"kenning's Claude Code plugin ({plugin}) is enabled, and its hooks already run: nothing was "
+                      f"added to {path} (`claude plugin uninstall {plugin}` first to use settings hooks instead)",
+                      highlight=False, soft_wrap=True)
+        return
     try:
         outcome = uninstall_claude_code(path) if uninstall else install_claude_code(path, setup_env())
     except (InstallError, OSError) as exc:

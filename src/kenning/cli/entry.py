@@ -12,7 +12,10 @@ import sys
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook" and not {"--help", "-h"} & set(sys.argv[2:]):
         from kenning.hooks.claude_code import main as hook_main
+        from kenning.hooks.plugin import plugin_defers
 
+        if plugin_defers():  # the Claude Code plugin's hook, while `kenning connect claude-code` hooks run too
+            sys.exit(0)
         sys.exit(hook_main(sys.argv[2:]))
     from kenning.cli.main import main as cli_main
 

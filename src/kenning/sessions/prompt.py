@@ -3,7 +3,9 @@
 Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hit_count`
 on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
 recall (the service's hybrid recall over the project's and global memories, without access
-tracking: injection is not an access) injects what this session has not been shown yet. The
+tracking: injection is not an access) injects what this session has not been shown yet: a query
+found it, so raw episodes, commits and memories waiting for review may come in here (which hits
+are worth it, and in which order, is `sessions.ranking.prompt_order`). The
 first prompt is where the task is finally known, so it gets a full-size injection: up to
 `inject_limit`, within what session-start left of the opening budget `inject_budget_chars`
 (session-start uses at most `start_budget_chars` of it; the first prompt gets at least
@@ -31,6 +33,7 @@ from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, prompt_text
 from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
+from kenning.sessions.ranking import prompt_order
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
 from kenning.store.memories import get_memories
@@ -137,13 +140,12 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         found = get_memories(conn, fts_ids)
         hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
 
-    hits = [h for h in hits if _relevant(h, cfg.prompt_min_similarity)]
+    hits = prompt_order(hits, cfg.prompt_min_similarity, None)
     ranking = None
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
         ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
         if ranking is not None and cfg.prompt_predictor_order:
-            by_id = {h.memory.id: h for h in hits}
-            hits = [by_id[m] for m in ranking.order if m in by_id]
+            hits = prompt_order(hits, cfg.prompt_min_similarity, ranking.order)
     chosen, merged = [], []
     for hit in hits:
         memory = hit.memory
@@ -201,12 +203,4 @@ class _Hit:
     score: float
     legs: dict[str, Any]
 
-
-def _relevant(hit: Any, min_similarity: float) -> bool:
-    """Worth a prompt's injection: matched by keywords, or semantically close enough."""
-    legs = getattr(hit, "legs", None) or {}
-    if "bm25" in legs:
-        return True
-    vector = legs.get("vector")
-    return bool(vector) and float(vector.get("score", 0.0)) >= min_similarity
 

@@ -1,0 +1,74 @@
+"""kenning's Claude Code plugin (`plugin/` in the repository, listed by `.claude-plugin/marketplace.json`)
+and the hooks `kenning connect claude-code` writes into a settings file: never both at once.
+
+`kenning connect claude-code` asks `enabled_plugin()` first and installs nothing while the plugin is
+enabled. The plugin's hook commands run with `KENNING_HOOK_VIA=plugin`; such a hook stands down
+(`plugin_defers()`) when a settings file Claude Code reads already runs kenning's hooks, so an
+install made in the other order does not fire twice either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kenning.hooks.install import is_ours
+
+PLUGIN_NAME = "kenning"
+VIA_ENV = "KENNING_HOOK_VIA"
+
+
+def claude_dir() -> Path:
+    """Claude Code's user folder (`CLAUDE_CONFIG_DIR`, else ~/.claude)."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
+
+
+def _settings_files(project_dir: Path | None) -> list[Path]:
+    files = [claude_dir() / "settings.json"]
+    if project_dir is not None:
+        files += [project_dir / ".claude" / "settings.json", project_dir / ".claude" / "settings.local.json"]
+    return files
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def enabled_plugin(project_dir: Path | None = None) -> str | None:
+    """The id (`kenning@<marketplace>`) of kenning's plugin where a settings file enables it, else None."""
+    for path in _settings_files(project_dir):
+        enabled = _load(path).get("enabledPlugins")
+        if isinstance(enabled, dict):
+            for plugin_id, on in enabled.items():
+                if on is True and isinstance(plugin_id, str) and plugin_id.split("@", 1)[0] == PLUGIN_NAME:
+                    return plugin_id
+    return None
+
+
+def settings_with_hooks(project_dir: Path | None = None) -> Path | None:
+    """The first settings file that runs kenning's hooks itself (`kenning connect claude-code`)."""
+    for path in _settings_files(project_dir):
+        hooks = _load(path).get("hooks")
+        if not isinstance(hooks, dict):
+            continue
+        for groups in hooks.values():
+            for group in groups if isinstance(groups, list) else []:
+                entries = group.get("hooks") if isinstance(group, dict) else None
+                if isinstance(entries, list) and any(is_ours(entry) for entry in entries):
+                    return path
+    return None
+
+
+def plugin_defers(environ: dict[str, str] | None = None) -> bool:
+    """True for a hook the plugin runs while a settings file runs kenning's hooks too: it stands down."""
+    env = os.environ if environ is None else environ
+    if env.get(VIA_ENV) != "plugin":
+        return False
+    project = env.get("CLAUDE_PROJECT_DIR")
+    return settings_with_hooks(Path(project) if project else Path.cwd()) is not None
