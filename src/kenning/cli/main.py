@@ -19,6 +19,7 @@ from kenning.cli import connect as connect_cli
 from kenning.cli import hook as hook_cli
 from kenning.cli import mcp as mcp_cli
 from kenning.cli import sessions as sessions_cli
+from kenning.cli import review as review_cli
 from kenning.cli import tokens as tokens_cli
 from kenning.cli.context import err_console
 from kenning.core.errors import KenningError
@@ -35,6 +36,7 @@ ingest_cli.register(app)
 pipeline_cli.register(app)
 predictor_cli.register(app)
 sessions_cli.register(app)
+review_cli.register(app)
 connect_cli.register(app)
 hook_cli.register(app)
 mcp_cli.register(app)

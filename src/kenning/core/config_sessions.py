@@ -1,4 +1,8 @@
-"""The `sessions:` section of config.yaml: hook budgets, injection sizes, checkpoints, scoring."""
+"""The `sessions:` section of config.yaml: hook budgets, injection sizes, checkpoints, scoring.
+
+`sessions.ranking` is the one place that says what kenning shows unasked (session start, the
+first prompt's merge, step injection): read by `kenning.sessions.ranking`.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,63 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+RAW_TYPES = ("episode", "episodic", "work_state", "summary", "checkpoint")
+RAW_SOURCES = ("git", "session-episode")
+
+
+class RankingSettings(BaseModel):
+    """What may be shown unasked, and in which order (kenning.sessions.ranking)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    standing_min_confidence: float = Field(
+        0.75, ge=0.0, le=1.0,
+        description="A memory is a standing rule on its confidence alone from this confidence up (pinned,"
+        " user-verified and memories rated useful are standing whatever their confidence). Above the claim"
+        " test's write gate (0.7, core.claims.REVIEW_BELOW): a claim just past the gate waits for use.",
+    )
+    useful_rating: float = Field(
+        0.5, ge=-1.0, le=1.0,
+        description="An agent rating from this value up confirms a memory (and lets a needs_review memory a query"
+        " found be shown unasked).",
+    )
+    low_rating: float = Field(
+        0.2, ge=-1.0, le=1.0, description="An agent rating at or below this value counts against a memory.",
+    )
+    low_sessions_to_leave: int = Field(
+        2, ge=1, le=100,
+        description="Sessions rating a memory at or below low_rating (since its last useful rating, review or"
+        " pin) after which it leaves session start until new evidence supports it.",
+    )
+    raw_types: list[str] = Field(
+        default_factory=lambda: list(RAW_TYPES),
+        description="Types never shown at session start or on a step (raw exchanges, session tasks): a query"
+        " finds them (prompts, MCP). A session's task appears once, in the continuity item.",
+    )
+    raw_sources: list[str] = Field(
+        default_factory=lambda: list(RAW_SOURCES),
+        description="Sources never shown at session start or on a step (git commits, episodes): a query finds them.",
+    )
+    continuity: bool = Field(
+        True, description="Show one compact item for the project's latest earlier session (its task and outcome).",
+    )
+    continuity_max_chars: int = Field(
+        400, ge=80, le=4000, description="Characters of the continuity item.",
+    )
+    predictor_fill: bool = Field(
+        True,
+        description="Once the predictor has earned influence (alpha < 1), slots left after the standing rules and"
+        " the continuity item are filled in its fused order; before that they stay empty.",
+    )
+
+
 class SessionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    ranking: RankingSettings = Field(
+        default_factory=RankingSettings,
+        description="What session start, the first prompt and step injection show unasked (one ranking home).",
+    )
 
     latency_budget_ms: int = Field(
         250, ge=10, le=60_000,
@@ -96,4 +155,14 @@ class SessionSettings(BaseModel):
     )
     hook_timeout_s: float = Field(
         2.0, gt=0, le=60, description="How long a `kenning hook` command waits for the daemon."
+    )
+    transcript_roots: list[str] = Field(
+        default_factory=list,
+        description="Folders besides the harnesses' own (~/.claude/projects, $CODEX_HOME/sessions, ~/.gemini/tmp)"
+        " whose files hooks and the daemon may read as transcripts; any other transcript_path is refused.",
+    )
+    stale_after_minutes: int = Field(
+        120, ge=0, le=100_000,
+        description="A session still `active` this long after its last prompt (and its transcript file as long"
+        " unchanged) is ended from its transcript at daemon start and at the next session start.",
     )

@@ -4,16 +4,21 @@ which stored memories matter now? No LLM, no embedding: one indexed lookup per k
 Priority: an error whose fingerprint matches a stored error pattern (show the fix), then a
 Grep/Glob pattern a stored memory answers, then gotchas / error patterns / dead ends (and,
 on edits, causal dependencies) about the file just read or edited. Memories already shown
-in this session are skipped; at most `step_limit`, each at least `step_min_confidence`.
+in this session are skipped; at most `step_limit`, each at least `step_min_confidence`, and
+only what the one ranking home lets be shown unasked (`sessions.ranking.admit_unasked`: no raw
+exchange or commit, nothing waiting for review, nothing the agent rated down in two sessions).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kenning.core.clock import now_iso
 from kenning.core.config_observer import ObserverSettings
+from kenning.core.config_sessions import RankingSettings
 from kenning.core.types import Memory
 from kenning.observer.scratchpad import EDIT_TOOLS, READ_TOOLS, Scratchpad, StepContext
+from kenning.sessions import ranking
 from kenning.store import observer as store
 
 FILE_TYPES = ("gotcha", "error_pattern", "dead_end")
@@ -45,15 +50,19 @@ def keys_for(ctx: StepContext, cwd: str | None) -> list[tuple[str, tuple[str, ..
     return keys
 
 
-def decide(db, settings: ObserverSettings, pad: Scratchpad, ctx: StepContext) -> StepDecision:
+def decide(db, settings: ObserverSettings, pad: Scratchpad, ctx: StepContext,
+           ranking_cfg: RankingSettings | None = None) -> StepDecision:
     keys = keys_for(ctx, pad.cwd)
     if not keys or settings.step_limit == 0:
         return StepDecision()
+    conn = db.reader()
     found = store.step_lookup(
-        db.reader(), keys, project=pad.project, session_key=pad.session_key, exclude=pad.injected,
-        min_confidence=settings.step_min_confidence, limit=settings.step_limit,
+        conn, keys, project=pad.project, session_key=pad.session_key, exclude=pad.injected,
+        min_confidence=settings.step_min_confidence, limit=settings.step_limit * 3,
     )
-    return StepDecision(found)
+    admitted = {m.id for m in ranking.admit_unasked(conn, [m for _, m in found], now_iso(),
+                                                    ranking_cfg or RankingSettings())}
+    return StepDecision([(key, m) for key, m in found if m.id in admitted][: settings.step_limit])
 
 
 def render(decision: StepDecision, budget_chars: int) -> str:

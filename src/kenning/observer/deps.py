@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kenning.core.config_observer import ObserverSettings
+from kenning.core.config_sessions import RankingSettings
 from kenning.core.types import MemoryDraft
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
@@ -26,3 +27,4 @@ class ObserverDeps:
     remember_many: Callable[[list[MemoryDraft]], list[Stored]]  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # optional single LLM synthesis call per session
     on_file_changed: Callable[[str, str | None], None] | None = None  # (path, cwd): e.g. mark code-graph stale
+    ranking: RankingSettings = field(default_factory=RankingSettings)  # sessions.ranking: what steps may show

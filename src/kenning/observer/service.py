@@ -225,7 +225,7 @@ class Observer:
             return empty
         started = time.perf_counter()
         try:
-            decision = decider.decide(self.deps.db, self.cfg, pad, ctx)
+            decision = decider.decide(self.deps.db, self.cfg, pad, ctx, self.deps.ranking)
             if not decision.memories:
                 return empty
             text = decider.render(decision, self.cfg.step_budget_chars)

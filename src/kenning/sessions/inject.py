@@ -16,6 +16,7 @@ GROUPS: list[tuple[str, frozenset[str]]] = [
     ("Recent work", frozenset({"work_state", "summary", "episodic", "work_unit_outcome", "task_calibration"})),
 ]
 OTHER = "Facts and context"
+CONTINUITY = "Where the last session left off"
 MAX_ITEM_CHARS = 600
 
 FEEDBACK_REQUEST = """<memory-feedback>
@@ -49,15 +50,17 @@ def item_cost(content: str) -> int:
 
 
 def render_block(
-    items: list[dict[str, Any]], *, header: str, status_line: str | None = None, tag: str = "kenning-memories"
+    items: list[dict[str, Any]], *, header: str, status_line: str | None = None, tag: str = "kenning-memories",
+    continuity: str | None = None,
 ) -> str:
-    """items: dicts with memory_id, content, type, in rank order. Empty string when nothing to say."""
-    if not items and not status_line:
+    """items: dicts with memory_id, content, type, in rank order; `continuity`: the one line about
+    the project's latest session, after the standing rules. Empty string when nothing to say."""
+    if not items and not status_line and not continuity:
         return ""
     lines = [f"<{tag}>"]
     if status_line:
         lines.append(status_line)
-    if items:
+    if items or continuity:
         lines.append(header)
         order = [title for title, _ in GROUPS] + [OTHER]
         grouped: dict[str, list[str]] = {}
@@ -69,13 +72,16 @@ def render_block(
             if title in grouped:
                 lines.append(f"## {title}")
                 lines.extend(grouped[title])
+    if continuity:
+        lines.append(f"## {CONTINUITY}")
+        lines.append(f"- {' '.join(continuity.split())[:MAX_ITEM_CHARS]}")
     lines.append(f"</{tag}>")
     return "\n".join(lines)
 
 
-def session_start_text(items: list[dict[str, Any]], status_line: str) -> str:
+def session_start_text(items: list[dict[str, Any]], status_line: str, continuity: str | None = None) -> str:
     return render_block(
-        items, status_line=status_line,
+        items, status_line=status_line, continuity=continuity,
         header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
     )
 

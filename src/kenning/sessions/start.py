@@ -1,12 +1,15 @@
 """session-start: pre-filter → baseline ranking → predictor (seam) → diversity → budget → inject.
 
-Scorer seed "Hook Flow": the pool is effective_score top-k ∪ embedding-similarity top-k
-against the session context (≤ max_candidates for any corpus size); the baseline ranks by
-effective_score; when a predictor is attached and answers, its scores are recorded and fused
-(`predictor.fuse`); topic-diversity decay picks the injected top-k within the character
-budget. **Every candidate** is recorded in session_memories. Injection is not an access:
-nothing here touches access_count / last_accessed_at. Re-running for a key returns the
-recorded injection without recording anything twice.
+Scorer seed "Hook Flow": the pool is the standing-rule candidates (evidence of their own) ∪
+effective_score top-k ∪ embedding-similarity top-k against the session context (≤
+max_candidates for any corpus size). What may be shown and in which order is decided in
+`sessions.ranking` (the one ranking home): the baseline puts standing rules first; when a
+predictor is attached and answers, its scores are recorded and fused (`predictor.fuse`);
+topic-diversity decay picks the injected ones within the character budget among those
+`ranking.showable` allows, and one continuity item for the project's latest session follows.
+**Every candidate** is recorded in session_memories. Injection is not an access: nothing here
+touches access_count / last_accessed_at. Re-running for a key returns the recorded injection
+without recording anything twice.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
 from kenning.predictor.fusion import Fused
+from kenning.sessions import ranking
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import item_cost, session_start_text
 from kenning.store import sessions as store
@@ -46,6 +50,7 @@ class StartResult:
     created: bool = True
     cut: list[str] = field(default_factory=list)
     predictor_used: bool = False
+    continuity: str | None = None
 
 
 @dataclass
@@ -61,6 +66,8 @@ class _Scored:
     final: float = 0.0
     factor: float | None = None
     source: str = "effective"  # which ranker put it here: effective | predictor | both | exploration
+    verdict: str = ranking.ELIGIBLE  # sessions.ranking: standing | eligible | raw | demoted | needs_review
+    evidence: Any = None
 
     # the attribute names diversity_select reads
     @property
@@ -99,10 +106,13 @@ def session_context_text(req: StartRequest, deps: SessionDeps) -> str:
 
 
 def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ctx) -> list[_Scored]:
-    """effective_score top-k ∪ similarity top-k, capped at max_candidates (sets ctx.vector)."""
+    """standing candidates ∪ effective_score top-k ∪ similarity top-k, capped at max_candidates
+    (sets ctx.vector); each candidate carries its ranking verdict."""
     context_text = ctx.text
     cfg = deps.settings
     conn = deps.db.reader()
+    standing_ids = ranking.standing_pool(conn, project=req.project, at=req.at, viewer=req.viewer,
+                                         cfg=cfg.ranking, limit=cfg.prefilter_effective_k)
     effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at,
                                                  limit=cfg.prefilter_effective_k, viewer=req.viewer)
     similar: list[tuple[str, float]] = []
@@ -120,11 +130,12 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
             record_error("sessions", f"session-start similarity leg failed: {exc}", session_key=req.session_key)
     sim = dict(similar)
     order: list[str] = []
-    for memory_id in [*effective_ids, *(m for m, _ in similar)]:
+    for memory_id in [*standing_ids, *effective_ids, *(m for m, _ in similar)]:
         if memory_id not in order:
             order.append(memory_id)
     order = order[: cfg.max_candidates]
     memories = get_memories(conn, order)
+    judged = ranking.verdicts(conn, list(memories.values()), req.at, cfg.ranking)
     effective_set = set(effective_ids)
     pool = []
     for memory_id in order:
@@ -132,8 +143,10 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
         if memory is None:
             continue
         path = "both" if memory_id in effective_set and memory_id in sim else (
-            "effective" if memory_id in effective_set else "similarity")
-        pool.append(_Scored(memory, path, deps.effective_score(memory, req.at), sim.get(memory_id)))
+            "effective" if memory_id in effective_set else ("similarity" if memory_id in sim else "evidence"))
+        cand = _Scored(memory, path, deps.effective_score(memory, req.at), sim.get(memory_id))
+        cand.verdict, cand.evidence = judged[memory_id] if memory_id in judged else (ranking.ELIGIBLE, None)
+        pool.append(cand)
     vectors = get_embeddings(conn, list({c.memory.content_hash for c in pool}), deps.embedder.model_id)
     for cand in pool:
         cand.vector = vectors.get(cand.memory.content_hash)
@@ -184,10 +197,12 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
 
 
 def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
-                    deadline: Deadline) -> tuple[list[_Scored], list[_Scored], bool]:
-    """(all candidates in final order, the injected ones in selection order, predictor used)."""
+                    deadline: Deadline, reserved: ranking.Continuity | None = None,
+                    ) -> tuple[list[_Scored], list[_Scored], bool]:
+    """(all candidates in final order, the injected ones in selection order, predictor used).
+    `reserved`: the continuity item, whose slot and characters come off the limit and budget."""
     cfg = deps.settings
-    baseline = sorted(pool, key=lambda c: (-c.effective, -(c.similarity or 0.0), c.memory.id))
+    baseline = sorted(pool, key=ranking.baseline_key)
     for rank, cand in enumerate(baseline, 1):
         cand.baseline_rank = rank
     fused = _predictor_pass(req, deps, pool, ctx, [c.memory.id for c in baseline], deadline)
@@ -207,16 +222,20 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     else:
         order = baseline
         for cand in order:
-            cand.final = cand.effective
+            cand.final = ranking.baseline_score(cand)
+    influence = bool(fused) and ranking.predictor_has_influence(deps.predictor)
+    allowed = [c for c in order if ranking.showable(c, cfg.ranking, influence)]
+    budget = min(cfg.start_budget_chars, cfg.inject_budget_chars) - (reserved.chars if reserved else 0)
+    limit = max(0, cfg.inject_limit - (1 if reserved else 0))
     chosen = deps.diversity_select(
-        order, limit=cfg.inject_limit, budget_chars=min(cfg.start_budget_chars, cfg.inject_budget_chars),
+        allowed, limit=limit, budget_chars=max(0, budget),
         threshold=cfg.diversity_threshold, decay=cfg.diversity_decay, floor=cfg.diversity_floor,
-    )
+    ) if allowed and limit else []
     injected = []
     for cand, adjusted in chosen:
         cand.factor = adjusted / cand.final if cand.final else 1.0
         injected.append(cand)
-    explored = [c for c in order if c.source == "exploration" and c not in injected]
+    explored = [c for c in allowed if c.source == "exploration" and c not in injected]
     if explored and injected:  # the predictor's exploration slot stays injected (scorer seed)
         injected[-1] = explored[0]
     injected_ids = {c.memory.id for c in injected}
@@ -241,10 +260,25 @@ def replay_existing(deps: SessionDeps, session: dict[str, Any], viewer: Viewer |
         found = get_memories(deps.db.reader(), [r["memory_id"] for r in injected])
         injected = [r for r in injected if r["memory_id"] in found and viewer.can_see(found[r["memory_id"]])]
     line = session.get("status_line") or status_line(deps)
+    cont = _continuity(deps, session.get("project"), session.get("started_at") or "", session["session_key"])
+    items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)]
     return StartResult(
-        inject=session_start_text(_items(injected), line), memory_ids=[r["memory_id"] for r in injected],
-        candidates=len(start_rows), status_line=line, created=False,
+        inject=session_start_text(_items(items), line, continuity=cont.text if cont else None),
+        memory_ids=[r["memory_id"] for r in injected],
+        candidates=len(start_rows), status_line=line, created=False, continuity=cont.text if cont else None,
     )
+
+
+CONTINUITY = "continuity"  # prefilter_source of the continuity item's row (its task memory, or none)
+
+
+def _continuity(deps: SessionDeps, project: str | None, at: str, session_key: str) -> ranking.Continuity | None:
+    try:
+        return ranking.continuity_item(deps.db.reader(), project=project, at=at, session_key=session_key,
+                                       cfg=deps.settings.ranking)
+    except Exception as exc:  # continuity is one optional slot: never costs the answer
+        record_error("sessions", f"continuity item failed: {exc}", session_key=session_key)
+        return None
 
 
 def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartResult:
@@ -255,10 +289,13 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
             return replay
     ctx = _Ctx(session_context_text(req, deps))
     pool = prefilter(req, deps, deadline, ctx)
-    ordered, injected, used_predictor = rank_and_select(req, deps, pool, ctx, deadline)
+    cont = _continuity(deps, req.project, req.at, req.session_key)
+    ordered, injected, used_predictor = rank_and_select(req, deps, pool, ctx, deadline, reserved=cont)
     line = status_line(deps)
     inject_now = not deadline.cancelled
     injected_ids = {c.memory.id for c in injected} if inject_now else set()
+    if not inject_now:
+        cont = None
     rows = [
         {
             "memory_id": c.memory.id, "source": c.source, "prefilter_source": c.prefilter,
@@ -269,6 +306,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         }
         for rank, c in enumerate(ordered, 1)
     ]
+    rows += _continuity_rows(cont, rows, req.at)
     with deps.db.with_write_tx() as conn:
         created = store.create_session(
             conn, req.session_key, harness=req.harness, project=req.project, cwd=req.cwd,
@@ -277,9 +315,26 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         store.insert_candidates(conn, req.session_key, rows, req.at)
         store.set_status_line(conn, req.session_key, line)
     items = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
-             for c in injected if c.memory.id in injected_ids]
+             for c in injected if c.memory.id in injected_ids and not (cont and c.memory.id == cont.memory_id)]
+    ids = [i["memory_id"] for i in items] + ([cont.memory_id] if cont and cont.memory_id else [])
     return StartResult(
-        inject=session_start_text(items, line), memory_ids=[i["memory_id"] for i in items],
+        inject=session_start_text(items, line, continuity=cont.text if cont else None), memory_ids=ids,
         candidates=len(rows), status_line=line, created=created, cut=list(deadline.cut),
-        predictor_used=used_predictor,
+        predictor_used=used_predictor, continuity=cont.text if cont else None,
     )
+
+
+def _continuity_rows(cont: ranking.Continuity | None, rows: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """The continuity item's row when it is a memory (the session's task, type work_state): injected,
+    on its candidate row when the pool has it. An item built from the session's prompt and
+    transcript names no memory and has no row (a replay builds it again)."""
+    if cont is None or not cont.memory_id:
+        return []
+    for row in rows:
+        if row["memory_id"] == cont.memory_id:
+            row.update(was_injected=True, inject_phase="session-start", prefilter_source=CONTINUITY)
+            return []
+    return [{"memory_id": cont.memory_id, "source": "effective", "prefilter_source": CONTINUITY,
+             "effective_score": None, "similarity": None, "predictor_score": None, "baseline_rank": len(rows) + 1,
+             "predictor_rank": None, "final_score": 0.0, "rank": len(rows) + 1, "diversity_factor": None,
+             "was_injected": True, "inject_phase": "session-start"}]

@@ -1,0 +1,124 @@
+"""Review, the trust moment (issue 22): what kenning learned by itself, grouped by the session it
+came from, with accept / edit / reject.
+
+- **accept**: the user vouches for it: `needs_review` off, `user_verified` on (a standing rule
+  from now on), `metadata.review` = {status: accepted, at, by};
+- **edit**: new content (and/or type), then accepted as above (`status: edited`);
+- **reject**: non-destructive: the memory stays (a query still finds it, `kenning show` shows
+  it) but it is never shown unasked again; `metadata.review` = {status: rejected, at, by,
+  reason}; undone by accepting it.
+Every action goes through the write path (`edit`: history row, re-embedding on new content).
+`rules()` counts per extraction rule (`metadata.claim.rule`, else the writer's source) how many
+were learned, wait, were accepted and rejected, so a noisy rule shows itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kenning.core.clock import now_iso
+from kenning.core.errors import InvalidInput
+from kenning.core.types import Memory, Viewer
+from kenning.store import review as store
+from kenning.store.backend import StoreDatabase
+
+EditFn = Callable[..., Memory]  # service.edit(memory_id, changes, *, actor, reason, viewer)
+MAX_LIMIT = 500
+
+
+class Review:
+    def __init__(self, db: StoreDatabase, edit: EditFn, get: Callable[..., Memory]) -> None:
+        self.db, self._edit, self._get = db, edit, get
+
+    def pending(self, *, status: str = "pending", project: str | None = None, session_key: str | None = None,
+                limit: int = 100, offset: int = 0, viewer: Viewer | None = None) -> dict[str, Any]:
+        """{sessions: [{session_key, harness, started_at, task, memories: [...]}], total, status}."""
+        if status not in store.STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(store.STATUSES)}")
+        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be 1..{MAX_LIMIT}")
+        if not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must be a non-negative integer")
+        rows, total = store.list_learned(self.db.reader(), status=status, project=project, session_key=session_key,
+                                         viewer=viewer, limit=limit, offset=offset)
+        groups: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            memory, session = row["memory"], row["session"]
+            key = memory.session_key or ""
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = {
+                    "session_key": memory.session_key, "harness": (session or {}).get("harness"),
+                    "started_at": (session or {}).get("started_at"), "project": memory.project,
+                    "task": _task(session), "memories": [],
+                }
+            group["memories"].append(item(memory))
+        return {"status": status, "total": total, "limit": limit, "offset": offset, "sessions": list(groups.values())}
+
+    def accept(self, memory_id: str, *, actor: str = "review", viewer: Viewer | None = None) -> dict[str, Any]:
+        memory = self._get(memory_id, viewer)
+        changes = {"needs_review": False, "user_verified": True,
+                   "metadata": _with_review(memory, "accepted", actor)}
+        return item(self._edit(memory_id, changes, actor=actor, reason="review: accepted", viewer=viewer))
+
+    def edit(self, memory_id: str, *, content: str | None = None, type: str | None = None, actor: str = "review",
+             viewer: Viewer | None = None) -> dict[str, Any]:
+        if content is None and type is None:
+            raise InvalidInput("an edit needs content or type")
+        if content is not None and (not isinstance(content, str) or not content.strip()):
+            raise InvalidInput("content must be a non-empty string")
+        memory = self._get(memory_id, viewer)
+        changes: dict[str, Any] = {"needs_review": False, "user_verified": True,
+                                   "metadata": _with_review(memory, "edited", actor)}
+        if content is not None:
+            changes["content"] = content.strip()
+        if type is not None:
+            changes["type"] = type
+        return item(self._edit(memory_id, changes, actor=actor, reason="review: edited", viewer=viewer))
+
+    def reject(self, memory_id: str, *, reason: str | None = None, actor: str = "review",
+               viewer: Viewer | None = None) -> dict[str, Any]:
+        if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
+            raise InvalidInput("reason must be a string of at most 500 characters")
+        memory = self._get(memory_id, viewer)
+        changes = {"user_verified": False, "metadata": _with_review(memory, "rejected", actor, reason)}
+        return item(self._edit(memory_id, changes, actor=actor, reason="review: rejected", viewer=viewer))
+
+    def rules(self) -> dict[str, Any]:
+        """Per extraction rule: learned / pending / accepted / rejected, and the rejected share of
+        what was reviewed (the noisy rules first)."""
+        counts = store.rule_counts(self.db.reader())
+        out = []
+        for rule, c in counts.items():
+            reviewed = c["accepted"] + c["rejected"]
+            out.append({"rule": rule, **c, "rejected_share": round(c["rejected"] / reviewed, 4) if reviewed else None})
+        out.sort(key=lambda r: (-(r["rejected_share"] or 0.0), -r["rejected"], r["rule"]))
+        return {"rules": out, "rejected": sum(r["rejected"] for r in out), "pending": sum(r["pending"] for r in out)}
+
+
+def _task(session: dict[str, Any] | None) -> str | None:
+    if not session:
+        return None
+    text = session.get("first_prompt") or session.get("context")
+    return " ".join(text.split())[:300] if text else None
+
+
+def _with_review(memory: Memory, status: str, actor: str, reason: str | None = None) -> dict[str, Any]:
+    review = {"status": status, "at": now_iso(), "by": actor}
+    if reason:
+        review["reason"] = reason
+    return {**(memory.metadata or {}), "review": review, "reviewed_at": review["at"]}
+
+
+def item(memory: Memory) -> dict[str, Any]:
+    """A learned memory as review shows it: content, type, confidence and the evidence behind it."""
+    meta = memory.metadata or {}
+    claim = meta.get("claim") if isinstance(meta.get("claim"), dict) else None
+    return {
+        "id": memory.id, "content": memory.content, "type": memory.type, "confidence": memory.confidence,
+        "needs_review": memory.needs_review, "user_verified": memory.user_verified, "source": memory.source,
+        "project": memory.project, "session_key": memory.session_key, "created_at": memory.created_at,
+        "rule": (claim or {}).get("rule") or memory.source, "evidence": claim,
+        "review": meta.get("review") if isinstance(meta.get("review"), dict) else None,
+    }

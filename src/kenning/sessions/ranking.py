@@ -1,0 +1,220 @@
+"""One ranking home: what kenning shows an agent unasked, and in which order (issue 22).
+
+Session start (`sessions.start`), the first prompt (`sessions.prompt`) and step injection
+(`observer.decider`) ask this module; its knobs are the one config section `sessions.ranking`.
+
+A memory shown unasked is a claim, so it must carry evidence of its own. Each memory gets a
+**verdict** from what is recorded about it (`evidence`):
+- `raw`: an exchange, a commit, a session's task (types `ranking.raw_types`, sources
+  `ranking.raw_sources`): a query finds it (prompts, MCP), session start and steps never show it;
+- `demoted`: the agent rated it at or below `low_rating` in `low_sessions_to_leave` sessions
+  since its last useful rating (or review): it leaves session start until new evidence
+  (a useful rating where a query found it, a review, a pin) supports it again;
+- `rejected`: the user rejected it in review (kept; a query still finds it);
+- `needs_review`: learned below the confidence gate, not yet accepted (review) nor rated
+  useful where a query found it: not shown unasked;
+- `standing`: pinned, user-verified, rated useful (`useful_rating`) in a session, or at least
+  `standing_min_confidence`: a standing rule with evidence;
+- `eligible`: anything else: shown unasked only when the predictor ranks it there.
+
+Session start: the baseline order is standing rules (pinned / verified, then rated useful,
+then confident; each by effective score), then the eligible, then the held; one compact
+**continuity** item for the project's latest earlier session (its task and outcome in one slot)
+follows the standing rules; the predictor fuses over that baseline as before, and the slots
+left are filled in its fused order only once it has earned influence (alpha < 1). Before that
+they stay empty: empty slots are better than noise. Every candidate is still recorded
+(session_memories) with its baseline and predictor ranks, so the predictor keeps learning and
+comparing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kenning.core.config_sessions import RankingSettings
+from kenning.core.telemetry import record_error
+from kenning.sessions.inject import item_cost
+from kenning.sessions.transcript import last_assistant_text
+from kenning.store import ranking as store
+
+STANDING, ELIGIBLE = "standing", "eligible"
+HELD = ("raw", "rejected", "demoted", "needs_review")
+_TIER = {STANDING: 0, ELIGIBLE: 1, "needs_review": 2, "demoted": 2, "rejected": 3, "raw": 3}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    pinned: bool
+    verified: bool
+    confidence: float
+    needs_review: bool
+    raw: bool
+    useful_sessions: int  # sessions rating it useful since its last demotion point
+    low_sessions: int  # sessions rating it low since its last useful rating / review
+    demoted: bool
+    rejected: bool = False  # the user rejected it in review (kept, never shown unasked)
+
+    @property
+    def strength(self) -> int:
+        """0 = the user's word (pinned, verified), 1 = rated useful, 2 = confidence only."""
+        return 0 if self.pinned or self.verified else (1 if self.useful_sessions else 2)
+
+
+def is_raw(memory: Any, cfg: RankingSettings) -> bool:
+    return memory.type in cfg.raw_types or (memory.source or "") in cfg.raw_sources
+
+
+def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
+    """Evidence per memory as of `at` (ratings of sessions that started before it)."""
+    history = store.rating_history(conn, [m.id for m in memories], at)
+    out: dict[str, Evidence] = {}
+    for memory in memories:
+        meta = memory.metadata or {}
+        reviewed = str(meta.get("reviewed_at") or "")
+        review = meta.get("review") if isinstance(meta.get("review"), dict) else {}
+        useful = low = 0
+        for started_at, score in history.get(memory.id, ()):
+            if score >= cfg.useful_rating:
+                useful, low = useful + 1, 0  # new evidence: the count against it starts again
+            elif score <= cfg.low_rating and started_at > reviewed:
+                low += 1
+        demoted = low >= cfg.low_sessions_to_leave and not memory.pinned
+        out[memory.id] = Evidence(
+            pinned=bool(memory.pinned), verified=bool(memory.user_verified), confidence=float(memory.confidence),
+            needs_review=bool(memory.needs_review), raw=is_raw(memory, cfg), useful_sessions=useful,
+            low_sessions=low, demoted=demoted, rejected=review.get("status") == "rejected",
+        )
+    return out
+
+
+def verdict(ev: Evidence, cfg: RankingSettings) -> str:
+    if ev.raw:
+        return "raw"
+    if ev.rejected:
+        return "rejected"
+    if ev.pinned:
+        return STANDING
+    if ev.demoted:
+        return "demoted"
+    if ev.verified:
+        return STANDING
+    if ev.needs_review and not ev.useful_sessions:
+        return "needs_review"
+    if ev.useful_sessions or ev.confidence >= cfg.standing_min_confidence:
+        return STANDING
+    return ELIGIBLE
+
+
+def verdicts(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, tuple[str, Evidence]]:
+    evs = evidence(conn, memories, at, cfg)
+    return {m: (verdict(ev, cfg), ev) for m, ev in evs.items()}
+
+
+# -- session start -----------------------------------------------------------------------------
+def standing_pool(conn, *, project: str | None, at: str, viewer, cfg: RankingSettings, limit: int) -> list[str]:
+    """The standing-rule candidates session start adds to its pool (the evidence leg)."""
+    return store.standing_candidates(
+        conn, project=project, at=at, viewer=viewer, min_confidence=cfg.standing_min_confidence,
+        useful_rating=cfg.useful_rating, raw_types=cfg.raw_types, raw_sources=cfg.raw_sources, limit=limit,
+    )
+
+
+def baseline_key(cand: Any) -> tuple:
+    """Sort key of the session-start baseline: standing rules (by strength, then effective
+    score), then the eligible, then the held; candidates carry .verdict, .evidence, .effective,
+    .similarity, .memory."""
+    strength = cand.evidence.strength if cand.verdict == STANDING else 0
+    return (_TIER[cand.verdict], strength, -cand.effective, -(cand.similarity or 0.0), cand.memory.id)
+
+
+def baseline_score(cand: Any) -> float:
+    """A score in the baseline's order (what diversity selection compares): standing rules by
+    strength (3 + effective for the user's word, 2 + for rated useful, 1 + for confident),
+    everything else below them at half its effective score."""
+    if cand.verdict == STANDING:
+        return 3 - cand.evidence.strength + cand.effective if cand.evidence is not None else 1 + cand.effective
+    return cand.effective / 2
+
+
+def predictor_has_influence(predictor: Any) -> bool:
+    """True once the predictor's fused order may fill slots: its alpha (the baseline's weight)
+    is below 1. A predictor without an alpha (a stand-in) is taken at its word."""
+    alpha = getattr(predictor, "alpha", None)
+    if alpha is None:
+        return True
+    try:
+        return float(alpha() if callable(alpha) else alpha) < 1.0 - 1e-9
+    except Exception as exc:  # the predictor is optional: no influence when it cannot say
+        record_error("sessions", f"predictor.alpha failed: {exc}")
+        return False
+
+
+def showable(cand: Any, cfg: RankingSettings, influence: bool) -> bool:
+    """May this session-start candidate take a slot?"""
+    if cand.verdict == STANDING:
+        return True
+    return cand.verdict == ELIGIBLE and influence and cfg.predictor_fill
+
+
+@dataclass(frozen=True)
+class Continuity:
+    session_key: str
+    text: str
+    memory_id: str | None = None  # the session's task memory when it has one (type work_state)
+
+    @property
+    def chars(self) -> int:
+        return item_cost(self.text)
+
+
+def _one_line(text: str | None, limit: int) -> str:
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def continuity_item(conn, *, project: str | None, at: str, session_key: str,
+                    cfg: RankingSettings) -> Continuity | None:
+    """One compact item for the project's latest earlier session: its task and its outcome."""
+    if not cfg.continuity:
+        return None
+    latest = store.latest_session(conn, project=project, before=at, exclude=session_key)
+    if latest is None:
+        return None
+    half = max(40, cfg.continuity_max_chars // 2 - 40)
+    work = latest.get("work_state") or {}
+    task = _one_line(work.get("content") or latest.get("first_prompt") or latest.get("context"), half)
+    outcome = _one_line(last_assistant_text(latest.get("transcript_tail") or ""), half)
+    if not task and not outcome:
+        return None
+    when = str(latest.get("started_at") or "")[:10]
+    head = f"Last session in this project ({when}{', ' + latest['harness'] if latest.get('harness') else ''})"
+    parts = [f"task: {task}" if task else "", f"outcome: {outcome}" if outcome else ""]
+    text = f"{head}: " + "; ".join(p for p in parts if p)
+    return Continuity(latest["session_key"], _one_line(text, cfg.continuity_max_chars), work.get("id"))
+
+
+# -- the first prompt ----------------------------------------------------------------------------
+def relevant_hit(hit: Any, min_similarity: float) -> bool:
+    """Worth a prompt's injection: matched by keywords, or semantically close enough."""
+    legs = getattr(hit, "legs", None) or {}
+    if "bm25" in legs:
+        return True
+    vector = legs.get("vector")
+    return bool(vector) and float(vector.get("score", 0.0)) >= min_similarity
+
+
+def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[str] | None) -> list[Any]:
+    """A prompt's hits worth injecting, in recall order or (when given) the predictor's fused order."""
+    kept = [h for h in hits if relevant_hit(h, min_similarity)]
+    if predictor_order is None:
+        return kept
+    by_id = {h.memory.id: h for h in kept}
+    return [by_id[m] for m in predictor_order if m in by_id]
+
+
+# -- step injection --------------------------------------------------------------------------------
+def admit_unasked(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> list[Any]:
+    """The memories (in order) a step may show: not raw, not waiting for review, not demoted."""
+    judged = verdicts(conn, memories, at, cfg)
+    return [m for m in memories if judged[m.id][0] not in HELD]

@@ -1,0 +1,90 @@
+"""SQL behind what kenning shows unasked (kenning.sessions.ranking): evidence per memory, the
+standing-rule candidates of a project, and the project's latest earlier session.
+
+Evidence is read from what is already recorded: the memory's own flags (pinned, user_verified,
+needs_review, confidence, metadata.reviewed_at) and the agent's per-session ratings
+(session_memories.agent_relevance_score, a running mean per session). Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core.types import Viewer
+from kenning.store.sessions import _scope
+
+
+def _marks(values: list[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str, list[tuple[str, float]]]:
+    """{memory id: [(session started_at, the session's rating)]} oldest first, for sessions that
+    started before `before` (all when None) and rated the memory."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    ids = list(dict.fromkeys(memory_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        params: list[Any] = list(chunk)
+        sql = ("SELECT sm.memory_id, s.started_at, sm.agent_relevance_score FROM session_memories sm"
+               " JOIN sessions s ON s.session_key = sm.session_key"
+               f" WHERE sm.memory_id IN ({_marks(chunk)}) AND sm.agent_feedback_count > 0"
+               " AND sm.agent_relevance_score IS NOT NULL")
+        if before is not None:
+            sql += " AND s.started_at < ?"
+            params.append(before)
+        for row in conn.execute(sql + " ORDER BY s.started_at, s.session_key", params).fetchall():
+            out.setdefault(row[0], []).append((row[1], float(row[2])))
+    return out
+
+
+def standing_candidates(conn, *, project: str | None, at: str, viewer: Viewer | None, min_confidence: float,
+                        useful_rating: float, raw_types: list[str], raw_sources: list[str],
+                        limit: int) -> list[str]:
+    """Ids of memories with evidence of their own (pinned, user-verified, rated useful at least
+    once, or at least `min_confidence` and not waiting for review), raw kinds left out; the
+    strongest evidence first, then importance, newest first."""
+    if limit <= 0:
+        return []
+    where, params = _scope(project, at, viewer)
+    types = list(raw_types) or [""]
+    sources = list(raw_sources) or [""]
+    rated = ("EXISTS (SELECT 1 FROM session_memories sm WHERE sm.memory_id = m.id"
+             " AND sm.agent_feedback_count > 0 AND sm.agent_relevance_score >= ?)")
+    rows = conn.execute(
+        f"SELECT m.id FROM memories m WHERE {where} AND m.type NOT IN ({_marks(types)})"
+        f" AND COALESCE(m.source, '') NOT IN ({_marks(sources)})"
+        f" AND (m.pinned = 1 OR m.user_verified = 1 OR {rated} OR (m.confidence >= ? AND m.needs_review = 0))"
+        " ORDER BY m.pinned DESC, m.user_verified DESC, m.importance DESC, m.rid DESC LIMIT ?",
+        [*params, *types, *sources, useful_rating, min_confidence, limit],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def latest_session(conn, *, project: str | None, before: str, exclude: str) -> dict[str, Any] | None:
+    """The project's latest session that started before `before` (not `exclude`), with its first
+    prompt (`first_prompt`) and the id/content of its latest task memory (`work_state`), if any."""
+    row = conn.execute(
+        "SELECT session_key, harness, project, context, started_at, ended_at, prompt_count FROM sessions"
+        " WHERE project IS ? AND started_at < ? AND session_key != ? ORDER BY started_at DESC, session_key DESC LIMIT 1",
+        (project, before, exclude),
+    ).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    prompt = conn.execute(
+        "SELECT prompt FROM session_prompts WHERE session_key = ? ORDER BY idx LIMIT 1",
+        (out["session_key"],),
+    ).fetchone()
+    out["first_prompt"] = prompt[0] if prompt else None
+    task = conn.execute(
+        "SELECT id, content FROM memories WHERE session_key = ? AND type = 'work_state' AND is_deleted = 0"
+        " AND superseded_by IS NULL ORDER BY rid DESC LIMIT 1", (out["session_key"],),
+    ).fetchone()
+    out["work_state"] = dict(task) if task else None
+    transcript = conn.execute(
+        "SELECT substr(transcript, CASE WHEN chars > 4000 THEN chars - 3999 ELSE 1 END) FROM session_transcripts"
+        " WHERE session_key = ?", (out["session_key"],),
+    ).fetchone()
+    out["transcript_tail"] = transcript[0] if transcript else None
+    return out

@@ -1,0 +1,88 @@
+"""SQL for review (issue 22): what kenning learned by itself, with the session it came from,
+and how each extraction rule fares with the user.
+
+A learned memory is one kenning wrote itself: it carries the claim test's evidence
+(`metadata.claim`), or its source is one of the writers' (`LEARNED_SOURCES`). Its review state is
+`metadata.review.status` (accepted | rejected | edited) and `needs_review` (pending while 1 and
+not rejected). Nothing here writes: the review actions go through the write path (service.edit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core.types import Viewer
+from kenning.store.memories import row_to_memory, visibility_sql
+
+LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact", "observer")
+STATUSES = ("pending", "accepted", "rejected", "learned")
+_REVIEW = "json_extract(m.metadata, '$.review.status')"
+_RULE = "COALESCE(json_extract(m.metadata, '$.claim.rule'), m.source, 'unknown')"
+
+
+def _learned_sql() -> tuple[str, list[Any]]:
+    marks = ",".join("?" * len(LEARNED_SOURCES))
+    return (f"(json_extract(m.metadata, '$.claim.rule') IS NOT NULL OR m.source IN ({marks}))",
+            list(LEARNED_SOURCES))
+
+
+def _status_sql(status: str) -> str:
+    return {
+        "pending": f"m.needs_review = 1 AND COALESCE({_REVIEW}, '') != 'rejected'",
+        "accepted": f"{_REVIEW} IN ('accepted', 'edited')",
+        "rejected": f"{_REVIEW} = 'rejected'",
+        "learned": "1 = 1",
+    }[status]
+
+
+def list_learned(conn, *, status: str, project: str | None, session_key: str | None, viewer: Viewer | None,
+                 limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """([{memory, session: {...} | None}], total) newest session first, then in writing order."""
+    learned, params = _learned_sql()
+    visible, vparams = visibility_sql(viewer)
+    where = [f"m.is_deleted = 0 AND m.superseded_by IS NULL AND {learned} AND {_status_sql(status)}", visible]
+    params = [*params, *vparams]
+    if project is not None:
+        where.append("m.project IS ?")
+        params.append(project)
+    if session_key is not None:
+        where.append("m.session_key = ?")
+        params.append(session_key)
+    clause = " AND ".join(where)
+    total = int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {clause}", params).fetchone()[0])
+    rows = conn.execute(
+        "SELECT m.*, s.harness AS s_harness, s.started_at AS s_started_at, s.context AS s_context,"
+        " s.project AS s_project,"
+        " (SELECT p.prompt FROM session_prompts p WHERE p.session_key = m.session_key ORDER BY p.idx LIMIT 1)"
+        " AS s_first_prompt"
+        f" FROM memories m LEFT JOIN sessions s ON s.session_key = m.session_key WHERE {clause}"
+        " ORDER BY COALESCE(s.started_at, m.created_at) DESC, m.session_key, m.rid LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    out = []
+    for row in rows:
+        data = dict(row)
+        session = None
+        if data.get("session_key") and data.get("s_started_at") is not None:
+            session = {"session_key": data["session_key"], "harness": data.get("s_harness"),
+                       "started_at": data.get("s_started_at"), "context": data.get("s_context"),
+                       "project": data.get("s_project"), "first_prompt": data.get("s_first_prompt")}
+        for key in [k for k in data if k.startswith("s_")]:
+            data.pop(key)
+        out.append({"memory": row_to_memory(data), "session": session})
+    return out, total
+
+
+def rule_counts(conn) -> dict[str, dict[str, int]]:
+    """{extraction rule: {learned, pending, accepted, rejected}} over live learned memories."""
+    learned, params = _learned_sql()
+    rows = conn.execute(
+        f"SELECT {_RULE} AS rule, COUNT(*),"
+        f" SUM(CASE WHEN m.needs_review = 1 AND COALESCE({_REVIEW}, '') != 'rejected' THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN {_REVIEW} IN ('accepted', 'edited') THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN {_REVIEW} = 'rejected' THEN 1 ELSE 0 END)"
+        f" FROM memories m WHERE m.is_deleted = 0 AND {learned} GROUP BY {_RULE} ORDER BY 1",
+        params,
+    ).fetchall()
+    return {r[0]: {"learned": int(r[1]), "pending": int(r[2] or 0), "accepted": int(r[3] or 0),
+                   "rejected": int(r[4] or 0)} for r in rows}

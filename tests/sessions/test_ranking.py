@@ -1,0 +1,133 @@
+"""What kenning shows unasked (sessions.ranking, issue 22): standing rules with evidence, one
+continuity item, no raw exchanges / commits / unreviewed claims at session start or on a step,
+and a memory the agent rates down in two sessions leaves session start until new evidence."""
+
+from __future__ import annotations
+
+from kenning.core.types import MemoryDraft, MemoryFilter
+from kenning.observer import decider
+from kenning.observer.scratchpad import Scratchpad, StepContext
+from kenning.sessions import ranking
+
+
+def _start(k, key: str, project: str, at: str) -> dict:
+    return k.sessions.session_start({"session_key": key, "project": project, "cwd": f"/src/{project}",
+                                     "timestamp": at})
+
+
+def _rows(k, key: str) -> dict[str, dict]:
+    return {r["memory_id"]: r for r in k.sessions.detail(key)["memories"]}
+
+
+def _remember(k, content: str, **kw) -> str:
+    kw.setdefault("created_at", "2026-01-01T00:00:00Z")  # before the sessions below
+    return k.remember(MemoryDraft(content=content, **kw)).id
+
+
+def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_rated_useful(kenning):
+    project = "ratings"
+    rule = _remember(kenning, "Deploys of the billing service go through scripts/release.sh only",
+                     type="constraint", project=project, importance=0.9)
+    other = _remember(kenning, "Never log raw card numbers in the billing service", type="constraint",
+                      project=project, importance=0.8)
+    s1 = _start(kenning, "r1", project, "2026-03-01T09:00:00Z")
+    assert {rule, other} <= set(s1["memory_ids"])  # confidence 1.0, a constraint: a standing rule
+    kenning.sessions.feedback({"session_key": "r1", "memory_feedback": {rule: 0.0, other: 0.9}})
+    s2 = _start(kenning, "r2", project, "2026-03-02T09:00:00Z")
+    assert rule in s2["memory_ids"]  # one low rating is not enough
+    kenning.sessions.feedback({"session_key": "r2", "memory_feedback": {rule: 0.2, other: 0.8}})
+    s3 = _start(kenning, "r3", project, "2026-03-03T09:00:00Z")
+    assert rule not in s3["memory_ids"] and other in s3["memory_ids"]
+    rows = _rows(kenning, "r3")
+    assert rows[rule]["was_injected"] == 0 and rows[rule]["baseline_rank"]  # still a recorded candidate
+    # new evidence: a query finds it and the agent rates it useful
+    p = kenning.sessions.user_prompt_submit({"session_key": "r3", "prompt": "how do billing deploys go out?",
+                                             "timestamp": "2026-03-03T09:01:00Z"})
+    assert rule in p["memory_ids"]
+    kenning.sessions.feedback({"session_key": "r3", "memory_feedback": {rule: 0.9}})
+    s4 = _start(kenning, "r4", project, "2026-03-04T09:00:00Z")
+    assert rule in s4["memory_ids"]
+
+
+def test_raw_exchanges_commits_and_unreviewed_claims_wait_for_a_query(kenning):
+    project = "rawness"
+    rule = _remember(kenning, "The importer must skip rows without an owner", type="constraint", project=project)
+    episode = _remember(kenning, "User: the quokka importer crashes Assistant: I looked at quokka and the tests pass now",
+                        type="episode", project=project, source="session-episode", importance=0.95)
+    commit = _remember(kenning, "Fix quokka importer crash on empty owner\n\nSkip rows whose owner is null.",
+                       project=project, source="git", importance=0.95)
+    unreviewed = _remember(kenning, "We always run the quokka importer twice", type="decision", project=project,
+                           confidence=0.55, needs_review=True, source="session-summary", importance=0.95)
+    start = _start(kenning, "w1", project, "2026-04-01T09:00:00Z")
+    assert start["memory_ids"] == [rule]
+    rows = _rows(kenning, "w1")
+    assert {episode, commit, unreviewed} <= set(rows)  # recorded candidates, for the predictor
+    assert not any(rows[m]["was_injected"] for m in (episode, commit, unreviewed))
+    prompt = kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "why does the quokka importer crash?",
+                                                  "timestamp": "2026-04-01T09:02:00Z"})
+    assert commit in prompt["memory_ids"] or episode in prompt["memory_ids"]  # a query finds raw memories
+    # a needs_review claim a query found and the agent rated useful may be shown unasked after that
+    kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "do we run the quokka importer twice?",
+                                         "timestamp": "2026-04-01T09:05:00Z"})
+    assert _rows(kenning, "w1")[unreviewed]["was_injected"] == 1
+    kenning.sessions.feedback({"session_key": "w1", "memory_feedback": {unreviewed: 0.9}})
+    assert unreviewed in _start(kenning, "w2", project, "2026-04-02T09:00:00Z")["memory_ids"]
+
+
+def test_accepting_in_review_lets_a_claim_start_sessions_and_rejecting_keeps_it_out(kenning):
+    project = "reviewed"
+    a = _remember(kenning, "Use ruff for formatting in this repository", type="preference", project=project,
+                  confidence=0.6, needs_review=True, source="session-summary", session_key="learn-1")
+    b = _remember(kenning, "Always rebase feature branches before review", type="constraint", project=project,
+                  confidence=0.6, needs_review=True, source="session-summary", session_key="learn-1")
+    assert not {a, b} & set(_start(kenning, "v1", project, "2026-05-01T09:00:00Z")["memory_ids"])
+    assert kenning.review.accept(a)["user_verified"] is True
+    kenning.review.reject(b, reason="not a rule, a remark")
+    shown = _start(kenning, "v2", project, "2026-05-02T09:00:00Z")["memory_ids"]
+    assert a in shown and b not in shown
+    assert kenning.get(b).is_deleted is False  # reject is non-destructive
+
+
+def test_continuity_is_one_item_with_the_last_sessions_task_and_outcome(kenning):
+    project = "continuity"
+    kenning.sessions.session_start({"session_key": "c1", "project": project, "harness": "claude-code",
+                                    "timestamp": "2026-06-01T09:00:00Z"})
+    kenning.sessions.user_prompt_submit({"session_key": "c1", "prompt": "fix the flaky retry test in billing",
+                                         "timestamp": "2026-06-01T09:01:00Z"})
+    transcript = ("User: fix the flaky retry test in billing\n"
+                  "Assistant: The retry test raced the queue drain.\n"
+                  "User: ok, make it deterministic\n"
+                  "Assistant: Fixed: the retry test now waits for the queue to drain before asserting.\n")
+    kenning.sessions.session_end({"session_key": "c1", "transcript": transcript, "wait": True,
+                                  "timestamp": "2026-06-01T09:30:00Z"})
+    episodes = [m.id for m in kenning.list(MemoryFilter(session_key="c1"), limit=100, offset=0)[0]]
+    assert episodes  # the session's exchanges were stored (raw, recallable)
+    start = kenning.sessions.session_start({"session_key": "c2", "project": project,
+                                            "timestamp": "2026-06-02T09:00:00Z"})
+    text = start["inject"]
+    assert "Where the last session left off" in text
+    block = text.split("Where the last session left off", 1)[1]
+    assert "fix the flaky retry test in billing" in block and "waits for the queue to drain" in block
+    assert "claude-code" in block and block.count("\n- ") == 1  # one item
+    assert not set(episodes) & set(start["memory_ids"])
+    assert "User: ok, make it deterministic" not in text  # not its raw exchanges
+    # a replay of the same key answers the same block
+    again = kenning.sessions.session_start({"session_key": "c2", "project": project,
+                                            "timestamp": "2026-06-02T09:00:00Z"})
+    assert again["inject"] == text
+
+
+def test_step_injection_shows_only_what_may_be_shown_unasked(kenning):
+    project = "steps"
+    gotcha = _remember(kenning, "Careful: src/app/db.py opens a second connection on import", type="gotcha",
+                       project=project, related_files=["src/app/db.py"], confidence=0.9)
+    unreviewed = _remember(kenning, "Turns out src/app/db.py leaks a cursor", type="gotcha", project=project,
+                           related_files=["src/app/db.py"], confidence=0.9, needs_review=True,
+                           source="session-summary")
+    pad = Scratchpad(session_key="st1", project=project, cwd="/src/steps")
+    ctx = StepContext(tool="Read", files=["src/app/db.py"])
+    decision = decider.decide(kenning.db, kenning.settings.observer, pad, ctx, kenning.settings.sessions.ranking)
+    assert gotcha in decision.ids and unreviewed not in decision.ids
+    judged = ranking.verdicts(kenning.db.reader(), [kenning.get(gotcha), kenning.get(unreviewed)], None,
+                              kenning.settings.sessions.ranking)
+    assert judged[gotcha][0] == ranking.STANDING and judged[unreviewed][0] == "needs_review"
