@@ -84,6 +84,7 @@ def test_a_wheel_installs_into_a_fresh_venv_and_runs_the_daemon(tmp_path):
     assert model.is_file() and model.with_name(model.name + ".sha256").is_file()
     try:
         assert "kenning running" in started.stdout, started.stdout
+        assert "no agent found" in started.stdout  # a first start says what to connect (HOME has no agent)
         stored = _run([kenning, "remember", "We deploy billing with helm, never kubectl apply",
                        "-p", "billing", "-t", "decision", "--json"], env)
         memory_id = json.loads(stored.stdout)["id"]

@@ -106,6 +106,7 @@ def start() -> None:
         _refuse_second(cfg.home, lock)
     if client.is_up():
         fail(f"something else answers at {cfg.base_url}; stop it or set KENNING_PORT")
+    first_run = not cfg.db_path.exists()
     _model_ready(cfg)
     cfg.log_dir.mkdir(parents=True, exist_ok=True)
     log = open(cfg.log_dir / "daemon.log", "ab")
@@ -120,6 +121,11 @@ def start() -> None:
                 fail(f"daemon exited with code {proc.returncode}; see {cfg.log_dir / 'daemon.log'}")
             if client.is_up():
                 console.print(f"kenning running (pid {proc.pid}) at {cfg.base_url}", highlight=False)
+                if first_run:  # a new home: which agents to connect, and how
+                    from kenning.cli.init import next_steps
+
+                    for line in next_steps(True, cfg.base_url):
+                        console.print(line, highlight=False, soft_wrap=True)
                 return
             time.sleep(0.25)
     fail(f"daemon did not answer within {START_TIMEOUT_S:.0f}s; see {cfg.log_dir / 'daemon.log'}")

@@ -11,6 +11,7 @@ from kenning import __version__
 from kenning.cli import code as code_cli
 from kenning.cli import daemon, memory
 from kenning.cli import ingest as ingest_cli
+from kenning.cli import init as init_cli
 from kenning.cli import graph as graph_cli
 from kenning.cli import observability as observability_cli
 from kenning.cli import pipeline as pipeline_cli
@@ -42,6 +43,7 @@ hook_cli.register(app)
 mcp_cli.register(app)
 tokens_cli.register(app)
 app.command("serve")(daemon.serve)
+app.command("init")(init_cli.init)
 app.add_typer(daemon.daemon_app, name="daemon")
 
 

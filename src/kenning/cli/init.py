@@ -1,0 +1,80 @@
+"""`kenning init` (and the first `kenning daemon start`): what was set up, which agents this machine
+has, and the one command that connects each — a few lines, never more than a screen."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kenning.cli.context import console, fail, settings
+from kenning.client import KenningClient
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    folder: Path  # its presence says the agent is installed (or was run) for this user
+    connect: str
+
+
+def agents(environ: dict[str, str] | None = None) -> list[Agent]:
+    """The agents kenning connects to, with where each keeps its user config."""
+    env = os.environ if environ is None else environ
+    home = Path(env.get("HOME") or Path.home())
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return [
+        Agent("Claude Code", Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"), "kenning connect claude-code"),
+        Agent("Codex", Path(env.get("CODEX_HOME") or home / ".codex"), "kenning connect codex"),
+        Agent("Gemini CLI", home / ".gemini", "kenning connect gemini"),
+        Agent("OpenCode", xdg / "opencode", "kenning connect opencode"),
+    ]
+
+
+def _claude_state() -> str | None:
+    """'plugin kenning@…' / 'hooks in …' when Claude Code already runs kenning, else None."""
+    from kenning.hooks.plugin import enabled_plugin, settings_with_hooks
+
+    plugin = enabled_plugin(Path.cwd())
+    if plugin:
+        return f"connected (plugin {plugin})"
+    hooks = settings_with_hooks(Path.cwd())
+    return f"connected (hooks in {hooks})" if hooks else None
+
+
+def next_steps(running: bool, base_url: str) -> list[str]:
+    """The agent lines and what to do next (shared by `init` and the first `daemon start`)."""
+    lines: list[str] = []
+    found = [agent for agent in agents() if agent.folder.is_dir()]
+    for agent in found:
+        state = _claude_state() if agent.name == "Claude Code" else None
+        lines.append(f"  {agent.name + ':':13} {state or agent.connect}")
+        if agent.name == "Claude Code" and state is None:
+            lines.append("  {:13} or its plugin: claude plugin marketplace add <kenning repo>; "
+                         "claude plugin install kenning@kenning".format(""))
+    if not found:
+        lines.append("  no agent found (~/.claude, ~/.codex, ~/.gemini, ~/.config/opencode); "
+                     "`kenning connect mcp` prints an MCP entry for any other client")
+    head = ["agents on this machine — connect each with:" if found else "agents:"]
+    tail = [] if running else ["start the daemon: kenning daemon start"]
+    tail += ['then: kenning remember "…"  ·  kenning recall "…"  ·  dashboard ' + base_url]
+    return head + lines + tail
+
+
+def init() -> None:
+    """Set up kenning for this user: data folder, embedding model, and the agents found on this machine."""
+    from kenning.core.errors import ConfigError
+    from kenning.providers.embedding import check_model_files
+
+    cfg = settings()
+    existed = cfg.home.is_dir()
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    try:
+        check_model_files(cfg.embedding)  # builds the default model here on first need (one line on stderr)
+    except ConfigError as exc:
+        fail(str(exc), code=2)
+    running = KenningClient(cfg.base_url, token=cfg.auth_token).is_up()
+    lines = [f"kenning data: {cfg.home} ({'already there' if existed else 'created'})",
+             f"daemon: {'running at ' + cfg.base_url if running else 'not running'}"]
+    for line in lines + next_steps(running, cfg.base_url):
+        console.print(line, highlight=False, soft_wrap=True)
