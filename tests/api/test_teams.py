@@ -105,16 +105,46 @@ def test_each_user_sees_exactly_their_scopes_through_every_read_route(server, wr
         assert not any(written["texts"][s] in start["inject"] + prompt["inject"] for s in set(ids) - SEES[user])
 
 
-def test_a_session_key_sent_by_another_user_does_not_replay_personal_memories(server, written):
+def test_a_session_belongs_to_its_user_and_another_users_hooks_are_refused(server, written):
+    """Issue 26: Bob reusing Alice's session key gets 403 on every hook and stores nothing — no
+    prompt appended, no rating of Alice's personal memory, no end — and Alice's session goes on."""
     key = f"shared-key-{uuid.uuid4().hex[:8]}"
+    personal = written["ids"]["personal"]
     body = {"session_key": key, "project": PROJECT, "context": f"zephyr{written['tag']} personal cache note"}
-    with as_user(server, "alice") as alice, as_user(server, "bob") as bob:
+    with as_user(server, "alice") as alice, as_user(server, "bob") as bob, as_user(server, "admin") as admin:
         first = alice.post("/api/hooks/session-start", json=body).json()
-        assert written["ids"]["personal"] in first["memory_ids"], first
-        replayed = bob.post("/api/hooks/session-start", json=body).json()
-    assert written["ids"]["personal"] not in replayed["memory_ids"]
-    assert written["texts"]["personal"] not in replayed["inject"]
-    assert set(replayed["memory_ids"]) < set(first["memory_ids"])
+        assert personal in first["memory_ids"], first
+        before = admin.get(f"/api/sessions/{key}").json()
+        refused = [
+            bob.post("/api/hooks/session-start", json=body),
+            bob.post("/api/hooks/user-prompt-submit", json={"session_key": key, "prompt": "bob was here",
+                                                            "memory_feedback": {personal: 1.0}}),
+            bob.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": {personal: 1.0}}),
+            bob.post("/api/feedback", json={"session_key": key, "scores": {personal: 1.0}}),
+            bob.post("/api/hooks/checkpoint", json={"session_key": key, "context": "bob's checkpoint"}),
+            bob.post("/api/hooks/post-tool-use", json={"session_key": key, "tool_name": "Bash",
+                                                       "tool_input": {"command": "ls"}, "tool_response": "x"}),
+            bob.post("/api/hooks/session-end", json={"session_key": key, "transcript": "bob's transcript"}),
+        ]
+        assert [r.status_code for r in refused] == [403] * len(refused), [r.text for r in refused]
+        # the first four are open to user tokens and refused as another user's session; the rest
+        # are closed to user tokens altogether (issue 13)
+        assert all("another user" in r.json()["error"] for r in refused[:4]), [r.text for r in refused]
+        assert personal not in json.dumps([r.text for r in refused])
+        # an id-only rating (MCP) finds no session of Bob's that showed the memory
+        assert bob.post("/api/feedback", json={"scores": {personal: 1.0}}).json()["applied"] == 0
+        after = admin.get(f"/api/sessions/{key}").json()
+        assert after["prompts"] == before["prompts"] == [] and after["checkpoints"] == []
+        assert after["session"]["status"] == "active" and after["transcript"] is None
+        row = next(m for m in after["memories"] if m["memory_id"] == personal)
+        assert row["agent_feedback_count"] == 0
+        assert after["session"]["owner"] == "alice"
+        # Alice goes on; her rating of a memory she was shown counts, one she was not shown does not
+        assert alice.post("/api/hooks/user-prompt-submit", json={"session_key": key, "prompt": "and then?"}).status_code == 200
+        not_shown = next((m["memory_id"] for m in after["memories"] if not m["was_injected"]), None)
+        rated = alice.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": {
+            personal: 0.9, **({not_shown: 0.9} if not_shown else {})}}).json()
+        assert rated["applied"] == 1
 
 
 def test_authors_are_recorded_and_history_names_the_user(server, written):

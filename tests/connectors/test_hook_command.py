@@ -69,7 +69,7 @@ def test_documented_payloads_round_trip_through_the_daemon(hdaemon, workdir, tmp
         stored = http.post("/api/memory/remember", json={
             "content": "Deploy the payments service with scripts/deploy-payments.sh", "importance": 0.9,
             "project": "payments-repo"}).json()
-    env = {**os.environ, **hdaemon.env}
+    env = {**os.environ, **hdaemon.env, "KENNING_TRANSCRIPT_ROOTS": str(tmp_path)}  # hooks read only there
     session_id = str(uuid.uuid4())
     transcript = tmp_path / "session.jsonl"
     write_transcript(transcript, f"Use the script. <memory-feedback>{{\"{stored['id']}\": 0.9}}</memory-feedback>")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from kenning import __version__
 from kenning.api.errors import install_error_handlers
 from kenning.api import openapi
 from kenning.api.guard import RequestGuard
+from kenning.api.replay import SpoolReplayer
+from kenning.api.session_guard import hook_guard
 from kenning.api.routes import health, hooks, memory, sessions
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
@@ -34,6 +36,8 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
         service = kenning or Kenning(settings)
         service.start()
         app.state.kenning = service
+        app.state.replayer = SpoolReplayer(service)  # hook events spooled while the daemon was away
+        app.state.replayer.kick(stale=True)
         try:
             yield
         finally:
@@ -46,7 +50,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(memory.router)
     app.include_router(export_routes.router)
-    app.include_router(hooks.router)
+    app.include_router(hooks.router, dependencies=[Depends(hook_guard)])  # ownership, refusals, spool replay
     app.include_router(feedback_routes.router)
     app.include_router(sessions.router)
     app.include_router(diagnostics.router)

@@ -229,6 +229,8 @@ def replay(home: str, handle: Callable[[dict[str, Any]], str], limits: Limits | 
                 record = json.load(fh)
         except (OSError, ValueError):
             record = None
+        if isinstance(record, dict):
+            record["spool_name"] = name  # the event's identity: a replayer applies each name once
         outcome = handle(record) if isinstance(record, dict) else "rejected"
         if outcome == "retry":
             try:

@@ -43,7 +43,8 @@ def _scalar(raw: str) -> str | None:
 
 
 def _simple_config(text: str) -> dict[str, Any] | None:
-    """host, port, auth_token and sessions.hook_timeout_s from plain `key: value` YAML; None if unsure."""
+    """host, port, auth_token, sessions.hook_timeout_s and sessions.transcript_roots from plain
+    `key: value` YAML; None if unsure."""
     found: dict[str, Any] = {}
     section: str | None = None
     child_indent: int | None = None
@@ -69,6 +70,11 @@ def _simple_config(text: str) -> dict[str, Any] | None:
         if section != "sessions":
             continue  # some other section's content: not ours
         child_indent = indent if child_indent is None else child_indent
+        if indent == child_indent and simple_key and key == "transcript_roots":
+            parsed = _scalar(value)  # one os.pathsep-separated string; a YAML list goes to PyYAML
+            if not parsed:
+                return None
+            found.setdefault("sessions", {})[key] = parsed
         if indent == child_indent and simple_key and key == "hook_timeout_s":
             parsed = _scalar(value)
             if parsed is None:
@@ -209,8 +215,10 @@ def parse_answer(raw: bytes) -> Any:
 
 
 def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, timeout: float,
-         deadline: Deadline | None = None) -> dict | None:
-    """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any failure."""
+         deadline: Deadline | None = None, failure: list[str] | None = None) -> dict | None:
+    """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any
+    failure. `failure`, when given, gets 'unreachable' (no daemon answered within the deadline: the
+    caller may spool the event) or 'refused' (a non-2xx or unreadable answer)."""
     deadline = deadline or Deadline(timeout)
     try:
         scheme, host, port, prefix = split_url(base_url)
@@ -236,7 +244,15 @@ def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, t
                 conn = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
             conn.settimeout(deadline.left())
             conn.sendall(request)
-            answer = parse_answer(_read_answer(conn, deadline))
+            raw = _read_answer(conn, deadline)
     except (OSError, ValueError, UnicodeError):  # TimeoutError is an OSError
+        if failure is not None:
+            failure.append("unreachable")
+        return None
+    try:
+        answer = parse_answer(raw)
+    except (ValueError, UnicodeError):
+        if failure is not None:
+            failure.append("refused")
         return None
     return answer if isinstance(answer, dict) else None

@@ -17,6 +17,7 @@ from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, SummaryRunner, require_key, resolve_at
 from kenning.sessions.end import EndRequest, compaction_episodes, session_end, summary_outcome
 from kenning.sessions.prompt import PromptRequest, apply_feedback, ensure_session, user_prompt_submit
+from kenning.sessions.recovery import Recovery
 from kenning.sessions.start import StartRequest, session_start
 from kenning.store import sessions as store
 
@@ -39,6 +40,7 @@ class SessionManager:
     def __init__(self, deps: SessionDeps, summaries: SummaryRunner) -> None:
         self.deps = deps
         self.summaries = summaries
+        self.recovery = Recovery(deps)  # missed ends (spool replay, stale sessions) and team ownership
 
     # -- hooks --------------------------------------------------------------------------------
     def session_start(self, body: dict[str, Any], deadline: Deadline | None = None,
@@ -67,18 +69,25 @@ class SessionManager:
         record_latency("hook.user_prompt_submit", deadline.elapsed_ms())
         return asdict(result)
 
-    def feedback(self, body: dict[str, Any]) -> dict[str, Any]:
+    def feedback(self, body: dict[str, Any], viewer: Viewer | None = None) -> dict[str, Any]:
+        """Ratings for the session's memories; a team server's user rates only in their own
+        session, and only memories that were shown to them."""
         key = require_key(body.get("session_key"))
-        applied, ignored = apply_feedback(self.deps, key, body.get("memory_feedback"))
+        self.recovery.check_owner(key, viewer)
+        team_user = viewer is not None and not viewer.sees_all
+        applied, ignored = apply_feedback(self.deps, key, body.get("memory_feedback"), shown_only=team_user)
         return {"applied": applied, "ignored": ignored}
 
-    def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None) -> dict[str, Any]:
+    def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None,
+                             viewer: Viewer | None = None) -> dict[str, Any]:
         """Feedback from a client that cannot know the session key (MCP): it goes to the latest
-        session that was offered those memories (open sessions first)."""
-        key = session_key or store.latest_session_offering(self.deps.db.reader(), list(scores))
+        session that was offered those memories (open sessions first; on a team server the
+        caller's own sessions that showed them)."""
+        owner = viewer.user if viewer is not None and not viewer.sees_all else None
+        key = session_key or store.latest_session_offering(self.deps.db.reader(), list(scores), owner=owner)
         if key is None:
             return {"applied": 0, "ignored": len(scores), "session_key": None}
-        return {**self.feedback({"session_key": key, "memory_feedback": scores}), "session_key": key}
+        return {**self.feedback({"session_key": key, "memory_feedback": scores}, viewer), "session_key": key}
 
     def checkpoint(self, body: dict[str, Any], trigger: str = "manual") -> dict[str, Any]:
         key = require_key(body.get("session_key"))

@@ -80,14 +80,16 @@ def clean_feedback(raw: Any) -> tuple[dict[str, float], int]:
     return valid, ignored
 
 
-def apply_feedback(deps: SessionDeps, session_key: str, raw: Any) -> tuple[int, int]:
-    """Fold agent feedback into the session's rows; (applied, ignored). Fail-open."""
+def apply_feedback(deps: SessionDeps, session_key: str, raw: Any, *, shown_only: bool = False) -> tuple[int, int]:
+    """Fold agent feedback into the session's rows (`shown_only`: injected rows only, a team
+    server's users); (applied, ignored). Fail-open."""
     scores, ignored = clean_feedback(raw)
     if not scores:
         return 0, ignored
     try:
         with deps.db.with_write_tx() as conn:
-            applied = store.apply_feedback(conn, session_key, scores)
+            owned = store.session_owner(conn, session_key)[1] is not None  # a team server's session
+            applied = store.apply_feedback(conn, session_key, scores, shown_only=shown_only or owned)
     except Exception as exc:  # feedback is best-effort by design (fail-open)
         record_error("sessions", f"feedback not stored: {exc}", session_key=session_key)
         return 0, ignored + len(scores)
@@ -108,7 +110,8 @@ def ensure_session(deps: SessionDeps, session_key: str, at: str) -> dict[str, An
 def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline) -> PromptResult:
     cfg = deps.settings
     session = ensure_session(deps, req.session_key, req.at)
-    applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback)
+    team_user = req.viewer is not None and not req.viewer.sees_all
+    applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback, shown_only=team_user)
                         if cfg.agent_feedback else (0, 0))
     filters = MemoryFilter(project=session.get("project"), include_global=True, until=req.at, viewer=req.viewer)
     conn = deps.db.reader()

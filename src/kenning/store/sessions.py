@@ -124,6 +124,52 @@ def end_session(conn, session_key: str, at: str) -> None:
     )
 
 
+def set_transcript_path(conn, session_key: str, path: str) -> None:
+    """Where the harness keeps this session's transcript (kept only to end a stale session from it)."""
+    conn.execute("UPDATE sessions SET transcript_path = ? WHERE session_key = ?", (path, session_key))
+
+
+def stale_sessions(conn, *, idle_before: str, limit: int = 50) -> list[dict[str, Any]]:
+    """Sessions still `active` whose last prompt (or start) is older than `idle_before` and
+    that know their transcript's path, oldest first."""
+    rows = conn.execute(
+        "SELECT session_key, transcript_path, COALESCE(last_prompt_at, started_at) AS last_at FROM sessions"
+        " WHERE status = 'active' AND transcript_path IS NOT NULL AND COALESCE(last_prompt_at, started_at) < ?"
+        " ORDER BY COALESCE(last_prompt_at, started_at) LIMIT ?",
+        (idle_before, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def claim_owner(conn, session_key: str, owner: str) -> str | None:
+    """Make `owner` the session's owner unless it has one; returns the owner it has now (None:
+    no such session)."""
+    conn.execute("UPDATE sessions SET owner = ? WHERE session_key = ? AND owner IS NULL", (owner, session_key))
+    row = conn.execute("SELECT owner FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
+    return row[0] if row else None
+
+
+def session_owner(conn, session_key: str) -> tuple[bool, str | None]:
+    """(the session exists, its owner)."""
+    row = conn.execute("SELECT owner FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
+    return (row is not None, row[0] if row else None)
+
+
+def spool_replayed(conn, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM spool_replayed WHERE name = ?", (name,)).fetchone() is not None
+
+
+def mark_spool_replayed(conn, name: str, at: str) -> None:
+    conn.execute("INSERT INTO spool_replayed(name, replayed_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                 (name, at))
+
+
+def prompt_recorded_at(conn, session_key: str, at: str) -> bool:
+    """Whether the session already has a prompt stamped `at` (a replayed prompt is not added twice)."""
+    return conn.execute("SELECT 1 FROM session_prompts WHERE session_key = ? AND created_at = ?",
+                        (session_key, at)).fetchone() is not None
+
+
 def list_sessions(
     conn, *, limit: int = 50, offset: int = 0, project: str | None = None
 ) -> tuple[list[dict[str, Any]], int]:
@@ -255,10 +301,11 @@ def increment_fts_hits(conn, session_key: str, memory_ids: list[str]) -> None:
     )
 
 
-def apply_feedback(conn, session_key: str, scores: dict[str, float]) -> list[str]:
+def apply_feedback(conn, session_key: str, scores: dict[str, float], *, shown_only: bool = False) -> list[str]:
     """Fold scores into the running mean of agent_relevance_score; returns the ids applied.
 
-    Ids without a row in this session are ignored (the agent only rates what it was given).
+    Ids without a row in this session are ignored (the agent only rates what it was given);
+    with `shown_only`, so are rows that were candidates but never injected.
     """
     applied = []
     for memory_id, score in scores.items():
@@ -267,7 +314,7 @@ def apply_feedback(conn, session_key: str, scores: dict[str, float]) -> list[str
             " agent_relevance_score = (COALESCE(agent_relevance_score, 0) * agent_feedback_count + ?)"
             "   / (agent_feedback_count + 1),"
             " agent_feedback_count = agent_feedback_count + 1"
-            " WHERE session_key = ? AND memory_id = ?",
+            " WHERE session_key = ? AND memory_id = ?" + (" AND was_injected = 1" if shown_only else ""),
             (float(score), session_key, memory_id),
         )
         if cur.rowcount:
@@ -275,17 +322,20 @@ def apply_feedback(conn, session_key: str, scores: dict[str, float]) -> list[str
     return applied
 
 
-def latest_session_offering(conn, memory_ids: list[str]) -> str | None:
+def latest_session_offering(conn, memory_ids: list[str], *, owner: str | None = None) -> str | None:
     """The session a rating without a session key belongs to: among sessions that were offered
-    any of `memory_ids`, open ones first, then the one most recently active."""
+    any of `memory_ids` (with `owner`: that user's sessions that showed them), open ones first,
+    then the one most recently active."""
     if not memory_ids:
         return None
     marks = ",".join("?" * len(memory_ids))
+    mine = " AND s.owner = ?" if owner is not None else ""
+    shown = " AND was_injected = 1" if owner is not None else ""
     row = conn.execute(
         "SELECT s.session_key FROM sessions s WHERE s.session_key IN"
-        f" (SELECT session_key FROM session_memories WHERE memory_id IN ({marks}))"
+        f" (SELECT session_key FROM session_memories WHERE memory_id IN ({marks}){shown}){mine}"
         " ORDER BY (s.ended_at IS NULL) DESC, COALESCE(s.last_prompt_at, s.started_at) DESC LIMIT 1",
-        list(memory_ids),
+        [*memory_ids, *([owner] if owner is not None else [])],
     ).fetchone()
     return row[0] if row else None
 

@@ -11,7 +11,8 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from kenning.api.deps import get_kenning
+from kenning.api.deps import get_kenning, get_viewer
+from kenning.core.types import Viewer
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/feedback", tags=["sessions"])
@@ -34,5 +35,5 @@ class FeedbackOut(BaseModel):
 
 
 @router.post("", response_model=FeedbackOut)
-async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> dict:
-    return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key)
+async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+    return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key, viewer)

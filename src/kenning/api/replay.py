@@ -1,0 +1,161 @@
+"""The daemon's side of the hook spool and of stale sessions (issue 26).
+
+`SpoolReplayer.kick()` runs at daemon start and whenever a hook reaches the daemon (the hooks
+router calls it): in one background thread at a time it
+
+1. replays `$KENNING_HOME/spool/` (core/spool.py), oldest first, through the same handlers the
+   hook routes use; each event is applied once (its spool name is recorded), a replayed prompt
+   already stored is not stored again, and a replayed session end of a session that has ended
+   stores nothing; a session end's transcript is read from its path through the confined reader
+   (core/transcript_file.py), never from anywhere else;
+2. ends the sessions left `active` past `sessions.stale_after_minutes` whose transcript is
+   readable (confined) from that transcript — at daemon start and at each session start.
+
+An event the daemon refuses (bad input) is dropped and counted; any other failure leaves it in
+the spool for the next kick.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from kenning.core import spool, transcript_file
+from kenning.core.errors import KenningError
+from kenning.core.telemetry import log_event, record_error
+from kenning.service import Kenning
+
+STALE_CHECK_EVERY_S = 60.0
+
+
+class SpoolReplayer:
+    def __init__(self, k: Kenning) -> None:
+        self.k = k
+        self.home = str(k.settings.home)
+        self._lock = threading.Lock()
+        self._running = False
+        self._again = False
+        self._stale_checked = 0.0
+        self.last: dict[str, Any] = {}
+
+    # -- when -----------------------------------------------------------------------------------
+    def kick(self, *, stale: bool = False) -> None:
+        """Replay in the background if the spool has events (or `stale`: check stale sessions)."""
+        due = stale and time.monotonic() - self._stale_checked >= STALE_CHECK_EVERY_S
+        if not (due or spool.has_pending(self.home)):
+            return
+        with self._lock:
+            if self._running:
+                self._again = True
+                return
+            self._running = True
+        threading.Thread(target=self._loop, args=(due,), name="spool-replay", daemon=True).start()
+
+    def _loop(self, stale: bool) -> None:
+        try:
+            while True:
+                self.run_once(stale=stale)
+                with self._lock:
+                    if not self._again:
+                        self._running = False
+                        return
+                    self._again, stale = False, False
+        except Exception as exc:  # the replayer must never take the daemon down
+            record_error("sessions", f"spool replay failed: {exc}", kind=type(exc).__name__)
+            with self._lock:
+                self._running = False
+
+    def run_once(self, *, stale: bool = True) -> dict[str, Any]:
+        counts = spool.replay(self.home, self._handle)
+        if counts["dropped"]:
+            record_error("hooks", f"hook spool full or too old: {counts['dropped']} oldest event(s) dropped",
+                         **spool.stats(self.home))
+        ended = self.end_stale() if stale else []
+        self.last = {**counts, "stale_ended": len(ended)}
+        if any(counts[k] for k in ("done", "rejected", "dropped")) or ended:
+            log_event("sessions", "hook spool replayed", **self.last)
+        return self.last
+
+    # -- one event ------------------------------------------------------------------------------
+    def _read(self, path: Any) -> transcript_file.Reading:
+        roots = transcript_file.default_roots(extra=self.k.settings.sessions.transcript_roots)
+        return transcript_file.read_transcript(path, roots=roots, max_bytes=self.k.settings.sessions.transcript_max_chars)
+
+    def _handle(self, record: dict[str, Any]) -> str:
+        name = str(record.get("spool_name") or "")
+        if not name or self.k.sessions.recovery.replayed(name):
+            return "done"
+        body = record.get("body") if isinstance(record.get("body"), dict) else None
+        if body is None or not isinstance(body.get("session_key"), str):
+            return "rejected"
+        body = {**body, "timestamp": body.get("timestamp") or record.get("spooled_at")}
+        try:
+            self._apply(str(record.get("path") or ""), body, record.get("transcript_path"))
+        except KenningError as exc:
+            if exc.status_code >= 500:
+                record_error("sessions", f"spool replay of {record.get('path')} failed: {exc}")
+                return "retry"
+            log_event("sessions", "spooled event refused", path=record.get("path"), error=str(exc))
+            return "rejected"
+        except Exception as exc:  # a transient failure: kept for the next kick
+            record_error("sessions", f"spool replay of {record.get('path')} failed: {exc}", kind=type(exc).__name__)
+            return "retry"
+        self.k.sessions.recovery.mark_replayed(name)
+        return "done"
+
+    def _apply(self, path: str, body: dict[str, Any], transcript_path: Any) -> None:
+        k, key, viewer = self.k, body["session_key"], self.k.local_viewer
+        recovery = k.sessions.recovery
+        if path == "/api/hooks/session-start":
+            k.sessions.session_start(body, None, viewer)
+            recovery.note_transcript_path(key, body.get("transcript_path") or transcript_path)
+        elif path == "/api/hooks/user-prompt-submit":
+            if not recovery.prompt_recorded_at(key, body["timestamp"]):
+                k.sessions.user_prompt_submit(body, None, viewer)
+        elif path == "/api/hooks/post-tool-use":
+            from kenning.api.routes.hooks import _post_tool_use  # the route's own handler
+
+            _post_tool_use(k, body)
+        elif path == "/api/hooks/feedback":
+            k.sessions.feedback(body)
+        elif path == "/api/hooks/pre-compaction":
+            reading = self._read(transcript_path)
+            k.sessions.checkpoint({**body, "transcript": reading.text} if reading.ok else body, "pre-compaction")
+        elif path == "/api/hooks/session-end":
+            if recovery.ended(key):
+                return  # ended already (the live call got through, or an earlier replay): nothing twice
+            reading = self._read(transcript_path)
+            self.end(key, reading.text if reading.ok else None, body["timestamp"])
+        else:
+            raise InvalidPath(f"unknown spooled hook path {path!r}")
+
+    def end(self, key: str, transcript: str | None, at: str) -> None:
+        self.k.sessions.session_end({"session_key": key, "transcript": transcript, "timestamp": at})
+        try:
+            self.k.observer.end_session(key, wait=False)
+        except Exception as exc:  # promotion failing must not fail the session end
+            record_error("observer", f"session-end promotion failed: {exc}", session_key=key)
+
+    # -- stale sessions ---------------------------------------------------------------------------
+    def end_stale(self) -> list[str]:
+        """End the sessions left active past the idle limit from their (readable) transcripts."""
+        self._stale_checked = time.monotonic()
+        ended = []
+        for row in self.k.sessions.recovery.stale(self.k.settings.sessions.stale_after_minutes):
+            reading = self._read(row["transcript_path"])
+            if not reading.ok:
+                continue  # unreadable or refused: left as it is
+            try:
+                self.end(row["session_key"], reading.text, row["last_at"])
+            except KenningError as exc:
+                record_error("sessions", f"ending stale session failed: {exc}", session_key=row["session_key"])
+                continue
+            ended.append(row["session_key"])
+        if ended:
+            log_event("sessions", "stale sessions ended from their transcripts", count=len(ended))
+        return ended
+
+
+class InvalidPath(KenningError):
+    status_code = 400

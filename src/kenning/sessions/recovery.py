@@ -1,0 +1,82 @@
+"""What the daemon needs to recover sessions whose end it missed (issue 26), and to keep a
+session to the user who opened it on a team server.
+
+- `note_transcript_path`: the session-start hook names where the harness keeps the transcript;
+  a session still `active` long after its last prompt (`stale`: its transcript file unchanged as
+  long) is ended from that file, read only through the confined reader (core/transcript_file).
+- `replayed` / `mark_replayed`: the hook spool's events already applied (by file name), so a
+  spool replayed twice applies each event once; `prompt_recorded_at` keeps a replayed prompt
+  from being added again.
+- `check_owner`: on a team server a session key belongs to its first user; another user's
+  calls on it are refused (`Forbidden`, HTTP 403) before anything is stored.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Any
+
+from kenning.core.clock import now_iso, parse_iso, to_iso
+from kenning.core.errors import KenningError
+from kenning.core.types import Viewer
+from kenning.sessions.context import SessionDeps
+from kenning.store import sessions as store
+
+
+class SessionForbidden(KenningError):
+    """Another user's session (HTTP 403)."""
+
+    status_code = 403
+
+
+class Recovery:
+    def __init__(self, deps: SessionDeps) -> None:
+        self.deps = deps
+
+    def note_transcript_path(self, session_key: str, path: Any) -> None:
+        if isinstance(path, str) and path.strip() and len(path) <= 4096 and "\x00" not in path:
+            with self.deps.db.with_write_tx() as conn:
+                store.set_transcript_path(conn, session_key, path)
+
+    def stale(self, idle_minutes: int, *, now: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Active sessions idle past `idle_minutes` whose transcript file was not touched since."""
+        cutoff = parse_iso(now or now_iso()) - timedelta(minutes=idle_minutes)
+        rows = store.stale_sessions(self.deps.db.reader(), idle_before=to_iso(cutoff), limit=limit)
+        found = []
+        for row in rows:
+            try:
+                touched = os.stat(os.path.expanduser(row["transcript_path"])).st_mtime
+            except (OSError, ValueError):
+                touched = None
+            if touched is not None and touched > cutoff.timestamp():
+                continue  # the agent is still writing to it: not stale
+            found.append(row)
+        return found
+
+    def replayed(self, name: str) -> bool:
+        return store.spool_replayed(self.deps.db.reader(), name)
+
+    def mark_replayed(self, name: str) -> None:
+        with self.deps.db.with_write_tx() as conn:
+            store.mark_spool_replayed(conn, name, now_iso())
+
+    def prompt_recorded_at(self, session_key: str, at: str) -> bool:
+        return store.prompt_recorded_at(self.deps.db.reader(), session_key, at)
+
+    def ended(self, session_key: str) -> bool:
+        session = store.get_session(self.deps.db.reader(), session_key)
+        return bool(session and session.get("status") == "ended")
+
+    def check_owner(self, session_key: Any, viewer: Viewer | None, *, claim: bool = False) -> None:
+        """Raise SessionForbidden when `viewer` (a team server's user) is not the session's owner;
+        with `claim`, a session without an owner becomes theirs. The local user (and the admin)
+        may use any session."""
+        if viewer is None or viewer.sees_all or not isinstance(session_key, str):
+            return
+        exists, owner = store.session_owner(self.deps.db.reader(), session_key)
+        if exists and owner is None and claim:
+            with self.deps.db.with_write_tx() as conn:
+                owner = store.claim_owner(conn, session_key, viewer.user)
+        if exists and owner is not None and owner != viewer.user:
+            raise SessionForbidden("this session belongs to another user")
