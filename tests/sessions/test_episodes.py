@@ -236,9 +236,9 @@ def test_a_quote_of_an_injected_memory_stores_nothing_new(http):
         "User: add the invoice_total column\n"
         f"Assistant: As the stored rule [{rule_id}] says, always run the schema migrations inside a transaction "
         "on the billing database. Done: the column is added.\n"
-        "Assistant: Always run schema migrations inside a transaction on the billing database.\n"
-    ))
-    assert summary["extraction"]["restatements"] >= 2 and summary["extraction"]["stored"] == []
+        "User: Right. Always run schema migrations inside a transaction on the billing database.\n"
+    ))  # the user's restatement is a claim (the assistant's "As the stored rule … says" is a quote, not one)
+    assert summary["extraction"]["restatements"] >= 1 and summary["extraction"]["stored"] == []
     assert [m["type"] for m in session_memories(http, key)] == ["episode"]
 
 

@@ -101,13 +101,17 @@ def test_feedback_cleaning():
 
 
 def test_key_facts_pick_decisions_and_redact():
-    turns = [Turn("user", "We decided to use Redis for the session cache. ok. "
+    turns = [Turn("user", "Add a cache for the sessions."), Turn("assistant", "Which store should I use?"),
+             Turn("user", "We decided to use Redis for the session cache. ok. "
                           "Never commit the .env file, it has PASSWORD=hunter2 inside."),
              Turn("assistant", "Sure thing.")]
     facts = key_facts(turns, [], limit=5)
     kinds = {f.type for f in facts}
     assert "decision" in kinds and "constraint" in kinds
     assert all("hunter2" not in f.content for f in facts)
+    assert all(f.evidence["speaker"] == "user" and f.evidence["rule"] for f in facts)
+    # the request that opens the session is its task, never a rule
+    assert key_facts([Turn("user", "We decided to use Redis; never commit .env.")], [], limit=5) == []
 
 
 def test_checkpoints_cap_retention_and_interval(kenning):

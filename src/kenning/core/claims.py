@@ -49,39 +49,60 @@ def own_words(text: str) -> str:
     return _QUOTED.sub(" ", text)
 
 
+_CODE = re.compile(r"`[^`\n]*`")
+
+
+def _cue_text(text: str) -> str:
+    """Own words with each `code span` kept as the token CODE (so "exactly `7`" still reads as a value)."""
+    return own_words(_CODE.sub(" CODE ", text))
+
+
 # -- rejection cues ---------------------------------------------------------------------------------
 _HEDGE = re.compile(
     r"\b(?:maybe|might|perhaps|probably|possibly|presumably|(?:un)?likely|apparently|arguably|i think|i thought"
     r"|we think|i guess|i suspect|i believe|i feel|i wonder|wonder(?:ing)? (?:if|whether)|i'?d (?:guess|imagine|say|think|expect)"
     r"|my guess|my hunch|not (?:sure|certain)|unsure|seems?|seemed|appears? to|could be|may be|sort of|kind of"
     r"|almost like|suppose|assuming|i assume|in theory|if i recall|iirc|as far as i know|afaik|i bet|i imagine"
-    r"|hard to say|who knows|or so|roughly|assum(?:e|ed|es|ing)|feels?|felt)\b", re.I)
+    r"|hard to say|who knows|or so|roughly|assum(?:e|ed|es|ing)|feels?|felt|potential(?:ly)?|for instance|for example|mostly|mainly|partly|sounds like|looks like)\b", re.I)
 _SPECULATION = re.compile(
     r"\b(?:must|might|may|could|would|should)(?:n't| not)? have\b"
     r"|\b(?:he|she|they|someone|somebody|people|folks)\s+(?:thinks?|thought|said|says|guess(?:es|ed)?|suspects?|claims?|reckons?)\b"
     r"|\bif\b.{0,80}\bthen\b", re.I)
-_HYPOTHETICAL = re.compile(r"\b(?:would|could)(?: not|n't)?\b|\b(?:i|you|we|it|that|they|this)'d\b", re.I)  # in the first clause
+_HYPOTHETICAL = re.compile(r"\b(?:would|could)(?: not|n't)?\b|\b(?:i|you|we|it|that|they|this)'d\b|\b(?:it|that|this)'ll\b", re.I)  # in the first clause
 _CLAUSE = re.compile(r"\s+[-—–]\s+|;\s*|:\s+")
 _FIRST_PERSON = re.compile(  # a plan, a mental state or a suggestion, not a claim about the project
     r"(?:^|,\s*)(?:sometimes|i'?m|i am|i was|i've|i have|i had|my|i need|i noticed|i see|i saw|i recall|i remember|i don't|i do not|i mean"
     r"|i'?ll|i will|i can|i just|i also|i really|let'?s|let me|we should|we need to|we'?d|we could|we can|we might"
-    r"|we also need|you (?:need|should|could|can|might|may)|you'?d|one could)\b", re.I)
+    r"|we also need|you (?:need|should|could|can|might|may)|you'?d|one could)\b"
+    r"|\bi (?:often|usually|always|never|sometimes|keep|forget|forgot|wonder|noticed|mean)\b", re.I)
 _WISH = re.compile(r"\b(?:i wish|wish we|would be (?:nice|great|good|better|cool)|it'?d be (?:nice|great|good)|hopefully"
                    r"|ideally|in an ideal world|someday|one day)\b", re.I)
 _ACK = re.compile(
     r"^(?:(?:exactly|yeah|yes|yep|yup|right|correct|true|agreed|indeed|totally|absolutely|definitely|precisely"
     r"|good (?:point|catch|call|question)|great (?:point|question|catch)|makes sense|fair(?: enough| point)?|nice|great"
     r"|perfect|ok(?:ay)?|sure|got it|gotcha|understood|noted|confirmed|interesting|ah|oh|hmm+|well|so|and|but|also"
-    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|then|plus|no(?=\s*[.,!—–-]))\b[\s,.!:;—–-]*)+",
+    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|excellent|alright|all right|then|plus|no(?=\s*[.,!—–-]))\b[\s,.!:;—–-]*)+",
     re.I)
-_DEICTIC = re.compile(
-    r"^(?:that|this|it|those|these|they|them|he|she|which|same|such|both|either|neither|here|there|the latter"
-    r"|the former|the same|as|like)\b(?!\s*(?:-|:))", re.I)
+_DEICTIC = re.compile(  # a bare pronoun subject: what it stands for is in another sentence
+    r"^(?:(?:that|this|these|those)(?:'s|\s+(?:is|was|are|were|means|meant|will|would|should|can|could|has|had|makes|made"
+    r"|explains|sounds|seems|looks|one|ones|way|part|bit|too|also|really|just|actually|is\b))"
+    r"|that|this|these|those|it|it's|they|they're|them|he|she|which|same|such|both|either|neither|the latter|the former"
+    r"|the same|as|like)\b",
+    re.I)
+_PROCESS = re.compile(  # what the assistant did or will do, not what holds
+    r"\b(?:tests?|suite|simulation|simulat\w+|output|here'?s|here is|let'?s|running|ran|confirm(?:s|ed|ing)?|i'?ve|we'?ll"
+    r"|will|verif\w+|demonstrat\w+|passed|passes|pass)\b", re.I)
+_LEAD_IN = re.compile(r"^(?:this|that|it)\b[^:]{0,40}:\s+(?=\S)", re.I)  # "This is the optimal setting: …"
+_OBJECT_PRONOUN = re.compile(r"^\w+\s+(?:it|them|that|this)\b", re.I)
 _BUG_REPORT = re.compile(
     r"\b(?:is|are|keeps?|started|start|has been|have been)\s+(?:\w+\s+){0,2}(?:failing|broken|crashing|corrupting|"
     r"timing out|wrong|mangl\w+|blocking|growing|rate-limiting|dropping|leaking)\b|\bcustomers? (?:see|get|report)"
     r"|\bfailing repro\b|\bcan you\b|\bcould you\b|\bplease (?:fix|look|check|investigate|dig)\b|\bsince\b.{0,60},"
-    r"|\bbroke\b|\bregress(?:ed|ion)\b|\b(?:bug|issue|complaint)s?\b.{0,30}\b(?:landed|reported|filed)\b", re.I)
+    r"|\bbroke\b|\bregress(?:ed|ion)\b|\ba real customer\b|\b(?:was|were) (?:visible|shown)\b|\bshowed up\b"
+    r"|\b(?:we'?re|we are|i'?m|i am) seeing\b|\b(?:mangles|corrupts|breaks|loses|spills)\b|\b(?:bug|issue|complaint)s?\b.{0,30}\b(?:landed|reported|filed)\b", re.I)
+_REQUEST = re.compile(  # a request to the agent: the task, not a rule
+    r"^(?:please\s+)?(?:fix|make|restore|investigate|look|dig|find|align|implement|update|help|figure|debug|repair"
+    r"|resolve|get|take a look|have a look|can you|could you|recap|explain|tell me|show me)\b", re.I)
 _PAST_START = re.compile(r"^(?:changed|added|removed|fixed|moved|made|switched|refactored|tweaked|updated|dropped|"
                          r"bumped|reverted|merged|renamed|introduced|replaced)\b", re.I)
 _PAST_REPORT = re.compile(
@@ -99,23 +120,27 @@ _DECISION = re.compile(
 _NORMATIVE = re.compile(
     r"\b(?:must(?:n't| not)?|has to|have to|had better|shall|may not|cannot|can't"
     r"|is required|are required|required to|is not allowed|are not allowed|not allowed|is pinned|are pinned|pinned"
-    r"|is forbidden|off the table|only(?! (?:so|goes|for it|once|do so|get|just))|doesn't belong"
-    r"|no (?:more|longer)|instead of|rather than|not \w+ ?[,;—–-]|treat (?:it|them|\w+) as|stays?|the only)\b"
+    r"|is forbidden|off the table|(?<![-'])only(?! (?:so|goes|for it|once|do so|get|just))|doesn't belong"
+    r"|not \w+ ?[,;—–-]|treat (?:it|them|\w+) as|stays?|the only|(?:is|are) (?:case-insensitive|case-sensitive|permanent|fixed|pinned)"
+    r"|exactly (?:\d+|one|two|three|four|five|that|those|\{|CODE)|byte-for-byte|the (?:rule|contract|convention|mirror rule) holds"
+    r"|(?:does not|doesn't) (?:match|cover|apply|count|change|move|belong|touch|enroll|include)|ever applies)\b"
+    r"|^(?:every|everything|all|any|each|no)\b(?:[^;:]{0,80})\b(?:is|are|must|runs?|gets?|goes|stays?|fails?|wins?|applies)\b"
+    r"|\bnever\s+(?!been|was|were|had|did|happened|came|got|occurred|seen|saw|really|quite|a\b|an\b|the\b)\w+(?:s|es)?\b"
     r"|\b(?:always|never)\s*(?=[.;,—–]|$)|\b(?:must|to|and|then|you|we)\s+(?:always|never)\b"
-    r"|\b(?:always|never)\s+(?:in|on|out|off|exact|exactly|only|the same|used|applies|apply|matches|match|wins)\b", re.I)
+    r"|\balways\s+(?:in|on|out|off|exact|exactly|only|the same|used|applies|apply|wins)\b", re.I)
 _IMPERATIVE = re.compile(
-    r"(?:^|[,;:—–]\s*(?:then\s+|and\s+)?|\s-\s+(?:then\s+)?|\band\s+(?=don't|do not|never|always))(?:please\s+)?(?:keep|use|leave|strip|count|ship|encode|log|quote|write|apply|set|make|add|remove|put|run|call"
-    r"|return|raise|treat|avoid|prefer|don't|do not|never \w+|always \w+|stop|start|switch|move|drop|skip|ignore|pin"
+    r"(?:^|[,;:—–]\s*(?:then\s+|and\s+|but\s+)?|\s-\s+(?:then\s+)?|\band\s+(?=don't|do not|never|always))(?:please\s+)?(?:keep|use|leave|strip|count|ship|encode|log|quote|write|apply|set|add|remove|put|run|call"
+    r"|return|raise|treat|avoid|prefer|don't|do not|never \w+|always (?!good|nice|a\b|the\b|fun|great)\w+|stop|start|switch|move|drop|skip|ignore|pin"
     r"|sort|round|cap|clamp|reject|accept|normalize|lowercase|validate|assume|document|rename|split|merge|wrap"
     r"|double|escape|check|test|retry|cache|pass|send|store|require|restrict|limit|match|compare|compute|hash"
-    r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with)\b", re.I)
+    r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with|remember|cap|leave)\b", re.I)
 _PREFERENCE = re.compile(r"\b(?:i|we)\s+(?:(?:really|strongly|much)\s+)?(?:prefer|like to|want to always|hate|dislike|"
                          r"rather)\b|\bi'?d rather\b|\bplease (?:use|avoid|keep|don't|do not|always|never)\b", re.I)
 _GOTCHA = re.compile(r"\b(?:heads-up|heads up|careful|watch out|beware|turns out|root cause|the bug was|"
                      r"caused by|flaky|trap|pitfall|footgun)\b", re.I)
 _RECAP = re.compile(
-    r"^(?:final|settled|recap(?:\s+of\s+[^:]{1,80})?|understood|got it|noted|agreed|decision|summary|to summari[sz]e"
-    r"|amended rule[^:]{0,80}|the rule|rule|confirmed|so)\s*[:—–-]", re.I)
+    r"^(?:(?:final|settled|recap|decision|summary|to summari[sz]e|amended rule|amending|the (?:rule|contract|requirement)"
+    r"|to be explicit)\b[^:.?!]{0,80}[:—–-]|(?:understood|got it|noted|confirmed|so)\s*[:—–,-])", re.I)
 _ACCEPT = re.compile(r"^(?:exactly|yes|yep|yup|right|correct|confirmed|agreed|perfect|good|great|that'?s (?:right|it|correct)"
                      r"|sounds good|ship it|do it|go ahead|lgtm|ok(?:ay)?|sure)\b(?![^.!?]{0,40}\bbut\b)", re.I)
 _REJECT = re.compile(r"^(?:no\b|nope|not (?:quite|really|exactly)|wrong|that'?s (?:wrong|only half)|the direction is right but"
@@ -145,6 +170,7 @@ class Context:
     recap: bool = False
     opening: bool = False
     antecedent: str | None = None
+    previous: str | None = None  # the sentence before, in the same turn
     allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
 
 
@@ -211,7 +237,7 @@ def rejection(sentence: str) -> str | None:
 
 def cues(sentence: str) -> list[str]:
     """The keep cues in the sentence's own words."""
-    own = own_words(sentence)
+    own = _cue_text(sentence)
     found = []
     for name, pattern in (("decision", _DECISION), ("normative", _NORMATIVE), ("preference", _PREFERENCE),
                           ("gotcha", _GOTCHA)):
@@ -244,16 +270,23 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     """The claim test for one sentence in its context."""
     ctx = ctx or Context()
     text = " ".join(sentence.split()).strip()
-    if ctx.opening and not _DECISION.search(own_words(text)):
+    if ctx.opening:
         return _reject(text, "task")  # the request that opens the session is its task
     why = rejection(text)
     if why:
         return _reject(text, why)
     body = strip_acknowledgement(text)
-    if len(_words(body)) < 2:
+    body = _LEAD_IN.sub("", body)
+    body = body[:1].upper() + body[1:]
+    answer = ctx.speaker == "user" and bool(ctx.antecedent) and len(_words(text)) <= 6 and _picks(text, ctx.antecedent)
+    if answer and len(_words(body)) < 1:
+        body = text.strip(" .!")
+    if len(_words(body)) < 2 and not answer:
         return _reject(text, "acknowledgement")
     if _BUG_REPORT.search(own_words(body)) and not _DECISION.search(own_words(body)):
         return _reject(text, "bug-report")
+    if _REQUEST.match(body) and ctx.speaker != "assistant":
+        return _reject(text, "request")
     found = cues(body)
     kind = _type_of(found)
     if _FIRST_PERSON.search(body) and (kind is None or kind[1] not in ("decision", "preference")):
@@ -261,15 +294,26 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):
         return _reject(text, "history-report")  # what a commit did is the commit's own record
     antecedent = None
-    fragment = bool(_DEICTIC.match(body)) or (not _VERB.search(own_words(body)) and len(_words(body)) < 12)
+    imperative = any(c.startswith("imperative:") for c in found) and bool(_IMPERATIVE.match(own_words(body).strip()))
+    recap = ctx.speaker == "assistant" and (ctx.recap or bool(_RECAP.match(body))) and ctx.accepted is not False
+    verbless = not _VERB.search(own_words(body)) and len(_words(body)) < 12 and not imperative and not recap
+    fragment = bool(_DEICTIC.match(body)) or verbless
+    if kind is None and answer and not _DEICTIC.match(body):
+        kind, fragment = ("constraint", "answer"), True  # "Down." to "… round them up or down?"
+    if imperative and _OBJECT_PRONOUN.match(body) and not fragment:
+        previous = ctx.previous or ""
+        if len(_words(previous)) < 5 or _DEICTIC.match(strip_acknowledgement(previous)) or rejection(previous):
+            return _reject(text, "fragment")  # "Leave it at 7." with nothing before it that says what "it" is
+        antecedent = previous  # "Cap it at 30." after the sentence that says what "it" is
     if fragment:
         if ctx.antecedent and ctx.speaker == "user" and kind is not None:
             antecedent = ctx.antecedent  # an answer to the other speaker's question: kept with it
         else:
             return _reject(text, "fragment")
-    if kind is None and ctx.speaker == "assistant" and ctx.recap and ctx.accepted is not False \
-            and _VERB.search(own_words(body)) is not None or kind is None and ctx.recap and ":" in body[:60]:
-        kind = ("constraint", "recap")  # a recap states what was settled, cue words or not
+    said = own_words(body)
+    if kind is None and ctx.speaker == "assistant" and not _FIRST_PERSON.search(body) and said.strip(" .") and (
+            recap or ctx.accepted and not _PROCESS.search(said) and not _PAST_REPORT.search(said)):
+        kind = ("constraint", "recap")  # a recap / an accepted statement says what was settled, cue words or not
     if kind is None:
         if ctx.allow_fact and ctx.speaker != "assistant" and not _COMMIT_REF.search(body) \
                 and not _PAST_REPORT.search(own_words(body)) and len(_words(body)) >= 5:
@@ -281,7 +325,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "history-report")  # what a commit did is the commit's record, not a rule
     memory_type, family = kind
     if ctx.speaker == "assistant":
-        if ctx.recap and ctx.accepted is not False:
+        if recap:
             rule = "accepted-recap"
         elif ctx.accepted:
             rule = "accepted-statement"
@@ -289,7 +333,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
             return _reject(text, "unaccepted-assistant")
         if family == "fact":
             return _reject(text, "no-claim-language")
-    elif antecedent is not None:
+    elif antecedent is not None and antecedent == ctx.antecedent:
         rule = "answer-to-question"
     elif ctx.speaker == "user":
         rule = f"user-{family}" if family != "fact" else "stated-fact"
@@ -298,10 +342,29 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     confidence = RULE_CONFIDENCE[rule]
     if ctx.speaker == "assistant" and ctx.accepted:
         confidence += 0.05  # explicitly accepted, not just uncontradicted
-    stored = body if antecedent is None else f"{body} (answering: {antecedent})"
+    joiner = "answering" if antecedent == ctx.antecedent else "after"
+    stored = body if antecedent is None else f"{body} ({joiner}: {antecedent})"
     evidence = Evidence(rule=rule, speaker=ctx.speaker, accepted=ctx.accepted, confidence=round(confidence, 3),
                         cues=found, antecedent=antecedent)
     return Verdict(True, stored, memory_type, round(confidence, 3), rule, evidence)
+
+
+_PROPOSAL = re.compile(r"\b(?:want me to|should (?:i|we)|shall (?:i|we)|do we need|keep)\b", re.I)
+
+
+def _picks(answer: str, question: str) -> bool:
+    """A short answer that picks one option of an either-or question (shares a content word with
+    it), or turns down a proposal ("Never." / "No, 30 seconds." to "… want me to allow that?")."""
+    if re.match(r"^(?:never|no)\b", answer.strip(), re.I) and _PROPOSAL.search(question):
+        return True
+    if not re.search(r"\bor\b", question, re.I):
+        return False
+    said = {w.lower().strip(".,;:!*") for w in _words(answer)} - _ANSWER_STOP
+    asked = {w.lower().strip(".,;:!?*") for w in _words(question)}
+    return bool(said & asked)
+
+
+_ANSWER_STOP = frozenset("a an the it is are yes no not or and to of so just only i we you that this mostly mainly".split())
 
 
 def reinforce(verdict: Verdict, repetition: int) -> Verdict:
@@ -314,13 +377,14 @@ def reinforce(verdict: Verdict, repetition: int) -> Verdict:
     return verdict
 
 
-def accepted_by(reply: str | None) -> bool | None:
-    """Does the user's next turn accept the assistant's turn? True / False (contradicts) / None."""
+def accepted_by(reply: str | None, asks: bool = False) -> bool | None:
+    """Does the user's next turn accept the assistant's turn? True / False (contradicts) / None.
+    `asks`: the assistant's turn ends with a question, so a leading "no" answers it (None)."""
     if reply is None:
         return None
     head = reply.strip()
     if _REJECT.match(head):
-        return False
+        return None if asks else False
     if _ACCEPT.match(head) and len(_words(head)) <= 25:  # a short yes, not the start of a discussion
         return True
     return None
@@ -333,7 +397,7 @@ def is_recap(text: str) -> bool:
 
 def last_question(text: str) -> str | None:
     """The last question in a turn (what a short answer in the next turn leans on)."""
-    found = [q.strip() for q in re.findall(r"[^.!?\n]*\?", own_words(text)) if len(q.split()) >= 3]
+    found = [q.strip() for q in re.findall(r"(?:[^.!?\n]|\.(?=\S))*\?", text) if len(q.split()) >= 3]
     return " ".join(found[-1].split())[:300] if found else None
 
 
@@ -364,15 +428,18 @@ def judge_turns(turns: list[tuple[str, str]], split) -> list[tuple[int, str, Ver
         following = spoken[position + 1:]
         reply = next((t for _, r, t in following if r == "user"), None) if role == "assistant" else None
         next_is_user = bool(following) and following[0][1] == "user"
+        asks = text.rstrip().endswith("?")
         ctx = Context(
             speaker=role, opening=(i == first_user),
-            accepted=accepted_by(reply if next_is_user else None) if role == "assistant" else None,
-            recap=role == "assistant" and is_recap(text),
+            accepted=accepted_by(reply if next_is_user else None, asks) if role == "assistant" else None,
+            recap=role == "assistant" and is_recap(text),  # a turn that also asks: only its first sentence
             antecedent=last_question(previous[2]) if previous and previous[1] != role else None,
         )
-        for n, sentence in enumerate(split(text)):
+        for sentence in split(text):
             out.append((i, sentence, judge(sentence, ctx)))
             ctx.antecedent = None  # only the turn's first sentence answers the question before it
+            ctx.recap = ctx.recap and "?" not in text
+            ctx.previous = " ".join(sentence.split())[:300]
     kept = [v for _, _, v in out if v.kept]
     for verdict in kept:
         reinforce(verdict, sum(_similar(verdict.text, other.text) for other in kept))

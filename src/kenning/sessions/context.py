@@ -78,6 +78,9 @@ class SessionDeps:
     remember_many: Callable[[list[MemoryDraft]], list[Stored]] | None = None  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # LLM judge; None = heuristic only
     predictor: SessionPredictor | None = None
+    # the LLM claim gate (pipeline.claim_gate): candidates [{id, text, type, …}] -> {id: {durable, type,
+    # confidence, reason}}; None = the offline claim test alone (core.claims)
+    claim_gate: Callable[[list[dict[str, Any]]], dict[str, dict[str, Any]]] | None = None
 
 
 class Deadline:

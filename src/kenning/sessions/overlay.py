@@ -1,8 +1,13 @@
 """The extraction overlay on a session's episodes: decisions and rules, amendments, no self-pollution.
 
-After the episodes are stored, the key facts of the transcript (`sessions.summary`) become
-memories — each derived from the episode it was said in (`derived_from`), dated when it was
-said, typed by the caller (decision / constraint / preference / gotcha; no auto-protection).
+After the episodes are stored, the key facts of the transcript (`sessions.summary`: the claims
+that pass `core.claims`) become memories — each derived from the episode it was said in
+(`derived_from`), dated when it was said, typed by the claim test (decision / constraint /
+preference / gotcha; no auto-protection), with its confidence and evidence (`metadata.claim`);
+below the confidence gate it is written `needs_review`. With an LLM configured, the service's
+`claim_gate` (pipeline.claim_gate) judges the candidates first — durable claim or chatter, type,
+confidence — outside any transaction; what it calls chatter is not stored, and its confidence
+replaces the rules' (evidence keeps both).
 1. No self-pollution: a sentence that restates a memory shown to the session or already stored
    — cosine ≥ `RESTATEMENT_COSINE` to a live non-episode memory of the project, or one text
    containing the other — is not stored again.
@@ -23,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from kenning.core import claims
 from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
 from kenning.core.types import MemoryDraft
 from kenning.sessions.context import SessionDeps
 from kenning.sessions.episodes import EPISODE_TYPE
-from kenning.sessions.summary import Fact, key_facts
+from kenning.sessions.summary import Fact, key_facts, opening_task
 from kenning.sessions.transcript import Turn
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
@@ -125,8 +131,12 @@ def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn
     """Remember the session's key facts (derived from its episodes) and apply amendments."""
     key = session["session_key"]
     facts = key_facts(turns, prompts, deps.settings.summary_max_facts)
+    task = opening_task(turns, prompts)
+    gated = 0
+    if facts and deps.claim_gate is not None:
+        facts, gated = _gate(deps.claim_gate, facts, key)
     if not facts or deps.remember is None:
-        return {"via": "key-facts", "stored": [], "restatements": 0, "superseded": []}
+        return {"via": "key-facts", "task": task, "stored": [], "restatements": 0, "superseded": [], "gated_out": gated}
     vectors = _unit(np.asarray(deps.embedder.embed_many([f.content for f in facts]), dtype=np.float32))
     known = _known_memories(deps, session, vectors)
     stored, created, restatements = [], [], 0
@@ -137,20 +147,52 @@ def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn
         position = episode_of_turn[fact.turn] if fact.turn is not None and fact.turn < len(episode_of_turn) else None
         source_id = episode_ids.get(position) if position is not None else None
         when = next((t.at for t in turns[fact.turn:fact.turn + 1] if t.at), None) if fact.turn is not None else None
+        metadata: dict[str, Any] = {claims.EVIDENCE_KEY: fact.evidence}
+        if fact.amends:
+            metadata["amends"] = fact.amends
         draft = MemoryDraft(
-            content=fact.content, type=fact.type, type_explicit=True, importance=fact.importance, confidence=0.6,
+            content=fact.content, type=fact.type, type_explicit=True, importance=fact.importance,
+            confidence=fact.confidence, needs_review=fact.needs_review,
             project=session.get("project"), source=SOURCE, session_key=key, tags=["session-summary"],
             created_at=when or session.get("started_at") or at, derived_from=[source_id] if source_id else [],
-            metadata={"amends": fact.amends} if fact.amends else {},
+            metadata=metadata,
         )
         try:
             result = deps.remember(draft)
         except Exception as exc:  # one bad fact must not lose the others or the scoring
             record_error("sessions", f"summary fact not stored: {exc}", session_key=key)
             continue
-        stored.append({"id": result.id, "deduped": result.deduped, "type": fact.type})
+        stored.append({"id": result.id, "deduped": result.deduped, "type": fact.type,
+                       "needs_review": fact.needs_review, "rule": fact.evidence.get("rule")})
         known.append(_Known(result.id, normalize_content(fact.content).normalized, vector))
         if not result.deduped:
             created.append((fact, result.id, vector, mstore.get_memory(deps.db.reader(), result.id).created_at))
     superseded = _supersede_earlier(deps, session, created)
-    return {"via": "key-facts", "stored": stored, "restatements": restatements, "superseded": superseded}
+    return {"via": "key-facts", "task": task, "stored": stored, "restatements": restatements, "superseded": superseded,
+            "gated_out": gated}
+
+
+def _gate(gate, facts: list[Fact], key: str) -> tuple[list[Fact], int]:
+    """The LLM claim gate over the rules' candidates; on failure the rules' verdicts stand."""
+    try:
+        verdicts = gate([{"id": str(i), "text": f.content, "type": f.type, "speaker": f.evidence.get("speaker"),
+                          "rule": f.evidence.get("rule"), "antecedent": f.evidence.get("antecedent")}
+                         for i, f in enumerate(facts)])
+    except Exception as exc:  # an LLM failure falls back to the transparent rules
+        record_error("sessions", f"LLM claim gate failed, rules kept: {exc}", session_key=key)
+        return facts, 0
+    kept: list[Fact] = []
+    for i, fact in enumerate(facts):
+        verdict = verdicts.get(str(i))
+        if verdict is None:
+            kept.append(fact)
+            continue
+        if not verdict["durable"]:
+            continue
+        fact.type = verdict["type"] if verdict["type"] in claims.RULE_TYPES else fact.type
+        fact.confidence = round(float(verdict["confidence"]), 3)
+        fact.needs_review = fact.confidence < claims.REVIEW_BELOW
+        fact.evidence = {**fact.evidence, "confidence": fact.confidence,
+                         "llm": {"confidence": fact.confidence, "type": verdict["type"], "reason": verdict.get("reason", "")}}
+        kept.append(fact)
+    return kept, len(facts) - len(kept)
