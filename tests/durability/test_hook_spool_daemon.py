@@ -128,6 +128,11 @@ def test_replaying_the_same_session_twice_stores_nothing_twice(tmp_path, user_ho
     files = sorted((daemon_home / "spool").glob("e-*.json"))
     copies = {f.name: f.read_bytes() for f in files}
     assert len(files) == 4
+    doctor = subprocess.run([sys.executable, "-m", "kenning", "doctor", "--json"], capture_output=True, text=True,
+                            env=env, timeout=300)  # the daemon is down: the doctor reads the home itself
+    connector = json.loads(doctor.stdout)["domains"]["connector"]
+    assert connector["metrics"]["spool"]["depth"] == 4 and connector["metrics"]["spool"]["oldest_at"]
+    assert "4 hook event(s) waiting in the spool" in json.dumps(connector["problems"])
     daemon = start_daemon(daemon_home, CONFIG, extra)
     try:
         first = wait_for(lambda: ended_with_facts(daemon.base_url, key))
@@ -142,6 +147,8 @@ def test_replaying_the_same_session_twice_stores_nothing_twice(tmp_path, user_ho
         assert len(second["prompts"]) == len(first["prompts"]) == 2
         assert sorted(m["id"] for m in second["created"]) == sorted(m["id"] for m in first["created"])
         assert second["transcript"]["sha256"] == first["transcript"]["sha256"]
+        health = httpx.get(f"{daemon.base_url}/api/diagnostics", timeout=120).json()["domains"]["connector"]
+        assert health["metrics"]["spool"]["depth"] == 0 and "spool 0 waiting" in health["summary"]
     finally:
         daemon.stop()
 

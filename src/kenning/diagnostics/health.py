@@ -289,8 +289,16 @@ def connector_domain(facts: Facts) -> Domain:
     if errs:
         d.penalize(min(0.5, 0.1 * len(errs)), f"{len(errs)} hook error(s), last: {errs[0]['message']}",
                    "see /api/analytics/errors?stage=connector")
+    queued = facts.connector.get("spool") or {}
+    if queued.get("depth"):  # hook events the daemon did not take yet (core/spool.py)
+        d.penalize(0.1, f"{queued['depth']} hook event(s) waiting in the spool, oldest {queued.get('oldest_at')}",
+                   "they are replayed when the daemon starts or a hook reaches it; if they stay, see the daemon log")
+    if queued.get("dropped"):
+        d.penalize(0.1, f"the hook spool dropped {queued['dropped']} event(s) at its cap or age limit "
+                   f"(last {queued.get('last_dropped_at')})", "keep the daemon running (kenning daemon start)")
     d.metrics = s | facts.connector | {"recent_errors": len(errs)}
-    d.summary = f"{s.get('sessions', 0)} sessions, last {s.get('last_started_at') or 'never'}"
+    d.summary = (f"{s.get('sessions', 0)} sessions, last {s.get('last_started_at') or 'never'}; "
+                 f"spool {queued.get('depth', 0)} waiting, oldest {queued.get('oldest_at') or '-'}")
     return d
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
 
+from kenning.core import spool, transcript_file
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.errors import NotFound
@@ -122,7 +123,8 @@ def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
         predictor_tables=predictor_tables,
         predictor_settings=settings.predictor.model_dump(),
         scored_sessions=scored,
-        connector={"claude_code_installed": installed},
+        connector={"claude_code_installed": installed, "spool": spool.stats(str(settings.home)),
+                   "transcript_refusals": dict(transcript_file.REFUSALS)},
         workers=workers,
         disk=disk_usage(db.path.parent),
     )
