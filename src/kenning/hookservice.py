@@ -16,7 +16,6 @@ and call `HooksService.handle` — so adding a harness adds an adapter and a con
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +23,7 @@ from kenning.codegraph import events as code_events
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
     Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded, Turn, harness_of,
-    session_key,
+    parse_feedback, session_key,
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
@@ -33,31 +32,9 @@ from kenning.observer.service import Observer
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import SessionManager
 
-__all__ = ["HooksService", "parse_feedback", "tool_result_from_body", "turns_as_jsonl"]
+__all__ = ["HooksService", "tool_result_from_body", "turns_as_jsonl"]
 
-_FEEDBACK_TAG = re.compile(r"<memory-feedback>\s*(\{.*?\})\s*</memory-feedback>", re.DOTALL)
-_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
 EMPTY_INJECTION = {"inject": "", "memory_ids": []}
-
-
-def parse_feedback(text: str | None) -> dict[str, float]:
-    """Memory feedback from an agent message: `<memory-feedback>{"id": score}</memory-feedback>`
-    (else the message's last flat JSON object); scores outside [-1, 1] are dropped."""
-    if not text:
-        return {}
-    candidates = _FEEDBACK_TAG.findall(text) or _JSON_OBJECT.findall(text)[-1:]
-    for raw in reversed(candidates):
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
-        scores = {str(k): float(v) for k, v in data.items()
-                  if isinstance(v, (int, float)) and not isinstance(v, bool) and -1.0 <= v <= 1.0}
-        if scores:
-            return scores
-    return {}
 
 
 def tool_result_from_body(body: dict[str, Any]) -> ToolResult:

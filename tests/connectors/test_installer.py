@@ -36,7 +36,8 @@ def test_install_merges_and_uninstall_round_trips_byte_for_byte(tmp_path):
     assert data["model"] == "opus" and data["env"] == {"FOO": "bär"}
     assert data["permissions"] == {"allow": ["Bash(npm test:*)"], "deny": []}
     hooks = data["hooks"]
-    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"):
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop",
+                  "SessionEnd"):
         commands = [h["command"] for g in hooks[event] for h in g["hooks"]]
         assert any(" hook " in c and "kenning" in c for c in commands), event
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit"  # the user's hook is still first
@@ -72,7 +73,7 @@ def test_project_scope_creates_and_removes_the_file(tmp_path):
     path = tmp_path / ".claude" / "settings.json"
     assert result.returncode == 0 and path.exists()
     assert set(json.loads(path.read_text())["hooks"]) == {
-        "SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
+        "SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"}
     assert connect("claude-code", "--project", "--uninstall", cwd=tmp_path).returncode == 0
     assert not path.exists() and not path.parent.exists()  # .claude/ was ours too
 

@@ -170,3 +170,28 @@ def test_a_session_left_active_is_ended_from_its_transcript_at_daemon_start(tmp_
         assert "squash" in " | ".join(m["content"] for m in data["created"])
     finally:
         daemon.stop()
+
+
+def test_a_full_spool_drops_the_oldest_with_a_counted_warning(tmp_path, user_home, repo):
+    daemon_home = tmp_path / "kenning"
+    extra = {"HOME": str(user_home)}
+    daemon = start_daemon(daemon_home, CONFIG, extra)
+    port = daemon.port
+    daemon.stop()
+    key = str(uuid.uuid4())
+    env = hook_env(daemon_home, port, user_home) | {"KENNING_SPOOL_MAX_EVENTS": "3"}
+    for n in range(5):
+        body = payload("user-prompt-submit", key, str(repo), "", prompt=f"prompt number {n}")
+        result = hook("user-prompt-submit", body, env)
+        assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""
+    info = spool.stats(str(daemon_home))
+    assert (info["depth"], info["dropped"], info["drop_reasons"]) == (3, 2, {"cap": 2})
+    daemon = start_daemon(daemon_home, CONFIG, extra)
+    try:
+        data = wait_for(lambda: (r := httpx.get(f"{daemon.base_url}/api/sessions/{key}", timeout=30)).status_code == 200
+                        and len(r.json()["prompts"]) == 3 and r.json())
+        assert [p["prompt"] for p in data["prompts"]] == [f"prompt number {n}" for n in (2, 3, 4)]
+        errors = httpx.get(f"{daemon.base_url}/api/analytics/errors", params={"stage": "hooks"}, timeout=30).json()
+        assert "2 oldest event(s) dropped" in json.dumps(errors)
+    finally:
+        daemon.stop()

@@ -37,6 +37,7 @@ class SpoolReplayer:
         self._running = False
         self._again = False
         self._stale_checked = 0.0
+        self._drops_seen = 0
         self.last: dict[str, Any] = {}
 
     # -- when -----------------------------------------------------------------------------------
@@ -68,9 +69,12 @@ class SpoolReplayer:
 
     def run_once(self, *, stale: bool = True) -> dict[str, Any]:
         counts = spool.replay(self.home, self._handle)
-        if counts["dropped"]:
-            record_error("hooks", f"hook spool full or too old: {counts['dropped']} oldest event(s) dropped",
-                         **spool.stats(self.home))
+        queued = spool.stats(self.home)
+        if queued["dropped"] > self._drops_seen:  # dropped at the cap while the daemon was away, or now
+            record_error("hooks", f"hook spool full or too old: {queued['dropped'] - self._drops_seen} oldest "
+                         f"event(s) dropped ({queued['dropped']} in all)", drop_reasons=queued["drop_reasons"],
+                         last_dropped_at=queued["last_dropped_at"])
+            self._drops_seen = queued["dropped"]
         ended = self.end_stale() if stale else []
         self.last = {**counts, "stale_ended": len(ended)}
         if any(counts[k] for k in ("done", "rejected", "dropped")) or ended:

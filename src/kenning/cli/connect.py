@@ -60,7 +60,8 @@ def claude_code(
     with_history: bool = typer.Option(False, "--ingest-git",
                                     help="Also store this git repository's history as memories (`kenning ingest git`)."),
 ) -> None:
-    """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd.
+    """Install Claude Code hooks: SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact,
+    Stop, SessionEnd.
 
     When this shell points kenning at another home or port (KENNING_HOME, KENNING_PORT), the hook
     commands carry those variables, so the hooks reach the same daemon."""

@@ -30,7 +30,7 @@ from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS
 __all__ = [
     "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
     "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "harness_of",
-    "event_to_dict", "event_from_dict", "strip_harness_text", "HARNESS_BLOCK_TAGS",
+    "event_to_dict", "event_from_dict", "strip_harness_text", "HARNESS_BLOCK_TAGS", "parse_feedback",
 ]
 
 _VISIBLE = re.compile(f"[^{INVISIBLE_CHARS}]")
@@ -216,6 +216,33 @@ def strip_harness_text(text: str) -> str:
         return text
     cleaned = _OPEN_TO_END.sub("", _BLOCK.sub("", text))
     return re.sub(r"\n{3,}", "\n\n", cleaned).strip()
+
+
+# -- memory feedback an agent writes ----------------------------------------------------------------
+_FEEDBACK_TAG = re.compile(r"<memory-feedback>\s*(\{.*?\})\s*</memory-feedback>", re.DOTALL)
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def parse_feedback(text: str | None) -> dict[str, float]:
+    """Memory feedback from an agent message: `<memory-feedback>{"id": score}</memory-feedback>`
+    (else the message's last flat JSON object); scores outside [-1, 1] are dropped."""
+    if not text:
+        return {}
+    import json
+
+    candidates = _FEEDBACK_TAG.findall(text) or _JSON_OBJECT.findall(text)[-1:]
+    for raw in reversed(candidates):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        scores = {str(k): float(v) for k, v in data.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and -1.0 <= v <= 1.0}
+        if scores:
+            return scores
+    return {}
 
 
 # -- wire form --------------------------------------------------------------------------------------

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning.hooks.claude_code import EVENTS
+from kenning.hooks.adapters.claude_code import EVENTS
 
 CLAUDE_EVENTS: dict[str, tuple[str, str | None, int]] = {
     # Claude Code event → (kenning hook event, matcher, timeout seconds)
     "SessionStart": ("session-start", None, 10),
     "UserPromptSubmit": ("user-prompt-submit", None, 10),
     "PostToolUse": ("post-tool-use", "*", 5),
+    "PostToolUseFailure": ("post-tool-use-failure", "*", 5),  # a failed tool (PostToolUse fires for successes only)
     "PreCompact": ("pre-compact", None, 10),
     "Stop": ("stop", None, 5),
     "SessionEnd": ("session-end", None, 30),

@@ -1,0 +1,132 @@
+"""What a harness hook process does, whatever the harness: stdin JSON in, requests to the daemon
+under one deadline, the harness's stdout out, exit 0 always.
+
+A harness adapter (codex.py, gemini.py, opencode.py) supplies `requests(event, payload, ctx)`:
+the daemon requests one hook invocation makes (API path and body), and `render(event, answer)`:
+what the harness expects on stdout given the daemon's answer to the first request. A request
+the daemon did not take (no daemon within the deadline) is spooled (hooks/spool.py) for the
+daemon's next start. Transcripts are read only through the confined reader
+(hooks/transcript_file.py); a refusal's reason goes to the daemon instead of any text.
+
+Imports stay few (see hooks/transport.py): a hook costs a Python start plus one short round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from kenning.hooks import transcript_file
+from kenning.hooks.spool import kenning_home, spool_request
+from kenning.hooks.transport import Deadline, daemon_endpoint, post, read_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
+    from collections.abc import Callable
+    from typing import Any
+
+CARRIES_TRANSCRIPT_MIN_S = 10.0  # a request carrying a whole transcript never gets less than this
+MAX_TRANSCRIPT_BYTES = 20 * 1024 * 1024
+TAIL_BYTES = 256 * 1024
+
+
+class Context:
+    """One invocation's deadline, environment and confined transcript reads."""
+
+    def __init__(self, deadline: Deadline, environ: dict[str, str] | None) -> None:
+        self.deadline = deadline
+        self.environ = environ
+        self.config = read_config(kenning_home(environ))
+        self.refused: str | None = None
+
+    def _note(self, reading: Any) -> str | None:
+        if reading.reason and reading.reason != "no_path" and self.refused is None:
+            self.refused = reading.reason
+        return reading.text
+
+    def whole(self, path: Any) -> str | None:
+        return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config,
+                                                     max_bytes=MAX_TRANSCRIPT_BYTES))
+
+    def tail(self, path: Any, limit: int = TAIL_BYTES) -> str:
+        return self._note(transcript_file.read_tail(path, limit, self.deadline, environ=self.environ,
+                                                    config=self.config)) or ""
+
+
+def string(payload: dict[str, Any], name: str) -> str | None:
+    value = payload.get(name)
+    return value if isinstance(value, str) else None
+
+
+def project_of(cwd: str | None) -> str | None:
+    """The project a directory belongs to: the git root's name, else the directory's name."""
+    if not cwd:
+        return None
+    current = os.path.normpath(os.path.abspath(cwd))
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return os.path.basename(current) or None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.basename(os.path.normpath(cwd)) or None
+        current = parent
+
+
+def strip_blocks(text: str) -> str:
+    """`text` without harness blocks (core.events.strip_harness_text; imported only when needed)."""
+    if "<" not in text:
+        return text.strip()
+    from kenning.core.events import strip_harness_text
+
+    return strip_harness_text(text).strip()
+
+
+def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, dict[str, Any], Context], list],
+           render: Callable[[str, dict[str, Any]], str], carries: frozenset[str] = frozenset(),
+           environ: dict[str, str] | None = None) -> str:
+    """What to print for one hook invocation ('' when nothing). Never raises. `carries`: the
+    events that upload a whole transcript (their deadline is at least CARRIES_TRANSCRIPT_MIN_S)."""
+    try:
+        base_url, token, timeout = daemon_endpoint(environ)
+        payload = json.loads(stdin_text) if stdin_text.strip() else None
+        if not isinstance(payload, dict):
+            return ""
+        deadline = Deadline(max(timeout, CARRIES_TRANSCRIPT_MIN_S) if event in carries else timeout)
+        ctx = Context(deadline, environ)
+        first: dict[str, Any] | None = None
+        for index, (path, body) in enumerate(requests(event, payload, ctx)):
+            if ctx.refused and "transcript" in body:
+                body["transcript_refused"] = ctx.refused
+            failure: list[str] = []
+            answer = post(base_url, path, body, token=token, timeout=timeout, deadline=deadline, failure=failure)
+            if answer is None and failure == ["unreachable"]:
+                spool_request(path, body, transcript_path=string(payload, "transcript_path"), harness=harness,
+                              environ=environ)
+            if index == 0:
+                first = answer
+        return render(event, first) if first else ""
+    except Exception:  # noqa: BLE001 - process boundary: the agent must never be blocked
+        return ""
+
+
+def inject_of(answer: dict[str, Any] | None) -> str:
+    inject = answer.get("inject") if isinstance(answer, dict) else None
+    return inject if isinstance(inject, str) and inject.strip() else ""
+
+
+def main(harness: str, argv: list[str], requests: Callable, render: Callable, carries: frozenset[str]) -> int:
+    """`kenning hook <harness> <event>`: read stdin, print the answer, exit 0."""
+    event = argv[0] if argv else ""
+    try:
+        stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    except (OSError, ValueError):
+        stdin_text = ""
+    out = handle(harness, event, stdin_text, requests, render, carries)
+    if out:
+        try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
