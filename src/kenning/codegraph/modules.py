@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from kenning.store import codegraph as store
+
+if TYPE_CHECKING:  # networkx is imported where a graph is built: the daemon's start-up never needs it
+    import networkx as nx
 
 SEED = 42
 
 
 def _graph(conn, project: str) -> nx.Graph:
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(store.project_paths(conn, project))
     for src, dst, count in store.file_dependency_pairs(conn, project):
@@ -52,6 +56,8 @@ def module_boundaries(conn, project: str, *, resolution: float = 1.0) -> dict:
         communities = [{n} for n in graph.nodes]
         modularity = directory = 0.0
     else:
+        import networkx as nx
+
         communities = nx.community.louvain_communities(graph, weight="weight", resolution=resolution, seed=SEED)
         modularity = nx.community.modularity(graph, communities, weight="weight")
         directory = nx.community.modularity(graph, _directory_partition(list(graph.nodes)), weight="weight")

@@ -27,29 +27,11 @@ naming the kinds, never the value; `allow` stores the text as given.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from kenning.core.errors import InvalidInput
 
@@ -67,28 +49,39 @@ class SecretRejected(InvalidInput):
     """The text holds a secret and the policy is `reject` (the message names kinds, never values)."""
 
 
-# -- detect-secrets plugins: (plugin class, our kind, validity filter) -------------------
-_PLUGINS: tuple[tuple[type, str], ...] = (
-    (AWSKeyDetector, "aws-key"),
-    (GitHubTokenDetector, "github-token"),
-    (GitLabTokenDetector, "gitlab-token"),
-    (OpenAIDetector, "openai-key"),
-    (SlackDetector, "slack-token"),
-    (StripeDetector, "stripe-key"),
-    (JwtTokenDetector, "jwt"),
-    (BasicAuthDetector, "url-password"),
-    (PrivateKeyDetector, "private-key"),
-    (NpmDetector, "npm-token"),
-    (PypiTokenDetector, "pypi-token"),
-    (SendGridDetector, "sendgrid-key"),
-    (TwilioKeyDetector, "twilio-key"),
-    (DiscordBotTokenDetector, "discord-token"),
-    (MailchimpDetector, "mailchimp-key"),
-    (TelegramBotTokenDetector, "telegram-token"),
-    (AzureStorageKeyDetector, "azure-storage-key"),
-    (SquareOAuthDetector, "square-secret"),
+# -- detect-secrets plugins: (module, class, our kind), imported at the first scan ----------
+_PLUGIN_NAMES: tuple[tuple[str, str, str], ...] = (
+    ("aws", "AWSKeyDetector", "aws-key"),
+    ("github_token", "GitHubTokenDetector", "github-token"),
+    ("gitlab_token", "GitLabTokenDetector", "gitlab-token"),
+    ("openai", "OpenAIDetector", "openai-key"),
+    ("slack", "SlackDetector", "slack-token"),
+    ("stripe", "StripeDetector", "stripe-key"),
+    ("jwt", "JwtTokenDetector", "jwt"),
+    ("basic_auth", "BasicAuthDetector", "url-password"),
+    ("private_key", "PrivateKeyDetector", "private-key"),
+    ("npm", "NpmDetector", "npm-token"),
+    ("pypi_token", "PypiTokenDetector", "pypi-token"),
+    ("sendgrid", "SendGridDetector", "sendgrid-key"),
+    ("twilio", "TwilioKeyDetector", "twilio-key"),
+    ("discord", "DiscordBotTokenDetector", "discord-token"),
+    ("mailchimp", "MailchimpDetector", "mailchimp-key"),
+    ("telegram_token", "TelegramBotTokenDetector", "telegram-token"),
+    ("azure_storage_key", "AzureStorageKeyDetector", "azure-storage-key"),
+    ("square_oauth", "SquareOAuthDetector", "square-secret"),
 )
-_FILTERS = {"jwt": JwtTokenDetector.is_formally_valid}
+_FILTERS = {"jwt": "is_formally_valid"}  # kind -> the plugin's validity check
+
+
+@functools.cache
+def _plugins() -> tuple[tuple[type, str], ...]:
+    """detect-secrets' detectors, imported at the first scan: the package pulls in `requests`
+    (~80 ms of imports on a quiet machine), which a CLI listing memories or a starting daemon
+    never needs."""
+    from importlib import import_module
+
+    return tuple((getattr(import_module(f"detect_secrets.plugins.{module}"), name), kind)
+                 for module, name, kind in _PLUGIN_NAMES)
 
 # -- our rules: (kind, regex, group whose span is the secret; 0 = whole match) -----------
 _SECRET_NAME = (  # the name must END in the secret word: GITHUB_TOKEN yes, tokens / authors no
@@ -129,8 +122,8 @@ class Finding:
 
 
 def _plugin_findings(text: str) -> Iterable[Finding]:
-    for plugin, kind in _PLUGINS:
-        valid = _FILTERS.get(kind)
+    for plugin, kind in _plugins():
+        valid = getattr(plugin, _FILTERS[kind]) if kind in _FILTERS else None
         for regex in plugin.denylist:
             for match in regex.finditer(text):
                 group = next((i for i in range(1, (match.lastindex or 0) + 1) if match.group(i)), 0)

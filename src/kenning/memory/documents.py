@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import httpcore
-from bs4 import BeautifulSoup
 
 from kenning.codegraph.chunking import chunk_code
 from kenning.core import secrets
@@ -64,6 +63,8 @@ def content_type_allowed(content_type: str) -> bool:
 
 def html_to_text(html: str) -> tuple[str, str | None]:
     """(plain text, page title or None) from an HTML document."""
+    from bs4 import BeautifulSoup  # imported here: the daemon's start-up and the CLI never need it
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     for tag in soup(["script", "style", "noscript", "template", "head"]):
