@@ -86,3 +86,51 @@ def test_policies():
     assert protect("plain words", "reject") == "plain words"
     nested = {"env": {"token": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "n": 3, "l": ["x"]}
     assert "ghp_" not in str(protect_value(nested, "redact")) and protect_value(nested, "redact")["n"] == 3
+
+
+# -- issue 26: bare AWS secret keys, id:secret pairs, high-entropy tokens in assignment position --
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize("text", [
+    f"deploy billing with key AKIAIOSFODNN7EXAMPLE and secret {AWS_SECRET} from the vault",
+    f"the secret is {AWS_SECRET}",
+    f"Secret key: '{AWS_SECRET}'",
+    f"{AWS_SECRET} belongs to ASIAY34FZKBOKMUTVV7A",  # the id after the key
+    f"AKIAIOSFODNN7EXAMPLE\n{AWS_SECRET}",
+])
+def test_a_bare_aws_secret_access_key_is_redacted(text):
+    out = redact(text)
+    assert AWS_SECRET not in out and "wJalrXUtnFEMI" not in out and "[REDACTED:aws-secret-key]" in out, out
+
+
+def test_an_id_secret_pair_keeps_no_half():
+    out = redact(f"creds AKIAIOSFODNN7EXAMPLE:{AWS_SECRET} in ci")
+    assert out == "creds [REDACTED:aws-key]:[REDACTED:aws-secret-key] in ci"
+    out = redact("push as ghp_abcdefghijklmnopqrstuvwxyz0123456789:hunter2hunter2 now")
+    assert "hunter2" not in out and "ghp_" not in out
+
+
+@pytest.mark.parametrize("text,token", [
+    ("DEPLOY_SIGNING=Qm9yZWFsaXMxMjM0NTY3ODkwYWJjZGVmZ2hpams", "Qm9yZWFsaXMx"),
+    ('config = {"signing": "x7Hq2LmN9pRt4VwZ8bYc3DfG6jKs1QaE"}', "x7Hq2LmN9pRt"),
+    ("webhook: Zk3Jd9sLq2Wm8XnB4vC7tR1yH6pE0aUo", "Zk3Jd9sLq2Wm"),
+])
+def test_a_high_entropy_token_in_assignment_position_is_redacted(text, token):
+    out = redact(text)
+    assert token not in out and "[REDACTED:secret]" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    f"a 40-character word run like {'Abcdefghij' * 4} is not near any key id or secret label",
+    "commit = 3f8c0d2a9e7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",  # a hex digest
+    "session_id: 2dfefa37-cf79-444c-8a99-5345a888fd83",
+    '"id": "msg_01AbCdEfGhIjKlMnOpQrStUv", "tool_use_id": "toolu_01Ab9CdEfGh2IjKlMn3OpQr"',
+    '"requestId": "req_011CUabcDEF123ghiJKL456", "signature": "EqQBCkYIBxgCKkBabc123XYZdefGHI456"',
+    "handler = createUserSessionHandlerFactory in src/app/handlers.py",
+    "model = all-MiniLM-L6-v2-int8; image: ghcr.io/kenning/app:sha-3f8c0d2a9e7b6c5",
+    "path: src/kenning/sessions/recovery_helpers_module.py",
+    "see https://x.com/img?q=tbn:ANd9GcQiyDMnkQOmMQNKQfQDDRQlTRpNME7oy0xNlcHjLYB8n&usqp=CAU",
+])
+def test_identifiers_digests_and_urls_are_not_secrets(text):
+    assert redact(text) == text and scan(text) == []

@@ -12,7 +12,14 @@ or match only in part (each tested in tests/core/test_secrets.py):
 - `private-key`: a whole PEM / OpenSSH / PGP private-key block, BEGIN to END (or to the end);
 - `openai-key` / `anthropic-key`: today's `sk-proj-…`, `sk-…` and `sk-ant-…` keys;
 - `google-api-key` (`AIza…`), `github-token` (`github_pat_…`, and `gh?_` of any length ≥ 30);
-- `aws-secret-key`: `aws_secret_access_key = <40 chars>` unquoted;
+- `aws-secret-key`: `aws_secret_access_key = <40 chars>` unquoted, and a bare 40-character
+  base64 key (mixed case and a digit) within 200 characters after an access key id (`AKIA…`,
+  `ASIA…`; 100 before) or right after a `secret` label ("with secret wJalr…");
+- `<credential>:<secret>` pairs: whatever follows a detected credential after a colon
+  (`AKIA…:wJalr…`) goes with it, so no half is kept;
+- `secret` (high entropy): a token of 24+ characters mixing upper case, lower case and digits
+  with at least 4 bits of entropy a character, in assignment position (`NAME = tok`,
+  `name: tok`) whatever the name; hex digests, file paths and slashed paths are left alone;
 - `url-password`: the password of `scheme://user:password@host`;
 - `bearer-token`: `Authorization: …` headers and `Bearer …` / `token …` credentials;
 - `password` / `secret`: `NAME=value` or `NAME: value` where NAME ends in a secret word
@@ -28,6 +35,7 @@ naming the kinds, never the value; `allow` stores the text as given.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -106,6 +114,25 @@ _RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
         r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot)\s+)?([^\s\"',;]{8,})"), 1),
     ("bearer-token", re.compile(r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9\-._~+/]{16,}=*)"), 1),
 )
+# a bare AWS secret access key: 40 base64 characters (upper, lower and a digit or / +), found
+# near an access key id or right after a `secret` label ("with secret wJalr…", "secret key: …")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")
+_BASE64_40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_SECRET_LABEL = re.compile(
+    r"(?i)\bsecret(?:[ _\-]?access)?(?:[ _\-]?key)?\b[\"']?\s*(?:[:=]|\bis\b|\bwas\b)?\s*[\"'`]?\Z")
+AWS_ID_WINDOW = 200  # characters after (or half of it before) an access key id searched for its secret
+# `<credential>:<secret>` (AKIA…:wJalr…, user-token:password): the part after the colon goes too
+_PAIR_TAIL = re.compile(r":([^\s\"'`,;:@/]{8,})")
+# a high-entropy token in assignment position (`NAME = tok`, `name: tok`, `"name": "tok"`),
+# whatever the name: 24+ characters mixing upper case, lower case and digits, >= 4 bits a character
+_ASSIGN_ANY = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_.\-]*)[\"']?\s*(?::|=|:=)\s*[\"']?([A-Za-z0-9+/_\-]{24,}={0,2})(?![A-Za-z0-9+/_\-=])")
+# names whose values are identifiers, not credentials (message / tool-call / request ids, digests)
+_ID_NAME = re.compile(r"(?i)(?:id|ids|uuid|hash|sha\d*|digest|etag|checksum|signature|commit|revision|version)$")
+# `msg_01…`, `toolu_01…`, `req_01…`, `chatcmpl-…`: prefixed ids (prefixed keys have their own rules)
+_PREFIXED_ID = re.compile(r"^[a-z]{2,10}[_\-][A-Za-z0-9]+$")
+_HEX = re.compile(r"^[0-9a-fA-F\-]+$")
+MIN_ENTROPY_BITS = 4.0
 _ASSIGN_EQ = re.compile(r"(?i)\b(" + _SECRET_NAME + r")[\"']?\s*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;}\]\"']+)")
 _ASSIGN_COLON = re.compile(r"(?i)\b(" + _SECRET_NAME + r")[\"']?\s*:\s*(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;}\]\"']+)")
 _PASSWORD_NAME = re.compile(r"(?i)passw(?:or)?d|passwd|pwd$")
@@ -155,6 +182,60 @@ def _assignment_findings(text: str) -> Iterable[Finding]:
             yield Finding(kind, start, start + len(inner))
 
 
+def _mixed(token: str) -> bool:
+    """Upper case, lower case and a digit (or / +): a key, not a word, a hex digest or a constant."""
+    return (any(c.isupper() for c in token) and any(c.islower() for c in token)
+            and any(c.isdigit() or c in "/+" for c in token))
+
+
+def entropy(token: str) -> float:
+    """Shannon entropy of `token` in bits per character."""
+    if not token:
+        return 0.0
+    counts: dict[str, int] = {}
+    for c in token:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(token)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _aws_secret_findings(text: str) -> Iterable[Finding]:
+    ids = [m.span() for m in _AWS_KEY_ID.finditer(text)]
+    for match in _BASE64_40.finditer(text):
+        token = match.group(0)
+        if not _mixed(token) or _FILE_PATH.fullmatch(token):
+            continue
+        start, end = match.span()
+        near_id = any(id_end <= start <= id_end + AWS_ID_WINDOW or end <= id_start <= end + AWS_ID_WINDOW // 2
+                      for id_start, id_end in ids)
+        if near_id or _SECRET_LABEL.search(text[max(0, start - 40):start]):
+            yield Finding("aws-secret-key", start, end)
+
+
+def _in_url(text: str, pos: int) -> bool:
+    """Whether `pos` is inside a URL (a query string is no assignment; URL passwords have their rule)."""
+    before = text[max(0, pos - 2000):pos].split()
+    return bool(before) and "://" in before[-1] and not text[pos - 1:pos].isspace()
+
+
+def _high_entropy_findings(text: str) -> Iterable[Finding]:
+    for match in _ASSIGN_ANY.finditer(text):
+        token = match.group(2).rstrip("=")
+        if (not _mixed(token) or _HEX.match(token) or entropy(token) < MIN_ENTROPY_BITS or _ID_NAME.search(match.group(1))
+                or _PREFIXED_ID.match(token) or _FILE_PATH.fullmatch(token) or token.count("/") >= 2
+                or _in_url(text, match.start())):
+            continue
+        yield Finding("secret", match.start(2), match.end(2))
+
+
+def _pair_tails(text: str, findings: list[Finding]) -> Iterable[Finding]:
+    for f in findings:
+        if text.startswith(":", f.end):
+            tail = _PAIR_TAIL.match(text, f.end)
+            if tail and not tail.group(1).startswith(MARKER_PREFIX):
+                yield Finding(f.kind, tail.start(1), tail.end(1))
+
+
 def scan(text: str) -> list[Finding]:
     """Every secret in `text`, in order, overlapping matches merged (the specific kind wins)."""
     if not text or not isinstance(text, str):
@@ -168,6 +249,12 @@ def scan(text: str) -> list[Finding]:
             if end > start and not text.startswith(MARKER_PREFIX, start):
                 found.append((1, Finding(kind, start, end)))
     for f in _assignment_findings(text):
+        found.append((2, f))
+    for f in _aws_secret_findings(text):
+        found.append((1, f))
+    for f in _high_entropy_findings(text):
+        found.append((3, f))
+    for f in list(_pair_tails(text, [f for _, f in found])):
         found.append((2, f))
     merged: list[tuple[int, Finding]] = []
     for prio, f in sorted(found, key=lambda pf: (pf[1].start, pf[0], -pf[1].end)):
