@@ -1,4 +1,5 @@
-"""`kenning connect claude-code|mcp`: install, inspect or remove kenning in a harness's config."""
+"""`kenning connect claude-code|codex|gemini|opencode|cursor|mcp`: install, inspect or remove kenning in a
+harness's config."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ import typer
 
 from kenning.cli.context import console, fail, settings
 from kenning.cli.ingest import ingest_git
+from kenning.cli.memory import backend as memory_backend
 from kenning.core.config import default_home, load_settings
 from kenning.core.errors import ConfigError, KenningError
 from kenning.hooks.install import (
     InstallError, install_claude_code, install_mcp, mcp_config, uninstall_claude_code, uninstall_mcp,
 )
+from kenning.hooks.adapters.hookrun import project_of
+from kenning.hooks.connectors import codex as codex_connector
+from kenning.hooks.connectors import cursor as cursor_connector
+from kenning.hooks.connectors import gemini as gemini_connector
+from kenning.hooks.connectors import opencode as opencode_connector
 from kenning.hooks.plugin import enabled_plugin
 from kenning.memory.git_history import open_repository
 
@@ -114,6 +121,94 @@ def mcp(
     except (InstallError, OSError) as exc:
         fail(str(exc), code=2)
     console.print(outcome.message, highlight=False, soft_wrap=True)
+
+
+def _scope(project: bool, user: bool) -> Optional[Path]:
+    """The project folder (--project: the current directory), or None for the user's config."""
+    if project and user:
+        fail("choose one of --project and --user", code=2)
+    return Path.cwd() if project else None
+
+
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+_PROJECT = typer.Option(False, "--project", help="This project's config (in the current directory).")
+_USER = typer.Option(False, "--user", help="Your user config (the default).")
+_UNINSTALL = typer.Option(False, "--uninstall", help="Remove kenning (restores the original).")
+
+
+@connect_app.command("codex")
+def codex(
+    project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UNINSTALL,
+    trust_only: bool = typer.Option(False, "--trust", help="Only record the installed hooks as trusted."),
+    codex_bin: Optional[str] = typer.Option(None, "--codex", help="The codex executable (default: on PATH)."),
+) -> None:
+    """Install Codex CLI hooks ($CODEX_HOME/hooks.json or .codex/hooks.json) and record them as trusted.
+
+    Codex skips hooks it does not trust; trust is recorded in $CODEX_HOME/config.toml with the
+    hashes `codex app-server` reports. Codex has no session-end event: kenning ends a Codex
+    session once it has been idle (sessions.stale_after_minutes) after its last turn."""
+    scope = _scope(project, user)
+    try:
+        if uninstall:
+            _say(codex_connector.uninstall(scope))
+        elif trust_only:
+            _say(codex_connector.trust_messages(scope, codex_bin))
+        else:
+            _say(codex_connector.install(scope, setup_env(), codex_bin))
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+
+
+@connect_app.command("gemini")
+def gemini(project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UNINSTALL) -> None:
+    """Install Gemini CLI hooks (~/.gemini/settings.json or .gemini/settings.json): SessionStart,
+    BeforeAgent, AfterTool, AfterAgent, PreCompress, SessionEnd (timeouts in milliseconds)."""
+    scope = _scope(project, user)
+    try:
+        _say(gemini_connector.uninstall(scope) if uninstall else gemini_connector.install(scope, setup_env()))
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+
+
+@connect_app.command("opencode")
+def opencode(project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UNINSTALL) -> None:
+    """Install the kenning plugin for OpenCode (~/.config/opencode/plugins/kenning.js or
+    .opencode/plugins/kenning.js): a dependency-free file that sends OpenCode's events to kenning
+    and adds the memories to the system prompt; a session ends when OpenCode goes idle."""
+    scope = _scope(project, user)
+    try:
+        _say(opencode_connector.uninstall(scope) if uninstall else opencode_connector.install(scope, setup_env()))
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+
+
+@connect_app.command("cursor")
+def cursor(
+    project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UNINSTALL,
+    rules_only: bool = typer.Option(False, "--rules", help="Only rewrite .cursor/rules/kenning.mdc."),
+    project_name: Optional[str] = typer.Option(None, "--name", help="The kenning project (default: this folder's)."),
+) -> None:
+    """Add the kenning MCP server to Cursor (.cursor/mcp.json or ~/.cursor/mcp.json) and write this
+    project's standing rules to .cursor/rules/kenning.mdc (rerun with --rules to refresh them)."""
+    scope = _scope(project, user)
+    here = Path.cwd()
+    try:
+        if uninstall:
+            _say(cursor_connector.uninstall(scope, here))
+            return
+        if not rules_only:
+            _say(cursor_connector.install(scope, setup_env()))
+        name = project_name or project_of(str(here)) or here.name
+        with memory_backend() as b:
+            found = [m for kind in cursor_connector.RULE_TYPES
+                     for m in b.list(limit=1000, offset=0, project=name, type=kind)["items"]]
+        _say([cursor_connector.write_rules(here, name, cursor_connector.standing(found)).message])
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import sys
 
+HARNESS_HOOKS = {  # `kenning hook <harness> <event>`: the harness's adapter module (Claude Code: `kenning hook <event>`)
+    "codex": "kenning.hooks.adapters.codex",
+    "gemini": "kenning.hooks.adapters.gemini",
+    "opencode": "kenning.hooks.adapters.opencode",
+}
+
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook" and not {"--help", "-h"} & set(sys.argv[2:]):
+        if len(sys.argv) > 2 and sys.argv[2] in HARNESS_HOOKS:  # `kenning hook codex|gemini|opencode <event>`
+            from importlib import import_module
+
+            sys.exit(import_module(HARNESS_HOOKS[sys.argv[2]]).main(sys.argv[3:]))
         from kenning.hooks.claude_code import main as hook_main
         from kenning.hooks.plugin import plugin_defers
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from kenning.core.events import Harness, ToolResult, TranscriptReading, Turn, strip_harness_text
 from kenning.core.telemetry import log_event
+from kenning.sessions.harness_transcripts import read_harness_transcript
 
 __all__ = ["Turn", "parse_transcript", "read_transcript", "last_assistant_text", "CLAUDE_HARNESS_TYPES"]
 
@@ -190,6 +191,11 @@ def _jsonl(lines: list[str]) -> TranscriptReading | None:
         entries.append(entry)
     if not entries:
         return None
+    other = read_harness_transcript(entries)  # Codex rollout, Gemini CLI chats, OpenCode messages
+    if other is not None:
+        if bad:
+            other.skipped["undecodable-line"] = bad
+        return other
     claude = _ClaudeReader()
     generic = TranscriptReading(format="jsonl")
     is_claude = any(e.get("type") in CLAUDE_HARNESS_TYPES or "sessionId" in e or "uuid" in e for e in entries)

@@ -82,6 +82,16 @@ def strip_blocks(text: str) -> str:
     return strip_harness_text(text).strip()
 
 
+def neutral_tool(tools: dict[str, str], arg_names: dict[str, str], name: str | None,
+                 args: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """A harness's tool call in the names kenning's observer reads (Claude Code's: Bash, Read,
+    Edit, Write, Grep, Glob …; `file_path`, `old_string` …); names not in the tables stay."""
+    renamed = tools.get(name or "", name)
+    if not isinstance(args, dict):
+        return renamed, None
+    return renamed, {arg_names.get(k, k): v for k, v in args.items()}
+
+
 def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, dict[str, Any], Context], list],
            render: Callable[[str, dict[str, Any]], str], carries: frozenset[str] = frozenset(),
            environ: dict[str, str] | None = None) -> str:

@@ -1,0 +1,105 @@
+"""Gemini CLI hooks (`kenning hook gemini <Event>`, installed by `kenning connect gemini`).
+
+Gemini CLI 0.61 sends session_id, transcript_path (its chats JSONL under `~/.gemini/tmp`), cwd,
+hook_event_name and per event: `source` (SessionStart), `prompt` (BeforeAgent — with the
+SessionStart context prepended as `<hook_context>…</hook_context>`, which is cut off here),
+tool_name / tool_input / tool_response {llmContent, returnDisplay, error?} (AfterTool),
+`prompt_response` (AfterAgent), `trigger` (PreCompress), `reason` (SessionEnd). It reads
+`hookSpecificOutput.additionalContext`: SessionStart's is prepended to the user turn,
+BeforeAgent's is an extra part of it, AfterTool's is appended to the tool's response.
+
+A shell command that exits non-zero is not an error to Gemini CLI (its llmContent says
+`Exit Code: N`); it is a failed tool here, like a tool response with an `error`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from kenning.hooks.adapters import hookrun
+from kenning.hooks.adapters.hookrun import Context, inject_of, neutral_tool, project_of, string, strip_blocks
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HARNESS = "gemini"
+INJECTING = {"SessionStart", "BeforeAgent", "AfterTool"}
+CARRIES = frozenset({"SessionEnd"})
+_WRAPPER = re.compile(r"</?untrusted_context>")
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+MAX_OUTPUT_CHARS = 8000
+# Gemini CLI's tool names → the names kenning's observer reads (Claude Code's); arguments renamed alike
+TOOLS = {"run_shell_command": "Bash", "read_file": "Read", "read_many_files": "Read", "write_file": "Write",
+         "replace": "Edit", "glob": "Glob", "search_file_content": "Grep", "grep_search": "Grep", "grep": "Grep",
+         "list_directory": "LS", "web_fetch": "WebFetch", "google_web_search": "WebSearch"}
+ARGS = {"absolute_path": "file_path", "path": "path", "dir_path": "path"}
+
+
+
+def tool_outcome(response: Any) -> tuple[str, str | None]:
+    """(the tool's output, its error or None) from Gemini CLI's `tool_response`."""
+    if not isinstance(response, dict):
+        return (str(response) if response else ""), None
+    content = response.get("llmContent")
+    output = content if isinstance(content, str) else json.dumps(content, default=str) if content else ""
+    output = _WRAPPER.sub("", output).strip()  # Gemini CLI marks tool output as untrusted; so does kenning
+    error = response.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        return output, str(message or "tool error")
+    match = _EXIT_CODE.search(output)
+    if match and int(match.group(1)) != 0:
+        return output, f"exit code {match.group(1)}: {output[-2000:]}"
+    return output, None
+
+
+def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+    key = string(payload, "session_id")
+    if not key or not key.strip():
+        return []
+    cwd = string(payload, "cwd")
+    transcript_path = string(payload, "transcript_path")
+    if event == "SessionStart":
+        return [("/api/hooks/session-start", {
+            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd,
+            "source": string(payload, "source") or "startup", "transcript_path": transcript_path,
+        })]
+    if event == "BeforeAgent":
+        prompt = strip_blocks(string(payload, "prompt") or "")
+        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+    if event == "AfterTool":
+        output, error = tool_outcome(payload.get("tool_response"))
+        name, args = neutral_tool(TOOLS, ARGS, string(payload, "tool_name"), payload.get("tool_input"))
+        body: dict[str, Any] = {
+            "session_key": key, "harness": HARNESS, "tool_name": name, "tool_input": args,
+            "tool_response": output[:MAX_OUTPUT_CHARS], "cwd": cwd,
+        }
+        if error:
+            body["is_error"] = True
+            body["error"] = error[:MAX_OUTPUT_CHARS]
+        return [("/api/hooks/post-tool-use", body)]
+    if event == "AfterAgent":
+        from kenning.hooks.claude_code import parse_feedback
+
+        scores = parse_feedback(string(payload, "prompt_response"))
+        return [("/api/hooks/feedback", {"session_key": key, "memory_feedback": scores})] if scores else []
+    if event == "PreCompress":  # a checkpoint only: Gemini CLI asks before most model calls, mid-exchange,
+        # and its chats file keeps every message through a compression (session end reads them all)
+        return [("/api/hooks/pre-compaction", {"session_key": key, "trigger": string(payload, "trigger") or "compact"})]
+    if event == "SessionEnd":
+        return [("/api/hooks/session-end", {
+            "session_key": key, "transcript": ctx.whole(transcript_path), "reason": string(payload, "reason")})]
+    return []
+
+
+def render(event: str, answer: dict[str, Any]) -> str:
+    inject = inject_of(answer)
+    if event not in INJECTING or not inject:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}})
+
+
+def main(argv: list[str]) -> int:
+    return hookrun.main(HARNESS, argv, requests, render, CARRIES)

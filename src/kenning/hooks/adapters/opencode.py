@@ -1,0 +1,91 @@
+"""OpenCode events (`kenning hook opencode <event>`, run by the plugin `kenning connect opencode`
+writes; see hooks/connectors/opencode_plugin.js for what it sends).
+
+- session.created → session-start (the plugin calls it before the session's first prompt).
+- chat.message → user-prompt-submit (`prompt`: the user's text parts, synthetic parts left out).
+- tool.execute.after → post-tool-use; a failure is `metadata.exit` non-zero (bash) or an
+  `error` in the metadata.
+- session.compacted → pre-compaction.
+- session.idle → session-end; `messages` is OpenCode's own message list for the session
+  (`client.session.messages`), sent on as the transcript, one `{"info", "parts"}` per line
+  (read by kenning.sessions.harness_transcripts).
+
+What the plugin prints back: `{"additionalContext": text}`; it adds it to the system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kenning.hooks.adapters import hookrun
+from kenning.hooks.adapters.hookrun import Context, inject_of, neutral_tool, project_of, string, strip_blocks
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HARNESS = "opencode"
+INJECTING = {"session.created", "chat.message", "tool.execute.after"}
+CARRIES = frozenset({"session.idle"})
+MAX_OUTPUT_CHARS = 8000
+# OpenCode's tool names → the names kenning's observer reads (Claude Code's); camelCase arguments renamed
+TOOLS = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "multiedit": "MultiEdit",
+         "patch": "Edit", "grep": "Grep", "glob": "Glob", "list": "LS", "webfetch": "WebFetch",
+         "todowrite": "TodoWrite", "todoread": "TodoRead", "task": "Task"}
+ARGS = {"filePath": "file_path", "oldString": "old_string", "newString": "new_string", "replaceAll": "replace_all"}
+
+
+
+def messages_as_jsonl(messages: Any) -> str | None:
+    """OpenCode's messages, one `{"info", "parts"}` object per line (None when there are none)."""
+    if not isinstance(messages, list):
+        return None
+    rows = [json.dumps({"info": m.get("info"), "parts": m.get("parts")}, ensure_ascii=False, default=str)
+            for m in messages if isinstance(m, dict) and isinstance(m.get("info"), dict)]
+    return "\n".join(rows) + "\n" if rows else None
+
+
+def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+    key = string(payload, "session_id")
+    if not key or not key.strip():
+        return []
+    cwd = string(payload, "cwd")
+    if event == "session.created":
+        return [("/api/hooks/session-start", {
+            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd, "source": "startup"})]
+    if event == "chat.message":
+        prompt = strip_blocks(string(payload, "prompt") or "")
+        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+    if event == "tool.execute.after":
+        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+        output = payload.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, default=str) if output else ""
+        exit_code = metadata.get("exit")
+        name, args = neutral_tool(TOOLS, ARGS, string(payload, "tool"), payload.get("args"))
+        body: dict[str, Any] = {
+            "session_key": key, "harness": HARNESS, "tool_name": name, "tool_input": args,
+            "tool_response": {"output": text[:MAX_OUTPUT_CHARS],
+                              **({"exit_code": exit_code} if isinstance(exit_code, int) else {})},
+            "cwd": cwd, "tool_use_id": string(payload, "call_id"),
+        }
+        error = metadata.get("error")
+        if (isinstance(exit_code, int) and exit_code != 0) or error:
+            body["is_error"] = True
+            body["error"] = (str(error) if error else f"exit code {exit_code}: {text[-2000:]}")[:MAX_OUTPUT_CHARS]
+        return [("/api/hooks/post-tool-use", body)]
+    if event == "session.compacted":
+        return [("/api/hooks/pre-compaction", {"session_key": key, "trigger": "compact"})]
+    if event == "session.idle":
+        return [("/api/hooks/session-end", {
+            "session_key": key, "transcript": messages_as_jsonl(payload.get("messages")),
+            "reason": string(payload, "reason") or "idle"})]
+    return []
+
+
+def render(event: str, answer: dict[str, Any]) -> str:
+    inject = inject_of(answer)
+    return json.dumps({"additionalContext": inject}) if event in INJECTING and inject else ""
+
+
+def main(argv: list[str]) -> int:
+    return hookrun.main(HARNESS, argv, requests, render, CARRIES)
