@@ -1,0 +1,112 @@
+"""kenning in the real OpenCode (npm opencode-ai, pinned in tests/harness/clis.py), headless
+against a scripted chat-completions server: `kenning connect opencode` writes a dependency-free
+plugin (OpenCode installs no package for it), the memories reach the model's system prompt, tool
+steps (a failing bash command too) reach the observer, `session.idle` ends the session with its
+episodes and no harness text, OpenCode goes on when the daemon is down, and uninstall leaves the
+config folder as it was, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+from tests.harness.chat_server import OPENCODE_ENV, ChatServer, opencode_config
+from tests.harness.clis import require_cli
+from tests.harness.kenning_checks import (
+    assert_no_harness_text, bare_env, connect, episodes, observed, remember, session_of, stored_texts,
+)
+from tests.harness.scripted import tool
+
+FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
+
+
+@pytest.fixture(scope="module")
+def opencode_bin() -> Path:
+    return require_cli("opencode")
+
+
+def setup_home(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    home, work = tmp_path / "home", tmp_path / name
+    (home / ".config" / "opencode").mkdir(parents=True)
+    work.mkdir()
+    return home, work
+
+
+def run_opencode(opencode_bin: Path, home: Path, work: Path, server: ChatServer, prompt: str) -> subprocess.CompletedProcess:
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.write_text(json.dumps(opencode_config(server.url)))
+    try:  # OpenCode takes its directory from PWD
+        return subprocess.run([str(opencode_bin), "run", prompt], cwd=work, capture_output=True, text=True, timeout=240,
+                              env=bare_env(HOME=str(home), PWD=str(work), **OPENCODE_ENV))
+    finally:
+        config.unlink()
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
+
+
+def test_memories_reach_opencode_and_its_session_is_stored(opencode_bin, daemon, tmp_path):
+    home, work = setup_home(tmp_path, "proj-opencode-flow")
+    connect("opencode", daemon=daemon, HOME=str(home))
+    rule = "Deploy the opencode flow service with scripts/ship.sh, never with make deploy"
+    fact = "The billing queue of the opencode flow service drains through worker pool opool-2"
+    remember(daemon, rule, "proj-opencode-flow")
+    remember(daemon, fact, "proj-opencode-flow", type="fact", confidence=0.5)
+
+    with ChatServer() as server:
+        server.script(tool("bash", command=FAILS_ONCE, description="run the tests"),
+                      tool("bash", command=FAILS_ONCE, description="run the tests again"),
+                      "The billing queue drains through opool-2.")
+        done = run_opencode(opencode_bin, home, work, server, "Which worker pool drains the billing queue?")
+    assert done.returncode == 0, done.stderr[-2000:]
+    agent_calls = server.model_requests()
+    assert len(agent_calls) == 3
+    system = [m["content"] for m in agent_calls[0].body["messages"] if m["role"] == "system"]
+    assert any(rule in text for text in system), "session start's memories did not reach the system prompt"
+    assert any(fact in text for text in system), "the prompt's memories did not reach the system prompt"
+    modules = home / ".config" / "opencode" / "node_modules"
+    assert [p.name for p in modules.iterdir()] == [".kenning"]  # OpenCode installed no package
+
+    session = session_of(daemon, "proj-opencode-flow", "opencode")
+    seen = observed(daemon, session["session_key"])
+    assert seen["finished"]["tool_calls"] == 2  # session.idle ended it
+    assert [s for s in seen["signals"] if s["signal_class"] == "error_retry"]  # the failure, then the fix
+
+    stored = episodes(daemon, session["session_key"])
+    assert any("Which worker pool drains the billing queue?" in e and "drains through opool-2" in e for e in stored)
+    assert_no_harness_text(stored_texts(daemon, session["session_key"]))
+
+
+def test_uninstall_leaves_the_config_folder_as_it_was(daemon, tmp_path):
+    home, _ = setup_home(tmp_path, "proj-opencode-install")
+    folder = home / ".config" / "opencode"
+    (folder / "opencode.json").write_text('{\n  "theme": "tokyonight"\n}\n')
+    before = snapshot(folder)
+    connect("opencode", daemon=daemon, HOME=str(home))
+    plugin = folder / "plugins" / "kenning.js"
+    source = plugin.read_text()
+    assert "import " not in source.replace('import { spawn } from "node:child_process";', "")  # built-ins only
+    assert f'"KENNING_PORT": "{daemon.port}"' in source
+    installed = snapshot(folder)
+    connect("opencode", daemon=daemon, HOME=str(home))
+    assert snapshot(folder) == installed  # idempotent
+    connect("opencode", "--uninstall", daemon=daemon, HOME=str(home))
+    assert snapshot(folder) == before
+
+
+def test_opencode_goes_on_when_the_daemon_is_down(opencode_bin, tmp_path):
+    home, work = setup_home(tmp_path, "proj-opencode-down")
+    kenning_home = tmp_path / "kenning-home"
+    connect("opencode", port=free_port(), KENNING_HOME=str(kenning_home), HOME=str(home))
+    with ChatServer() as server:
+        server.script(tool("bash", command="echo hi", description="say hi"), "done")
+        done = run_opencode(opencode_bin, home, work, server, "say hi")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "done" in done.stdout
+    assert len(server.model_requests()) == 2
+    assert list((kenning_home / "spool").glob("*.json"))  # kept for the daemon's next start
