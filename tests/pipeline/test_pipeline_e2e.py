@@ -147,18 +147,21 @@ def test_decision_language_is_protected_at_remember_time(make_kenning):
 
 
 def test_controlled_write_mode_blocks_update_and_gates_low_confidence(make_kenning):
-    k = make_kenning(pipeline={"autonomous": {"allow_update_delete": False}})
+    # the gate at 0.75: a decision the user states (0.75) passes, a plain stated fact (0.7) does not
+    k = make_kenning(pipeline={"autonomous": {"allow_update_delete": False}, "extraction": {"min_confidence": 0.75}})
     old = k.remember(MemoryDraft(content="The billing service uses MySQL.", project="p"))
     drain(k)
     src = k.remember(MemoryDraft(content=(
-        "We switched the billing service from MySQL to PostgreSQL. The invoices API is written in Go. "
-        "Maybe the cache is Redis, not sure."), project="p"))
+        "We switched the billing service from MySQL to PostgreSQL. We decided to deploy the invoices API on "
+        "Kubernetes. The invoices API is written in Go. Maybe the cache is Redis, not sure."), project="p"))
     drain(k)
     assert k.get(old.id).superseded_by is None
-    outcome = {(a["action"], a["outcome"], a["reason"]) for a in proposals(k, src.id)}
+    audit = proposals(k, src.id)
+    outcome = {(a["action"], a["outcome"], a["reason"]) for a in audit}
     assert ("UPDATE", "blocked", "update_delete_not_allowed") in outcome
     assert ("ADD", "created", "applied") in outcome
     assert ("ADD", "skipped", "low_fact_confidence") in outcome
+    assert not any("Maybe" in (a.get("fact") or "") for a in audit)  # a hedge is no claim: never proposed
 
 
 def test_token_budget_stops_llm_calls_and_jobs_wait(make_kenning, fake_llm):

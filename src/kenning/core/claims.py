@@ -57,6 +57,14 @@ def _cue_text(text: str) -> str:
     return own_words(_CODE.sub(" CODE ", text))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`]?[A-Z0-9])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """A light sentence split (ends of sentences and lines) for callers without the full splitter."""
+    return [s.strip() for s in _SENTENCE_END.split(text or "") if s.strip()]
+
+
 # -- rejection cues ---------------------------------------------------------------------------------
 _HEDGE = re.compile(
     r"\b(?:maybe|might|perhaps|probably|possibly|presumably|(?:un)?likely|apparently|arguably|i think|i thought"
@@ -153,7 +161,7 @@ _WORD = re.compile(r"[A-Za-z0-9_'=<>*.@:+/-]+")
 RULE_CONFIDENCE = {
     "user-decision": 0.85, "user-rule": 0.8, "user-imperative": 0.75, "user-preference": 0.75, "user-gotcha": 0.7,
     "answer-to-question": 0.72, "accepted-recap": 0.75, "accepted-statement": 0.72,
-    "stated-decision": 0.75, "stated-rule": 0.7, "stated-preference": 0.7, "stated-gotcha": 0.65, "stated-fact": 0.6,
+    "stated-decision": 0.75, "stated-rule": 0.72, "stated-preference": 0.7, "stated-gotcha": 0.7, "stated-fact": 0.7,
 }
 
 
@@ -209,7 +217,9 @@ def _reject(text: str, reason: str) -> Verdict:
 
 def strip_acknowledgement(sentence: str) -> str:
     """'Exactly, the key stays …' -> 'the key stays …' (capitalised); '' when nothing follows."""
-    rest = _ACK.sub("", sentence.strip(), count=1).strip(" ,.;:—–-")
+    rest = _ACK.sub("", sentence.strip(), count=1).lstrip(" ,.;:—–-").rstrip()
+    if not rest.strip(" .!"):
+        return ""
     return rest[:1].upper() + rest[1:] if rest else ""
 
 
@@ -316,7 +326,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         kind = ("constraint", "recap")  # a recap / an accepted statement says what was settled, cue words or not
     if kind is None:
         if ctx.allow_fact and ctx.speaker != "assistant" and not _COMMIT_REF.search(body) \
-                and not _PAST_REPORT.search(own_words(body)) and len(_words(body)) >= 5:
+                and not _PAST_REPORT.search(own_words(body)) and len(_words(body)) >= 3:
             kind = ("fact", "fact")
         else:
             return _reject(text, "no-claim-language")

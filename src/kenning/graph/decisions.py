@@ -1,13 +1,18 @@
 """Decision language detection (memory-pipeline-v2 "Decision Auto-Protection").
 
-A regex battery (the v2 doc's 14 patterns plus settled/agreed/standardized/the rule is/amended); `is_decision_content` is true when any pattern matches. The
-inline linker promotes a decision memory's attributes to kind='constraint' with importance
-0.85 (plain attributes get 0.5). Pure, deterministic, no I/O — safe inside a write tx.
+A regex battery (the v2 doc's 14 patterns plus settled/agreed/standardized/the rule is/amended);
+`is_decision_content` is true when a sentence carries one of them AND is asserted — the same
+claim test every writer uses (kenning.core.claims: not a question, hedge, speculation or wish;
+"Should we switch to Postgres?" or "Maybe we decided on Redis" state no decision). The inline
+linker promotes a decision memory's attributes to kind='constraint' with importance 0.85
+(plain attributes get 0.5). Pure, deterministic, no I/O — safe inside a write tx.
 """
 
 from __future__ import annotations
 
 import re
+
+from kenning.core.claims import own_words, rejection, sentences
 
 DECISION_IMPORTANCE = 0.85
 ATTRIBUTE_IMPORTANCE = 0.5
@@ -45,26 +50,25 @@ _CONSTRAINT_WORDS = re.compile(
 )
 
 
-def is_decision_content(text: str) -> bool:
-    """True when `text` contains decision language (any pattern of the battery)."""
+def _has_decision(text: str) -> bool:
     return any(p.search(text) for p in DECISION_PATTERNS)
 
 
+def is_decision_content(text: str) -> bool:
+    """True when a sentence of `text` carries decision language and is asserted (claim test)."""
+    return any(_has_decision(s) and rejection(s) is None for s in sentences(text))
+
+
 def is_constraint_language(text: str) -> bool:
-    """True for decisions and for explicit rules (must / never / always / do not …)."""
-    return is_decision_content(text) or bool(_CONSTRAINT_WORDS.search(text))
-
-
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|`[^`\n]*`|^\s*>.*$", re.MULTILINE)
-
-
-def own_words(text: str) -> str:
-    """The text without quoted passages ("…", “…”), `code spans` and `> quoted` lines: what a
-    statement says in its own words, as opposed to what it quotes."""
-    return _QUOTED.sub(" ", text)
+    """True for decisions and for asserted explicit rules (must / never / always / do not …)."""
+    return any((_has_decision(s) or _CONSTRAINT_WORDS.search(s)) and rejection(s) is None for s in sentences(text))
 
 
 def states_decision(text: str) -> bool:
-    """Decision language in the statement's own words (a quoted rule does not count)."""
+    """Asserted decision language in the statement's own words (a quoted rule does not count)."""
     return is_decision_content(own_words(text))
+
+
+__all__ = ["DECISION_IMPORTANCE", "ATTRIBUTE_IMPORTANCE", "DECISION_PATTERNS", "is_decision_content",
+           "is_constraint_language", "own_words", "states_decision"]
 

@@ -24,6 +24,7 @@ class Fact:
     content: str
     type: str = "fact"
     confidence: float = 0.5
+    evidence: dict[str, Any] = field(default_factory=dict)  # the claim test's evidence (metadata.claim)
 
 
 @dataclass
@@ -77,7 +78,12 @@ def validate_fact(item: Any, cfg: ExtractionSettings, warnings: list[str], index
     if kind not in prompt.FACT_TYPES:
         warnings.append(f"fact {index}: unknown type {kind!r} coerced to 'fact'")
         kind = "fact"
-    return Fact(content, kind, _confidence(item.get("confidence"), 0.5, warnings, f"fact {index}"))
+    confidence = _confidence(item.get("confidence"), 0.5, warnings, f"fact {index}")
+    evidence = item.get("evidence")
+    if not isinstance(evidence, dict) or not evidence.get("rule"):  # an LLM's fact: its own confidence is the evidence
+        evidence = {"rule": "llm-extraction", "speaker": "unknown", "accepted": None, "repetition": 1,
+                    "confidence": confidence, "cues": [], "antecedent": None, "ruleset": "llm"}
+    return Fact(content, kind, confidence, {k: evidence[k] for k in list(evidence)[:12]})
 
 
 def validate_entity(item: Any, warnings: list[str], index: int) -> Triple | None:

@@ -88,7 +88,9 @@ def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> t
         content=norm.storage, type=proposal.fact.type, confidence=proposal.fact.confidence,
         tags=list(ctx.source.tags), project=ctx.source.project, scope=ctx.source.scope,
         source=SOURCE_TAG, session_key=ctx.source.session_key, created_at=ctx.source.created_at,
-        metadata={"source_memory_id": ctx.source.id, "derived": True}, derived_from=[ctx.source.id],
+        metadata={"source_memory_id": ctx.source.id, "derived": True,
+                  **({"claim": proposal.fact.evidence} if proposal.fact.evidence else {})},
+        derived_from=[ctx.source.id],
     )], vectors=ctx.vectors)[0]  # never embeds: the vectors were computed before the write tx
     try:
         result = ctx.writer.store(conn, item, actor=ACTOR)

@@ -1,7 +1,10 @@
 """Deterministic rules the offline provider answers with (and the lexicon contradiction uses).
 
-- extract(): sentence-level fact splitting, type heuristics, hedging-aware confidence,
-  regex entity triples ("X uses Y", "switched from X to Y for Z", "X is a Y", ...).
+- extract(): sentence-level fact splitting; a sentence is a fact only when it passes the one claim
+  test (kenning.core.claims: asserted, complete, not a question / hedge / speculation / wish /
+  bug report / plan / fragment), typed by it (constraint / decision / preference / gotcha) or by
+  the type heuristics (procedural / semantic / fact), with its confidence and evidence; regex
+  entity triples ("X uses Y", "switched from X to Y for Z", "X is a Y", ...) from asserted sentences.
 - decide(): ADD / UPDATE / NONE against the candidates by token overlap, negation/antonym
   conflict and change language ("switched from", "no longer", "instead of").
 - contradiction(): the same conflict rules, as the semantic contradiction answer.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kenning.core import claims
 from kenning.core.text import STOP_WORDS as BASE_STOP_WORDS
 from kenning.graph.decisions import is_decision_content
 from kenning.graph.entities import extract_mentions
@@ -50,7 +54,6 @@ _ABBREVIATION = re.compile(
     r"|(?:^|\s)(?-i:[A-Z])\.$", re.IGNORECASE)  # and initials (J. R. Smith)
 _FILLER = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|hi|hello|sure|great|cool|yes|no|got it)\b[.!]*$", re.I)
 _EPHEMERAL = re.compile(r"^(?:let me|i'?ll (?:just|now)|i am going to|right now i|now i'?m)\b", re.I)
-_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i think|not sure|possibly|could be|seems)\b", re.I)
 _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("preference", re.compile(
         r"\b(?:prefers?|preferred|likes?|dislikes?|favou?rite|rather than|wants? to use|hates?|loves?)\b", re.I)),
@@ -159,15 +162,6 @@ def fact_type(sentence: str) -> str:
     return "fact"
 
 
-def fact_confidence(sentence: str, kind: str) -> float:
-    confidence = 0.85 if kind in ("decision", "preference") else 0.8
-    if _HEDGE.search(sentence):
-        confidence = 0.5
-    elif len(sentence) < 25:
-        confidence = 0.65
-    return confidence
-
-
 def _clean_phrase(phrase: str | None) -> str | None:
     if not phrase:
         return None
@@ -203,21 +197,28 @@ def entity_triples(sentence: str) -> list[dict[str, Any]]:
 
 
 def extract(payload: dict[str, Any]) -> dict[str, Any]:
-    """Answer for the extraction task: {"facts": [...], "entities": [...]}."""
+    """Answer for the extraction task: {"facts": [...], "entities": [...]}; each fact carries the
+    claim test's confidence and `evidence`."""
     content = str(payload.get("content") or "")
     facts: list[dict[str, Any]] = []
     entities: list[dict[str, Any]] = []
     seen: set[str] = set()
+    previous: str | None = None
     for sentence in split_sentences(content):
+        context = claims.Context(speaker="unknown", previous=previous, allow_fact=True)
+        previous = " ".join(sentence.split())
         if sentence.endswith("?") or _FILLER.match(sentence) or _EPHEMERAL.match(sentence):
             continue
-        key = sentence.lower().rstrip(".!;:")
-        if len(sentence) < 10 or key in seen:
+        if claims.rejection(sentence) is None:
+            entities.extend(entity_triples(sentence))
+        verdict = claims.judge(sentence, context)
+        key = verdict.text.lower().rstrip(".!;:")
+        if not verdict.kept or len(verdict.text) < 10 or key in seen:
             continue
         seen.add(key)
-        kind = fact_type(sentence)
-        facts.append({"content": sentence, "type": kind, "confidence": fact_confidence(sentence, kind)})
-        entities.extend(entity_triples(sentence))
+        kind = verdict.type if verdict.type in claims.RULE_TYPES else fact_type(verdict.text)
+        facts.append({"content": verdict.text, "type": kind, "confidence": verdict.confidence,
+                      "evidence": verdict.evidence.to_dict() if verdict.evidence else {}})
     return {"facts": facts, "entities": entities}
 
 
