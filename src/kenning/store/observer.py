@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kenning.store.memories import add_history, get_memory, row_to_memory
+from kenning.core.secrets import protect_value, redact
 from kenning.core.types import Memory
 
 
@@ -15,11 +16,21 @@ def _marks(values: list[Any]) -> str:
     return ",".join("?" * len(values))
 
 
+def _redacted_json(value: Any) -> str:
+    """JSON of a scratchpad state or a signal detail with every string through the secret scanner
+    (commands, tool output and error text are what the agent's tools wrote)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return json.dumps(redact(value))
+    return json.dumps(protect_value(value, "redact"), default=str)
+
+
 # -- scratchpad checkpoints ----------------------------------------------------------------------
 def save_scratchpads(conn, rows: Iterable[tuple[str, str | None, dict[str, Any] | str, int]], at: str) -> int:
     """Upsert checkpoints; a state is a dict or its JSON text (snapshotted by the caller)."""
-    data = [(key, project, state if isinstance(state, str) else json.dumps(state, default=str), step, at)
-            for key, project, state, step in rows]
+    data = [(key, project, _redacted_json(state), step, at) for key, project, state, step in rows]
     conn.executemany(
         "INSERT INTO observer_scratchpads(session_key, project, state, step, updated_at) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT(session_key) DO UPDATE SET project = excluded.project, state = excluded.state,"
@@ -77,7 +88,7 @@ def add_signals(conn, session_key: str, project: str | None, signals: list[dict[
     conn.executemany(
         "INSERT INTO observer_signals(session_key, project, signal_class, key, files, detail, step, contaminated,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(session_key, project, s["signal_class"], s["key"][:500], json.dumps(s["files"]), json.dumps(s["detail"], default=str),
+        [(session_key, project, s["signal_class"], redact(s["key"][:500]), json.dumps(s["files"]), _redacted_json(s["detail"]),
           int(s.get("step", 0)), int(bool(s.get("contaminated"))), at) for s in signals],
     )
     return len(signals)

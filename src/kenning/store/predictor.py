@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 from kenning.core.clock import normalize_iso, now_iso
+from kenning.core.secrets import redact
 
 # -- training data (read-only) ------------------------------------------------
 
@@ -321,8 +322,8 @@ def upsert_session_context(
         "INSERT OR REPLACE INTO predictor_session_context(session_key, project, context_text, embedding,"
         " embedding_dims, alpha, model_version, scored, latency_ms, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (session_key, project, context_text, embedding, embedding_dims, alpha, model_version,
-         int(scored), latency_ms, now_iso()),
+        (session_key, project, redact(context_text) if context_text else context_text,  # the prompt, redacted
+         embedding, embedding_dims, alpha, model_version, int(scored), latency_ms, now_iso()),
     )
 
 

@@ -16,6 +16,7 @@ import json
 import uuid
 from typing import Any
 
+from kenning.core.secrets import redact
 from kenning.core.types import Viewer
 from kenning.store import jobs
 from kenning.store.memories import row_to_memory, visibility_sql
@@ -99,7 +100,7 @@ def create_session(
     cur = conn.execute(
         "INSERT INTO sessions(session_key, harness, project, cwd, context, started_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO NOTHING",
-        (session_key, harness, project, cwd, context, started_at),
+        (session_key, harness, project, cwd, redact(context) if context else context, started_at),  # user text
     )
     return cur.rowcount > 0
 
