@@ -26,6 +26,7 @@ from kenning.observer.service import Observer
 from kenning.memory.git_history import GitIngest
 from kenning.memory.review import Review
 from kenning.pipeline import hooks as pipeline_hooks
+from kenning.pipeline.claim_gate import ClaimGate
 from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
@@ -171,6 +172,7 @@ class Kenning:
             remember_many=partial(self.remember_many, actor="session-episodes"),
             generate=self.llm.generate if real_llm else None,
             predictor=self.predictor,
+            claim_gate=ClaimGate(self.llm) if real_llm else None,  # offline: the claim test alone
         )
 
     def _observer_deps(self) -> ObserverDeps:

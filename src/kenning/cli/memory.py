@@ -133,6 +133,15 @@ def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
                       f"{life['current_confidence']:.2f} (half-life {life['half_life_days'] or 'never'} days"
                       + (f", pruned after {life['prunes_after']}" if life.get("prunes_after") else "") + ")",
                       highlight=False)
+    claim = (memory.get("metadata") or {}).get("claim")
+    if claim or memory.get("needs_review"):
+        console.print(f"[bold]needs_review[/bold]: {bool(memory.get('needs_review'))}", highlight=False)
+    if isinstance(claim, dict):  # how a learned memory was judged a claim (issue 22): rule, speaker, acceptance, …
+        accepted = {True: "accepted", False: "contradicted", None: "-"}.get(claim.get("accepted"), "-")
+        console.print(f"[bold]claim[/bold]: rule {claim.get('rule')}  speaker {claim.get('speaker')}  {accepted}"
+                      f"  said {claim.get('repetition', 1)}×  confidence {claim.get('confidence')}"
+                      + (f"  cues {', '.join(claim.get('cues') or [])}" if claim.get("cues") else "")
+                      + (f"\n  answering: {claim['antecedent']}" if claim.get("antecedent") else ""), highlight=False)
     console.print(f"\n{memory['content']}\n", highlight=False)
     for h in memory.get("history", []):
         console.print(f"  {h['created_at']}  {h['event']}  {h.get('actor') or ''}", highlight=False)

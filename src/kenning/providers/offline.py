@@ -9,7 +9,7 @@ Every pipeline prompt carries its input as a machine-readable task block::
 A real LLM reads the block as the input section of the prompt; this provider parses it,
 runs the rule handler registered for the task and answers JSON text exactly like an LLM
 would, so the same parsing/validation code runs with or without an LLM. The handlers
-(extraction, decision, contradiction, hints) live in offline_rules.py and are named in `_TASKS`
+(extraction, decision, contradiction, hints, claim_gate) live in offline_rules.py and are named in `_TASKS`
 below, fn(payload: dict) -> dict | list.
 A prompt without a task block gets an empty JSON object (and a ProviderError for an
 unknown task, so a missing handler is loud).
@@ -35,6 +35,7 @@ _TASKS: Mapping[str, TaskHandler] = {
     "decision": offline_rules.decide,
     "contradiction": offline_rules.contradiction,
     "hints": offline_rules.hints,
+    "claim_gate": offline_rules.claim_gate,
 }
 
 

@@ -222,6 +222,18 @@ def extract(payload: dict[str, Any]) -> dict[str, Any]:
     return {"facts": facts, "entities": entities}
 
 
+def claim_gate(payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer for the claim-gate task: the offline claim test's verdict on each candidate."""
+    out = []
+    for item in payload.get("candidates") or []:
+        speaker = item.get("speaker") if item.get("speaker") in ("user", "assistant") else "unknown"
+        verdict = claims.judge(str(item.get("text") or ""), claims.Context(speaker=speaker, accepted=True,
+                                                                             antecedent=item.get("antecedent")))
+        out.append({"id": str(item.get("id")), "durable": verdict.kept, "type": verdict.type or "fact",
+                    "confidence": verdict.confidence if verdict.kept else 0.0, "reason": verdict.reason})
+    return {"claims": out}
+
+
 def conflict(fact: str, other: str) -> str | None:
     """Why `fact` replaces/contradicts `other`, or None. Conservative: the offline provider's
     UPDATEs supersede memories, so a flipped polarity or an antonym needs the two statements to
