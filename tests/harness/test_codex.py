@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,21 @@ def test_codex_goes_on_when_the_daemon_is_down(codex_bin, tmp_path):
         assert f"hook: {event} Completed" in done.stderr, event  # exit 0 within the hook's timeout
     assert len(server.model_requests()) == 2
     assert list((kenning_home / "spool").glob("*.json"))  # kept for the daemon's next start
+
+
+def test_a_codex_session_ends_once_idle_after_its_last_turn(codex_bin, daemon_factory, tmp_path):
+    """Codex has no session-end event: the daemon ends the session idle_end_minutes after its last
+    turn, from the rollout (here 6 s, checked every second)."""
+    home, work = setup_dirs(tmp_path, "proj-codex-idle")
+    idle = daemon_factory("sessions:\n  idle_end_minutes: 0.1\n  idle_check_s: 1\n"
+                          f"  transcript_roots:\n    - {home / 'sessions'}\n")
+    connect("codex", daemon=idle, CODEX_HOME=str(home), KENNING_CODEX_BIN=str(codex_bin))
+    with ResponsesServer() as server:
+        server.script("Nothing to run.")
+        assert run_codex(codex_bin, home, work, server, "Is the build green?").returncode == 0
+    key = session_of(idle, "proj-codex-idle", "codex")["session_key"]
+    deadline = time.monotonic() + 60
+    while idle.get(f"/api/sessions/{key}").json()["session"]["status"] != "ended":
+        assert time.monotonic() < deadline, "the idle Codex session was not ended"
+        time.sleep(0.5)
+    assert any("Is the build green?" in e for e in episodes(idle, key))

@@ -38,9 +38,11 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
         app.state.kenning = service
         app.state.replayer = SpoolReplayer(service)  # hook events spooled while the daemon was away
         app.state.replayer.kick(stale=True)
+        app.state.replayer.watch()  # sessions of harnesses without a session-end event end when idle
         try:
             yield
         finally:
+            app.state.replayer.stop_watching()
             service.close()
 
     app = FastAPI(title="kenning", version=__version__, lifespan=lifespan,

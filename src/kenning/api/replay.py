@@ -9,7 +9,9 @@ router calls it): in one background thread at a time it
    stores nothing; a session end's transcript is read from its path through the confined reader
    (core/transcript_file.py), never from anywhere else;
 2. ends the sessions left `active` past `sessions.stale_after_minutes` whose transcript is
-   readable (confined) from that transcript — at daemon start and at each session start.
+   readable (confined) from that transcript — at daemon start and at each session start, and every
+   `sessions.idle_check_s` (`watch`). Sessions of harnesses that never say a session ended
+   (`sessions.idle_end_harnesses`: Codex CLI) end `sessions.idle_end_minutes` after their last turn.
 
 An event the daemon refuses (bad input) is dropped and counted; any other failure leaves it in
 the spool for the next kick.
@@ -26,8 +28,6 @@ from kenning.core.errors import KenningError
 from kenning.core.telemetry import log_event, record_error
 from kenning.service import Kenning
 
-STALE_CHECK_EVERY_S = 60.0
-
 
 class SpoolReplayer:
     def __init__(self, k: Kenning) -> None:
@@ -39,11 +39,26 @@ class SpoolReplayer:
         self._stale_checked = 0.0
         self._drops_seen = 0
         self.last: dict[str, Any] = {}
+        self._watching = threading.Event()
 
     # -- when -----------------------------------------------------------------------------------
+    def watch(self) -> None:
+        """Look for sessions to end every `sessions.idle_check_s` (a Codex session ends while no
+        other session starts), in one background thread until `stop_watching`."""
+        self._watching.clear()
+
+        def loop() -> None:
+            while not self._watching.wait(self.k.settings.sessions.idle_check_s):
+                self.kick(stale=True)
+
+        threading.Thread(target=loop, name="idle-sessions", daemon=True).start()
+
+    def stop_watching(self) -> None:
+        self._watching.set()
+
     def kick(self, *, stale: bool = False) -> None:
         """Replay in the background if the spool has events (or `stale`: check stale sessions)."""
-        due = stale and time.monotonic() - self._stale_checked >= STALE_CHECK_EVERY_S
+        due = stale and time.monotonic() - self._stale_checked >= self.k.settings.sessions.idle_check_s
         if not (due or spool.has_pending(self.home)):
             return
         with self._lock:
@@ -146,12 +161,20 @@ class SpoolReplayer:
         """End the sessions left active past the idle limit from their (readable) transcripts."""
         self._stale_checked = time.monotonic()
         ended = []
-        for row in self.k.sessions.recovery.stale(self.k.settings.sessions.stale_after_minutes):
+        cfg, recovery = self.k.settings.sessions, self.k.sessions.recovery
+        rows = recovery.stale(cfg.stale_after_minutes)
+        idle: set[str] = set()
+        if cfg.idle_end_harnesses:  # harnesses without a session-end event: idle after their last turn
+            known = {row["session_key"] for row in rows}
+            more = [row for row in recovery.stale(cfg.idle_end_minutes, harnesses=cfg.idle_end_harnesses)
+                    if row["session_key"] not in known]
+            rows, idle = rows + more, {row["session_key"] for row in more}
+        for row in rows:
             reading = self._read(row["transcript_path"])
-            if not reading.ok:
+            if not reading.ok and row["session_key"] not in idle:
                 continue  # unreadable or refused: left as it is
-            try:
-                self.end(row["session_key"], reading.text, row["last_at"])
+            try:  # (an idle-ended session's transcript was kept at each turn's end: it ends on that one)
+                self.end(row["session_key"], reading.text if reading.ok else None, row["last_at"])
             except KenningError as exc:
                 record_error("sessions", f"ending stale session failed: {exc}", session_key=row["session_key"])
                 continue

@@ -166,3 +166,17 @@ class SessionSettings(BaseModel):
         description="A session still `active` this long after its last prompt (and its transcript file as long"
         " unchanged) is ended from its transcript at daemon start and at the next session start.",
     )
+    idle_end_harnesses: list[str] = Field(
+        default_factory=lambda: ["codex"],
+        description="Harnesses that never say a session ended (Codex CLI has no session-end event): their"
+        " sessions end idle_end_minutes after the last turn instead of stale_after_minutes.",
+    )
+    idle_end_minutes: float = Field(
+        30.0, ge=0, le=100_000,
+        description="A session of an idle_end_harnesses harness ends this long after its last turn (its last"
+        " prompt, and its transcript file as long unchanged), from that transcript.",
+    )
+    idle_check_s: float = Field(
+        60.0, gt=0, le=86_400,
+        description="How often the daemon looks for sessions to end (idle or stale), besides at each session start.",
+    )

@@ -39,10 +39,13 @@ class Recovery:
             with self.deps.db.with_write_tx() as conn:
                 store.set_transcript_path(conn, session_key, path)
 
-    def stale(self, idle_minutes: int, *, now: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        """Active sessions idle past `idle_minutes` whose transcript file was not touched since."""
+    def stale(self, idle_minutes: float, *, now: str | None = None, limit: int = 50,
+              harnesses: list[str] | None = None) -> list[dict[str, Any]]:
+        """Active sessions (of `harnesses`, when given) idle past `idle_minutes` whose transcript
+        file was not touched since."""
         cutoff = parse_iso(now or now_iso()) - timedelta(minutes=idle_minutes)
-        rows = store.stale_sessions(self.deps.db.reader(), idle_before=to_iso(cutoff), limit=limit)
+        rows = store.stale_sessions(self.deps.db.reader(), idle_before=to_iso(cutoff), limit=limit,
+                                    harnesses=harnesses)
         found = []
         for row in rows:
             try:

@@ -130,14 +130,16 @@ def set_transcript_path(conn, session_key: str, path: str) -> None:
     conn.execute("UPDATE sessions SET transcript_path = ? WHERE session_key = ?", (path, session_key))
 
 
-def stale_sessions(conn, *, idle_before: str, limit: int = 50) -> list[dict[str, Any]]:
+def stale_sessions(conn, *, idle_before: str, limit: int = 50,
+                   harnesses: list[str] | None = None) -> list[dict[str, Any]]:
     """Sessions still `active` whose last prompt (or start) is older than `idle_before` and
-    that know their transcript's path, oldest first."""
+    that know their transcript's path, oldest first; only those of `harnesses` when given."""
+    only = f" AND harness IN ({', '.join('?' for _ in harnesses)})" if harnesses else ""
     rows = conn.execute(
         "SELECT session_key, transcript_path, COALESCE(last_prompt_at, started_at) AS last_at FROM sessions"
         " WHERE status = 'active' AND transcript_path IS NOT NULL AND COALESCE(last_prompt_at, started_at) < ?"
-        " ORDER BY COALESCE(last_prompt_at, started_at) LIMIT ?",
-        (idle_before, limit),
+        + only + " ORDER BY COALESCE(last_prompt_at, started_at) LIMIT ?",
+        (idle_before, *(harnesses or []), limit),
     ).fetchall()
     return [dict(r) for r in rows]
 
