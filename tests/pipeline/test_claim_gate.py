@@ -1,0 +1,75 @@
+"""The LLM claim gate (issue 22): with an OpenAI-protocol LLM configured, the session's candidate
+claims are judged by the model before they are written — against a real local HTTP server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pipeline_helpers import Reply, openai_llm
+
+from kenning.core import claims
+
+TRANSCRIPT = (
+    "User: The CSV export drops leading zeros from part numbers. Can you fix it?\n"
+    "Assistant: Should I quote every field, or only the digit strings?\n"
+    "User: Only the digit strings with a leading zero: write them as =\"00042\".\n"
+    "User: And rows must end with CRLF, the ERP rejects bare LF.\n"
+    "User: Never log the customer names in the exporter.\n"
+)
+
+
+def _answers(judge):
+    """A scripted model: answers the claim_gate task with `judge(candidate)` for each candidate."""
+    def script(task: str, prompt: str):
+        if task != "claim_gate":
+            return Reply(json.dumps({"facts": [], "entities": []}))
+        block = re.search(r"<<<KENNING_TASK:claim_gate>>>\s*(.*?)\s*<<<END_KENNING_TASK>>>", prompt, re.S)
+        candidates = json.loads(block.group(1))["candidates"]
+        return Reply(json.dumps({"claims": [judge(c) for c in candidates] + [{"id": "bogus"}]}))
+    return script
+
+
+def test_the_llm_gate_drops_chatter_and_its_confidence_decides_review(make_kenning, fake_llm):
+    def judge(c):
+        if "CRLF" in c["text"]:
+            return {"id": c["id"], "durable": False, "type": "constraint", "confidence": 0.9, "reason": "chatter"}
+        if "log" in c["text"]:
+            return {"id": c["id"], "durable": True, "type": "preference", "confidence": 0.55, "reason": "unsure"}
+        return {"id": c["id"], "durable": True, "type": "constraint", "confidence": 0.92, "reason": "a rule"}
+
+    fake_llm.script = _answers(judge)
+    k = make_kenning(llm=openai_llm(fake_llm))
+    k.sessions.session_start({"session_key": "gate-1", "project": "gate"})
+    out = k.sessions.session_end({"session_key": "gate-1", "transcript": TRANSCRIPT, "wait": True})
+    assert out["summary"]["status"] == "done", out
+    asked = fake_llm.generations("claim_gate")
+    assert len(asked) == 1 and "JSON schema of the answer" in asked[0]["prompt"]
+    extraction = out["summary"]["extraction"]
+    assert extraction["gated_out"] == 1
+    rows = k.db.reader().execute(
+        "SELECT content, type, confidence, needs_review, metadata FROM memories WHERE session_key = 'gate-1'"
+        " AND type != 'episode'").fetchall()
+    learned = {r[0]: r for r in rows}
+    assert not any("CRLF" in text for text in learned)  # the model called it chatter: not written
+    zeros = next(r for text, r in learned.items() if text.startswith("Only the digit strings"))
+    names = next(r for text, r in learned.items() if "customer names" in text)
+    assert (zeros[2], zeros[3]) == (0.92, 0)
+    assert (names[1], names[2], names[3]) == ("preference", 0.55, 1)  # below the gate: needs_review
+    evidence = json.loads(names[4])["claim"]
+    assert evidence["llm"]["confidence"] == 0.55 and evidence["rule"] == "user-rule"
+
+
+def test_a_failing_llm_leaves_the_rules_verdicts(make_kenning, fake_llm):
+    fake_llm.script = lambda task, prompt: Reply("{}", status=500) if task == "claim_gate" else \
+        Reply(json.dumps({"facts": [], "entities": []}))
+    k = make_kenning(llm=openai_llm(fake_llm))
+    k.sessions.session_start({"session_key": "gate-2", "project": "gate"})
+    out = k.sessions.session_end({"session_key": "gate-2", "transcript": TRANSCRIPT, "wait": True})
+    assert out["summary"]["status"] == "done", out
+    assert fake_llm.generations("claim_gate")
+    rows = k.db.reader().execute("SELECT content, confidence, metadata FROM memories WHERE session_key = 'gate-2'"
+                                 " AND type != 'episode'").fetchall()
+    assert any("CRLF" in r[0] for r in rows)  # the rules kept it; nothing was lost to the failure
+    assert all("llm" not in json.loads(r[2])["claim"] and r[1] == json.loads(r[2])["claim"]["confidence"] for r in rows)
+    assert all(json.loads(r[2])["claim"]["ruleset"] == claims.RULESET for r in rows)
