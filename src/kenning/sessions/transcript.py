@@ -82,41 +82,30 @@ class _ClaudeReader:
             if entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
                 self.reading.skip("synthetic-assistant")
                 return
-            self._assistant(blocks, at, entry)
-        else:
-            self._user(blocks, at, entry)
+        self._content(blocks, kind, at, entry)
 
-    def _assistant(self, blocks: list[Any], at: str | None, entry: dict[str, Any]) -> None:
+    def _content(self, blocks: list[Any], role: str, at: str | None, entry: dict[str, Any]) -> None:
+        """Text blocks are the role's words; a tool_use (assistant) or tool_result (user) block is a tool turn."""
+        tool_kind = "tool_use" if role == "assistant" else "tool_result"
         texts: list[str] = []
         for block in blocks:
-            if isinstance(block, str):
-                texts.append(block)
-            elif isinstance(block, dict) and block.get("type") == "text":
-                texts.append(str(block.get("text", "")))
-            elif isinstance(block, dict) and block.get("type") == "tool_use":
-                self._flush(texts, "assistant", at)
+            kind = block.get("type") if isinstance(block, dict) else "text" if isinstance(block, str) else "block"
+            if kind == "text":
+                texts.append(block if isinstance(block, str) else str(block.get("text", "")))
+            elif kind == tool_kind:
+                self._flush(texts, role, at)
                 texts = []
-                name = str(block.get("name") or "tool")
-                args = block.get("input") if isinstance(block.get("input"), dict) else {}
-                if isinstance(block.get("id"), str):
-                    self.tool_names[block["id"]] = (name, args)
-                self.reading.turns.append(Turn("tool", _tool_use_text(block), at, tool_name=name))
+                (self._tool_use if role == "assistant" else self._tool_result)(block, at, entry)
             else:
-                self.reading.skip(f"assistant-{block.get('type') if isinstance(block, dict) else 'block'}")
-        self._flush(texts, "assistant", at)
+                self.reading.skip(f"{role}-{kind}")
+        self._flush(texts, role, at)
 
-    def _user(self, blocks: list[Any], at: str | None, entry: dict[str, Any]) -> None:
-        texts: list[str] = []
-        for block in blocks:
-            if isinstance(block, str):
-                texts.append(block)
-            elif isinstance(block, dict) and block.get("type") == "text":
-                texts.append(str(block.get("text", "")))
-            elif isinstance(block, dict) and block.get("type") == "tool_result":
-                self._tool_result(block, at, entry)
-            else:
-                self.reading.skip(f"user-{block.get('type') if isinstance(block, dict) else 'block'}")
-        self._flush(texts, "user", at)
+    def _tool_use(self, block: dict[str, Any], at: str | None, entry: dict[str, Any]) -> None:
+        name = str(block.get("name") or "tool")
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        if isinstance(block.get("id"), str):
+            self.tool_names[block["id"]] = (name, args)
+        self.reading.turns.append(Turn("tool", _tool_use_text(block), at, tool_name=name))
 
     def _tool_result(self, block: dict[str, Any], at: str | None, entry: dict[str, Any]) -> None:
         name, args = self.tool_names.get(str(block.get("tool_use_id")), ("tool", {}))
