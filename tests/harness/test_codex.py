@@ -17,7 +17,7 @@ from kenning.hooks.connectors.codex import list_hooks
 from tests.conftest import free_port
 from tests.harness.clis import require_cli
 from tests.harness.kenning_checks import (
-    assert_no_harness_text, bare_env, connect, episodes, observed, remember, request_messages, session_of,
+    KENNING, assert_no_harness_text, bare_env, connect, episodes, observed, remember, request_messages, session_of,
     stored_texts,
 )
 from tests.harness.responses_server import ResponsesServer, codex_config
@@ -143,3 +143,21 @@ def test_a_codex_session_ends_once_idle_after_its_last_turn(codex_bin, daemon_fa
         assert time.monotonic() < deadline, "the idle Codex session was not ended"
         time.sleep(0.5)
     assert any("Is the build green?" in e for e in episodes(idle, key))
+
+
+def test_doctor_checks_the_codex_hooks(codex_bin, daemon, tmp_path):
+    home, work = setup_dirs(tmp_path, "proj-codex-doctor")
+    env = {"CODEX_HOME": str(home), "KENNING_CODEX_BIN": str(codex_bin)}
+    connect("codex", daemon=daemon, **env)
+
+    def harnesses() -> list[dict]:
+        done = subprocess.run([KENNING, "doctor", "--json"], capture_output=True, text=True, cwd=work, timeout=120,
+                              env=bare_env(KENNING_HOME=str(daemon.home), KENNING_PORT=str(daemon.port), **env))
+        return [h for h in json.loads(done.stdout)["harnesses"] if h["harness"] == "codex"]
+
+    [check] = harnesses()
+    assert check["trusted"] is True and check["problems"] == [] and check["reaches"] == [daemon.base_url]
+    hooks_file = home / "hooks.json"
+    hooks_file.write_text(hooks_file.read_text().replace("hook codex Stop", "hook codex Stop "))  # its hash changes
+    [check] = harnesses()
+    assert check["trusted"] is False and check["fix"] == "kenning connect codex --trust"

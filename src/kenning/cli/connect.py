@@ -150,7 +150,7 @@ def codex(
 
     Codex skips hooks it does not trust; trust is recorded in $CODEX_HOME/config.toml with the
     hashes `codex app-server` reports. Codex has no session-end event: kenning ends a Codex
-    session once it has been idle (sessions.stale_after_minutes) after its last turn."""
+    session once it has been idle (sessions.idle_end_minutes) after its last turn."""
     scope = _scope(project, user)
     try:
         if uninstall:

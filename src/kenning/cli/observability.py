@@ -56,6 +56,27 @@ def _fetch(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     return _local_report(fix)
 
 
+def add_harness_checks(report: dict[str, Any]) -> None:
+    """Each harness kenning is installed in (user config, this project's): hooks present, reaching
+    this daemon, trusted (Codex). Kept in `report["harnesses"]`; each problem joins the report's."""
+    from pathlib import Path
+
+    from kenning.hooks.connectors.check import check_harnesses, daemon_url
+
+    cfg = settings()
+    try:
+        checks = check_harnesses(daemon_url(cfg.home.expanduser(), cfg.host, cfg.port), Path.cwd())
+    except Exception as exc:  # a check is a process boundary: the rest of the report stands
+        checks = [{"harness": "?", "scope": "?", "path": "", "problems": [f"harness checks failed: {exc}"],
+                   "fix": "see `kenning connect --help`"}]
+    report["harnesses"] = checks
+    for check in checks:
+        for problem in check["problems"]:
+            report["problems"].append({"domain": f"harness {check['harness']} ({check['scope']})",
+                                       "severity": "warning", "message": f"{problem} — {check['path']}",
+                                       "fix": check["fix"]})
+
+
 def render_report(report: dict[str, Any], where: str) -> None:
     comp = report["composite"]
     style = STATUS_STYLE.get(comp["status"], "white")
@@ -68,6 +89,11 @@ def render_report(report: dict[str, Any], where: str) -> None:
         s = STATUS_STYLE.get(d["status"], "white")
         table.add_row(name, f"[{s}]{d['status']}[/{s}]", f"{d['score']:.2f}", d["summary"])
     console.print(table)
+    for check in report.get("harnesses", []):
+        state = "ok" if not check["problems"] else "needs attention"
+        trusted = {True: ", trusted", False: ", not trusted", None: ""}[check.get("trusted")]
+        console.print(f"harness {check['harness']} ({check['scope']}): {state}{trusted} — {escape(check['path'])}",
+                      highlight=False, soft_wrap=True)
     problems = report["problems"]
     if not problems:
         console.print("[green]no problems found[/green]")
@@ -90,6 +116,7 @@ def doctor(
     except KenningError as exc:
         fail(str(exc))
         return
+    add_harness_checks(report)
     if as_json:
         print_json(report | ({"repairs": results} if fix else {}))
     else:

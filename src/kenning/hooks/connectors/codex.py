@@ -10,7 +10,7 @@ byte for byte). When no codex binary is found the user is told the one command t
 them (`kenning connect codex --trust`).
 
 Codex has no session-end event: a session ends after its last turn's Stop plus an idle time
-(the daemon's side, `sessions.idle_end_s`).
+(the daemon's side: `sessions.idle_end_minutes`).
 """
 
 from __future__ import annotations

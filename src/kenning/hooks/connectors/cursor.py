@@ -92,4 +92,5 @@ def install(project: Path | None, env: dict[str, str] | None) -> list[str]:
 
 
 def uninstall(project: Path | None, project_dir: Path) -> list[str]:
-    return [uninstall_mcp(mcp_path(project)).message, remove_rules(project_dir).message]
+    rules = remove_rules(project_dir).message  # first: the MCP file's folder may then be left empty, and go
+    return [uninstall_mcp(mcp_path(project)).message, rules]
