@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
@@ -135,6 +136,14 @@ def _say(lines: list[str]) -> None:
         console.print(line, highlight=False, soft_wrap=True)
 
 
+def _run(action: Callable[[], list[str]]) -> None:
+    """Do one connector action and print what it says; a file that cannot be changed is exit 2."""
+    try:
+        _say(action())
+    except (InstallError, OSError) as exc:
+        fail(str(exc), code=2)
+
+
 _PROJECT = typer.Option(False, "--project", help="This project's config (in the current directory).")
 _USER = typer.Option(False, "--user", help="Your user config (the default).")
 _UNINSTALL = typer.Option(False, "--uninstall", help="Remove kenning (restores the original).")
@@ -152,15 +161,12 @@ def codex(
     hashes `codex app-server` reports. Codex has no session-end event: kenning ends a Codex
     session once it has been idle (sessions.idle_end_minutes) after its last turn."""
     scope = _scope(project, user)
-    try:
-        if uninstall:
-            _say(codex_connector.uninstall(scope))
-        elif trust_only:
-            _say(codex_connector.trust_messages(scope, codex_bin))
-        else:
-            _say(codex_connector.install(scope, setup_env(), codex_bin))
-    except (InstallError, OSError) as exc:
-        fail(str(exc), code=2)
+    if uninstall:
+        _run(lambda: codex_connector.uninstall(scope))
+    elif trust_only:
+        _run(lambda: codex_connector.trust_messages(scope, codex_bin))
+    else:
+        _run(lambda: codex_connector.install(scope, setup_env(), codex_bin))
 
 
 @connect_app.command("gemini")
@@ -168,10 +174,7 @@ def gemini(project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UNIN
     """Install Gemini CLI hooks (~/.gemini/settings.json or .gemini/settings.json): SessionStart,
     BeforeAgent, AfterTool, AfterAgent, PreCompress, SessionEnd (timeouts in milliseconds)."""
     scope = _scope(project, user)
-    try:
-        _say(gemini_connector.uninstall(scope) if uninstall else gemini_connector.install(scope, setup_env()))
-    except (InstallError, OSError) as exc:
-        fail(str(exc), code=2)
+    _run(lambda: gemini_connector.uninstall(scope) if uninstall else gemini_connector.install(scope, setup_env()))
 
 
 @connect_app.command("opencode")
@@ -180,10 +183,7 @@ def opencode(project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UN
     .opencode/plugins/kenning.js): a dependency-free file that sends OpenCode's events to kenning
     and adds the memories to the system prompt; a session ends when OpenCode goes idle."""
     scope = _scope(project, user)
-    try:
-        _say(opencode_connector.uninstall(scope) if uninstall else opencode_connector.install(scope, setup_env()))
-    except (InstallError, OSError) as exc:
-        fail(str(exc), code=2)
+    _run(lambda: opencode_connector.uninstall(scope) if uninstall else opencode_connector.install(scope, setup_env()))
 
 
 @connect_app.command("cursor")
@@ -196,19 +196,16 @@ def cursor(
     project's standing rules to .cursor/rules/kenning.mdc (rerun with --rules to refresh them)."""
     scope = _scope(project, user)
     here = Path.cwd()
-    try:
-        if uninstall:
-            _say(cursor_connector.uninstall(scope, here))
-            return
-        if not rules_only:
-            _say(cursor_connector.install(scope, setup_env()))
-        name = project_name or project_of(str(here)) or here.name
-        with memory_backend() as b:
-            found = [m for kind in cursor_connector.RULE_TYPES
-                     for m in b.list(limit=1000, offset=0, project=name, type=kind)["items"]]
-        _say([cursor_connector.write_rules(here, name, cursor_connector.standing(found)).message])
-    except (InstallError, OSError) as exc:
-        fail(str(exc), code=2)
+    if uninstall:
+        _run(lambda: cursor_connector.uninstall(scope, here))
+        return
+    if not rules_only:
+        _run(lambda: cursor_connector.install(scope, setup_env()))
+    name = project_name or project_of(str(here)) or here.name
+    with memory_backend() as b:
+        found = [m for kind in cursor_connector.RULE_TYPES
+                 for m in b.list(limit=1000, offset=0, project=name, type=kind)["items"]]
+    _run(lambda: [cursor_connector.write_rules(here, name, cursor_connector.standing(found)).message])
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,7 @@ import json
 import re
 
 from kenning.hooks.adapters import hookrun
-from kenning.hooks.adapters.hookrun import Context, inject_of, project_of, string, strip_blocks
+from kenning.hooks.adapters.hookrun import Context, inject_of, prompt_submit, session_start, string, tool_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ HARNESS = "codex"
 INJECTING = {"SessionStart", "UserPromptSubmit", "PostToolUse"}
 CARRIES = frozenset({"Stop"})
 _EXITED = re.compile(r"Process exited with code (-?\d+)")
-MAX_OUTPUT_CHARS = 8000
 
 
 def exit_status(rollout_tail: str, call_id: str | None) -> tuple[int | None, str | None]:
@@ -64,31 +63,20 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []
-    cwd = string(payload, "cwd")
     transcript_path = string(payload, "transcript_path")
     if event == "SessionStart":
-        return [("/api/hooks/session-start", {
-            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd,
-            "source": string(payload, "source") or "startup", "transcript_path": transcript_path,
-        })]
+        return [session_start(key, HARNESS, payload)]
     if event == "UserPromptSubmit":
-        prompt = strip_blocks(string(payload, "prompt") or "")
-        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+        return prompt_submit(key, string(payload, "prompt"))
     if event == "PostToolUse":
         call_id = string(payload, "tool_use_id")
         code, recorded = exit_status(ctx.tail(transcript_path, 128 * 1024), call_id)
         response = payload.get("tool_response")
         output = response if isinstance(response, str) else json.dumps(response, default=str) if response else ""
-        body: dict[str, Any] = {
-            "session_key": key, "harness": HARNESS, "tool_name": string(payload, "tool_name"),
-            "tool_input": payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else None,
-            "tool_response": {"output": output[:MAX_OUTPUT_CHARS], **({"exit_code": code} if code is not None else {})},
-            "cwd": cwd, "tool_use_id": call_id,
-        }
-        if code is not None and code != 0:
-            body["is_error"] = True
-            body["error"] = f"exit code {code}: {(recorded or output)[-2000:]}"
-        return [("/api/hooks/post-tool-use", body)]
+        args = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else None
+        error = f"exit code {code}: {(recorded or output)[-2000:]}" if code else None
+        return [tool_use(key, HARNESS, string(payload, "tool_name"), args, output, cwd=string(payload, "cwd"),
+                         call_id=call_id, exit_code=code, error=error)]
     if event == "Stop":
         found: list[tuple[str, dict[str, Any]]] = [("/api/hooks/pre-compaction", {
             "session_key": key, "trigger": "turn-end", "transcript": ctx.whole(transcript_path)})]

@@ -18,7 +18,9 @@ import json
 import re
 
 from kenning.hooks.adapters import hookrun
-from kenning.hooks.adapters.hookrun import Context, inject_of, neutral_tool, project_of, string, strip_blocks
+from kenning.hooks.adapters.hookrun import (
+    Context, inject_of, neutral_tool, prompt_submit, session_start, string, tool_use,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +31,6 @@ INJECTING = {"SessionStart", "BeforeAgent", "AfterTool"}
 CARRIES = frozenset({"SessionEnd"})
 _WRAPPER = re.compile(r"</?untrusted_context>")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
-MAX_OUTPUT_CHARS = 8000
 # Gemini CLI's tool names → the names kenning's observer reads (Claude Code's); arguments renamed alike
 TOOLS = {"run_shell_command": "Bash", "read_file": "Read", "read_many_files": "Read", "write_file": "Write",
          "replace": "Edit", "glob": "Glob", "search_file_content": "Grep", "grep_search": "Grep", "grep": "Grep",
@@ -59,27 +60,14 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []
-    cwd = string(payload, "cwd")
-    transcript_path = string(payload, "transcript_path")
     if event == "SessionStart":
-        return [("/api/hooks/session-start", {
-            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd,
-            "source": string(payload, "source") or "startup", "transcript_path": transcript_path,
-        })]
-    if event == "BeforeAgent":
-        prompt = strip_blocks(string(payload, "prompt") or "")
-        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+        return [session_start(key, HARNESS, payload)]
+    if event == "BeforeAgent":  # the prompt, with SessionStart's <hook_context> in front: cut off
+        return prompt_submit(key, string(payload, "prompt"))
     if event == "AfterTool":
         output, error = tool_outcome(payload.get("tool_response"))
         name, args = neutral_tool(TOOLS, ARGS, string(payload, "tool_name"), payload.get("tool_input"))
-        body: dict[str, Any] = {
-            "session_key": key, "harness": HARNESS, "tool_name": name, "tool_input": args,
-            "tool_response": output[:MAX_OUTPUT_CHARS], "cwd": cwd,
-        }
-        if error:
-            body["is_error"] = True
-            body["error"] = error[:MAX_OUTPUT_CHARS]
-        return [("/api/hooks/post-tool-use", body)]
+        return [tool_use(key, HARNESS, name, args, output, cwd=string(payload, "cwd"), error=error)]
     if event == "AfterAgent":
         from kenning.hooks.claude_code import parse_feedback
 
@@ -90,7 +78,7 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
         return [("/api/hooks/pre-compaction", {"session_key": key, "trigger": string(payload, "trigger") or "compact"})]
     if event == "SessionEnd":
         return [("/api/hooks/session-end", {
-            "session_key": key, "transcript": ctx.whole(transcript_path), "reason": string(payload, "reason")})]
+            "session_key": key, "transcript": ctx.whole(string(payload, "transcript_path")), "reason": string(payload, "reason")})]
     return []
 
 

@@ -92,6 +92,37 @@ def neutral_tool(tools: dict[str, str], arg_names: dict[str, str], name: str | N
     return renamed, {arg_names.get(k, k): v for k, v in args.items()}
 
 
+def session_start(key: str, harness: str, payload: dict[str, Any], source: str | None = None,
+                  context: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The session-start request (with the transcript's path: the daemon may end the session from it)."""
+    cwd = string(payload, "cwd")
+    body = {"session_key": key, "harness": harness, "project": project_of(cwd), "cwd": cwd,
+            "source": source or string(payload, "source") or "startup",
+            "transcript_path": string(payload, "transcript_path")}
+    return "/api/hooks/session-start", ({**body, "context": context} if context else body)
+
+
+def prompt_submit(key: str, text: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """The user-prompt-submit request for what the user typed (harness blocks cut off); none when empty."""
+    prompt = strip_blocks(text or "")
+    return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+
+
+def tool_use(key: str, harness: str, name: str | None, args: dict[str, Any] | None, output: str, *,
+             cwd: str | None, call_id: str | None = None, exit_code: int | None = None,
+             error: str | None = None, limit: int = 8000) -> tuple[str, dict[str, Any]]:
+    """The post-tool-use request; a non-zero `exit_code` or an `error` makes it a failed tool."""
+    body: dict[str, Any] = {
+        "session_key": key, "harness": harness, "tool_name": name, "tool_input": args,
+        "tool_response": {"output": output[:limit], **({"exit_code": exit_code} if exit_code is not None else {})},
+        "cwd": cwd, "tool_use_id": call_id,
+    }
+    if error or (exit_code is not None and exit_code != 0):
+        body["is_error"] = True
+        body["error"] = (error or f"exit code {exit_code}: {output[-2000:]}")[:limit]
+    return "/api/hooks/post-tool-use", body
+
+
 def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, dict[str, Any], Context], list],
            render: Callable[[str, dict[str, Any]], str], carries: frozenset[str] = frozenset(),
            environ: dict[str, str] | None = None) -> str:

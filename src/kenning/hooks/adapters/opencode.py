@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 
 from kenning.hooks.adapters import hookrun
-from kenning.hooks.adapters.hookrun import Context, inject_of, neutral_tool, project_of, string, strip_blocks
+from kenning.hooks.adapters.hookrun import (
+    Context, inject_of, neutral_tool, prompt_submit, session_start, string, tool_use,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
 HARNESS = "opencode"
 INJECTING = {"session.created", "chat.message", "tool.execute.after"}
 CARRIES = frozenset({"session.idle"})
-MAX_OUTPUT_CHARS = 8000
 # OpenCode's tool names → the names kenning's observer reads (Claude Code's); camelCase arguments renamed
 TOOLS = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "multiedit": "MultiEdit",
          "patch": "Edit", "grep": "Grep", "glob": "Glob", "list": "LS", "webfetch": "WebFetch",
@@ -49,30 +50,19 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []
-    cwd = string(payload, "cwd")
     if event == "session.created":
-        return [("/api/hooks/session-start", {
-            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd, "source": "startup"})]
+        return [session_start(key, HARNESS, payload, source="startup")]
     if event == "chat.message":
-        prompt = strip_blocks(string(payload, "prompt") or "")
-        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+        return prompt_submit(key, string(payload, "prompt"))
     if event == "tool.execute.after":
         metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
         output = payload.get("output")
         text = output if isinstance(output, str) else json.dumps(output, default=str) if output else ""
-        exit_code = metadata.get("exit")
+        exit_code = metadata.get("exit") if isinstance(metadata.get("exit"), int) else None
         name, args = neutral_tool(TOOLS, ARGS, string(payload, "tool"), payload.get("args"))
-        body: dict[str, Any] = {
-            "session_key": key, "harness": HARNESS, "tool_name": name, "tool_input": args,
-            "tool_response": {"output": text[:MAX_OUTPUT_CHARS],
-                              **({"exit_code": exit_code} if isinstance(exit_code, int) else {})},
-            "cwd": cwd, "tool_use_id": string(payload, "call_id"),
-        }
-        error = metadata.get("error")
-        if (isinstance(exit_code, int) and exit_code != 0) or error:
-            body["is_error"] = True
-            body["error"] = (str(error) if error else f"exit code {exit_code}: {text[-2000:]}")[:MAX_OUTPUT_CHARS]
-        return [("/api/hooks/post-tool-use", body)]
+        error = str(metadata["error"]) if metadata.get("error") else None
+        return [tool_use(key, HARNESS, name, args, text, cwd=string(payload, "cwd"), call_id=string(payload, "call_id"),
+                         exit_code=exit_code, error=error)]
     if event == "session.compacted":
         return [("/api/hooks/pre-compaction", {"session_key": key, "trigger": "compact"})]
     if event == "session.idle":
