@@ -22,14 +22,16 @@ import json
 import re
 
 from kenning.hooks.adapters import hookrun
-from kenning.hooks.adapters.hookrun import Context, inject_of, prompt_submit, session_start, string, tool_use
+from kenning.hooks.adapters.hookrun import (
+    Context, hook_specific_output, prompt_submit, session_start, string, tool_use,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 HARNESS = "codex"
-INJECTING = {"SessionStart", "UserPromptSubmit", "PostToolUse"}
+INJECTING = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"})
 CARRIES = frozenset({"Stop"})
 _EXITED = re.compile(r"Process exited with code (-?\d+)")
 
@@ -92,11 +94,7 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     return []
 
 
-def render(event: str, answer: dict[str, Any]) -> str:
-    inject = inject_of(answer)
-    if event not in INJECTING or not inject:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}})
+render = hook_specific_output(INJECTING)
 
 
 def main(argv: list[str]) -> int:

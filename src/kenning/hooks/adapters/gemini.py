@@ -19,7 +19,7 @@ import re
 
 from kenning.hooks.adapters import hookrun
 from kenning.hooks.adapters.hookrun import (
-    Context, inject_of, neutral_tool, prompt_submit, session_start, string, tool_use,
+    Context, hook_specific_output, neutral_tool, prompt_submit, session_start, string, tool_use,
 )
 
 TYPE_CHECKING = False
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HARNESS = "gemini"
-INJECTING = {"SessionStart", "BeforeAgent", "AfterTool"}
+INJECTING = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
 CARRIES = frozenset({"SessionEnd"})
 _WRAPPER = re.compile(r"</?untrusted_context>")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
@@ -82,11 +82,7 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     return []
 
 
-def render(event: str, answer: dict[str, Any]) -> str:
-    inject = inject_of(answer)
-    if event not in INJECTING or not inject:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}})
+render = hook_specific_output(INJECTING)
 
 
 def main(argv: list[str]) -> int:

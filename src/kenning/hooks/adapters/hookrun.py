@@ -156,6 +156,17 @@ def inject_of(answer: dict[str, Any] | None) -> str:
     return inject if isinstance(inject, str) and inject.strip() else ""
 
 
+def hook_specific_output(injecting: frozenset[str]) -> Callable[[str, dict[str, Any]], str]:
+    """`render` for harnesses that read `hookSpecificOutput.additionalContext` (Codex, Gemini CLI)."""
+    def render(event: str, answer: dict[str, Any]) -> str:
+        inject = inject_of(answer)
+        if event not in injecting or not inject:
+            return ""
+        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}})
+
+    return render
+
+
 def main(harness: str, argv: list[str], requests: Callable, render: Callable, carries: frozenset[str]) -> int:
     """`kenning hook <harness> <event>`: read stdin, print the answer, exit 0."""
     event = argv[0] if argv else ""

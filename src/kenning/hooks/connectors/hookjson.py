@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from kenning.hooks.install import (
-    InstallError, Outcome, _dump, _finish_uninstall, _read, _save_original, _strip_hooks, _write, is_ours,
-    kenning_command,
+    InstallError, Outcome, _dump, _read, _save_original, _strip_hooks, _write, is_ours, kenning_command,
+    uninstall_claude_code,
 )
 
 
@@ -65,14 +65,7 @@ def install_hooks(path: Path, harness: str, specs: tuple[HookSpec, ...], env: di
     return Outcome(path, True, f"installed kenning hooks ({', '.join(s.event for s in specs)}) in {path}")
 
 
-def uninstall_hooks(path: Path) -> Outcome:
-    raw, data = _read(path)
-    if raw is None:
-        return Outcome(path, False, f"{path} does not exist; nothing to remove")
-    cleaned, found = _strip_hooks(data)
-    if not found:
-        return Outcome(path, False, f"no kenning hooks in {path}")
-    return _finish_uninstall(path, cleaned, raw)
+uninstall_hooks = uninstall_claude_code  # the same file shape: our entries out, the original bytes back
 
 
 def installed_commands(path: Path) -> dict[str, list[str]]:
