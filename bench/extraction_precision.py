@@ -24,7 +24,8 @@ no project decisions) and every task's `bug_report` (as the opening prompt of a 
 again as a user statement later in a session).
 
 Measured: kept sentences (the claim test says constraint / decision / preference / gotcha),
-precision = kept labelled P, C or s / kept; recall = kept P / all P; per memory type; per
+precision = kept labelled P, C or s / kept; recall = kept P / all P (and both again for what is kept
+at or above the confidence gate, i.e. not written needs_review); per memory type; per
 source (decision chats, decoys, bug reports); and cross-validated across task families
 (leave-one-family-out: each fold is one family's decision chats + a 1/k share of the decoys +
 that family's bug reports). The claim test has no fitted parameters, so the folds show its
@@ -123,6 +124,10 @@ def score(rows: list[dict]) -> dict:
            "precision": round(len(right) / len(kept), 3) if kept else None,
            "policy_sentences": len(policy), "policy_kept": len(found),
            "recall": round(len(found) / len(policy), 3) if policy else None}
+    shown = [r for r in kept if not r["verdict"].needs_review]  # kept at or above the gate: shown unasked
+    out["kept_not_in_review"] = len(shown)
+    out["precision_not_in_review"] = round(sum(r["label"] in POSITIVE for r in shown) / len(shown), 3) if shown else None
+    out["recall_not_in_review"] = round(sum(r["label"] == "P" for r in shown) / len(policy), 3) if policy else None
     by_type = {}
     for kind in sorted({r["verdict"].type for r in kept}):
         of_type = [r for r in kept if r["verdict"].type == kind]

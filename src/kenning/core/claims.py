@@ -71,7 +71,8 @@ _HEDGE = re.compile(
     r"|we think|i guess|i suspect|i believe|i feel|i wonder|wonder(?:ing)? (?:if|whether)|i'?d (?:guess|imagine|say|think|expect)"
     r"|my guess|my hunch|not (?:sure|certain)|unsure|seems?|seemed|appears? to|could be|may be|sort of|kind of"
     r"|almost like|suppose|assuming|i assume|in theory|if i recall|iirc|as far as i know|afaik|i bet|i imagine"
-    r"|hard to say|who knows|or so|roughly|assum(?:e|ed|es|ing)|feels?|felt|potential(?:ly)?|for instance|for example|mostly|mainly|partly|sounds like|looks like)\b", re.I)
+    r"|hard to say|who knows|or so|roughly|assum(?:e|ed|es|ing)|feels?|felt|potential(?:ly)?|for instance|for example|mostly|mainly|partly|sounds like|looks like"
+    r"|(?:forget|forgot|remember|know|wonder|understand|sure) why)\b", re.I)
 _SPECULATION = re.compile(
     r"\b(?:must|might|may|could|would|should)(?:n't| not)? have\b"
     r"|\b(?:he|she|they|someone|somebody|people|folks)\s+(?:thinks?|thought|said|says|guess(?:es|ed)?|suspects?|claims?|reckons?)\b"
@@ -165,6 +166,9 @@ RULE_CONFIDENCE = {
 }
 
 
+UNMARKED_ACCEPTED = 0.68  # an accepted assistant statement with no rule language: below the gate, into review
+
+
 @dataclass
 class Context:
     """What surrounds a sentence. speaker: 'user' | 'assistant' | 'unknown' (a stored memory's text,
@@ -225,10 +229,6 @@ def strip_acknowledgement(sentence: str) -> str:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
-
-
-def is_question(sentence: str) -> bool:
-    return "?" in own_words(sentence)
 
 
 def rejection(sentence: str) -> str | None:
@@ -350,7 +350,9 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     else:
         rule = f"stated-{'rule' if family == 'imperative' else family}"
     confidence = RULE_CONFIDENCE[rule]
-    if ctx.speaker == "assistant" and ctx.accepted:
+    if rule == "accepted-statement" and not found:
+        confidence = UNMARKED_ACCEPTED  # accepted, but no rule language of its own: a reviewer decides
+    elif ctx.speaker == "assistant" and ctx.accepted:
         confidence += 0.05  # explicitly accepted, not just uncontradicted
     joiner = "answering" if antecedent == ctx.antecedent else "after"
     stored = body if antecedent is None else f"{body} ({joiner}: {antecedent})"
