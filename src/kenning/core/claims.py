@@ -142,7 +142,7 @@ _IMPERATIVE = re.compile(
     r"|return|raise|treat|avoid|prefer|don't|do not|never \w+|always (?!good|nice|a\b|the\b|fun|great)\w+|stop|start|switch|move|drop|skip|ignore|pin"
     r"|sort|round|cap|clamp|reject|accept|normalize|lowercase|validate|assume|document|rename|split|merge|wrap"
     r"|double|escape|check|test|retry|cache|pass|send|store|require|restrict|limit|match|compare|compute|hash"
-    r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with|remember|cap|leave)\b", re.I)
+    r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with|remember|cap|leave)\b(?!-)", re.I)  # "Keep-latest is …" is no imperative
 _PREFERENCE = re.compile(r"\b(?:i|we)\s+(?:(?:really|strongly|much)\s+)?(?:prefer|like to|want to always|hate|dislike|"
                          r"rather)\b|\bi'?d rather\b|\bplease (?:use|avoid|keep|don't|do not|always|never)\b", re.I)
 _GOTCHA = re.compile(r"\b(?:heads-up|heads up|careful|watch out|beware|turns out|root cause|the bug was|"
