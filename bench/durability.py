@@ -18,6 +18,18 @@ database is opened directly:
 - `server_errors`: 5xx answers (must be 0), `locked`: answers mentioning a locked database.
 `phases` gives the answered writes/s of each phase; phase 0 (before any kill) is the baseline
 of the same run, and `restart_s` how long each restart took.
+
+Phase 2 (`missed_session_ends`, issue 26; `--sessions N`, `--sessions-only`): N Claude Code
+2.1.328-format sessions run through the real hook processes with their transcripts under
+`~/.claude/projects`, and the daemon is SIGKILLed around each end, in turn: before SessionEnd
+(the hook finds no daemon and spools it), 0.3 s after SessionEnd answered (mid summary), or
+with no SessionEnd at all (the machine went down; `sessions.stale_after_minutes: 0`). After the
+next session's first hook, `sessions_lost` (must be 0) counts the sessions not ended with their
+transcript, episodes and summary within `--sessions-wait-s`. `--src CHECKOUT` runs that phase's
+daemon and hooks from another source tree, for the before measurement:
+
+    git worktree add --detach /tmp/kenning-before <commit>
+    .venv/bin/python bench/durability.py --sessions-only --sessions 6 --src /tmp/kenning-before
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ import os
 import platform
 import random
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -40,7 +53,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from predictor_sim import Daemon  # noqa: E402  (real `python -m kenning serve`, temp home, free port)
+from predictor_sim import Daemon, free_port  # noqa: E402  (real `python -m kenning serve`, temp home, free port)
 
 
 @dataclass
@@ -179,18 +192,186 @@ def run(threads: int, kills: int, phase_s: float, seed: int) -> dict:
     }
 
 
+# -- phase 2: sessions whose end the daemon missed (issue 26) ------------------------------------------
+SESSION_MODES = ("down_at_end", "killed_after_end", "no_end_hook")
+SESSION_TOPICS = [  # one distinct conversation per session (near-duplicates would be deduplicated)
+    [("Where do we deploy the billing service?", "We decided to deploy billing with helm only."),
+     ("And pull requests?", "From now on we always squash merge pull requests into main.")],
+    [("Which database does search use?", "Search moved to PostgreSQL full-text; Elasticsearch is retired."),
+     ("How are migrations run?", "Alembic migrations run in CI before every release, never by hand.")],
+    [("Why did the auth tests flake?", "The token clock skew: tests now freeze time with freezegun."),
+     ("Any rule for secrets?", "Secrets live in Vault; nothing goes into .env files in the repo.")],
+    [("How do payments retry?", "Stripe webhooks are retried three times with exponential backoff."),
+     ("Where are the logs?", "Payment logs ship to Loki with a 30 day retention.")],
+    [("What about notifications?", "Push notifications go through Firebase; SMS through Twilio only."),
+     ("Rate limits?", "Each user gets at most five notifications per hour.")],
+    [("How are reports built?", "Monthly reports are rendered by a nightly Airflow DAG into S3."),
+     ("Who owns them?", "The data team owns reports; page them in #data-oncall.")],
+]
+
+
+class FixedPortDaemon:
+    """`python -m kenning serve` on one port across restarts (the hooks find it where they did)."""
+
+    def __init__(self, home: Path, port: int, env: dict[str, str]) -> None:
+        self.home, self.port, self.env = home, port, env
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> float:
+        started = time.monotonic()
+        log = open(self.home / "daemon.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=self.env, stdout=log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        while time.monotonic() - started < 240:
+            if self.proc.poll() is not None:
+                raise RuntimeError((self.home / "daemon.log").read_text()[-3000:])
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
+                    return round(time.monotonic() - started, 2)
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("daemon did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def _hook(event: str, body: dict, env: dict[str, str]) -> float:
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "kenning.hooks", event], input=json.dumps(body).encode(),
+                            capture_output=True, env=env, timeout=120)
+    if result.returncode != 0:
+        raise RuntimeError(f"hook {event} exited {result.returncode}: {result.stderr[-500:]!r}")
+    return time.monotonic() - started
+
+
+def _recorded(url: str, key: str) -> bool:
+    """The session is ended with its transcript, its episodes and its summary done."""
+    try:
+        r = httpx.get(f"{url}/api/sessions/{key}", timeout=30)
+    except httpx.HTTPError:
+        return False
+    if r.status_code != 200:
+        return False
+    data = r.json()
+    return (data["session"]["status"] == "ended" and bool(data.get("transcript"))
+            and any(m.get("source") == "session-episode" for m in data.get("created", []))
+            and (data.get("summary_job") or {}).get("status") == "done")
+
+
+def run_sessions(n: int, src: Path | None, wait_s: float) -> dict:
+    """Real-format Claude Code sessions (hook processes, transcripts under ~/.claude/projects) while
+    the daemon is killed around their ends, cycling SESSION_MODES: SIGKILL before SessionEnd (the
+    hook finds no daemon), SIGKILL 0.3 s after SessionEnd answered (mid summary), SIGKILL and no
+    SessionEnd at all (the machine went down). Then one more session starts (the next hook) and
+    each session is `lost` unless it ends with transcript, episodes and summary within `wait_s`.
+    `src` runs daemon and hooks from another source tree (the before measurement)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.durability.claude_format import payload, write_session
+
+    base = Path(tempfile.mkdtemp(prefix="kenning-durability-sessions-"))
+    home, user, repo = base / "home", base / "user", base / "billing"
+    home.mkdir()
+    (user / ".claude" / "projects").mkdir(parents=True)
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    tree = (src or Path(__file__).resolve().parent.parent) / "src"
+    stale_setting = "stale_after_minutes" in (tree / "kenning" / "core" / "config_sessions.py").read_text()
+    (home / "config.yaml").write_text("sessions:\n  latency_budget_ms: 20000\n"
+                                      + ("  stale_after_minutes: 0\n" if stale_setting else "")
+                                      + "pipeline:\n  worker:\n    lease_timeout_ms: 15000\n")
+    port = free_port()
+    env = {**os.environ, "HOME": str(user), "KENNING_HOME": str(home), "KENNING_PORT": str(port),
+           "KENNING_HOOK_TIMEOUT": "3"}
+    if src is not None:
+        env["PYTHONPATH"] = str(tree)
+    daemon = FixedPortDaemon(home, port, env)
+    restarts = [daemon.start()]
+    sessions: list[dict] = []
+    hook_s: list[float] = []
+    try:
+        for i in range(n):
+            mode = SESSION_MODES[i % len(SESSION_MODES)]
+            key = str(uuid.uuid4())
+            turns = SESSION_TOPICS[i % len(SESSION_TOPICS)]
+            transcript = str(write_session(user / ".claude" / "projects", str(repo), key, turns))
+            hook_s.append(_hook("session-start", payload("session-start", key, str(repo), transcript), env))
+            for prompt, _ in turns:
+                hook_s.append(_hook("user-prompt-submit", payload("user-prompt-submit", key, str(repo), transcript,
+                                                                   prompt=prompt), env))
+            end = payload("session-end", key, str(repo), transcript)
+            if mode == "down_at_end":
+                daemon.kill()
+                hook_s.append(_hook("session-end", end, env))
+            elif mode == "killed_after_end":
+                hook_s.append(_hook("session-end", end, env))
+                time.sleep(0.3)
+                daemon.kill()
+            else:
+                daemon.kill()
+            restarts.append(daemon.start())
+            sessions.append({"key": key, "mode": mode})
+        nxt = str(uuid.uuid4())  # the next session's first hook reaches the daemon
+        _hook("session-start", payload("session-start", nxt, str(repo), ""), env)
+        started = time.monotonic()
+        pending = {s["key"] for s in sessions}
+        while pending and time.monotonic() - started < wait_s:
+            for key in list(pending):
+                if _recorded(daemon.url, key):
+                    pending.discard(key)
+                    next(s for s in sessions if s["key"] == key)["recovered_after_s"] = round(
+                        time.monotonic() - started, 1)
+            time.sleep(1)
+        for s in sessions:
+            s["lost"] = s["key"] in pending
+    finally:
+        daemon.stop()
+    by_mode = {m: {"sessions": sum(s["mode"] == m for s in sessions),
+                   "lost": sum(s["mode"] == m and s["lost"] for s in sessions)} for m in SESSION_MODES}
+    return {"sessions": len(sessions), "sessions_lost": sum(s["lost"] for s in sessions), "by_mode": by_mode,
+            "wait_s": wait_s, "source_tree": str(tree), "stale_after_minutes": 0 if stale_setting else None,
+            "hook_max_s": round(max(hook_s), 2) if hook_s else None, "restart_s": restarts,
+            "detail": sessions, "home": str(home)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--kills", type=int, default=3)
     parser.add_argument("--phase-s", type=float, default=20.0, help="seconds of load before each kill")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--sessions", type=int, default=6,
+                        help="real-format sessions whose ends the daemon misses (phase 2; 0: skip it)")
+    parser.add_argument("--sessions-only", action="store_true", help="run phase 2 only")
+    parser.add_argument("--sessions-wait-s", type=float, default=120.0,
+                        help="how long the sessions may take to be recovered after the next hook")
+    parser.add_argument("--src", type=Path, help="run phase 2's daemon and hooks from this source tree "
+                        "(a checkout of an earlier commit: the before measurement)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    report = {"bench": "durability", "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-              **run(args.threads, args.kills, args.phase_s, args.seed)}
-    report["ok"] = (report["acknowledged_missing"] == 0 and report["integrity_check"] == "ok"
-                    and report["fts_integrity"] == "ok" and report["server_errors"] == 0)
+    report = {"bench": "durability", "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
+    ok = True
+    if not args.sessions_only:
+        report.update(run(args.threads, args.kills, args.phase_s, args.seed))
+        ok = (report["acknowledged_missing"] == 0 and report["integrity_check"] == "ok"
+              and report["fts_integrity"] == "ok" and report["server_errors"] == 0)
+    if args.sessions:
+        report["missed_session_ends"] = run_sessions(args.sessions, args.src, args.sessions_wait_s)
+        ok = ok and report["missed_session_ends"]["sessions_lost"] == 0
+    report["ok"] = ok
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:
