@@ -25,6 +25,8 @@ from typing import Any
 
 from kenning.core import spool, transcript_file
 from kenning.core.errors import KenningError
+from kenning.core.events import SessionEnded
+from kenning.hookservice import tool_result_from_body
 from kenning.core.telemetry import log_event, record_error
 from kenning.service import Kenning
 
@@ -133,9 +135,7 @@ class SpoolReplayer:
             if not recovery.prompt_recorded_at(key, body["timestamp"]):
                 k.sessions.user_prompt_submit(body, None, viewer)
         elif path == "/api/hooks/post-tool-use":
-            from kenning.api.routes.hooks import _post_tool_use  # the route's own handler
-
-            _post_tool_use(k, body)
+            k.hooks.tool_result(tool_result_from_body(body))
         elif path == "/api/hooks/feedback":
             k.sessions.feedback(body)
         elif path == "/api/hooks/pre-compaction":
@@ -150,11 +150,9 @@ class SpoolReplayer:
             raise InvalidPath(f"unknown spooled hook path {path!r}")
 
     def end(self, key: str, transcript: str | None, at: str) -> None:
-        self.k.sessions.session_end({"session_key": key, "transcript": transcript, "timestamp": at})
-        try:
-            self.k.observer.end_session(key, wait=False)
-        except Exception as exc:  # promotion failing must not fail the session end
-            record_error("observer", f"session-end promotion failed: {exc}", session_key=key)
+        """End the session as its SessionEnd hook would have (the hooks service: summary job and
+        observer promotion)."""
+        self.k.hooks.session_ended(SessionEnded(session_key=key, transcript=transcript, timestamp=at))
 
     # -- stale sessions ---------------------------------------------------------------------------
     def end_stale(self) -> list[str]:
