@@ -16,8 +16,10 @@ serve` (fresh KENNING_HOME, default config: background workers and the extractio
 offline provider), the turns sent over HTTP (POST /api/memory/batch), the pipeline drained
 (GET /api/pipeline/status: nothing pending or leased), each question asked over HTTP
 (POST /api/memory/recall, the daemon's default recall). A hit counts for the dia_ids of the turns
-it is or came from: its own id, and the sources recall shows in its slot (`sources`, provenance);
-an extracted memory shown without its source counts for nothing. `daemon_memories` in the
+it is: its own id, and the sources recall shows in its slot (`sources`, provenance); an extracted
+memory shown without its source counts for nothing there. "daemon+derived" scores the same
+answers crediting an extracted memory to the turns it was extracted from (`derived_from`): the
+user reads that turn's claim, and `kenning show` names the turn. `daemon_memories` in the
 timings says how many memories the pipeline left beside the turns. Compare it with the
 in-process arm of the same recall (label "default": the configured default preset, workers off).
 
@@ -49,6 +51,7 @@ REFERENCE = "reference_bm25"
 BASELINE = "bm25"
 PG_SUFFIX = "@postgres"
 DAEMON = "daemon"
+DAEMON_DERIVED = "daemon+derived"  # the same answers, an extracted memory credited to the turn it came from
 
 
 def parse_configs(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -229,7 +232,7 @@ def run_conversation_daemon(conv: L.Conversation, run: Run, args, progress, task
 
     timing: dict[str, Any] = {"turns": len(conv.turns)}
     with tempfile.TemporaryDirectory(prefix=f"kenning-locomo-daemon-{conv.name}-") as tmp:
-        daemon = Daemon(Path(tmp) / "home", "")
+        daemon = Daemon(Path(tmp) / "home", args.daemon_config)
         try:
             with httpx.Client(base_url=daemon.url, timeout=900) as http:
                 id_to_dia: dict[str, set[str]] = {}
@@ -246,26 +249,39 @@ def run_conversation_daemon(conv: L.Conversation, run: Run, args, progress, task
                 timing["ingest_s"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 while True:  # the pipeline drains what the turns queued
-                    totals = http.get("/api/pipeline/status").json()["queue"]["totals"]
-                    if not totals.get("pending") and not totals.get("leased"):
-                        break
+                    status = http.get("/api/pipeline/status").json()
+                    totals = status["queue"]["totals"]
+                    if not status.get("enabled") or (not totals.get("pending") and not totals.get("leased")):
+                        break  # drained (or no pipeline to wait for)
                     if time.perf_counter() - t0 > args.daemon_drain_s:
                         timing["drain_timed_out"] = totals
                         break
                     time.sleep(1.0)
                 timing["drain_s"] = time.perf_counter() - t0
-                timing["daemon_memories"] = http.get("/api/memory", params={"limit": 1}).json()["total"]
+                derived: dict[str, list[str]] = {}  # extracted memory -> the turns it came from
+                offset, total = 0, None
+                while total is None or offset < total:
+                    page = http.get("/api/memory", params={"limit": 1000, "offset": offset}).json()
+                    total = page["total"]
+                    offset += len(page["items"]) or total
+                    for m in page["items"]:
+                        if m.get("derived_from") and m["id"] not in id_to_dia:
+                            derived[m["id"]] = list(m["derived_from"])
+                timing["daemon_memories"] = total
+                timing["daemon_derived"] = len(derived)
                 for q in conv.scored_questions():
                     t0 = time.perf_counter()
                     r = http.post("/api/memory/recall", json={"query": q.question, "limit": args.depth})
                     ms = (time.perf_counter() - t0) * 1000
                     r.raise_for_status()
-                    ranked = L.dedup_ranked(
-                        set().union(id_to_dia.get(h["id"], set()),
-                                    *(id_to_dia.get(src.get("id") if isinstance(src, dict) else src, set())
-                                      for src in h.get("sources") or []))
-                        for h in r.json()["results"])
-                    run.add(DAEMON, q, ranked, ms)
+                    hits = r.json()["results"]
+                    shown = [[h["id"], *(h.get("sources") or [])] for h in hits]
+                    run.add(DAEMON, q, L.dedup_ranked(set().union(*(id_to_dia.get(i, set()) for i in ids))
+                                                      for ids in shown), ms)
+                    run.add(DAEMON_DERIVED, q, L.dedup_ranked(
+                        set().union(*(id_to_dia.get(i, set()) for i in ids),
+                                    *(id_to_dia.get(src, set()) for i in ids for src in derived.get(i, ())))
+                        for ids in shown), ms)
                     progress.advance(task)
         finally:
             daemon.stop()
@@ -428,6 +444,7 @@ def main() -> None:
                          " with pgvector), labels suffixed @postgres, beside SQLite's in the same run")
     ap.add_argument("--daemon", action="store_true",
                     help="add the 'daemon' arm: a real `kenning serve` with its pipeline (offline provider), over HTTP")
+    ap.add_argument("--daemon-config", default="", help="config.yaml text for the daemon arm (default: empty = defaults)")
     ap.add_argument("--daemon-drain-s", type=float, default=1800.0,
                     help="how long the daemon arm waits for the pipeline to drain per conversation")
     ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
@@ -451,7 +468,7 @@ def main() -> None:
     if args.backend == "postgres":
         labels += [f"{label}{PG_SUFFIX}" for label in labels_cfg]
     if args.daemon:
-        labels.append(DAEMON)
+        labels += [DAEMON, DAEMON_DERIVED]
     for _, p, o in configs:
         build_config(p, o)  # fail fast on a bad spec
 

@@ -1,4 +1,4 @@
-// The kenning dashboard: one page, six tabs, hash routing (#/tab/arg), keyboard first.
+// The kenning dashboard: one page, seven tabs, hash routing (#/tab/arg), keyboard first.
 import { render } from 'preact';
 import { useEffect, useState, useRef } from 'preact/hooks';
 import { useApi, useAuthNeeded, savedToken, saveToken } from './api.js';
@@ -9,6 +9,7 @@ import { PipelineTab } from './tabs/Pipeline.jsx';
 import { HealthTab } from './tabs/Health.jsx';
 import { GraphTab } from './tabs/Graph.jsx';
 import { PredictorTab } from './tabs/Predictor.jsx';
+import { ReviewTab } from './tabs/Review.jsx';
 import './style.css';
 
 const TABS = [
@@ -18,6 +19,7 @@ const TABS = [
   { id: 'health', label: 'Health', view: HealthTab },
   { id: 'graph', label: 'Graph', view: GraphTab },
   { id: 'predictor', label: 'Predictor', view: PredictorTab },
+  { id: 'review', label: 'Review', view: ReviewTab },
 ];
 
 function parseHash() {

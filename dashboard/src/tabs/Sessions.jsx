@@ -135,6 +135,7 @@ function SessionDetail({ sessionKey, onClose }) {
             ['predictor', session.status_line]]} />
         </Card>
       )}
+      <TaughtCard sessionKey={sessionKey} />
       <ContinuityCard score={score} />
       <Card title={`Candidates (${rows.length}) — ${rows.filter((r) => r.was_injected).length} injected`}>
         <CandidateTable rows={rows} />
@@ -161,6 +162,31 @@ function SessionDetail({ sessionKey, onClose }) {
   );
 }
 
+// What a session was about (its task: first prompt, else context) and what it taught.
+function aboutLine(a) {
+  if (!a) return null;
+  const taught = a.learned ? `taught ${a.learned}${a.pending ? ` (${a.pending} to review)` : ''}` : 'taught nothing';
+  return [a.harness, taught].filter(Boolean).join(' · ');
+}
+
+function TaughtCard({ sessionKey }) {
+  const learned = useApi(`/api/review${qs({ status: 'learned', session_key: sessionKey, limit: 100 })}`);
+  const mems = (learned.data?.sessions || []).flatMap((g) => g.memories);
+  return (
+    <Card title={`What it taught (${mems.length})`} testid="session-taught">
+      <Pending res={learned} what="learned memories (/api/review)" />
+      {learned.ok && !mems.length && <Empty>Nothing learned from this session.</Empty>}
+      <ul class="feed">{mems.map((m) => (
+        <li><span class="tag">{m.type}</span>
+          <span class="feed-msg"><a href={`#/memories/${m.id}`}>{short(m.content, 160)}</a></span>
+          <Badge status={m.review?.status === 'rejected' ? 'unhealthy' : (m.needs_review ? 'degraded' : 'healthy')}
+            label={m.review?.status || (m.needs_review ? 'needs review' : 'kept')} /></li>
+      ))}</ul>
+      {mems.some((m) => m.needs_review) && <p class="small"><a href="#/review">Review them →</a></p>}
+    </Card>
+  );
+}
+
 export function SessionsTab({ arg, navigate }) {
   const [page, setPage] = useState(0);
   const [project, setProject] = useState('');
@@ -168,6 +194,9 @@ export function SessionsTab({ arg, navigate }) {
   const list = useApi(`/api/sessions${qs({ limit: size, offset: page * size, project })}`, 10000);
   const rows = items(list.data, 'sessions', 'items');
   const total = list.data?.total ?? rows.length;
+  const keys = rows.map((s) => s.session_key).join(',');
+  const about = useApi(keys ? `/api/review/sessions${qs({ keys })}` : null);
+  const aboutOf = about.data?.sessions || {};
   return (
     <div class={`split ${arg ? 'with-detail' : ''}`}>
       <div class="pane">
@@ -181,8 +210,12 @@ export function SessionsTab({ arg, navigate }) {
             <li>
               <a class={`row-link ${arg === s.session_key ? 'active' : ''}`} href={`#/sessions/${encodeURIComponent(s.session_key)}`}>
                 <span class="tag">{s.status || 'session'}</span>
-                <span class="row-text"><code>{s.session_key}</code> {s.project ? `· ${s.project}` : ''}</span>
-                <span class="row-meta">{fmtTime(s.started_at)} · {s.prompt_count ?? 0} prompts
+                <span class="row-text">
+                  <span class="session-task" data-testid="session-task">{short(aboutOf[s.session_key]?.task || 'no task recorded', 120)}</span>
+                  <code class="small">{s.session_key}</code> {s.project ? `· ${s.project}` : ''}
+                </span>
+                <span class="row-meta" data-testid="session-about">{aboutLine(aboutOf[s.session_key]) ? `${aboutLine(aboutOf[s.session_key])} · ` : ''}
+                  {fmtTime(s.started_at)} · {s.prompt_count ?? 0} prompts
                   {s.score != null ? ` · continuity ${fmtNum(s.score)}` : ''}{s.confidence != null ? ` (conf ${fmtNum(s.confidence)})` : ''}</span>
               </a>
             </li>

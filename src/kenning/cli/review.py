@@ -57,14 +57,15 @@ def review(
         head = " · ".join(x for x in [group.get("started_at", "")[:16].replace("T", " ") if group.get("started_at")
                                       else None, group.get("harness"), group.get("project"),
                                       group.get("session_key") or "no session"] if x)
-        console.print(f"[bold]{head}[/bold]", highlight=False)
+        console.print(head, style="bold", highlight=False, markup=False)
         if group.get("task"):
-            console.print(f"  task: {group['task']}", highlight=False, soft_wrap=True)
+            console.print(f"  task: {group['task']}", highlight=False, soft_wrap=True, markup=False)
         for m in group["memories"]:
             state = (m.get("review") or {}).get("status") or ("needs review" if m["needs_review"] else "kept")
             console.print(f"  [{m['id']}] {m['type']} · {m['confidence']:.2f} · {m.get('rule') or '-'} · {state}",
-                          highlight=False)
-            console.print(f"      {' '.join(m['content'].split())[:300]}", highlight=False, soft_wrap=True)
+                          highlight=False, markup=False)
+            console.print(f"      {' '.join(m['content'].split())[:300]}", highlight=False, soft_wrap=True,
+                          markup=False)
     console.print(f"{sum(len(g['memories']) for g in data['sessions'])} of {data['total']} {status}")
 
 

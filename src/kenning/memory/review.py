@@ -85,6 +85,15 @@ class Review:
         changes = {"user_verified": False, "metadata": _with_review(memory, "rejected", actor, reason)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: rejected", viewer=viewer))
 
+    def sessions(self, session_keys: list[str]) -> dict[str, Any]:
+        """What each session was about (its task: first prompt, else context) and what it taught."""
+        if not isinstance(session_keys, list) or len(session_keys) > 200:
+            raise InvalidInput("give at most 200 session keys")
+        about = store.session_about(self.db.reader(), session_keys)
+        for value in about.values():
+            value["task"] = _task(value)
+        return {"sessions": about}
+
     def rules(self) -> dict[str, Any]:
         """Per extraction rule: learned / pending / accepted / rejected, and the rejected share of
         what was reviewed (the noisy rules first)."""

@@ -10,7 +10,11 @@ After fusion (and session context), over the top `TOP` hits:
    that replaced it (a chat that agreed with the amended rule still shows, just after it).
 2. Collapse: a hit derived from other hits (`derived_from`, e.g. a decision extracted from an
    episode) absorbs them: one slot with the best score of the group, the derived text, and the
-   sources' ids in `sources` (and the legs that found any of them).
+   sources' ids in `sources` (and the legs that found any of them). Memories derived from the
+   same source (two sentences extracted from one turn) share that slot too, whether or not the
+   source itself was a hit: the best of them keeps the slot, the others' ids join `sources`
+   (bench/retrieval_locomo.py --daemon: sibling extractions of one LoCoMo turn took separate
+   slots of the top 10).
 """
 
 from __future__ import annotations
@@ -47,11 +51,21 @@ def provenance(ctx, hits: list[FusedHit]) -> list[FusedHit]:
                 by_id[amender].score = max(by_id[amender].score, hit.score)
             hit.score = min(hit.score, min(by_id[a].score for a in later) * STALE_FACTOR)
             hit.reasons.append(f"holds a rule amended by {', '.join(later)}")
+    holder: dict[str, FusedHit] = {}  # source id -> the hit whose slot stands for it
     for hit in sorted(by_id.values(), key=lambda h: -h.score):
         if hit.memory_id not in by_id:
             continue  # absorbed already
-        for source in rows.get(hit.memory_id, ([], []))[0]:
-            absorbed = by_id.pop(source, None) if source != hit.memory_id else None
+        sources = [s for s in rows.get(hit.memory_id, ([], []))[0] if s != hit.memory_id]
+        sibling = next((holder[s] for s in sources if s in holder and holder[s].memory_id in by_id), None)
+        if sibling is not None:  # derived from a source another hit stands for: the same slot
+            by_id.pop(hit.memory_id)
+            sibling.score = max(sibling.score, hit.score)
+            sibling.legs = {**hit.legs, **sibling.legs}
+            sibling.sources.append(hit.memory_id)
+            continue
+        for source in sources:
+            holder.setdefault(source, hit)
+            absorbed = by_id.pop(source, None)
             if absorbed is not None:
                 hit.score = max(hit.score, absorbed.score)
                 hit.legs = {**absorbed.legs, **hit.legs}  # found through a source is found

@@ -86,3 +86,38 @@ def rule_counts(conn) -> dict[str, dict[str, int]]:
     ).fetchall()
     return {r[0]: {"learned": int(r[1]), "pending": int(r[2] or 0), "accepted": int(r[3] or 0),
                    "rejected": int(r[4] or 0)} for r in rows}
+
+
+def session_about(conn, session_keys: list[str]) -> dict[str, dict[str, Any]]:
+    """What each session was about and what it taught: {key: {first_prompt, learned, pending,
+    rejected, examples: [{id, type, content}]}} (learned memories only; raw episodes are not
+    lessons). Keys without a session are left out."""
+    keys = list(dict.fromkeys(k for k in session_keys if isinstance(k, str)))[:200]
+    if not keys:
+        return {}
+    marks = ",".join("?" * len(keys))
+    out: dict[str, dict[str, Any]] = {}
+    for row in conn.execute(
+        "SELECT s.session_key, s.harness, s.context,"
+        " (SELECT p.prompt FROM session_prompts p WHERE p.session_key = s.session_key ORDER BY p.idx LIMIT 1)"
+        f" FROM sessions s WHERE s.session_key IN ({marks})", keys,
+    ).fetchall():
+        out[row[0]] = {"harness": row[1], "context": row[2], "first_prompt": row[3], "learned": 0, "pending": 0,
+                       "rejected": 0, "examples": []}
+    learned, params = _learned_sql()
+    for row in conn.execute(
+        f"SELECT m.session_key, m.id, m.type, m.content, m.needs_review, {_REVIEW} FROM memories m"
+        f" WHERE m.session_key IN ({marks}) AND m.is_deleted = 0 AND m.superseded_by IS NULL AND {learned}"
+        " ORDER BY m.session_key, m.rid", [*keys, *params],
+    ).fetchall():
+        about = out.get(row[0])
+        if about is None:
+            continue
+        about["learned"] += 1
+        if row[5] == "rejected":
+            about["rejected"] += 1
+        elif row[4]:
+            about["pending"] += 1
+        if len(about["examples"]) < 3:
+            about["examples"].append({"id": row[1], "type": row[2], "content": row[3][:200]})
+    return out

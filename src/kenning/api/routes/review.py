@@ -5,6 +5,7 @@
 - POST /api/review/{id}/edit   {content?, type?}   (at least one)
 - POST /api/review/{id}/reject {reason?}            (non-destructive: kept, never shown unasked)
 - GET  /api/review/rules   per extraction rule: learned / pending / accepted / rejected
+- GET  /api/review/sessions?keys=a,b   what each session was about and what it taught (Sessions tab)
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def list_review(status: Status = "pending", project: str | None = None, session_
 @router.get("/rules")
 def review_rules(k: Kenning = Depends(get_kenning)) -> dict:
     return k.review.rules()
+
+
+@router.get("/sessions", responses=errors(400))
+def review_sessions(keys: str = Query(..., max_length=20_000, description="Comma-separated session keys (at most 200)."),
+                    k: Kenning = Depends(get_kenning)) -> dict:
+    """What each session was about (its task) and what it taught (learned memories, pending review)."""
+    return k.review.sessions([key for key in keys.split(",") if key])
 
 
 @router.post("/{memory_id}/accept", responses=errors(404))
