@@ -26,8 +26,12 @@ run: setup
 lint: setup
 	$(VENV)/bin/lint-imports
 
+# The suite runs on TEST_WORKERS pytest-xdist workers (each its own daemons, ports, temp dirs and
+# embedded PostgreSQL); --dist loadfile keeps a file on one worker, so module fixtures are built once,
+# and files are handed out in collection order: tests/conftest.py puts the long ones first.
+TEST_WORKERS ?= 3
 test: setup lint browser
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Dashboard browser tests drive Debian's chromium headless (playwright cannot download browsers here).
 browser:

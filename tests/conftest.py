@@ -22,6 +22,22 @@ from kenning.core.config import Settings, load_settings
 DAEMON_START_TIMEOUT_S = 120.0
 
 
+# Files that run for minutes (measured with --durations) start first: `make test` hands whole files to
+# parallel workers in collection order (--dist loadfile --no-loadscope-reorder), and a long file
+# picked up last keeps one worker busy after the others are done.
+LONG_FIRST = (
+    "tests/install/", "tests/harness/", "tests/dashboard/", "tests/predictor/test_predictor_sidecar.py",
+    "tests/cli/test_cli.py", "tests/cli/test_portability.py", "tests/cli/test_daemon_lock.py",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+    items.sort(key=rank)  # stable: the order inside a file is kept
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -35,6 +35,13 @@ def _uv() -> str:
     return find_uv_bin()
 
 
+def _pip_find_links() -> list[str]:
+    """pip's find-links (its environment variable, else its configuration), for uv to see the same wheels."""
+    configured = os.environ.get("PIP_FIND_LINKS") or subprocess.run(
+        [sys.executable, "-m", "pip", "config", "get", "global.find-links"], capture_output=True, text=True).stdout
+    return configured.split()
+
+
 def _source_copy(dest: Path) -> Path:
     """The tree as git sees it (tracked and untracked, not ignored): no stale build/ or .venv."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -57,7 +64,7 @@ def _run(cmd: list[str], env: dict[str, str], timeout: float = 600) -> subproces
 def test_a_wheel_installs_into_a_fresh_venv_and_runs_the_daemon(tmp_path):
     uv = _uv()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "VIRTUAL_ENV", "PYTHON"))}
-    find_links = [f for f in os.environ.get("PIP_FIND_LINKS", "").split() if f]
+    find_links = _pip_find_links()
     links = [arg for f in find_links for arg in ("--find-links", f)]
 
     source = _source_copy(tmp_path / "src")
