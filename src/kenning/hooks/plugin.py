@@ -5,6 +5,9 @@ and the hooks `kenning connect claude-code` writes into a settings file: never b
 enabled. The plugin's hook commands run with `KENNING_HOOK_VIA=plugin`; such a hook stands down
 (`plugin_defers()`) when a settings file Claude Code reads already runs kenning's hooks, so an
 install made in the other order does not fire twice either.
+
+`plugin/hooks/hooks.json` is `plugin_hooks()` written out (`python -m kenning.hooks.plugin PATH`): the
+same events, matchers and timeouts as `kenning connect claude-code` (tests/install checks they agree).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kenning.hooks.install import is_ours
+from kenning.hooks.install import CLAUDE_EVENTS, is_ours
 
 PLUGIN_NAME = "kenning"
 VIA_ENV = "KENNING_HOOK_VIA"
@@ -72,3 +75,20 @@ def plugin_defers(environ: dict[str, str] | None = None) -> bool:
         return False
     project = env.get("CLAUDE_PROJECT_DIR")
     return settings_with_hooks(Path(project) if project else Path.cwd()) is not None
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """The plugin's hooks/hooks.json: every hook `kenning connect claude-code` installs, run as a plugin hook."""
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
+        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+        group["hooks"] = [{"type": "command", "command": f"{VIA_ENV}=plugin kenning hook {event}", "timeout": timeout}]
+        hooks[claude_event] = [group]
+    return {"description": "kenning: memories in at session start, prompt and tool step; the session recorded at the end",
+            "hooks": hooks}
+
+
+if __name__ == "__main__":
+    import sys
+
+    Path(sys.argv[1]).write_text(json.dumps(plugin_hooks(), indent=2, ensure_ascii=False) + "\n")
