@@ -147,7 +147,7 @@ def test_a_codex_session_ends_once_idle_after_its_last_turn(codex_bin, daemon_fa
 
 def test_doctor_checks_the_codex_hooks(codex_bin, daemon, tmp_path):
     home, work = setup_dirs(tmp_path, "proj-codex-doctor")
-    env = {"CODEX_HOME": str(home), "KENNING_CODEX_BIN": str(codex_bin)}
+    env = {"CODEX_HOME": str(home), "KENNING_CODEX_BIN": str(codex_bin), "HOME": str(home.parent)}
     connect("codex", daemon=daemon, **env)
 
     def harnesses() -> list[dict]:

@@ -29,6 +29,12 @@ def opencode_bin() -> Path:
     return require_cli("opencode")
 
 
+def home_env(home: Path) -> dict[str, str]:
+    """HOME and the XDG folders OpenCode (and the connector) use, all inside the test's home."""
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state")}
+
+
 def setup_home(tmp_path: Path, name: str) -> tuple[Path, Path]:
     home, work = tmp_path / "home", tmp_path / name
     (home / ".config" / "opencode").mkdir(parents=True)
@@ -41,7 +47,7 @@ def run_opencode(opencode_bin: Path, home: Path, work: Path, server: ChatServer,
     config.write_text(json.dumps(opencode_config(server.url)))
     try:  # OpenCode takes its directory from PWD
         return subprocess.run([str(opencode_bin), "run", prompt], cwd=work, capture_output=True, text=True, timeout=240,
-                              env=bare_env(HOME=str(home), PWD=str(work), **OPENCODE_ENV))
+                              env=bare_env(PWD=str(work), **home_env(home), **OPENCODE_ENV))
     finally:
         config.unlink()
 
@@ -52,7 +58,7 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
 
 def test_memories_reach_opencode_and_its_session_is_stored(opencode_bin, daemon, tmp_path):
     home, work = setup_home(tmp_path, "proj-opencode-flow")
-    connect("opencode", daemon=daemon, HOME=str(home))
+    connect("opencode", daemon=daemon, **home_env(home))
     rule = "Deploy the opencode flow service with scripts/ship.sh, never with make deploy"
     fact = "The billing queue of the opencode flow service drains through worker pool opool-2"
     remember(daemon, rule, "proj-opencode-flow")
@@ -87,22 +93,22 @@ def test_uninstall_leaves_the_config_folder_as_it_was(daemon, tmp_path):
     folder = home / ".config" / "opencode"
     (folder / "opencode.json").write_text('{\n  "theme": "tokyonight"\n}\n')
     before = snapshot(folder)
-    connect("opencode", daemon=daemon, HOME=str(home))
+    connect("opencode", daemon=daemon, **home_env(home))
     plugin = folder / "plugins" / "kenning.js"
     source = plugin.read_text()
     assert "import " not in source.replace('import { spawn } from "node:child_process";', "")  # built-ins only
     assert f'"KENNING_PORT": "{daemon.port}"' in source
     installed = snapshot(folder)
-    connect("opencode", daemon=daemon, HOME=str(home))
+    connect("opencode", daemon=daemon, **home_env(home))
     assert snapshot(folder) == installed  # idempotent
-    connect("opencode", "--uninstall", daemon=daemon, HOME=str(home))
+    connect("opencode", "--uninstall", daemon=daemon, **home_env(home))
     assert snapshot(folder) == before
 
 
 def test_opencode_goes_on_when_the_daemon_is_down(opencode_bin, tmp_path):
     home, work = setup_home(tmp_path, "proj-opencode-down")
     kenning_home = tmp_path / "kenning-home"
-    connect("opencode", port=free_port(), KENNING_HOME=str(kenning_home), HOME=str(home))
+    connect("opencode", port=free_port(), KENNING_HOME=str(kenning_home), **home_env(home))
     with ChatServer() as server:
         server.script(tool("bash", command="echo hi", description="say hi"), "done")
         done = run_opencode(opencode_bin, home, work, server, "say hi")
