@@ -115,12 +115,17 @@ def test_a_session_ended_while_the_daemon_was_down_is_recorded_after_restart(tmp
         daemon.stop()
 
 
-def test_replaying_the_same_session_twice_stores_nothing_twice(tmp_path, user_home, repo):
+def migrated_home_with_daemon_down(tmp_path: Path, user_home: Path) -> tuple[Path, dict[str, str], int]:
+    """A home a daemon has set up (and the port it used), that daemon stopped: hooks find nobody."""
     daemon_home = tmp_path / "kenning"
     extra = {"HOME": str(user_home)}
     daemon = start_daemon(daemon_home, CONFIG, extra)
-    port = daemon.port
     daemon.stop()
+    return daemon_home, extra, daemon.port
+
+
+def test_replaying_the_same_session_twice_stores_nothing_twice(tmp_path, user_home, repo):
+    daemon_home, extra, port = migrated_home_with_daemon_down(tmp_path, user_home)
     key = str(uuid.uuid4())
     transcript = write_session(user_home / ".claude" / "projects", str(repo), key, TURNS)
     env = hook_env(daemon_home, port, user_home)
@@ -173,11 +178,7 @@ def test_a_session_left_active_is_ended_from_its_transcript_at_daemon_start(tmp_
 
 
 def test_a_full_spool_drops_the_oldest_with_a_counted_warning(tmp_path, user_home, repo):
-    daemon_home = tmp_path / "kenning"
-    extra = {"HOME": str(user_home)}
-    daemon = start_daemon(daemon_home, CONFIG, extra)
-    port = daemon.port
-    daemon.stop()
+    daemon_home, extra, port = migrated_home_with_daemon_down(tmp_path, user_home)
     key = str(uuid.uuid4())
     env = hook_env(daemon_home, port, user_home) | {"KENNING_SPOOL_MAX_EVENTS": "3"}
     for n in range(5):

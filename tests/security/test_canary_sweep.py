@@ -22,9 +22,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
+from tests.api.test_secrets_api import _mcp_store
 from tests.conftest import start_daemon
 from tests.durability.claude_format import payload, write_session
 
@@ -55,15 +53,6 @@ def secret_text(c: dict[str, str], where: str) -> str:
     return (f"{where}: we decided to deploy billing with key {c['aws-id']} and secret {c['aws-secret']}; "
             f"the CI uses {c['aws-id']}:{c['pair-secret']} and SIGNING_SALT={c['entropy-token']}; "
             f"push with {c['github-token']}; db password: {c['password']}")
-
-
-async def _mcp_store(env: dict[str, str], content: str, project: str) -> None:
-    params = StdioServerParameters(command=KENNING, args=["mcp"], env=env)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            result = await session.call_tool("memory_store", {"content": content, "project": project})
-            assert not result.is_error, result.content
 
 
 def _hook(event: str, body: dict, env: dict[str, str]) -> None:
