@@ -205,7 +205,8 @@ def cursor(
     with memory_backend() as b:
         found = [m for kind in cursor_connector.RULE_TYPES
                  for m in b.list(limit=1000, offset=0, project=name, type=kind)["items"]]
-    _run(lambda: [cursor_connector.write_rules(here, name, cursor_connector.standing(found)).message])
+    rules = cursor_connector.standing(found, settings().sessions.ranking.standing_min_confidence)
+    _run(lambda: [cursor_connector.write_rules(here, name, rules).message])
 
 
 def register(app: typer.Typer) -> None:

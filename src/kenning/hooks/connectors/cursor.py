@@ -20,7 +20,7 @@ from kenning.hooks.connectors.files import remove_owned, write_owned
 from kenning.hooks.install import Outcome, install_mcp, uninstall_mcp
 
 RULE_TYPES = ("decision", "constraint", "preference", "gotcha")
-MIN_CONFIDENCE = 0.75  # sessions.ranking.standing_min_confidence's default
+MIN_CONFIDENCE = 0.75  # the CLI passes sessions.ranking.standing_min_confidence
 MAX_RULES = 40
 MAX_RULE_CHARS = 400
 HEADER = "<!-- kenning: the standing rules of project {project}; rewritten by `kenning connect cursor --rules` -->"
