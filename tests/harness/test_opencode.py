@@ -1,8 +1,8 @@
 """kenning in the real OpenCode (npm opencode-ai, pinned in tests/harness/clis.py), headless
 against a scripted chat-completions server: `kenning connect opencode` writes a dependency-free
 plugin (OpenCode installs no package for it), the memories reach the model's system prompt, tool
-steps (a failing bash command too) reach the observer, `session.idle` ends the session with its
-episodes and no harness text, OpenCode goes on when the daemon is down, and uninstall leaves the
+steps (a failing bash command too, run by a subagent) reach the observer, a subagent's prompt is
+not taken for the user's, `session.idle` ends the session with its episodes and no harness text, OpenCode goes on when the daemon is down, and uninstall leaves the
 config folder as it was, byte for byte."""
 
 from __future__ import annotations
@@ -64,28 +64,34 @@ def test_memories_reach_opencode_and_its_session_is_stored(opencode_bin, daemon,
     remember(daemon, rule, "proj-opencode-flow")
     remember(daemon, fact, "proj-opencode-flow", type="fact", confidence=0.5)
 
+    subagent = "SUBAGENT TASK: run the test suite until it passes"
     with ChatServer() as server:
-        server.script(tool("bash", command=FAILS_ONCE, description="run the tests"),
+        server.script(tool("task", description="run the tests", prompt=subagent, subagent_type="general"),
+                      tool("bash", command=FAILS_ONCE, description="run the tests"),  # the subagent's calls
                       tool("bash", command=FAILS_ONCE, description="run the tests again"),
-                      "The billing queue drains through opool-2.")
+                      "The tests pass now.",
+                      "The billing queue drains through opool-2.")  # the main agent's answer
         done = run_opencode(opencode_bin, home, work, server, "Which worker pool drains the billing queue?")
     assert done.returncode == 0, done.stderr[-2000:]
     agent_calls = server.model_requests()
-    assert len(agent_calls) == 3
-    system = [m["content"] for m in agent_calls[0].body["messages"] if m["role"] == "system"]
-    assert any(rule in text for text in system), "session start's memories did not reach the system prompt"
-    assert any(fact in text for text in system), "the prompt's memories did not reach the system prompt"
+    assert len(agent_calls) == 5
+    for call in (agent_calls[0], agent_calls[1]):  # the main agent's first call and the subagent's
+        system = [m["content"] for m in call.body["messages"] if m["role"] == "system"]
+        assert any(rule in text for text in system), "session start's memories did not reach the system prompt"
+        assert any(fact in text for text in system), "the prompt's memories did not reach the system prompt"
     modules = home / ".config" / "opencode" / "node_modules"
     assert [p.name for p in modules.iterdir()] == [".kenning"]  # OpenCode installed no package
 
-    session = session_of(daemon, "proj-opencode-flow", "opencode")
+    session = session_of(daemon, "proj-opencode-flow", "opencode")  # one: the subagent's is not a session
     seen = observed(daemon, session["session_key"])
-    assert seen["finished"]["tool_calls"] == 2  # session.idle ended it
+    assert seen["finished"]["tool_calls"] == 3  # task + the subagent's two bash calls; session.idle ended it
     assert [s for s in seen["signals"] if s["signal_class"] == "error_retry"]  # the failure, then the fix
 
     stored = episodes(daemon, session["session_key"])
     assert any("Which worker pool drains the billing queue?" in e and "drains through opool-2" in e for e in stored)
-    assert_no_harness_text(stored_texts(daemon, session["session_key"]))
+    texts = stored_texts(daemon, session["session_key"])
+    assert_no_harness_text(texts)
+    assert not [t for t in texts if "User: " + subagent in t]  # the agent's words are not the user's
 
 
 def test_uninstall_leaves_the_config_folder_as_it_was(daemon, tmp_path):
