@@ -84,3 +84,13 @@ def test_an_unwritable_home_never_raises(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     assert _event(blocked, 1)["spooled"] is False
+
+
+def test_the_drop_log_is_folded_and_keeps_exact_counts(tmp_path, monkeypatch):
+    monkeypatch.setattr(spool, "MAX_DROPPED_LOG_BYTES", 600)
+    for n in range(12):
+        _event(tmp_path, n, KENNING_SPOOL_MAX_EVENTS="1")
+    log = tmp_path / "spool" / "dropped.log"
+    assert log.stat().st_size <= 600 + 300
+    info = spool.stats(str(tmp_path))
+    assert info["dropped"] == 11 and info["drop_reasons"] == {"cap": 11} and info["depth"] == 1

@@ -9,8 +9,8 @@ claimed by an atomic rename, handled, then deleted, oldest first.
 
 Bounded: at most `max_events` events, `max_bytes` bytes, none older than `max_age_s`. Past a
 cap the oldest events are dropped, and each drop is counted (a line in `dropped.log`: when,
-why, which session and event, never the payload), which `stats` reports and the daemon logs as
-a warning. Standard library only: hooks import this.
+why, which session and event, never the payload; folded into one counting line past 256 KiB),
+which `stats` reports and the daemon logs as a warning. Standard library only: hooks import this.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_AGE_S = 7 * 24 * 3600.0
 MAX_RECORD_BYTES = 512 * 1024
 STALE_CLAIM_S = 600.0
+MAX_DROPPED_LOG_BYTES = 256 * 1024  # past this the drop log is folded into one counting line
 _PENDING, _CLAIMED = "e-", "c-"
 
 
@@ -93,14 +94,52 @@ def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, Any] | 
     if isinstance(record, dict):
         body = record.get("body") if isinstance(record.get("body"), dict) else {}
         entry.update(path=record.get("path"), session_key=body.get("session_key"))
+    log = os.path.join(folder, DROPPED_LOG)
     try:
-        fd = os.open(os.path.join(folder, DROPPED_LOG), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(fd, (json.dumps(entry) + "\n").encode("utf-8"))
         finally:
             os.close(fd)
+        if os.stat(log).st_size > MAX_DROPPED_LOG_BYTES:
+            _compact_dropped(log)
     except OSError:
         pass
+
+
+def _compact_dropped(log: str) -> None:
+    """Fold the drop log into one counting line (it stays small; the counts stay exact)."""
+    info = _read_dropped(log)
+    tmp = log + f".{os.getpid()}.tmp"
+    line = {"at": info["last_dropped_at"], "count": info["dropped"], "reasons": info["drop_reasons"]}
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, (json.dumps(line) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.rename(tmp, log)
+
+
+def _read_dropped(log: str) -> dict[str, Any]:
+    dropped, last, reasons = 0, None, {}
+    try:
+        with open(log, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                last = entry.get("at", last)
+                if isinstance(entry.get("count"), int):  # a compacted line
+                    dropped += entry["count"]
+                    for reason, n in (entry.get("reasons") or {}).items():
+                        reasons[reason] = reasons.get(reason, 0) + n
+                    continue
+                dropped += 1
+                reasons[entry.get("reason")] = reasons.get(entry.get("reason"), 0) + 1
+    except OSError:
+        pass
+    return {"dropped": dropped, "last_dropped_at": last, "drop_reasons": reasons}
 
 
 def _drop(folder: str, name: str, reason: str) -> bool:
@@ -174,21 +213,8 @@ def stats(home: str) -> dict[str, Any]:
             total += os.stat(os.path.join(folder, name)).st_size
         except OSError:
             pass
-    dropped, last, reasons = 0, None, {}
-    try:
-        with open(os.path.join(folder, DROPPED_LOG), encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                dropped += 1
-                last = entry.get("at", last)
-                reasons[entry.get("reason")] = reasons.get(entry.get("reason"), 0) + 1
-    except OSError:
-        pass
     return {"depth": len(names), "bytes": total, "oldest_at": _iso(_born(names[0])) if names else None,
-            "dropped": dropped, "last_dropped_at": last, "drop_reasons": reasons}
+            **_read_dropped(os.path.join(folder, DROPPED_LOG))}
 
 
 def has_pending(home: str) -> bool:
