@@ -21,10 +21,11 @@ class RankingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     standing_min_confidence: float = Field(
-        0.75, ge=0.0, le=1.0,
+        0.8, ge=0.0, le=1.0,
         description="A memory is a standing rule on its confidence alone from this confidence up (pinned,"
         " user-verified and memories rated useful are standing whatever their confidence). Above the claim"
-        " test's write gate (0.7, core.claims.REVIEW_BELOW): a claim just past the gate waits for use.",
+        " test's write gate (0.7, core.claims.REVIEW_BELOW): a rule or decision the user stated (0.8-0.85) opens"
+        " sessions; an imperative, a recap or an accepted statement (0.68-0.75) waits until it is used.",
     )
     useful_rating: float = Field(
         0.5, ge=-1.0, le=1.0,
