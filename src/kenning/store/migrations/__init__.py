@@ -82,4 +82,6 @@ def migrate(db, *, upto: int | None = None) -> list[int]:
                 (migration.version, migration.name, now_iso()),
             )
             ran.append(migration.version)
+    if ran and not postgres:  # a migration that rewrote rows (m004/m005 redaction) leaves the old
+        db.checkpoint()       # page images in the database file until the WAL is copied back
     return ran
