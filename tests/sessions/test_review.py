@@ -102,6 +102,8 @@ def test_review_actions_over_http_and_their_effect_at_session_start(http, world)
     rules = {r["rule"]: r for r in http.get("/api/review/rules").json()["rules"]}
     assert rules["accepted-statement"]["rejected"] >= 1 and rules["accepted-statement"]["rejected_share"] == 1.0
     assert rules["stated-rule"]["accepted"] >= 2
+    diagnostics = http.get("/api/diagnostics").json()["review_rules"]  # the same counts in diagnostics
+    assert diagnostics["accepted-statement"]["rejected"] == rules["accepted-statement"]["rejected"]
     start = http.post("/api/hooks/session-start", json={"session_key": f"s-{uuid.uuid4().hex[:8]}",
                                                         "project": world["project"]}).json()
     assert {accept_id, edit_id} <= set(start["memory_ids"]) and reject_id not in start["memory_ids"]

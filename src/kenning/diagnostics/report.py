@@ -24,6 +24,7 @@ from kenning.diagnostics import analytics
 from kenning.diagnostics.health import DOMAINS, Facts, status_for
 from kenning.store import diagnostics as sql
 from kenning.store import predictor as pstore
+from kenning.store import review as review_sql
 
 # Domains whose cold-start/disabled status is expected and does not pull the composite down.
 _INFORMATIONAL = {"cold_start", "disabled"}
@@ -169,6 +170,8 @@ def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[s
         "composite": composite(domains),
         "domains": domains,
         "problems": problems,
+        # what review decided per extraction rule (learned / pending / accepted / rejected): a noisy rule shows itself
+        "review_rules": review_sql.rule_counts(db.reader()),
     }
 
 
