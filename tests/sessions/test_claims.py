@@ -9,10 +9,12 @@ Then end to end through a real daemon: a session's key facts carry their evidenc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,8 @@ from kenning.core import claims
 from kenning.providers.offline_rules import extract, split_sentences
 from kenning.pipeline.protection import protect_draft
 from kenning.core.types import MemoryDraft
+from kenning.sessions.summary import key_facts, opening_task
+from kenning.sessions.transcript import Turn
 
 
 def verdicts(*turns: tuple[str, str]) -> list[claims.Verdict]:
@@ -72,6 +76,62 @@ def test_a_bug_report_is_the_task_never_a_rule(report):
     assert all(not v.kept and v.reason == "task" for _, _, v in opening)
     later = kept(("assistant", "Done."), ("user", report))  # typed later in the session: still no rule
     assert later == []
+
+
+SDE_TASKS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "sde" / "tasks.json"
+
+
+def _opening(text: str) -> list[tuple[str, claims.Verdict]]:
+    return [(sentence, v) for _, sentence, v in claims.judge_turns([("user", text), ("assistant", "On it.")],
+                                                                   split_sentences) if _ == 0]
+
+
+@pytest.mark.parametrize("opening, kind, rule", [
+    ("We decided to deploy billing with helm only.", "decision", "user-decision"),
+    ("From now on we always squash merge.", "decision", "user-decision"),
+    ("Never commit the .env file; it holds the staging credentials.", "constraint", "user-rule"),
+    ("Going forward, every migration must be reversible.", "decision", "user-decision"),
+])
+def test_an_opening_that_states_a_rule_keeps_the_rule(opening, kind, rule):
+    judged = _opening(opening)
+    assert judged[0][1].kept and judged[0][1].type == kind and judged[0][1].evidence.rule == rule, judged
+    assert not claims.reads_as_task(opening, split_sentences)
+    assert opening_task([Turn("user", opening)], []) is None  # no task: the session opened with a rule
+    facts = key_facts([Turn("user", opening), Turn("assistant", "Noted.")], [], limit=5)
+    assert [f.type for f in facts] == [kind] and facts[0].content.rstrip(".") in opening
+
+
+def test_a_rule_inside_an_opening_request_is_kept_apart_from_the_task():
+    opening = "Fix the login bug. From now on we never store tokens in localStorage."
+    (task, task_verdict), (rule, rule_verdict) = _opening(opening)
+    assert not task_verdict.kept and task_verdict.reason == "task"
+    assert rule_verdict.kept and rule == "From now on we never store tokens in localStorage."
+    assert rule_verdict.type == "decision" and rule_verdict.evidence.speaker == "user"
+    assert opening_task([Turn("user", opening)], []) == opening  # the whole request is still the task
+
+
+@pytest.mark.parametrize("opening", [
+    "Can you make the CSV writer quote only the fields that need it?",
+    "Rename the `bucket` helper to `assign_bucket` and update its callers.",
+    "Finance says our monthly invoices don't reconcile with the legacy billing ledger. Every rollout we run, the "
+    "percentage we set never matches the enrolled count.",
+    "Heads up — a config overlay change took down auth in staging. Can you look at how we apply overlays?",
+    "Two updates to the retry policy we settled a while back. The edge now times out slow requests and we fail them.",
+])
+def test_an_opening_request_report_or_question_is_the_task(opening):
+    assert claims.reads_as_task(opening, split_sentences)
+    assert all(not v.kept and v.reason == "task" for _, v in _opening(opening))
+    assert opening_task([Turn("user", opening)], []) == opening
+
+
+@pytest.mark.skipif(not SDE_TASKS.exists(), reason="the development split ../shared/bench/sde is not here")
+def test_every_bug_report_of_the_dev_split_is_a_task_never_a_rule():
+    reports = sorted({task["bug_report"] for task in json.loads(SDE_TASKS.read_text())})
+    assert len(reports) >= 10
+    for report in reports:
+        assert claims.reads_as_task(report, split_sentences), report
+        assert all(v.reason == "task" for _, v in _opening(report)), report
+        assert key_facts([Turn("user", report)], [], limit=5) == []
 
 
 def test_user_rules_decisions_and_gotchas_are_claims_with_evidence():

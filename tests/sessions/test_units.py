@@ -110,8 +110,10 @@ def test_key_facts_pick_decisions_and_redact():
     assert "decision" in kinds and "constraint" in kinds
     assert all("hunter2" not in f.content for f in facts)
     assert all(f.evidence["speaker"] == "user" and f.evidence["rule"] for f in facts)
-    # the request that opens the session is its task, never a rule
-    assert key_facts([Turn("user", "We decided to use Redis; never commit .env.")], [], limit=5) == []
+    # the request that opens the session is its task, never a rule; an opening that states a rule keeps it
+    assert key_facts([Turn("user", "Add a cache for the sessions; the login page is slow.")], [], limit=5) == []
+    assert [f.type for f in key_facts([Turn("user", "We decided to use Redis for the session cache.")], [], limit=5)] \
+        == ["decision"]
 
 
 def test_checkpoints_cap_retention_and_interval(kenning):

@@ -20,8 +20,11 @@ caller allows it, a plain `fact`) only when it is
    count): normative language (must, never, always + verb, only, has to, …), an imperative, a
    decision ("we decided", "the rule is", "amended rule"), a preference ("I prefer"), a gotcha
    ("heads-up", "turns out", "root cause");
-5. not the task: the bug report or request that opens a session (`Context.opening`) is the
-   session's task, never a rule.
+5. not the task: the bug report, request or question that opens a session (`Context.opening`,
+   `reads_as_task`) is the session's task, never a rule. An opening that states a rule ("From now
+   on we always squash merge.") is judged like any other turn, and a rule sentence inside an
+   opening request ("Fix the login bug. From now on we never store tokens in localStorage.") is
+   judged on its own (`states_standing_rule`).
 
 Each verdict carries its evidence (`Evidence`: which rule fired, speaker, acceptance,
 repetition, the cues read) and a confidence; the writers store it as `metadata.claim`
@@ -112,6 +115,50 @@ _BUG_REPORT = re.compile(
 _REQUEST = re.compile(  # a request to the agent: the task, not a rule
     r"^(?:please\s+)?(?:fix|make|restore|investigate|look|dig|find|align|implement|update|help|figure|debug|repair"
     r"|resolve|get|take a look|have a look|can you|could you|recap|explain|tell me|show me)\b", re.I)
+# -- the opening turn: the session's task, or a rule stated up front -------------------------------------
+_TASK_ASK = re.compile(  # a request to do work now (at the start of a sentence, after a greeting)
+    r"^(?:(?:hey|hi|hello|ok(?:ay)?|so|now|also|then|and|first|next)\b[\s,!:;—–-]*(?:@?[\w\[\]-]+[,!:]\s+)?)*(?:please\s+)?"
+    r"(?:fix|make|add|implement|build|create|write|refactor|update|investigate|debug|look|dig|help|review|migrate|port"
+    r"|remove|delete|rename|change|set up|setup|run|bump|upgrade|clean up|restore|align|find|figure out|explain|tell me"
+    r"|show me|check|resolve|repair|get|take a look|have a look|try|reproduce|profile|optimi[sz]e|speed up|convert"
+    r"|rewrite|document|generate|draft|prepare|summari[sz]e|recap|walk me through|go through|sort out|track down)\b"
+    r"|\b(?:can|could|would|will) you\b|\bi (?:need|want|would like|'d like) you to\b|\bplease\b|\bhelp me\b"
+    r"|\b(?:i|we) need (?:to|a|an|help)\b|\blet'?s (?:fix|add|look|figure|debug|build|implement|try|get|make|write|start"
+    r"|work|settle|find|dig)\b|\b(?:my|the|your) task\b|\bi'?m (?:trying|stuck|working on)\b", re.I)
+_PROBLEM = re.compile(  # a report that something is wrong: the shape of a bug report
+    r"\b(?:wrong|broken|broke|fail(?:s|ed|ing|ure|ures)?|crash\w*|errors?|exceptions?|traceback|bugs?|regress\w*"
+    r"|incident|outage|post-mortem|flagged|complain\w*|mangl\w+|corrupt\w*|missing|instead of|off by|is a mess"
+    r"|(?:doesn't|don't|does not|do not|didn't|no longer|won't|isn't|aren't|can't|cannot) (?:\w+ )?(?:match|reconcile"
+    r"|work|load|start|build|pass|compile|stop|help)\w*|hammered|locked out|took down|went down|timing out|times out"
+    r"|hangs?|stuck|leak\w*|spills?|clobber\w*|lingers?|inconsistent|odd|weird|strange|unexpected(?:ly)?|flaky"
+    r"|not working|customers? (?:see|get|report)|repro|wip(?:e|es|ed|ing)|overwr\w+|deleted|dropp(?:ed|ing)|lost|losing"
+    r"|paged)\b", re.I)
+_STANDING = re.compile(  # said as a standing rule, not as part of the task: kept out of the task even in a request
+    r"\b(?:from now on|going forward|from here on|henceforth|as a rule|as of now|every time|each time|whenever"
+    r"|in this (?:repo|repository|project|codebase|team)|the (?:rule|policy|convention|standard) (?:is|stays|now is|holds)"
+    r"|(?:we|i|team|security|product|finance|everyone)\s+(?:have\s+|had\s+|'ve\s+)?(?:decided|agreed|standardi[sz]ed)"
+    r"|(?:we|you|must|should|to)\s+(?:always|never)|don'?t ever|do not ever)\b"
+    r"|^(?:(?:and|also|but|so|oh|btw|plus)[\s,]+)?(?:always|never|don'?t|do not)\b", re.I)
+
+
+def states_standing_rule(sentence: str) -> bool:
+    """Says outright that it holds beyond the work at hand ("From now on …", "We decided …", "Never …")."""
+    return bool(_STANDING.search(own_words(sentence).strip()))
+
+
+def asks_for_work(sentence: str) -> bool:
+    """A sentence that opens a task: a question, a request to do work now, or a report of something wrong."""
+    own = own_words(sentence).strip()
+    return "?" in own or bool(_TASK_ASK.search(own) or _BUG_REPORT.search(own) or _PROBLEM.search(own))
+
+
+def reads_as_task(text: str, split=None) -> bool:
+    """Does a session's opening turn read as its task (a request, bug report or question)? A turn that
+    only states rules ("We decided to deploy billing with helm only.") is not a task: its sentences are
+    judged as claims like any other."""
+    return any(asks_for_work(s) and not states_standing_rule(s) for s in (split or sentences)(text or ""))
+
+
 _PAST_START = re.compile(r"^(?:changed|added|removed|fixed|moved|made|switched|refactored|tweaked|updated|dropped|"
                          r"bumped|reverted|merged|renamed|introduced|replaced)\b", re.I)
 _PAST_REPORT = re.compile(
@@ -430,10 +477,13 @@ def _similar(a: str, b: str) -> bool:
 def judge_turns(turns: list[tuple[str, str]], split) -> list[tuple[int, str, Verdict]]:
     """Every sentence of a conversation judged in its context: [(turn index, sentence, verdict)].
     `turns`: (role, text) with role 'user' | 'assistant' (others are skipped); `split`: the
-    sentence splitter. The first user turn is the session's task; an assistant turn counts as
+    sentence splitter. The first user turn is the session's task when it reads as one (`reads_as_task`:
+    a request, bug report or question), except its sentences that state a standing rule; an opening that
+    only states rules is judged like any other turn. An assistant turn counts as
     accepted by the user's next turn; a kept claim restated later is reinforced (repetition)."""
     spoken = [(i, role, text or "") for i, (role, text) in enumerate(turns) if role in ("user", "assistant")]
     first_user = next((i for i, role, _ in spoken if role == "user"), None)
+    task_turn = first_user is not None and reads_as_task(dict((i, t) for i, _, t in spoken)[first_user], split)
     out: list[tuple[int, str, Verdict]] = []
     for position, (i, role, text) in enumerate(spoken):
         previous = spoken[position - 1] if position else None
@@ -442,12 +492,14 @@ def judge_turns(turns: list[tuple[str, str]], split) -> list[tuple[int, str, Ver
         next_is_user = bool(following) and following[0][1] == "user"
         asks = text.rstrip().endswith("?")
         ctx = Context(
-            speaker=role, opening=(i == first_user),
+            speaker=role,
             accepted=accepted_by(reply if next_is_user else None, asks) if role == "assistant" else None,
             recap=role == "assistant" and is_recap(text),  # a turn that also asks: only its first sentence
             antecedent=last_question(previous[2]) if previous and previous[1] != role else None,
         )
         for sentence in split(text):
+            # the request that opens the session is its task; a rule said in it ("From now on …") is kept apart
+            ctx.opening = i == first_user and task_turn and not states_standing_rule(sentence)
             out.append((i, sentence, judge(sentence, ctx)))
             ctx.antecedent = None  # only the turn's first sentence answers the question before it
             ctx.recap = ctx.recap and "?" not in text

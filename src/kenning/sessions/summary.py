@@ -6,7 +6,8 @@ claim test, `kenning.core.claims.judge_turns`: it is kept as a constraint / deci
 preference / gotcha only when it is a durable claim about the project — asserted (no question,
 hedge, guess, wish or report of speculation), complete (a fragment only with the question it
 answers), said by the user or in an assistant statement the user accepted — and never from the
-request that opens the session (the session's task, `SessionFacts.task`). Each fact carries its
+request that opens the session (the session's task, `opening_task`), though a rule the user states
+in it, or an opening that only states rules, is judged like any other sentence. Each fact carries its
 confidence and evidence (which rule fired, speaker, acceptance, repetition, cues); a fact below
 the confidence gate is written `needs_review`. Secrets are redacted; duplicates and very short
 or very long sentences are skipped; at most `limit` facts per session, the most confident first
@@ -52,10 +53,13 @@ def amendment_level(sentence: str) -> int:
 
 
 def opening_task(turns: list[Turn], prompts: list[str]) -> str | None:
-    """The request that opens the session: its first user turn (or first prompt)."""
+    """The request that opens the session: its first user turn (or first prompt), when it reads as a
+    request, bug report or question (`claims.reads_as_task`); None when it only states rules."""
     first = next((t.text for t in turns if t.role == "user" and (t.text or "").strip()), None)
     text = first if first is not None else (prompts[0] if prompts else None)
-    return redact(" ".join(text.split()))[:500] if text else None
+    if not text or not claims.reads_as_task(text, split_sentences):
+        return None
+    return redact(" ".join(text.split()))[:500]
 
 
 def key_facts(turns: list[Turn], prompts: list[str], limit: int) -> list[Fact]:
