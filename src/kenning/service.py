@@ -20,6 +20,7 @@ from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.codegraph import links as code_links
 from kenning.memory import access, portable, write
 from kenning.memory.team import TeamServer
+from kenning import localstore
 from kenning.hookservice import HooksService
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.service import Observer
@@ -42,7 +43,6 @@ from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
 from kenning.store import memories as store
 from kenning.store.vectors import knn
-from kenning.store.backend import describe as describe_store
 from kenning.store.backend import open_store
 from kenning.store.backend import StoreDatabase
 from kenning.workers.deps import WorkerDeps
@@ -313,11 +313,7 @@ class Kenning:
         return portable.export_chunks(self.db.reader, fmt, filters)
 
     def stats(self) -> dict[str, Any]:
-        data = store.stats(self.db.reader())
-        data["embedding_model"] = self.embedder.model_id
-        data["db_path"] = describe_store(self.settings.store, self.settings.db_path)
-        data["db_bytes"] = self.settings.db_path.stat().st_size if self.settings.db_path.exists() else 0
-        return data
+        return localstore.stats(self.db, self.settings, self.embedder.model_id)
 
     # -- reads for the API and the CLI (they reach store/, graph/ and workers/ only through here) --
     def documents(self, *, status: str | None = None, limit: int = 50, offset: int = 0
@@ -352,7 +348,4 @@ class Kenning:
         return pipeline_status(self.settings.pipeline, self.db, self.workers, self.llm)
 
 
-def open_local_store(settings: Settings) -> StoreDatabase:
-    """The configured store (SQLite or PostgreSQL), migrated, without the rest of the service: for
-    CLI commands that work on the data without a daemon and without the embedding model."""
-    return open_store(settings.store, settings.db_path)
+open_local_store = localstore.open_local_store  # the store alone, for offline CLI commands (kenning.localstore)

@@ -10,7 +10,7 @@ import sys
 import pytest
 import typer.main
 
-from kenning.cli.main import app
+from kenning.cli.main import COMMANDS, app
 
 
 def run(home, *args, port=None, input_text=None):
@@ -23,6 +23,8 @@ def run(home, *args, port=None, input_text=None):
 
 def test_every_command_has_help_text():
     group = typer.main.get_command(app)
+    for name in COMMANDS:  # sub-command modules are imported at need: load every one
+        group.load(name)
 
     def walk(command, path):
         yield path, command

@@ -36,7 +36,7 @@ def _reader() -> Iterator[tuple[KenningClient | None, object]]:
             client.close()
         return
     client.close()
-    from kenning.service import open_local_store
+    from kenning.localstore import open_local_store
 
     db = open_local_store(s)
     try:
@@ -53,7 +53,7 @@ def index(
 ) -> None:
     """Index (or bring up to date) the source files under PATH, honouring .gitignore."""
     from kenning.codegraph.indexer import index_path
-    from kenning.service import open_local_store
+    from kenning.localstore import open_local_store
 
     root = path.expanduser().resolve()
     if not root.is_dir():

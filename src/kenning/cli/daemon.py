@@ -177,3 +177,8 @@ def status() -> None:
         return
     console.print(f"not running (expected at {cfg.base_url})", highlight=False)
     raise typer.Exit(3)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.add_typer(daemon_app, name="daemon")

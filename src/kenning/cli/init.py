@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import typer
+
 from kenning.cli.context import console, fail, settings
 from kenning.client import KenningClient
 
@@ -78,3 +80,7 @@ def init() -> None:
              f"daemon: {'running at ' + cfg.base_url if running else 'not running'}"]
     for line in lines + next_steps(running, cfg.base_url):
         console.print(line, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from kenning.cli.backend import LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
@@ -270,6 +269,8 @@ def import_(
     """
     if format is not None and format not in portable.IMPORT_FORMATS:
         fail(f"unknown format {format!r}: use one of {', '.join(portable.IMPORT_FORMATS)}", code=2)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     records = _import_records(path, format, project)
     stored = deduped = done = 0
     with backend() as b, Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),

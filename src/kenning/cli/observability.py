@@ -26,7 +26,7 @@ EXIT_UNHEALTHY = 2
 def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     from kenning.diagnostics import repair
     from kenning.diagnostics.report import build_report, offline_probes
-    from kenning.service import open_local_store
+    from kenning.localstore import open_local_store
 
     cfg = settings()
     db = open_local_store(cfg)

@@ -16,13 +16,13 @@ sessions_app = typer.Typer(no_args_is_help=True, help="Inspect agent sessions.")
 
 def _list(b, **params) -> dict:
     if isinstance(b, LocalBackend):
-        return b.kenning.sessions.list(**params)
+        return b.store.sessions(**params)
     return b.sessions(**params)
 
 
 def _detail(b, key: str) -> dict:
     if isinstance(b, LocalBackend):
-        return b.kenning.sessions.detail(key)
+        return b.store.session(key)
     return b.session(key)
 
 

@@ -19,6 +19,7 @@ from kenning.sessions.end import EndRequest, compaction_episodes, session_end, s
 from kenning.sessions.prompt import PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.recovery import Recovery
 from kenning.sessions.start import StartRequest, session_start
+from kenning.sessions import views
 from kenning.store import sessions as store
 
 MAX_PROMPT_CHARS = 100_000
@@ -135,27 +136,10 @@ class SessionManager:
 
     # -- reading ---------------------------------------------------------------------------------
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:
-        rows, total = store.list_sessions(self.deps.db.reader(), limit=limit, offset=offset, project=project)
-        return {"sessions": rows, "total": total}
+        return views.session_list(self.deps.db.reader(), limit=limit, offset=offset, project=project)
 
     def detail(self, session_key: str) -> dict[str, Any]:
-        conn = self.deps.db.reader()
-        session = store.get_session(conn, session_key)
-        if session is None:
-            raise NotFound(f"no session {session_key!r}")
-        memories = store.session_memories(conn, session_key)
-        transcript = store.get_transcript(conn, session_key)
-        return {
-            "session": session,
-            "memories": memories,
-            "injected": [m["memory_id"] for m in memories if m["was_injected"]],
-            "created": store.created_memories(conn, session_key),
-            "prompts": store.session_prompts(conn, session_key),
-            "checkpoints": store.checkpoints(conn, session_key),
-            "score": store.get_session_score(conn, session_key),
-            "summary_job": store.get_summary_job(conn, session_key),
-            "transcript": {k: transcript[k] for k in ("sha256", "chars", "created_at")} if transcript else None,
-        }
+        return views.session_detail(self.deps.db.reader(), session_key)
 
     def transcript(self, session_key: str) -> str:
         row = store.get_transcript(self.deps.db.reader(), session_key)

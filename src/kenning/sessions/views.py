@@ -1,0 +1,35 @@
+"""Reading sessions back (the API's `/api/sessions`, `kenning sessions list|show`): plain store reads,
+so the CLI's offline commands use them without building the session lifecycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.core.errors import NotFound
+from kenning.store import sessions as store
+
+
+def session_list(conn, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:
+    rows, total = store.list_sessions(conn, limit=limit, offset=offset, project=project)
+    return {"sessions": rows, "total": total}
+
+
+def session_detail(conn, session_key: str) -> dict[str, Any]:
+    """The session with what it was offered and injected, what it created, its prompts, checkpoints,
+    score, summary job and transcript record (without the text)."""
+    session = store.get_session(conn, session_key)
+    if session is None:
+        raise NotFound(f"no session {session_key!r}")
+    memories = store.session_memories(conn, session_key)
+    transcript = store.get_transcript(conn, session_key)
+    return {
+        "session": session,
+        "memories": memories,
+        "injected": [m["memory_id"] for m in memories if m["was_injected"]],
+        "created": store.created_memories(conn, session_key),
+        "prompts": store.session_prompts(conn, session_key),
+        "checkpoints": store.checkpoints(conn, session_key),
+        "score": store.get_session_score(conn, session_key),
+        "summary_job": store.get_summary_job(conn, session_key),
+        "transcript": {k: transcript[k] for k in ("sha256", "chars", "created_at")} if transcript else None,
+    }
