@@ -56,6 +56,8 @@ def kept(*turns: tuple[str, str]) -> list[claims.Verdict]:
     ("That decision was pretty specific.", "fragment"),
     ("Exactly, the detection logic evolved too.", "no-claim-language"),
     ("Yeah, that's exactly what 25e6d6b addressed.", "history-report"),  # a fragment about a commit
+    # "exactly that" points at another sentence: no rule language of its own (it was kept as a constraint)
+    ("We tried exactly that last year — the ERP still coerces a quoted digit string to a number.", "no-claim-language"),
     # reports of what a commit did
     ("The fix in `d35aacd` made sure the accounting never drifts.", "history-report"),
     # plans

@@ -178,7 +178,7 @@ _NORMATIVE = re.compile(
     r"|is required|are required|required to|is not allowed|are not allowed|not allowed|is pinned|are pinned|pinned"
     r"|is forbidden|off the table|(?<![-'])only(?! (?:so|goes|for it|once|do so|get|just))|doesn't belong"
     r"|not \w+ ?[,;—–-]|treat (?:it|them|\w+) as|stays?|the only|(?:is|are) (?:case-insensitive|case-sensitive|permanent|fixed|pinned)"
-    r"|exactly (?:\d+|one|two|three|four|five|that|those|\{|CODE)|byte-for-byte|the (?:rule|contract|convention|mirror rule) holds"
+    r"|exactly (?:\d+|one|two|three|four|five|\{|CODE)|byte-for-byte|the (?:rule|contract|convention|mirror rule) holds"
     r"|(?:does not|doesn't) (?:match|cover|apply|count|change|move|belong|touch|enroll|include)|ever applies)\b"
     r"|^(?:every|everything|all|any|each|no)\b(?:[^;:]{0,80})\b(?:is|are|must|runs?|gets?|goes|stays?|fails?|wins?|applies)\b"
     r"|\bnever\s+(?!been|was|were|had|did|happened|came|got|occurred|seen|saw|really|quite|a\b|an\b|the\b)\w+(?:s|es)?\b"
