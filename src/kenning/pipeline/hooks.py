@@ -4,7 +4,9 @@
 - draft rule: decision auto-protection (protection.protect_draft) at remember time;
 - in-tx hook: enqueue an `extract` job in the SAME transaction as the new memory, so a
   memory never exists without its job and the raw content is committed before any LLM call.
-  Pipeline-derived facts and document chunks are not enqueued (no extraction loops), nor git
+  Pipeline-derived facts and document chunks are not enqueued (no extraction loops), nor a session
+  end's key facts (already claims judged in their conversation; extracting them again wrote the
+  same sentence, or with an LLM paraphrased copies of it), nor git
   commits: a commit is already one atomic record, and splitting its message stored fragments
   ("Resolves #30 (commit c32ca0f7bd)") as new memories, one extraction job per commit of the history.
 """
@@ -15,11 +17,12 @@ from kenning.core.types import MemoryDraft
 from kenning.memory.git_history import SOURCE as GIT_SOURCE
 from kenning.pipeline.protection import protect_draft
 from kenning.pipeline.writes import SOURCE_TAG
+from kenning.sessions.overlay import SOURCE as SUMMARY_SOURCE
 from kenning.store.jobs import enqueue_in_tx
 
 EXTRACT_JOB = "extract"
 NOT_EXTRACTED_TYPES = frozenset({"document_chunk", "episode"})  # episodes get the session-end overlay
-NOT_EXTRACTED_SOURCES = frozenset({SOURCE_TAG, GIT_SOURCE})
+NOT_EXTRACTED_SOURCES = frozenset({SOURCE_TAG, GIT_SOURCE, SUMMARY_SOURCE})
 
 
 def enqueue_extraction(conn, memory_id: str, draft: MemoryDraft) -> None:
