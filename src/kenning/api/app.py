@@ -16,6 +16,7 @@ from kenning.api.guard import RequestGuard
 from kenning.api.replay import SpoolReplayer
 from kenning.api.session_guard import hook_guard
 from kenning.api.routes import health, hooks, memory, sessions
+from kenning.api.routes import hook_replay
 from kenning.api.routes import analytics, dashboard, diagnostics, timeline
 from kenning.api.routes import code as code_routes
 from kenning.api.routes import documents, graph
@@ -53,6 +54,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(memory.router)
     app.include_router(export_routes.router)
     app.include_router(hooks.router, dependencies=[Depends(hook_guard)])  # ownership, refusals, spool replay
+    app.include_router(hook_replay.router, dependencies=[Depends(hook_guard)])  # a remote hook's spool
     app.include_router(feedback_routes.router)
     app.include_router(sessions.router)
     app.include_router(diagnostics.router)

@@ -41,7 +41,8 @@ TOKEN_DOCS = ("/openapi.json", "/docs", "/redoc")
 # injecting hooks, feedback). Everything else (diagnostics, graph, sessions, predictor, …) shows
 # every user's data and stays with the server's own user.
 USER_ROUTES = ("/api/memory", "/api/export", "/api/hooks/session-start", "/api/hooks/user-prompt-submit",
-               "/api/hooks/feedback", "/api/feedback", "/api/health")
+               "/api/hooks/feedback", "/api/feedback", "/api/health",
+               "/api/hooks/replay")  # a spooled event for one of the hooks above (hook_replay checks which)
 
 
 def token_ok(authorization: str | None, token: str | None) -> bool:

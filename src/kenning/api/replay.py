@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kenning.core import spool, transcript_file
@@ -111,8 +112,10 @@ class SpoolReplayer:
         if body is None or not isinstance(body.get("session_key"), str):
             return "rejected"
         body = {**body, "timestamp": body.get("timestamp") or record.get("spooled_at")}
+        transcript_path = record.get("transcript_path")
         try:
-            self._apply(str(record.get("path") or ""), body, record.get("transcript_path"))
+            self._apply(str(record.get("path") or ""), body, lambda: self._read(transcript_path), self.k.local_viewer,
+                        local_path=body.get("transcript_path") or transcript_path)
         except KenningError as exc:
             if exc.status_code >= 500:
                 record_error("sessions", f"spool replay of {record.get('path')} failed: {exc}")
@@ -125,12 +128,36 @@ class SpoolReplayer:
         self.k.sessions.recovery.mark_replayed(name)
         return "done"
 
-    def _apply(self, path: str, body: dict[str, Any], transcript_path: Any) -> None:
-        k, key, viewer = self.k, body["session_key"], self.k.local_viewer
+    def from_hook(self, name: str, path: str, body: dict[str, Any], transcript: str | None, spooled_at: str | None,
+                  viewer: Any) -> str:
+        """An event a hook flushes from its own spool (a laptop whose daemon is elsewhere):
+        'local' when it is this daemon's own spool (it replays it itself), 'duplicate' when the
+        event was applied already (same spool name), else applied as the replay would: 'done'.
+        The transcript comes from the hook (read there, confined), never from a path here.
+        A team user's event names are theirs alone."""
+        if spool.holds(self.home, name):
+            self.kick()
+            return "local"
+        key = name if viewer is None or viewer.sees_all else f"{viewer.user}:{name}"
+        recovery = self.k.sessions.recovery
+        if recovery.replayed(key):
+            return "duplicate"
+        body = {**body, "timestamp": body.get("timestamp") or spooled_at}
+        reading = transcript_file.Reading(transcript, None) if transcript else transcript_file.Reading(None, "no_path")
+        self._apply(path, body, lambda: reading, viewer, local_path=None)
+        recovery.mark_replayed(key)
+        return "done"
+
+    def _apply(self, path: str, body: dict[str, Any], read: Callable[[], transcript_file.Reading], viewer: Any, *,
+               local_path: Any) -> None:
+        """Apply one spooled event; `read` gives its transcript; `local_path` (own spool only) is
+        the transcript path a session start notes for ending a stale session."""
+        k, key = self.k, body["session_key"]
         recovery = k.sessions.recovery
         if path == "/api/hooks/session-start":
             k.sessions.session_start(body, None, viewer)
-            recovery.note_transcript_path(key, body.get("transcript_path") or transcript_path)
+            if local_path:  # a path on this machine: never one a hook elsewhere sent
+                recovery.note_transcript_path(key, local_path)
         elif path == "/api/hooks/user-prompt-submit":
             if not recovery.prompt_recorded_at(key, body["timestamp"]):
                 k.sessions.user_prompt_submit(body, None, viewer)
@@ -139,12 +166,12 @@ class SpoolReplayer:
         elif path == "/api/hooks/feedback":
             k.sessions.feedback(body)
         elif path == "/api/hooks/pre-compaction":
-            reading = self._read(transcript_path)
+            reading = read()
             k.sessions.checkpoint({**body, "transcript": reading.text} if reading.ok else body, "pre-compaction")
         elif path == "/api/hooks/session-end":
             if recovery.ended(key):
                 return  # ended already (the live call got through, or an earlier replay): nothing twice
-            reading = self._read(transcript_path)
+            reading = read()
             self.end(key, reading.text if reading.ok else None, body["timestamp"])
         else:
             raise InvalidPath(f"unknown spooled hook path {path!r}")

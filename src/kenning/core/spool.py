@@ -221,6 +221,16 @@ def has_pending(home: str) -> bool:
     return bool(_pending(spool_dir(home)))
 
 
+def holds(home: str, name: str) -> bool:
+    """True when this spool holds the event `name` (waiting or claimed): a hook flushing it
+    reached the daemon of its own home, which replays it itself."""
+    if not (isinstance(name, str) and name.startswith(_PENDING) and "/" not in name and len(name) < 200):
+        return False
+    folder = spool_dir(home)
+    return any(os.path.exists(os.path.join(folder, candidate))
+               for candidate in (name, _CLAIMED + name[len(_PENDING):]))
+
+
 def _release_stale_claims(folder: str, now: float) -> None:
     try:
         names = [n for n in os.listdir(folder) if n.startswith(_CLAIMED)]
@@ -235,15 +245,20 @@ def _release_stale_claims(folder: str, now: float) -> None:
             pass
 
 
-def replay(home: str, handle: Callable[[dict[str, Any]], str], limits: Limits | None = None) -> dict[str, int]:
+def replay(home: str, handle: Callable[[dict[str, Any]], str], limits: Limits | None = None, *,
+           max_events: int | None = None, until: float | None = None) -> dict[str, int]:
     """Hand each spooled event, oldest first, to `handle(record)`, which answers 'done' (delete
     it), 'rejected' (delete it, counted as a drop: the daemon refused it), or 'retry' (keep it and
     stop: the daemon cannot take events now). An event another replayer claimed is skipped.
+    At most `max_events` events are handed over, none after `until` (time.monotonic()).
     Returns counts per outcome."""
     folder = spool_dir(home)
     counts = {"done": 0, "rejected": 0, "retry": 0, "dropped": enforce(home, limits)}
     _release_stale_claims(folder, time.time())
     for name in _pending(folder):
+        if (max_events is not None and counts["done"] + counts["rejected"] >= max_events) or (
+                until is not None and time.monotonic() >= until):
+            break
         claimed = os.path.join(folder, _CLAIMED + name[len(_PENDING):])
         try:
             os.rename(os.path.join(folder, name), claimed)

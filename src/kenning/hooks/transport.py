@@ -218,7 +218,8 @@ def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, t
          deadline: Deadline | None = None, failure: list[str] | None = None) -> dict | None:
     """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any
     failure. `failure`, when given, gets 'unreachable' (no daemon answered within the deadline: the
-    caller may spool the event) or 'refused' (a non-2xx or unreadable answer)."""
+    caller may spool the event) or 'refused' (a non-2xx or unreadable answer), then 'http-<status>'
+    when the answer had one."""
     deadline = deadline or Deadline(timeout)
     try:
         scheme, host, port, prefix = split_url(base_url)
@@ -254,5 +255,8 @@ def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, t
     except (ValueError, UnicodeError):
         if failure is not None:
             failure.append("refused")
+            status = raw.split(b"\r\n", 1)[0].split()[1:2]
+            if status and status[0].isdigit():
+                failure.append(f"http-{status[0].decode()}")  # e.g. http-400: the daemon refused the event itself
         return None
     return answer if isinstance(answer, dict) else None

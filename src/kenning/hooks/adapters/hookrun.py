@@ -18,7 +18,7 @@ import os
 import sys
 
 from kenning.hooks import transcript_file
-from kenning.hooks.spool import kenning_home, spool_request
+from kenning.hooks.spool import flush, kenning_home, spool_request
 from kenning.hooks.transport import Deadline, daemon_endpoint, post, read_config
 
 TYPE_CHECKING = False
@@ -146,6 +146,8 @@ def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, d
                               environ=environ)
             if index == 0:
                 first = answer
+        if first is not None:  # a daemon answered: one elsewhere gets this home's spool now (hooks/spool.flush)
+            flush(base_url, token, deadline, environ=environ, config=ctx.config)
         return render(event, first) if first else ""
     except Exception:  # noqa: BLE001 - process boundary: the agent must never be blocked
         return ""

@@ -1,0 +1,83 @@
+"""/api/hooks/replay: a hook hands over one event from its own spool (issue 26 follow-up).
+
+A laptop whose hooks talk to a daemon elsewhere (KENNING_URL, a team server) spools what that
+daemon did not take into its own `$KENNING_HOME/spool/`, which no daemon there replays. When a
+hook reaches the daemon again it flushes the spool, oldest first, through this route
+(hooks/spool.flush). Each event carries its spool name, the same id the daemon's own replay
+records (`spool_replayed`, m027): an event applied once is answered `duplicate` and stores nothing
+twice. When the daemon finds the name in its own spool it answers `local` (it replays it itself).
+The transcript of a session end comes in the body, read by the hook through its confined reader;
+no path from the hook is ever read here. The inner body is checked by the hook route's own model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kenning.api.deps import get_kenning, get_viewer
+from kenning.api.errors import describe_validation
+from kenning.api.guard import USER_ROUTES
+from kenning.api.routes.hooks import (
+    CheckpointIn, FeedbackIn, HookRoute, PostToolUseIn, SessionEndIn, SessionKey, SessionStartIn, UserPromptIn,
+)
+from kenning.api.schemas import IsoTime, errors
+from kenning.core.errors import InvalidInput, KenningError
+from kenning.core.types import Viewer
+from kenning.service import Kenning
+
+router = APIRouter(prefix="/api/hooks", tags=["hooks"], route_class=HookRoute, responses=errors(400))
+
+MODELS: dict[str, type[BaseModel]] = {
+    "/api/hooks/session-start": SessionStartIn,
+    "/api/hooks/user-prompt-submit": UserPromptIn,
+    "/api/hooks/post-tool-use": PostToolUseIn,
+    "/api/hooks/feedback": FeedbackIn,
+    "/api/hooks/pre-compaction": CheckpointIn,
+    "/api/hooks/session-end": SessionEndIn,
+}
+
+
+class ReplayIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    session_key: SessionKey = Field(description="The event's session (ownership is checked on it).")
+    event: Annotated[str, Field(min_length=3, max_length=200, pattern=r"^e-[0-9A-Za-z._-]+$")] = Field(
+        description="The event's spool name: its id, applied once.")
+    path: Annotated[str, Field(max_length=100)] = Field(description="The hook route the event was meant for.")
+    body: dict[str, Any] = Field(description="The request body the hook would have sent.")
+    spooled_at: IsoTime | None = Field(None, description="When it was spooled: the event's time if the body has none.")
+    transcript: str | None = Field(None, description="A session end's or compaction's transcript, read by the hook.")
+    transcript_refused: str | None = Field(None, max_length=50, description="Why the hook did not read it.")
+
+
+class ReplayOut(BaseModel):
+    status: str = Field(description="done | duplicate | local (this daemon's own spool: it replays it itself)")
+
+
+@router.post("/replay", response_model=ReplayOut)
+def replay(payload: ReplayIn, request: Request, k: Kenning = Depends(get_kenning),
+           viewer: Viewer = Depends(get_viewer)) -> dict:
+    model = MODELS.get(payload.path)
+    if model is None:
+        raise InvalidInput(f"unknown hook path {payload.path!r}")
+    if not viewer.sees_all and not payload.path.startswith(USER_ROUTES):
+        raise Forbidden(f"{payload.path} is not open to user tokens")
+    try:
+        body = model.model_validate(payload.body)
+    except ValidationError as exc:
+        raise InvalidInput(f"body: {describe_validation(exc)}") from exc
+    data = body.as_dict() if hasattr(body, "as_dict") else body.model_dump(mode="json", exclude_none=True)
+    if (data.get("session_key") or data.get("session_id")) != payload.session_key:
+        raise InvalidInput("body.session_key must be the event's session_key")
+    data.setdefault("session_key", payload.session_key)
+    replayer = request.app.state.replayer
+    spooled_at = payload.model_dump(mode="json")["spooled_at"]
+    status = replayer.from_hook(payload.event, payload.path, data, payload.transcript, spooled_at, viewer)
+    return {"status": status}
+
+
+class Forbidden(KenningError):
+    status_code = 403
