@@ -93,6 +93,7 @@ def _opening(text: str) -> list[tuple[str, claims.Verdict]]:
     ("From now on we always squash merge.", "decision", "user-decision"),
     ("Never commit the .env file; it holds the staging credentials.", "constraint", "user-rule"),
     ("Going forward, every migration must be reversible.", "decision", "user-decision"),
+    ("In this repo use pnpm, never npm.", "constraint", "user-rule"),
 ])
 def test_an_opening_that_states_a_rule_keeps_the_rule(opening, kind, rule):
     judged = _opening(opening)
@@ -110,6 +111,10 @@ def test_a_rule_inside_an_opening_request_is_kept_apart_from_the_task():
     assert rule_verdict.kept and rule == "From now on we never store tokens in localStorage."
     assert rule_verdict.type == "decision" and rule_verdict.evidence.speaker == "user"
     assert opening_task([Turn("user", opening)], []) == opening  # the whole request is still the task
+    # the rule first, then the request ("From now on" leads an imperative without a comma)
+    (rule, rule_verdict), (task, task_verdict) = _opening(
+        "From now on never commit .env files. Also, the build is failing on main - can you check?")
+    assert rule_verdict.kept and rule_verdict.type == "decision" and not task_verdict.kept and task_verdict.reason == "task"
 
 
 @pytest.mark.parametrize("opening", [

@@ -122,7 +122,7 @@ _TASK_ASK = re.compile(  # a request to do work now (at the start of a sentence,
     r"|remove|delete|rename|change|set up|setup|run|bump|upgrade|clean up|restore|align|find|figure out|explain|tell me"
     r"|show me|check|resolve|repair|get|take a look|have a look|try|reproduce|profile|optimi[sz]e|speed up|convert"
     r"|rewrite|document|generate|draft|prepare|summari[sz]e|recap|walk me through|go through|sort out|track down)\b"
-    r"|\b(?:can|could|would|will) you\b|\bi (?:need|want|would like|'d like) you to\b|\bplease\b|\bhelp me\b"
+    r"|\b(?:can|could|would|will) you\b|\b(?:i|we) (?:need|want|would like|'d like) (?:you )?to\b|\bplease\b|\bhelp me\b"
     r"|\b(?:i|we) need (?:to|a|an|help)\b|\blet'?s (?:fix|add|look|figure|debug|build|implement|try|get|make|write|start"
     r"|work|settle|find|dig)\b|\b(?:my|the|your) task\b|\bi'?m (?:trying|stuck|working on)\b", re.I)
 _PROBLEM = re.compile(  # a report that something is wrong: the shape of a bug report
@@ -139,6 +139,9 @@ _STANDING = re.compile(  # said as a standing rule, not as part of the task: kep
     r"|(?:we|i|team|security|product|finance|everyone)\s+(?:have\s+|had\s+|'ve\s+)?(?:decided|agreed|standardi[sz]ed)"
     r"|(?:we|you|must|should|to)\s+(?:always|never)|don'?t ever|do not ever)\b"
     r"|^(?:(?:and|also|but|so|oh|btw|plus)[\s,]+)?(?:always|never|don'?t|do not)\b", re.I)
+
+_RULE_LEAD = re.compile(r"^(?:from now on|going forward|from here on|henceforth|as a rule|as of now"
+                        r"|in this (?:repo|repository|project|codebase|team))\b[\s,:—–-]*", re.I)
 
 
 def states_standing_rule(sentence: str) -> bool:
@@ -301,7 +304,7 @@ def cues(sentence: str) -> list[str]:
         match = pattern.search(own)
         if match:
             found.append(f"{name}:{match.group(0).strip().lower()[:30]}")
-    imperative = _IMPERATIVE.search(own.strip())
+    imperative = _IMPERATIVE.search(_RULE_LEAD.sub("", own.strip()))  # "From now on never commit …"
     if imperative:
         found.append(f"imperative:{imperative.group(0).strip(' ,;:—–-').lower()}")
     return found
@@ -351,13 +354,14 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):
         return _reject(text, "history-report")  # what a commit did is the commit's own record
     antecedent = None
-    imperative = any(c.startswith("imperative:") for c in found) and bool(_IMPERATIVE.match(own_words(body).strip()))
+    command = _RULE_LEAD.sub("", own_words(body).strip())  # "From now on, never …" is an imperative too
+    imperative = any(c.startswith("imperative:") for c in found) and bool(_IMPERATIVE.match(command))
     recap = ctx.speaker == "assistant" and (ctx.recap or bool(_RECAP.match(body))) and ctx.accepted is not False
     verbless = not _VERB.search(own_words(body)) and len(_words(body)) < 12 and not imperative and not recap
     fragment = bool(_DEICTIC.match(body)) or verbless
     if kind is None and answer and not _DEICTIC.match(body):
         kind, fragment = ("constraint", "answer"), True  # "Down." to "… round them up or down?"
-    if imperative and _OBJECT_PRONOUN.match(body) and not fragment:
+    if imperative and _OBJECT_PRONOUN.match(command) and not fragment:
         previous = ctx.previous or ""
         if len(_words(previous)) < 5 or _DEICTIC.match(strip_acknowledgement(previous)) or rejection(previous):
             return _reject(text, "fragment")  # "Leave it at 7." with nothing before it that says what "it" is
