@@ -96,7 +96,7 @@ def test_the_daemon_of_the_hooks_own_home_replays_its_spool_itself(tmp_path):
             assert answer.status_code == 200 and answer.json()["status"] in ("local", "duplicate")
             bad = http.post("/api/hooks/replay", json={
                 "session_key": "own-home", "event": "e-1-2-x.json", "path": "/etc/passwd", "body": {}})
-            assert bad.status_code == 400 and "unknown hook path" in bad.json()["error"]
+            assert bad.status_code == 400 and "path" in bad.json()["error"]
             mismatch = http.post("/api/hooks/replay", json={
                 "session_key": "own-home", "event": "e-1-2-y.json", "path": "/api/hooks/user-prompt-submit",
                 "body": {"session_key": "someone-else", "prompt": "x"}})

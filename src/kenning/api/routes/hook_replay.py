@@ -12,7 +12,7 @@ no path from the hook is ever read here. The inner body is checked by the hook r
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -46,7 +46,7 @@ class ReplayIn(BaseModel):
     session_key: SessionKey = Field(description="The event's session (ownership is checked on it).")
     event: Annotated[str, Field(min_length=3, max_length=200, pattern=r"^e-[0-9A-Za-z._-]+$")] = Field(
         description="The event's spool name: its id, applied once.")
-    path: Annotated[str, Field(max_length=100)] = Field(description="The hook route the event was meant for.")
+    path: Literal[tuple(MODELS)] = Field(description="The hook route the event was meant for.")  # type: ignore[valid-type]
     body: dict[str, Any] = Field(description="The request body the hook would have sent.")
     spooled_at: IsoTime | None = Field(None, description="When it was spooled: the event's time if the body has none.")
     transcript: str | None = Field(None, description="A session end's or compaction's transcript, read by the hook.")
@@ -60,9 +60,7 @@ class ReplayOut(BaseModel):
 @router.post("/replay", response_model=ReplayOut)
 def replay(payload: ReplayIn, request: Request, k: Kenning = Depends(get_kenning),
            viewer: Viewer = Depends(get_viewer)) -> dict:
-    model = MODELS.get(payload.path)
-    if model is None:
-        raise InvalidInput(f"unknown hook path {payload.path!r}")
+    model = MODELS[payload.path]
     if not viewer.sees_all and not payload.path.startswith(USER_ROUTES):
         raise Forbidden(f"{payload.path} is not open to user tokens")
     try:
