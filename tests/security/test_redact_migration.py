@@ -15,10 +15,12 @@ import sqlite3
 from pathlib import Path
 
 import httpx
+import pytest
 
 from kenning.core.clock import now_iso
 from kenning.core.text import normalize_content
 from kenning.store.db import open_database
+from kenning.store.migrations import migrate
 from tests.conftest import start_daemon
 from tests.security.test_canary_sweep import canaries, file_hits, secret_text, table_hits
 
@@ -157,3 +159,32 @@ def test_an_old_store_keeps_no_secret_once_the_new_daemon_opens_it(tmp_path):
     old_hash = normalize_content(secret_text(c, "memory")).content_hash
     assert conn.execute("SELECT count(*) FROM embeddings WHERE content_hash = ?", (old_hash,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM schema_migrations WHERE version = 5").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_m005_redacts_old_rows_on_either_backend(db):
+    c = canaries()
+    s = lambda where: secret_text(c, where)  # noqa: E731
+    with db.with_write_tx() as conn:
+        _memory(conn, 7, "mem-old", s("memory"), ["ops"], {"env": s("metadata"), "lookup_keys": ["deploy"]})
+        conn.execute("INSERT INTO sessions(session_key, status, context, metadata, started_at)"
+                     " VALUES ('old', 'ended', ?, ?, ?)", (s("context"), json.dumps({"first": s("meta")}), AT))
+        conn.execute("INSERT INTO session_prompts(session_key, idx, prompt, created_at) VALUES ('old', 0, ?, ?)",
+                     (s("prompt"), AT))
+        conn.execute("INSERT INTO entities(id, name, canonical_name, entity_type, created_at, updated_at)"
+                     " VALUES ('e1', ?, ?, 'tool', ?, ?)", (c["pair-secret"], c["pair-secret"].lower(), AT, AT))
+        conn.execute("DELETE FROM schema_migrations WHERE version = 5")
+    assert 5 in migrate(db)
+    assert migrate(db) == []  # once
+    with db.snapshot() as conn:
+        content, metadata = conn.execute("SELECT content, metadata FROM memories WHERE id = 'mem-old'").fetchone()
+        assert "[REDACTED:aws-secret-key]" in content and json.loads(metadata)["lookup_keys"] == ["deploy"]
+        rows = conn.execute("SELECT event, old_content, actor FROM memory_history WHERE memory_id = 'mem-old'"
+                            " ORDER BY id").fetchall()
+        assert [tuple(r) for r in rows][-1] == ("redacted", None, "migration")
+        texts = json.dumps([list(r) for r in conn.execute("SELECT context, metadata FROM sessions").fetchall()]
+                           + [list(r) for r in conn.execute("SELECT prompt FROM session_prompts").fetchall()]
+                           + [list(r) for r in conn.execute("SELECT content, tags, metadata FROM memories").fetchall()])
+        assert not [k for k, v in _needles(c).items() if v in texts], texts
+        assert conn.execute("SELECT count(*) FROM entities").fetchone()[0] == 0
+        assert json.loads(conn.execute("SELECT metadata FROM sessions").fetchone()[0])["first"].startswith("meta:")
