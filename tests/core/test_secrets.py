@@ -111,6 +111,23 @@ def test_an_id_secret_pair_keeps_no_half():
     assert "hunter2" not in out and "ghp_" not in out
 
 
+@pytest.mark.parametrize("text", [  # stored by the older scanner: the id is a marker already (m005 rescans these)
+    f"creds [REDACTED:aws-key]:{AWS_SECRET} in ci",
+    f"deploy with key [REDACTED:aws-key] then {AWS_SECRET} from the vault",
+    "push as [REDACTED:github-token]:hunter2hunter2 now",
+])
+def test_a_secret_beside_a_credential_redacted_before_is_redacted_too(text):
+    out = redact(text)
+    assert "wJalrXUtnFEMI" not in out and "hunter2" not in out, out
+    assert redact(out) == out
+
+
+def test_a_marker_followed_by_prose_or_a_short_tail_stays():
+    for text in ("see [REDACTED:github-token]: it expired", "postgres://u:[REDACTED:url-password]@db:5432/x",
+                 "at [REDACTED]:abc"):
+        assert redact(text) == text
+
+
 @pytest.mark.parametrize("text,token", [
     ("DEPLOY_SIGNING=Qm9yZWFsaXMxMjM0NTY3ODkwYWJjZGVmZ2hpams", "Qm9yZWFsaXMx"),
     ('config = {"signing": "x7Hq2LmN9pRt4VwZ8bYc3DfG6jKs1QaE"}', "x7Hq2LmN9pRt"),

@@ -40,16 +40,22 @@ def _memory(conn, rid: int, memory_id: str, text: str, tags: list[str], metadata
                  " VALUES (?, 'created', ?, ?, 'user', ?)", (memory_id, norm.storage, json.dumps({"tags": tags}), AT))
 
 
-def old_store(home: Path, c: dict[str, str]) -> dict[str, int]:
+def old_store(home: Path, c: dict[str, str], half_c: dict[str, str] | None = None) -> dict[str, int]:
     """A store as the code before the new rules left it: every table that keeps user, agent or
-    tool text holds the canaries (the m005 row is removed so the next start runs it). Returns
+    tool text holds the canaries (the m005 row is removed so the next start runs it); rows the
+    older scanner half-redacted hold the canaries of `half_c` (no other row has them). Returns
     the row count of each table written."""
+    half_c = half_c or c
     home.mkdir(parents=True)
     db = open_database(home / "memories.db")
     s = lambda where: secret_text(c, where)  # noqa: E731
     with db.with_write_tx() as conn:
         _memory(conn, 1, "mem-secret", s("memory"), [f"salt={c['entropy-token']}"], {"env": s("metadata")})
         _memory(conn, 2, "mem-plain", "We always squash merge billing branches", ["git"], {})
+        # what the older scanner stored: the access key ids are markers, the secrets beside them are not
+        half = (f"CI creds [REDACTED:aws-key]:{half_c['pair-secret']} and key [REDACTED:aws-key] then {half_c['aws-secret']}"
+                " for the billing deploy")
+        _memory(conn, 3, "mem-half", half, [], {})
         conn.execute("INSERT INTO memory_hints(memory_id, hint, model, created_at) VALUES ('mem-secret', ?, 'm', ?)",
                      (s("hint"), AT))
         conn.execute("INSERT INTO entities(id, name, canonical_name, entity_type, description, created_at, updated_at)"
@@ -80,6 +86,8 @@ def old_store(home: Path, c: dict[str, str]) -> dict[str, int]:
                      (transcript, hashlib.sha256(transcript.encode()).hexdigest(), len(transcript), AT))
         conn.execute("INSERT INTO session_checkpoints(session_key, trigger, content, created_at) VALUES ('sess', 'compact', ?, ?)",
                      (s("checkpoint"), AT))
+        conn.execute("INSERT INTO session_prompts(session_key, idx, prompt, created_at) VALUES ('sess', 1, ?, ?)",
+                     (half, AT))
         conn.execute("INSERT INTO predictor_session_context(session_key, project, context_text, created_at)"
                      " VALUES ('sess', 'billing', ?, ?)", (s("predictor context"), AT))
         conn.execute("INSERT INTO observer_scratchpads(session_key, project, state, updated_at) VALUES ('sess', 'billing', ?, ?)",
@@ -116,10 +124,10 @@ def _folded_hits(home: Path, needles: dict[str, str]) -> dict[str, list[str]]:
 
 
 def test_an_old_store_keeps_no_secret_once_the_new_daemon_opens_it(tmp_path):
-    c = canaries()
-    needles = _needles(c)
+    c, half_c = canaries(), canaries()
+    needles = {**_needles(c), "half-pair-secret": half_c["pair-secret"], "half-aws-secret": half_c["aws-secret"]}
     home = tmp_path / "kenning"
-    before = old_store(home, c)
+    before = old_store(home, c, half_c)
     db = home / "memories.db"
     assert set(table_hits(db, needles)) == set(needles)  # the old store holds every canary
     assert set(_folded_hits(home, needles)) == set(needles)
@@ -146,7 +154,7 @@ def test_an_old_store_keeps_no_secret_once_the_new_daemon_opens_it(tmp_path):
     after = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in before}
     # nothing deleted but the entity named after a secret (and its attribute); one history row per changed memory
     assert after == {**before, "entities": before["entities"] - 1, "entity_attributes": before["entity_attributes"] - 1,
-                     "memory_history": before["memory_history"] + 1}
+                     "memory_history": before["memory_history"] + 2}
     assert conn.execute("SELECT name FROM entities").fetchall() == [("helm",)]
     assert conn.execute("SELECT count(*) FROM relations").fetchone()[0] == 0
     transcript, sha, chars = conn.execute("SELECT transcript, sha256, chars FROM session_transcripts").fetchone()
@@ -155,7 +163,7 @@ def test_an_old_store_keeps_no_secret_once_the_new_daemon_opens_it(tmp_path):
     state = json.loads(conn.execute("SELECT state FROM observer_scratchpads").fetchone()[0])
     assert state["n"] == 1 and "[REDACTED" in state["checkpoints"][0]  # JSON stays JSON
     fts = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'deploy'").fetchall()
-    assert fts == [(1,)]  # the index follows the redacted content
+    assert sorted(fts) == [(1,), (3,)]  # the index follows the redacted content
     old_hash = normalize_content(secret_text(c, "memory")).content_hash
     assert conn.execute("SELECT count(*) FROM embeddings WHERE content_hash = ?", (old_hash,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM schema_migrations WHERE version = 5").fetchone()[0] == 1

@@ -199,8 +199,11 @@ def entropy(token: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+_AWS_ID_MARKER = re.compile(r"\[REDACTED:aws-key\]")  # an access key id redacted before (a stored row)
+
+
 def _aws_secret_findings(text: str) -> Iterable[Finding]:
-    ids = [m.span() for m in _AWS_KEY_ID.finditer(text)]
+    ids = [m.span() for m in _AWS_KEY_ID.finditer(text)] + [m.span() for m in _AWS_ID_MARKER.finditer(text)]
     for match in _BASE64_40.finditer(text):
         token = match.group(0)
         if not _mixed(token) or _FILE_PATH.fullmatch(token):
@@ -229,11 +232,17 @@ def _high_entropy_findings(text: str) -> Iterable[Finding]:
 
 
 def _pair_tails(text: str, findings: list[Finding]) -> Iterable[Finding]:
-    for f in findings:
-        if text.startswith(":", f.end):
-            tail = _PAIR_TAIL.match(text, f.end)
+    """What follows a credential after a colon (`AKIA…:secret`), also where the credential was
+    redacted before (`[REDACTED:aws-key]:secret`, a row stored by an older scanner)."""
+    ends = [(f.kind, f.end) for f in findings] + [(m.group(1) or "secret", m.end()) for m in _MARKER_KIND.finditer(text)]
+    for kind, end in ends:
+        if text.startswith(":", end):
+            tail = _PAIR_TAIL.match(text, end)
             if tail and not tail.group(1).startswith(MARKER_PREFIX):
-                yield Finding(f.kind, tail.start(1), tail.end(1))
+                yield Finding(kind, tail.start(1), tail.end(1))
+
+
+_MARKER_KIND = re.compile(r"\[REDACTED(?::([a-z0-9-]+))?\]")
 
 
 def scan(text: str) -> list[Finding]:
