@@ -131,3 +131,22 @@ def test_step_injection_shows_only_what_may_be_shown_unasked(kenning):
     judged = ranking.verdicts(kenning.db.reader(), [kenning.get(gotcha), kenning.get(unreviewed)], None,
                               kenning.settings.sessions.ranking)
     assert judged[gotcha][0] == ranking.STANDING and judged[unreviewed][0] == "needs_review"
+
+
+def test_on_a_team_server_continuity_comes_only_from_the_users_own_sessions(kenning):
+    from kenning.core.types import Viewer
+
+    project = "shared-repo"
+    alice, bob = Viewer("alice", team="core"), Viewer("bob", team="core")
+    kenning.sessions.session_start({"session_key": "a1", "project": project, "timestamp": "2026-07-01T09:00:00Z"},
+                                   viewer=alice)
+    kenning.sessions.user_prompt_submit({"session_key": "a1", "prompt": "rotate the leaked staging credentials",
+                                         "timestamp": "2026-07-01T09:01:00Z"}, viewer=alice)
+    with kenning.db.with_write_tx() as conn:  # what the team server's session guard records (sessions.owner)
+        conn.execute("UPDATE sessions SET owner = ? WHERE session_key = ?", ("alice", "a1"))
+    bob_start = kenning.sessions.session_start({"session_key": "b1", "project": project,
+                                                "timestamp": "2026-07-02T09:00:00Z"}, viewer=bob)
+    assert "rotate the leaked staging credentials" not in bob_start["inject"]
+    alice_start = kenning.sessions.session_start({"session_key": "a2", "project": project,
+                                                  "timestamp": "2026-07-03T09:00:00Z"}, viewer=alice)
+    assert "rotate the leaked staging credentials" in alice_start["inject"]

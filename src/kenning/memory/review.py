@@ -85,11 +85,13 @@ class Review:
         changes = {"user_verified": False, "metadata": _with_review(memory, "rejected", actor, reason)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: rejected", viewer=viewer))
 
-    def sessions(self, session_keys: list[str]) -> dict[str, Any]:
-        """What each session was about (its task: first prompt, else context) and what it taught."""
+    def sessions(self, session_keys: list[str], viewer: Viewer | None = None) -> dict[str, Any]:
+        """What each session was about (its task: first prompt, else context) and what it taught; a
+        team server's user sees only their own sessions."""
         if not isinstance(session_keys, list) or len(session_keys) > 200:
             raise InvalidInput("give at most 200 session keys")
-        about = store.session_about(self.db.reader(), session_keys)
+        owner = viewer.user if viewer is not None and not viewer.sees_all else None
+        about = store.session_about(self.db.reader(), session_keys, owner)
         for value in about.values():
             value["task"] = _task(value)
         return {"sessions": about}

@@ -174,11 +174,13 @@ def _one_line(text: str | None, limit: int) -> str:
 
 
 def continuity_item(conn, *, project: str | None, at: str, session_key: str,
-                    cfg: RankingSettings) -> Continuity | None:
-    """One compact item for the project's latest earlier session: its task and its outcome."""
+                    cfg: RankingSettings, viewer: Any = None) -> Continuity | None:
+    """One compact item for the project's latest earlier session: its task and its outcome. On a
+    team server (`viewer` not seeing all) only that user's own sessions count."""
     if not cfg.continuity:
         return None
-    latest = store.latest_session(conn, project=project, before=at, exclude=session_key)
+    owner = viewer.user if viewer is not None and not getattr(viewer, "sees_all", True) else None
+    latest = store.latest_session(conn, project=project, before=at, exclude=session_key, owner=owner)
     if latest is None:
         return None
     half = max(40, cfg.continuity_max_chars // 2 - 40)

@@ -260,7 +260,7 @@ def replay_existing(deps: SessionDeps, session: dict[str, Any], viewer: Viewer |
         found = get_memories(deps.db.reader(), [r["memory_id"] for r in injected])
         injected = [r for r in injected if r["memory_id"] in found and viewer.can_see(found[r["memory_id"]])]
     line = session.get("status_line") or status_line(deps)
-    cont = _continuity(deps, session.get("project"), session.get("started_at") or "", session["session_key"])
+    cont = _continuity(deps, session.get("project"), session.get("started_at") or "", session["session_key"], viewer)
     items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)]
     return StartResult(
         inject=session_start_text(_items(items), line, continuity=cont.text if cont else None),
@@ -272,10 +272,11 @@ def replay_existing(deps: SessionDeps, session: dict[str, Any], viewer: Viewer |
 CONTINUITY = "continuity"  # prefilter_source of the continuity item's row (its task memory, or none)
 
 
-def _continuity(deps: SessionDeps, project: str | None, at: str, session_key: str) -> ranking.Continuity | None:
+def _continuity(deps: SessionDeps, project: str | None, at: str, session_key: str,
+                viewer: Viewer | None = None) -> ranking.Continuity | None:
     try:
         return ranking.continuity_item(deps.db.reader(), project=project, at=at, session_key=session_key,
-                                       cfg=deps.settings.ranking)
+                                       cfg=deps.settings.ranking, viewer=viewer)
     except Exception as exc:  # continuity is one optional slot: never costs the answer
         record_error("sessions", f"continuity item failed: {exc}", session_key=session_key)
         return None
@@ -289,7 +290,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
             return replay
     ctx = _Ctx(session_context_text(req, deps))
     pool = prefilter(req, deps, deadline, ctx)
-    cont = _continuity(deps, req.project, req.at, req.session_key)
+    cont = _continuity(deps, req.project, req.at, req.session_key, req.viewer)
     ordered, injected, used_predictor = rank_and_select(req, deps, pool, ctx, deadline, reserved=cont)
     line = status_line(deps)
     inject_now = not deadline.cancelled

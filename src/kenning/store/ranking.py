@@ -61,14 +61,18 @@ def standing_candidates(conn, *, project: str | None, at: str, viewer: Viewer | 
     return [r[0] for r in rows]
 
 
-def latest_session(conn, *, project: str | None, before: str, exclude: str) -> dict[str, Any] | None:
-    """The project's latest session that started before `before` (not `exclude`), with its first
-    prompt (`first_prompt`) and the id/content of its latest task memory (`work_state`), if any."""
-    row = conn.execute(
-        "SELECT session_key, harness, project, context, started_at, ended_at, prompt_count FROM sessions"
-        " WHERE project IS ? AND started_at < ? AND session_key != ? ORDER BY started_at DESC, session_key DESC LIMIT 1",
-        (project, before, exclude),
-    ).fetchone()
+def latest_session(conn, *, project: str | None, before: str, exclude: str,
+                   owner: str | None = None) -> dict[str, Any] | None:
+    """The project's latest session that started before `before` (not `exclude`; with `owner`, only
+    that team-server user's sessions), with its first prompt (`first_prompt`) and the id/content of
+    its latest task memory (`work_state`), if any."""
+    sql = ("SELECT session_key, harness, project, context, started_at, ended_at, prompt_count FROM sessions"
+           " WHERE project IS ? AND started_at < ? AND session_key != ?")
+    params: list[Any] = [project, before, exclude]
+    if owner is not None:
+        sql += " AND owner = ?"
+        params.append(owner)
+    row = conn.execute(sql + " ORDER BY started_at DESC, session_key DESC LIMIT 1", params).fetchone()
     if row is None:
         return None
     out = dict(row)

@@ -88,7 +88,7 @@ def rule_counts(conn) -> dict[str, dict[str, int]]:
                    "rejected": int(r[4] or 0)} for r in rows}
 
 
-def session_about(conn, session_keys: list[str]) -> dict[str, dict[str, Any]]:
+def session_about(conn, session_keys: list[str], owner: str | None = None) -> dict[str, dict[str, Any]]:
     """What each session was about and what it taught: {key: {first_prompt, learned, pending,
     rejected, examples: [{id, type, content}]}} (learned memories only; raw episodes are not
     lessons). Keys without a session are left out."""
@@ -97,10 +97,11 @@ def session_about(conn, session_keys: list[str]) -> dict[str, dict[str, Any]]:
         return {}
     marks = ",".join("?" * len(keys))
     out: dict[str, dict[str, Any]] = {}
+    mine = " AND s.owner = ?" if owner is not None else ""  # a team server's user: their own sessions only
     for row in conn.execute(
         "SELECT s.session_key, s.harness, s.context,"
         " (SELECT p.prompt FROM session_prompts p WHERE p.session_key = s.session_key ORDER BY p.idx LIMIT 1)"
-        f" FROM sessions s WHERE s.session_key IN ({marks})", keys,
+        f" FROM sessions s WHERE s.session_key IN ({marks}){mine}", [*keys, *([owner] if owner is not None else [])],
     ).fetchall():
         out[row[0]] = {"harness": row[1], "context": row[2], "first_prompt": row[3], "learned": 0, "pending": 0,
                        "rejected": 0, "examples": []}

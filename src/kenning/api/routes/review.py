@@ -49,9 +49,9 @@ def review_rules(k: Kenning = Depends(get_kenning)) -> dict:
 
 @router.get("/sessions", responses=errors(400))
 def review_sessions(keys: str = Query(..., max_length=20_000, description="Comma-separated session keys (at most 200)."),
-                    k: Kenning = Depends(get_kenning)) -> dict:
+                    k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
     """What each session was about (its task) and what it taught (learned memories, pending review)."""
-    return k.review.sessions([key for key in keys.split(",") if key])
+    return k.review.sessions([key for key in keys.split(",") if key], viewer=viewer)
 
 
 @router.post("/{memory_id}/accept", responses=errors(404))
