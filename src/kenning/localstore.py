@@ -51,8 +51,8 @@ class LocalStore:
     def get(self, memory_id: str, viewer: Viewer | None = None) -> Memory:
         return store.check_visible(self.db.reader(), memory_id, viewer)
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        self.get(memory_id)
+    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        self.get(memory_id, viewer)
         return store.history(self.db.reader(), memory_id)
 
     def lifecycle_of(self, memory: Memory) -> dict[str, Any]:
@@ -64,6 +64,7 @@ class LocalStore:
         return store.list_memories(self.db.reader(), filters, limit=limit, offset=offset)
 
     def export(self, fmt: str, filters: MemoryFilter | None = None) -> Iterator[str]:
+        """Live, current memories as `fmt` text chunks (memory.portable), read page by page."""
         return portable.export_chunks(self.db.reader, fmt, filters)
 
     def stats(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, record_error, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.codegraph import links as code_links
-from kenning.memory import access, portable, write
+from kenning.memory import access, write
 from kenning.memory.team import TeamServer
 from kenning import localstore
 from kenning.hookservice import HooksService
@@ -104,6 +104,7 @@ class Kenning:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
         self.db = open_store(settings.store, settings.db_path)
+        self.reads = localstore.LocalStore(settings, db=self.db)  # reads shared with the offline CLI
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
         self.local_viewer = access.local_viewer()  # author of what this daemon's own user writes
@@ -273,11 +274,10 @@ class Kenning:
 
     def get(self, memory_id: str, viewer: Viewer | None = None) -> Memory:
         """The memory; NotFound also when `viewer` may not see it."""
-        return store.check_visible(self.db.reader(), memory_id, viewer)
+        return self.reads.get(memory_id, viewer)
 
     def history(self, memory_id: str, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        self.get(memory_id, viewer)
-        return store.history(self.db.reader(), memory_id)
+        return self.reads.history(memory_id, viewer)
 
     def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
              reason: str | None = None, viewer: Viewer | None = None) -> Memory:
@@ -306,11 +306,10 @@ class Kenning:
 
     def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
              offset: int = 0) -> tuple[list[Memory], int]:
-        return store.list_memories(self.db.reader(), filters, limit=limit, offset=offset)
+        return self.reads.list(filters, limit=limit, offset=offset)
 
     def export(self, fmt: str, filters: MemoryFilter | None = None) -> Iterator[str]:
-        """Live, current memories as `fmt` text chunks (memory.portable), read page by page."""
-        return portable.export_chunks(self.db.reader, fmt, filters)
+        return self.reads.export(fmt, filters)
 
     def stats(self) -> dict[str, Any]:
         return localstore.stats(self.db, self.settings, self.embedder.model_id)

@@ -14,26 +14,33 @@ import sys
 HEAVY = ("torch", "sentence_transformers", "transformers", "onnxruntime", "fastapi", "uvicorn",
          "networkx", "bs4", "detect_secrets", "requests")
 SCANNER = ["detect_secrets", "requests"]  # the secret scanner's detectors: imported by what stores text
-RUNNER = (
-    "import json, sys\n"
-    "from kenning.cli.main import main\n"
-    "sys.argv = ['kenning', *json.loads(sys.argv[1])]\n"
-    "try:\n"
-    "    main()\n"
-    "except SystemExit as exc:\n"
-    "    code = exc.code or 0\n"
-    "else:\n"
-    "    code = 0\n"
-    f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
-    "print('\\nLOADED ' + json.dumps(heavy))\n"
-    "sys.exit(code)\n"
-)
 
 
-def run_local(home, port: int, *args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+def runner(report: str) -> str:
+    """A script that runs `kenning ARGS` in its interpreter, then prints `LOADED ` and the JSON of
+    `report` (an expression over `sys.modules`) on a last line, and exits with the command's code."""
+    return (
+        "import json, sys\n"
+        "from kenning.cli.main import main\n"
+        "sys.argv = ['kenning', *json.loads(sys.argv[1])]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code or 0\n"
+        "else:\n"
+        "    code = 0\n"
+        f"print('\\nLOADED ' + json.dumps({report}))\n"
+        "sys.exit(code)\n"
+    )
+
+
+RUNNER = runner(f"sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))")
+
+
+def run_local(home, port: int, *args: str, script: str = RUNNER) -> tuple[subprocess.CompletedProcess, list[str]]:
     env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
     env.pop("KENNING_URL", None)
-    result = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(list(args))], env=env,
+    result = subprocess.run([sys.executable, "-c", script, json.dumps(list(args))], env=env,
                             capture_output=True, text=True, timeout=300)
     body, _, loaded = result.stdout.rpartition("\nLOADED ")
     result.stdout = body

@@ -8,39 +8,22 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import subprocess
-import sys
 
 import click
 import typer.main
 from click.testing import CliRunner
 
 from kenning.cli import main as cli_main
+from tests.cli.test_cli_local_fast import run_local, runner
 
-RUNNER = (  # runs `kenning ARGS` in this interpreter, then prints the kenning modules it imported
-    "import json, sys\n"
-    "from kenning.cli.main import main\n"
-    "sys.argv = ['kenning', *json.loads(sys.argv[1])]\n"
-    "try:\n"
-    "    main()\n"
-    "except SystemExit as exc:\n"
-    "    code = exc.code or 0\n"
-    "else:\n"
-    "    code = 0\n"
-    "print('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules if m.startswith('kenning'))))\n"
-    "sys.exit(code)\n"
-)
+KENNING_MODULES = runner("sorted(m for m in sys.modules if m.startswith('kenning'))")
 
 
 def run(home, port: int, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port), "COLUMNS": "200"}
-    env.pop("KENNING_URL", None)
-    result = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(list(args))], env=env,
-                            capture_output=True, text=True, timeout=300)
-    body, _, modules = result.stdout.rpartition("\nMODULES ")
-    result.stdout = body
-    return result, set(json.loads(modules or "[]"))
+    """`kenning ARGS` without a daemon, and the kenning modules it imported."""
+    result, modules = run_local(home, port, *args, script=KENNING_MODULES)
+    return result, set(modules or ())
 
 
 def first_paragraph(command: click.Command) -> str:
