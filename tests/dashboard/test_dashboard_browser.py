@@ -254,7 +254,12 @@ def test_predictor_active_mode_and_comparison_inspector(page, active_daemon):
     expect(inspector).to_contain_text(newest["session_key"])
     expect(inspector.get_by_test_id("predictor-list").locator("li")).to_have_count(len(newest["predictor_top_ids"]))
     expect(inspector.get_by_test_id("baseline-list").locator("li")).to_have_count(len(newest["baseline_top_ids"]))
-    expect(inspector.get_by_test_id("predictor-list")).to_contain_text("injected")
+    # the inspector marks what the session injected; since issue 22 a memory the agent rated down in two
+    # sessions leaves session start, so the predictor's top 10 of a late session may hold none of it
+    shown = {m["memory_id"] for m in active_daemon.get(f"/api/sessions/{newest['session_key']}").json()["memories"]
+             if m["was_injected"]}
+    marked = inspector.get_by_test_id("predictor-list").locator(".ok-tag")
+    expect(marked).to_have_count(len(shown & set(newest["predictor_top_ids"])))
     expect(inspector.get_by_test_id("judge-reasoning")).to_contain_text("heuristic:")
     gate = "passed" if newest["scorer_confidence"] >= 0.6 else "failed"
     expect(inspector.get_by_test_id("gate-decision")).to_contain_text(gate)

@@ -62,6 +62,12 @@ def test_review_view_accept_edit_reject(page, review_daemon):
     expect(item(page, accept_id)).to_contain_text("needs review")
     shot(page, "dashboard-review.png")
 
+    page.goto(f"{review_daemon.base_url}/#/memories/{accept_id}")  # the memory detail shows its evidence
+    detail = page.get_by_test_id("memory-detail")
+    expect(detail.get_by_test_id("memory-evidence")).to_contain_text("stated-rule · said by assistant")
+    expect(detail.get_by_test_id("memory-review")).to_contain_text("needs review")
+    page.goto(f"{review_daemon.base_url}/#/review")
+
     item(page, accept_id).get_by_role("button", name="Accept").click()
     expect(item(page, accept_id)).to_have_count(0)
     assert review_daemon.get(f"/api/memory/{accept_id}").json()["user_verified"] is True

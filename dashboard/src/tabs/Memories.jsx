@@ -228,6 +228,15 @@ function MemoryDetail({ id, onClose, onChanged, navigate }) {
               ['accessed', `${m.access_count ?? 0}× (last ${fmtTime(m.last_accessed_at)})`],
               ['extraction model', m.extraction_model], ['embedding model', m.embedding_model],
               ['status', m.is_deleted ? <Badge status="unhealthy" label="forgotten" /> : (m.superseded_by ? <Badge status="degraded" label="superseded" /> : <Badge status="healthy" label="live" />)],
+              ['review', <span data-testid="memory-review">{m.metadata?.review?.status
+                ? <Badge status={m.metadata.review.status === 'rejected' ? 'unhealthy' : 'healthy'} label={m.metadata.review.status} />
+                : (m.needs_review ? <><Badge status="degraded" label="needs review" /> <a href="#/review">review →</a></> : (m.user_verified ? 'verified' : '—'))}</span>],
+              m.metadata?.claim ? ['evidence', <span data-testid="memory-evidence">{[m.metadata.claim.rule,
+                m.metadata.claim.speaker ? `said by ${m.metadata.claim.speaker}` : null,
+                m.metadata.claim.accepted ? 'accepted by the user' : null,
+                m.metadata.claim.repetition > 1 ? `repeated ×${m.metadata.claim.repetition}` : null,
+                m.metadata.claim.confidence != null ? `claim confidence ${fmtNum(m.metadata.claim.confidence)}` : null,
+              ].filter(Boolean).join(' · ')}</span>] : null,
             ]} />
           </Card>
           <Card title="Supersession chain">
