@@ -181,6 +181,10 @@ def test_m005_redacts_old_rows_on_either_backend(db):
                      (s("prompt"), AT))
         conn.execute("INSERT INTO entities(id, name, canonical_name, entity_type, created_at, updated_at)"
                      " VALUES ('e1', ?, ?, 'tool', ?, ?)", (c["pair-secret"], c["pair-secret"].lower(), AT, AT))
+        conn.execute("INSERT INTO entities(id, name, canonical_name, entity_type, created_at, updated_at)"
+                     " VALUES ('e2', '[REDACTED:aws-key]', '[redacted:aws-key]', 'tool', ?, ?)", (AT, AT))
+        conn.execute("INSERT INTO entities(id, name, canonical_name, entity_type, created_at, updated_at)"
+                     " VALUES ('e3', 'helm', 'helm', 'tool', ?, ?)", (AT, AT))
         conn.execute("DELETE FROM schema_migrations WHERE version = 5")
     assert 5 in migrate(db)
     assert migrate(db) == []  # once
@@ -194,5 +198,5 @@ def test_m005_redacts_old_rows_on_either_backend(db):
                            + [list(r) for r in conn.execute("SELECT prompt FROM session_prompts").fetchall()]
                            + [list(r) for r in conn.execute("SELECT content, tags, metadata FROM memories").fetchall()])
         assert not [k for k, v in _needles(c).items() if v in texts], texts
-        assert conn.execute("SELECT count(*) FROM entities").fetchone()[0] == 0
+        assert [tuple(r) for r in conn.execute("SELECT id FROM entities").fetchall()] == [("e3",)]
         assert json.loads(conn.execute("SELECT metadata FROM sessions").fetchone()[0])["first"].startswith("meta:")

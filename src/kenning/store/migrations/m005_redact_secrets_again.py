@@ -15,8 +15,9 @@ over every column that can hold text a user, an agent or a tool wrote:
   (typed and injected), checkpoints, transcripts (sha256 and length follow), session scores,
   the predictor's context and evidence rows, the observer's scratchpads, signals and synthesis
   log, code-memory link reasons;
-- an entity or aspect *named* after a secret is removed (the graph never carries a redacted
-  name; the write path would not have created it), its mentions and relations with it.
+- an entity or aspect *named* after a secret, or after a `[REDACTED:…]` marker, is removed (the
+  graph never carries a redacted name; the write path would not have created it), its mentions,
+  attributes and relations with it.
 
 Nothing else is deleted. JSON columns are redacted value by value so they stay JSON. FTS indexes
 are optimized afterwards (SQLite) so no old term stays in a segment; `secure_delete` zeroes the
@@ -30,7 +31,7 @@ import hashlib
 import json
 
 from kenning.core.clock import now_iso
-from kenning.core.secrets import kinds, marker, redact, scan
+from kenning.core.secrets import MARKER_PREFIX, kinds, marker, redact, scan
 from kenning.core.text import normalize_content
 from kenning.store.backend import is_postgres
 
@@ -174,7 +175,7 @@ def _named_after_secrets(conn, sweep: Sweep, tables: set[str]) -> int:
             continue
         for row_id, name, canonical in conn.execute(f"SELECT id, name, canonical_name FROM {table}").fetchall():
             named = f"{name or ''} {canonical or ''}"
-            if not (scan(named) or sweep.holds_known(named) or _inside_known(sweep, name)):
+            if not (scan(named) or MARKER_PREFIX in named or sweep.holds_known(named) or _inside_known(sweep, name)):
                 continue
             if table == "entities":  # what the foreign keys cascade, spelled out for every backend
                 for dependent, column in (("memory_entity_mentions", "entity_id"), ("entity_attributes", "entity_id"),
