@@ -20,12 +20,14 @@ server (tests/harness/anthropic_server.py) answering with the chat's own assista
    replay timestamps): memories from chats are dated today, commits at their dates;
 3. the pipeline queue is drained; per task one `claude -p "<bug report>"`: the memories that reached the
    model are the `[id]`s in the model request's SessionStart / UserPromptSubmit hook contexts;
-4. recall per task as in coding_memory (POST /api/memory/recall).
+4. recall per task as in coding_memory (POST /api/memory/recall), before step 3's sessions: they end
+   (SessionEnd), and their episodes would hold the bug report itself (coding_memory's task sessions
+   never end).
 
 Reported: coding_memory's metrics (decision injected, recall hit@5/10, MRR@10, amended), plus
 `harness_text_stored` (memories and every table but the raw transcript holding system-reminder,
 gitStatus, <kenning-memories>, <memory-feedback>, hook contexts or Claude Code's attribution reminder),
-`first_exchanges_complete` (each chat's first episode holds its first prompt and the first answer),
+`first_exchanges` (the episode holding each chat's first prompt holds the first answer too),
 and the CLI version. `--baseline` runs coding_memory's default arm on the same data in the same run.
 """
 
@@ -138,20 +140,27 @@ def harness_text_stored(db_path: Path, http: httpx.Client) -> dict:
 
 
 def first_exchange_complete(http: httpx.Client, replayed: list[dict]) -> dict:
-    complete, missing = 0, []
+    """Per replayed chat: the episode holding its first prompt also holds the first answer (complete),
+    or holds the prompt alone (incomplete: the bug the issue names), or no episode holds it (not stored:
+    e.g. dropped as a repeat of an existing memory)."""
+    complete, incomplete, absent = 0, [], []
     for chat in replayed:
         if "session" not in chat:
             continue
         created = http.get(f"/api/sessions/{chat['session']}", timeout=60).json().get("created") or []
-        episodes = sorted((m for m in created if m["type"] == "episode"), key=lambda m: m["created_at"])
-        text = " ".join(episodes[0]["content"].split()) if episodes else ""
         user, answer = chat["first"]
-        if norm(user) in text and norm(answer) in text:
+        holding = [" ".join(m["content"].split()) for m in created
+                   if m["type"] == "episode" and norm(user) in " ".join(m["content"].split())]
+        if not holding:
+            absent.append(chat["key"])
+        elif any(norm(answer) in text for text in holding):
             complete += 1
         else:
-            missing.append(chat["key"])
-    n = sum("session" in c for c in replayed)
-    return {"sessions": n, "complete": complete, "rate": round(complete / n, 3) if n else None, "incomplete": missing[:20]}
+            incomplete.append(chat["key"])
+    n = complete + len(incomplete)
+    return {"sessions": sum("session" in c for c in replayed), "stored": n, "complete": complete,
+            "rate": round(complete / n, 3) if n else None, "incomplete": incomplete[:20],
+            "first_prompt_not_stored": absent[:20]}
 
 
 def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
@@ -191,6 +200,9 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
                     print(f"[real_harness] {n + 1}/{len(events)} events, {time.monotonic() - began:.0f} s", file=sys.stderr)
             timings["replay_s"] = round(time.monotonic() - began, 1)
             drained = cm.drain_pipeline(http, args.drain_limit_s)
+            # recall first: the task sessions below end (their episodes hold the bug report itself)
+            recalls = {t.id: cm.post(http, "/api/memory/recall", {"query": t.bug_report, "limit": cm.K,
+                                                                 "project": cm.PROJECT})["results"] for t in tasks}
             began = time.monotonic()
             shown: dict[str, list[str]] = {}
             chars: list[int] = []
@@ -205,8 +217,6 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
                 shown[task.id] = shown_ids(request)
                 chars.append(sum(len(block) for _, block in _CONTEXT.findall(request)))
             timings["task_sessions_s"] = round(time.monotonic() - began, 1)
-            recalls = {t.id: cm.post(http, "/api/memory/recall", {"query": t.bug_report, "limit": cm.K,
-                                                                 "project": cm.PROJECT})["results"] for t in tasks}
             cm.drain_pipeline(http, args.drain_limit_s)  # the task sessions' own summaries
             prov = RealProvenance(http, sha_units, keys)
             rows = []
