@@ -32,6 +32,9 @@ from kenning.core.telemetry import log_event, record_error
 from kenning.service import Kenning
 
 
+LOCAL_RECHECK_S = 1.0  # after answering a hook of this home 'local', replay again (its claim is released by then)
+
+
 class SpoolReplayer:
     def __init__(self, k: Kenning) -> None:
         self.k = k
@@ -135,8 +138,10 @@ class SpoolReplayer:
         event was applied already (same spool name), else applied as the replay would: 'done'.
         The transcript comes from the hook (read there, confined), never from a path here.
         A team user's event names are theirs alone."""
-        if spool.holds(self.home, name):
-            self.kick()
+        if spool.holds(self.home, name):  # the hook holds its claim until it has this answer: look again soon
+            timer = threading.Timer(LOCAL_RECHECK_S, self.kick)
+            timer.daemon = True
+            timer.start()
             return "local"
         key = name if viewer is None or viewer.sees_all else f"{viewer.user}:{name}"
         recovery = self.k.sessions.recovery
