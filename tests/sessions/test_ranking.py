@@ -150,3 +150,44 @@ def test_on_a_team_server_continuity_comes_only_from_the_users_own_sessions(kenn
     alice_start = kenning.sessions.session_start({"session_key": "a2", "project": project,
                                                   "timestamp": "2026-07-03T09:00:00Z"}, viewer=alice)
     assert "rotate the leaked staging credentials" in alice_start["inject"]
+
+
+def test_the_first_prompt_leaves_slots_empty_rather_than_fill_them_with_weak_matches(kenning):
+    project = "floor"
+    on_topic = _remember(kenning, "ledger-sync retries use exponential backoff capped at 30 seconds",
+                         type="decision", project=project, confidence=0.7)  # not at session start: eligible
+    # each shares one common word of the prompt ("tests") and nothing else: noise for this task
+    weak = [_remember(kenning, f"Done: {n} tests pass for {name}.", type="episode", project=project,
+                      source="session-episode")
+            for n, name in ((12, "geo-tiler"), (31, "mail-digest"), (47, "quota-keeper"), (58, "pager-bridge"))]
+    rejected = _remember(kenning, "ledger-sync retries: we never retry, ever", type="decision", project=project)
+    kenning.review.reject(rejected, reason="wrong")
+    assert not _start(kenning, "f1", project, "2026-06-01T09:00:00Z")["memory_ids"]
+    prompt = kenning.sessions.user_prompt_submit({
+        "session_key": "f1", "prompt": "fix the failing ledger-sync retries tests",
+        "timestamp": "2026-06-01T09:01:00Z"})
+    shown = prompt["memory_ids"]
+    assert on_topic in shown
+    assert not set(weak) & set(shown), [kenning.get(m).content for m in shown]
+    if rejected in shown:  # a query may still find a rejected memory, after what was not rejected
+        assert shown.index(rejected) > shown.index(on_topic)
+
+
+def test_prompt_order_keeps_keyword_and_vector_hits_near_the_prompts_best_match():
+    class M:
+        def __init__(self, mid, review=None):
+            self.id, self.metadata = mid, ({"review": {"status": review}} if review else {})
+
+    class H:
+        def __init__(self, mid, legs, review=None):
+            self.memory, self.legs, self.score = M(mid, review), legs, 0.0
+
+    hits = [H("rej", {"bm25": {"score": 9.0}}, review="rejected"), H("top", {"bm25": {"score": 10.0}}),
+            H("half", {"bm25": {"score": 5.0}}), H("common-word", {"bm25": {"score": 1.2}}),
+            H("close", {"vector": {"score": 0.62}}), H("far", {"vector": {"score": 0.40}}),
+            H("weak-both", {"bm25": {"score": 1.0}, "vector": {"score": 0.66}})]
+    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5, similarity_margin=0.1)]
+    assert kept == ["top", "half", "close", "weak-both", "rej"]
+    # without a floor (0 / a wide margin) every keyword match and every vector hit above the minimum stays
+    loose = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None)]
+    assert loose == ["top", "half", "common-word", "close", "far", "weak-both", "rej"]

@@ -55,6 +55,17 @@ class RankingSettings(BaseModel):
     continuity_max_chars: int = Field(
         400, ge=80, le=4000, description="Characters of the continuity item.",
     )
+    prompt_relative_floor: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="A prompt injects a keyword match only when its BM25 score is at least this share of the"
+        " prompt's best keyword match: a hit that shares a common word with the prompt is not worth a slot"
+        " (empty slots are better than noise). 0 keeps every keyword match.",
+    )
+    prompt_similarity_margin: float = Field(
+        0.1, ge=0.0, le=2.0,
+        description="A prompt injects a memory matched only by vector search when its cosine is at least"
+        " sessions.prompt_min_similarity and within this margin of the prompt's closest hit.",
+    )
     predictor_fill: bool = Field(
         True,
         description="Once the predictor has earned influence (alpha < 1), slots left after the standing rules and"

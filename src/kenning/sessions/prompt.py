@@ -143,12 +143,14 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         found = get_memories(conn, fts_ids)
         hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
 
-    hits = prompt_order(hits, cfg.prompt_min_similarity, None)
+    rank_cfg = cfg.ranking
+    floor = {"relative_floor": rank_cfg.prompt_relative_floor, "similarity_margin": rank_cfg.prompt_similarity_margin}
+    hits = prompt_order(hits, cfg.prompt_min_similarity, None, **floor)
     ranking = None
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
         ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
         if ranking is not None and cfg.prompt_predictor_order:
-            hits = prompt_order(hits, cfg.prompt_min_similarity, ranking.order)
+            hits = prompt_order(hits, cfg.prompt_min_similarity, ranking.order, **floor)
     chosen, merged = [], []
     for hit in hits:
         memory = hit.memory

@@ -197,22 +197,44 @@ def continuity_item(conn, *, project: str | None, at: str, session_key: str,
 
 
 # -- the first prompt ----------------------------------------------------------------------------
-def relevant_hit(hit: Any, min_similarity: float) -> bool:
-    """Worth a prompt's injection: matched by keywords, or semantically close enough."""
-    legs = getattr(hit, "legs", None) or {}
-    if "bm25" in legs:
+def _leg_score(hit: Any, leg: str) -> float | None:
+    value = ((getattr(hit, "legs", None) or {}).get(leg) or {}).get("score")
+    return None if value is None else float(value)
+
+
+def relevant_hit(hit: Any, min_similarity: float, top_bm25: float | None = None, top_cosine: float | None = None,
+                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> bool:
+    """Worth a prompt's injection: matched by keywords at least `relative_floor` as well as the
+    best keyword match of this prompt, or semantically close enough (at least `min_similarity`
+    and within `similarity_margin` of the closest hit). A hit far below the prompt's best match
+    is noise that only fills slots: empty slots are better."""
+    bm25 = _leg_score(hit, "bm25")
+    if bm25 is not None and (not top_bm25 or top_bm25 <= 0 or bm25 >= relative_floor * top_bm25):
         return True
-    vector = legs.get("vector")
-    return bool(vector) and float(vector.get("score", 0.0)) >= min_similarity
+    cosine = _leg_score(hit, "vector")
+    if cosine is None or cosine < min_similarity:
+        return False
+    return top_cosine is None or cosine >= top_cosine - similarity_margin
 
 
-def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[str] | None) -> list[Any]:
-    """A prompt's hits worth injecting, in recall order or (when given) the predictor's fused order."""
-    kept = [h for h in hits if relevant_hit(h, min_similarity)]
-    if predictor_order is None:
-        return kept
-    by_id = {h.memory.id: h for h in kept}
-    return [by_id[m] for m in predictor_order if m in by_id]
+def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[str] | None,
+                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> list[Any]:
+    """A prompt's hits worth injecting, in recall order or (when given) the predictor's fused
+    order; hits the user rejected in review (still recallable) come after the others."""
+    bm25 = [s for s in (_leg_score(h, "bm25") for h in hits) if s is not None]
+    cosines = [s for s in (_leg_score(h, "vector") for h in hits) if s is not None]
+    top_bm25, top_cosine = (max(bm25) if bm25 else None), (max(cosines) if cosines else None)
+    kept = [h for h in hits
+            if relevant_hit(h, min_similarity, top_bm25, top_cosine, relative_floor, similarity_margin)]
+    if predictor_order is not None:
+        by_id = {h.memory.id: h for h in kept}
+        kept = [by_id[m] for m in predictor_order if m in by_id]
+    return sorted(kept, key=_rejected)  # stable: only moves the rejected last
+
+
+def _rejected(hit: Any) -> bool:
+    review = (getattr(hit.memory, "metadata", None) or {}).get("review")
+    return isinstance(review, dict) and review.get("status") == "rejected"
 
 
 # -- step injection --------------------------------------------------------------------------------
