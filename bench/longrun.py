@@ -177,6 +177,10 @@ def summarize(done: list[dict]) -> dict:
             "prompt_precision": avg("prompt_precision"),
             "injected_per_session": round(float(np.mean([r["injected"] for r in done])), 2),
             "start_injected_per_session": round(float(np.mean([r["start_injected"] for r in done])), 2),
+            # pooled over slots (each filled slot counts once): a session with one slot weighs less than
+            # one with four; by chance a topic's memory is right in ~1/6 of its project's sessions
+            "start_slot_precision": (round(sum(r.get("start_relevant", 0) for r in done) / slots, 4)
+                                     if (slots := sum(r["start_injected"] for r in done)) else None),
             "start_sessions_with_injection": sum(1 for r in done if r["start_injected"])}
 
 
@@ -217,6 +221,7 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
                              "precision": hits / len(injected) if injected else None,
                              "start_injected": len(start_ids),
                              "start_precision": precision_of(start_ids, shown, topic),
+                             "start_relevant": sum(relevant(shown[i], topic) for i in start_ids),
                              "prompt_precision": precision_of(prompt_ids, shown, topic)})
                 if n < 3 or n >= sessions - 4:  # the block as injected, to read
                     starts.append({"session": n, "topic": topic.subject, "project": topic.project,
