@@ -6,7 +6,8 @@ auto-protection (pipeline.protection), and by the re-scoring of stores written b
 (store migration m012). Pure, deterministic, no I/O: safe inside a write transaction.
 
 A statement is kept as a `constraint` / `decision` / `preference` / `gotcha` (or, where the
-caller allows it, a plain `fact`) only when it is
+caller allows it, a plain `fact`: never chatter — an exclamation, greeting, reaction, small talk or
+what happened at some moment, `chatter`) only when it is
 1. asserted, not asked or guessed: no question, hedge ("maybe", "I think", "seems"), speculation
    ("must have", "my guess is"), wish ("would be nice"), report of someone's speculation;
 2. complete: its subject is present. An acknowledgement ("Exactly, …", "Right, …") is stripped
@@ -79,7 +80,9 @@ _HEDGE = re.compile(
 _SPECULATION = re.compile(
     r"\b(?:must|might|may|could|would|should)(?:n't| not)? have\b"
     r"|\b(?:he|she|they|someone|somebody|people|folks)\s+(?:thinks?|thought|said|says|guess(?:es|ed)?|suspects?|claims?|reckons?)\b"
-    r"|\bif\b.{0,80}\bthen\b", re.I)
+    r"|\bif\b.{0,80}\bthen\b"
+    r"|\b(?:you|he|she|they)\s+must\s+(?:be|feel)\s+(?:so\s+|very\s+|really\s+|pretty\s+)?(?:proud|tired|exhausted|excited"
+    r"|happy|thrilled|kidding|joking|relieved|busy|devastated|overjoyed|stoked|glad|thankful|grateful|nervous|sad)\b", re.I)
 _HYPOTHETICAL = re.compile(r"\b(?:would|could)(?: not|n't)?\b|\b(?:i|you|we|it|that|they|this)'d\b|\b(?:it|that|this)'ll\b", re.I)  # in the first clause
 _CLAUSE = re.compile(r"\s+[-—–]\s+|;\s*|:\s+")
 _FIRST_PERSON = re.compile(  # a plan, a mental state or a suggestion, not a claim about the project
@@ -207,6 +210,44 @@ _REJECT = re.compile(r"^(?:no\b|nope|not (?:quite|really|exactly)|wrong|that'?s 
 _VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|will|must|should|keeps?|stays?|wins?|"
                    r"matches?|uses?|runs?|gets?|goes|comes?|means?|holds?|applies|apply|counts?|\w+(?:s|ed))\b", re.I)
 _WORD = re.compile(r"[A-Za-z0-9_'=<>*.@:+/-]+")
+# a plain statement with no claim language (the `fact` route) is chatter, never a durable claim, when it is
+# an exclamation, greets, reacts or evaluates, speaks to the listener, or tells what happened at some moment
+_SPEAKER_LABEL = re.compile(r"^[A-Z][\w'-]{0,30}(?: [A-Z][\w'-]{0,30})?:\s+(?=\S)")  # "Caroline: …" (a transcript line)
+_GREETING = re.compile(
+    r"^(?:hey|hi|hiya|hello|howdy|yo|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|see ya|take care"
+    r"|congrat\w*|welcome|cheers|wow|whoa|aw+|ooh|oh|omg|haha\w*|lol|yay|woo+|phew|ugh|sounds|looks|glad|thanks?"
+    r"|thank you|no worries|love (?:it|that|this)|nice|awesome|amazing|cool|great|lovely|sweet|same here|me too)\b", re.I)
+_REACTION = re.compile(
+    r"\b(?:awesome|amazing|wonderful|lovely|beautiful|gorgeous|fantastic|incredible|inspiring|inspirational|cute"
+    r"|sweet|adorable|cool|fun|blast|thrilled|grateful|thankful|blessed|brave|stunning"
+    r"|so (?:much|many|good|great|nice|cool|fun|happy|proud|glad|excited|true)|such an? \w+|really (?:cool|nice|great|fun)"
+    r"|i'?m|you|your|you're|yours)\b", re.I)
+_MOMENT = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|this (?:morning|afternoon|evening|week|weekend|month|year|summer)"
+    r"|last (?:night|week|weekend|month|year|summer|time|friday|saturday|sunday)|the other day|recently|just now"
+    r"|a (?:few|couple of) (?:days|weeks|months) ago|\w+ (?:days|weeks|months|years) ago)\b", re.I)
+
+
+_SOCIAL = re.compile(  # social moves, never a rule however they are phrased ("Keep it up!", "Can't wait to see it.")
+    r"^(?:keep (?:it|up|going|on)|can'?t wait|take care|take a look at (?:this|that|these|my)|have (?:fun|a (?:good|great|nice|lovely|blast))|stay (?:safe|strong)"
+    r"|enjoy (?:it|your|the)|check (?:out )?(?:this|my|the|that|these|those|our) (?:\w+ )?(?:pic|pics|photo|photos"
+    r"|picture|pictures|video|crowd|view|piece|creation|painting)|don'?t forget to (?:have fun|enjoy|take care))\b"
+    r"|\b(?:can'?t wait|can'?t agree more|can'?t beat (?:it|that)|look(?:ing)? forward to|never forget (?:the|that) (?:day|time|moment))\b", re.I)
+
+
+def chatter(sentence: str) -> str | None:
+    """Why a plain statement (no claim language) is conversation, not a durable fact: 'exclamation'
+    ("Pets sure do bring so much joy to us!"), 'small-talk' (a greeting, reaction, evaluation or a
+    sentence addressed to the listener: "Sounds fun.", "You're so brave."), 'episode' (what happened at
+    some moment: "The parade was yesterday."), or None."""
+    said = _SPEAKER_LABEL.sub("", own_words(sentence).strip())
+    if "!" in said:
+        return "exclamation"
+    if _GREETING.match(said) or _REACTION.search(said):
+        return "small-talk"
+    if _MOMENT.search(said):
+        return "episode"
+    return None
 
 # confidence by the rule that fired (before repetition and acceptance)
 RULE_CONFIDENCE = {
@@ -343,6 +384,8 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         body = text.strip(" .!")
     if len(_words(body)) < 2 and not answer:
         return _reject(text, "acknowledgement")
+    if _SOCIAL.search(_SPEAKER_LABEL.sub("", own_words(body).strip())):
+        return _reject(text, "small-talk")
     if _BUG_REPORT.search(own_words(body)) and not _DECISION.search(own_words(body)):
         return _reject(text, "bug-report")
     if _REQUEST.match(body) and ctx.speaker != "assistant":
@@ -377,7 +420,10 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         kind = ("constraint", "recap")  # a recap / an accepted statement says what was settled, cue words or not
     if kind is None:
         if ctx.allow_fact and ctx.speaker != "assistant" and not _COMMIT_REF.search(body) \
-                and not _PAST_REPORT.search(own_words(body)) and len(_words(body)) >= 3:
+                and not _PAST_REPORT.search(own_words(body)) and len(_words(_SPEAKER_LABEL.sub("", body))) >= 3:
+            small = chatter(text)  # the whole sentence: "Wow, looks awesome!" is a reaction before the ack is stripped
+            if small:
+                return _reject(text, small)
             kind = ("fact", "fact")
         else:
             return _reject(text, "no-claim-language")

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kenning.core.claims import RULE_TYPES
 from kenning.core.config_pipeline import ExtractionSettings
+from kenning.core.text import STOP_WORDS, word_tokens
 from kenning.pipeline.parsing import parse_json_output, salvage_objects
 from kenning.pipeline.prompts import extraction as prompt
 from kenning.providers.llm import BaseLLMProvider, GenerateOptions, clean_output
@@ -142,6 +144,27 @@ def validate_output(raw: str, cfg: ExtractionSettings) -> ExtractionResult:
         if triple is not None:
             result.entities.append(triple)
     return result
+
+
+STATED_FACT = "stated-fact"  # the claim test's rule for a plain statement (claims.judge with allow_fact)
+RESTATES_SHARE = 0.6  # a plain fact whose content words are this share of its source's restates the source
+
+
+def _content_words(text: str) -> set[str]:
+    return {t.strip(".'-:") for t in word_tokens(text)} - STOP_WORDS - {""}
+
+
+def restates_source(fact: Fact, source: str) -> bool:
+    """A plain fact the claim test kept without claim language (evidence rule `stated-fact`, not a
+    rule / decision / preference / gotcha) that says what its whole source memory says: its content
+    words are at least RESTATES_SHARE of the source's ("Gotcha: Stripe sends duplicate webhook events;
+    dedupe on event.id …" -> "Stripe sends duplicate webhook events; dedupe on event.id …"). Stored
+    apart it is only a second copy of the raw memory, which already holds it. An LLM's fact is its
+    own judgement (and may be typed by the draft rules on the way in): not second-guessed here."""
+    if fact.type in RULE_TYPES or fact.evidence.get("rule") != STATED_FACT:
+        return False  # typing is what the copy adds: a constraint stands at session start, an episode does not
+    said, whole = _content_words(fact.content), _content_words(source)
+    return bool(whole) and len(said & whole) >= RESTATES_SHARE * len(whole)
 
 
 def extract(provider: BaseLLMProvider, content: str, cfg: ExtractionSettings) -> ExtractionResult:

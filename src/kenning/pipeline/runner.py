@@ -23,7 +23,7 @@ from kenning.core.text import normalize_content
 from kenning.core.types import Viewer
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
-from kenning.pipeline.extraction import ExtractionResult, Fact, extract
+from kenning.pipeline.extraction import ExtractionResult, Fact, extract, restates_source
 from kenning.memory.write import WritePath
 from kenning.pipeline.writes import SOURCE_TAG, WriteContext, apply_proposals
 from kenning.providers.embedding import EmbeddingProvider
@@ -78,11 +78,13 @@ def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str
 
 
 def drop_source_noops(memory: Any, proposals: list[Proposal]) -> tuple[list[Proposal], int]:
-    """A fact that IS the source memory (same content hash) proposed as ADD or NONE changes
-    nothing: the raw memory already holds it. Those are not proposals worth an audit row;
-    an UPDATE/DELETE from such a fact (the new memory supersedes an old one) is kept."""
+    """A fact that IS the source memory (same content hash), or a plain fact that restates it
+    (`restates_source`), proposed as ADD or NONE changes nothing: the raw memory already holds it.
+    Those are not proposals worth an audit row; an UPDATE/DELETE from such a fact (the new memory
+    supersedes an old one) is kept."""
     kept = [p for p in proposals if p.action in ("UPDATE", "DELETE")
-            or normalize_content(p.fact.content).content_hash != memory.content_hash]
+            or normalize_content(p.fact.content).content_hash != memory.content_hash
+            and not restates_source(p.fact, memory.content)]
     return kept, len(proposals) - len(kept)
 
 

@@ -2,8 +2,10 @@
 
 - extract(): sentence-level fact splitting; a sentence is a fact only when it passes the one claim
   test (kenning.core.claims: asserted, complete, not a question / hedge / speculation / wish /
-  bug report / plan / fragment), typed by it (constraint / decision / preference / gotcha) or by
-  the type heuristics (procedural / semantic / fact), with its confidence and evidence; regex
+  bug report / plan / fragment / chatter), typed by it (constraint / decision / preference / gotcha) or by
+  the type heuristics (procedural / semantic / fact), with its confidence and evidence (a
+  transcript line, "Speaker: …", is judged like a session's turn: its plain statements are no
+  facts, the raw turn holds them); regex
   entity triples ("X uses Y", "switched from X to Y for Z", "X is a Y", ...) from asserted sentences.
 - decide(): ADD / UPDATE / NONE against the candidates by token overlap, negation/antonym
   conflict and change language ("switched from", "no longer", "instead of").
@@ -53,6 +55,11 @@ _ABBREVIATION = re.compile(
     r"(?:^|[\s(\[])(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|viz|al|no|fig|mr|mrs|ms|dr|st|jr|sr)\.?$"
     r"|(?:^|\s)(?-i:[A-Z])\.$", re.IGNORECASE)  # and initials (J. R. Smith)
 _FILLER = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|hi|hello|sure|great|cool|yes|no|got it)\b[.!]*$", re.I)
+_SPEAKER_LINE = re.compile(r"^\s*([A-Z][\w'-]{0,30}(?: [A-Z][\w'-]{0,30})?):\s+(?=\S)")  # "Caroline: …", "User: …"
+_NOT_SPEAKERS = frozenset(  # labels that tag a note, not a speaker
+    "note notes gotcha decision rule constraint preference fact todo update fix warning important summary context"
+    " task outcome reason why example tip heads-up caveat amended rule problem solution answer question q a"
+    " bug error status result step".split()) | {"amended rule", "heads up", "root cause", "key fact"}
 _EPHEMERAL = re.compile(r"^(?:let me|i'?ll (?:just|now)|i am going to|right now i|now i'?m)\b", re.I)
 _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("preference", re.compile(
@@ -204,8 +211,13 @@ def extract(payload: dict[str, Any]) -> dict[str, Any]:
     entities: list[dict[str, Any]] = []
     seen: set[str] = set()
     previous: str | None = None
+    label = _SPEAKER_LINE.match(content)
+    conversation = bool(label) and label.group(1).lower() not in _NOT_SPEAKERS
+    if conversation:  # a transcript line: judged as what the speaker said, like a session's turn
+        content = content[label.end():]
     for sentence in split_sentences(content):
-        context = claims.Context(speaker="unknown", previous=previous, allow_fact=True)
+        # a conversation's plain statements stay in the raw turn (as at session end): only claims leave it
+        context = claims.Context(speaker="unknown", previous=previous, allow_fact=not conversation)
         previous = " ".join(sentence.split())
         if sentence.endswith("?") or _FILLER.match(sentence) or _EPHEMERAL.match(sentence):
             continue
