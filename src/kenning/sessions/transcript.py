@@ -187,7 +187,9 @@ def _jsonl(lines: list[str]) -> TranscriptReading | None:
         return other
     claude = _ClaudeReader()
     generic = TranscriptReading(format="jsonl")
-    is_claude = any(e.get("type") in CLAUDE_HARNESS_TYPES or "sessionId" in e or "uuid" in e for e in entries)
+    is_claude = any(e.get("type") in CLAUDE_HARNESS_TYPES or "sessionId" in e or "uuid" in e
+                    or (e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict))
+                    for e in entries)  # Claude Code's entry shape, with or without its bookkeeping keys
     for entry in entries:
         if is_claude and "type" in entry:
             claude.add(entry)

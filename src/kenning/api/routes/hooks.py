@@ -326,7 +326,7 @@ async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kennin
 
 @router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)
 async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> dict:
-    event = _event(Compacted, body, trigger=body.trigger or "compact", context=body.context, transcript=body.transcript)
+    event = _event(Compacted, body, trigger=body.trigger or "pre-compaction", context=body.context, transcript=body.transcript)
     return await _call(k, event, trigger="pre-compaction")
 
 
