@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from kenning.api.deps import get_kenning, get_viewer
+from kenning.api.schemas import SessionKey
 from kenning.core.types import Viewer
 from kenning.service import Kenning
 
@@ -23,8 +24,8 @@ class FeedbackIn(BaseModel):
 
     scores: dict[str, float] = Field(
         ..., max_length=200, description="memory id → score in -1 (harmful) .. 1 (directly useful).")
-    session_key: str | None = Field(
-        None, min_length=1, max_length=256,
+    session_key: SessionKey | None = Field(
+        None,
         description="The session the memories were offered in; omitted: the latest session that was offered them.")
 
 

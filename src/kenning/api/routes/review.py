@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.schemas import Content, Offset, TypeName, _Body, errors
@@ -26,6 +26,13 @@ Status = Annotated[str, Query(pattern="^(pending|accepted|rejected|learned)$",
 
 
 class ReviewEditIn(_Body):
+    """An edit names the new content, the new type, or both (the schema says so: anyOf)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"anyOf": [
+        {"required": ["content"], "properties": {"content": {"type": "string"}}},
+        {"required": ["type"], "properties": {"type": {"type": "string"}}},
+    ]})
+
     content: Content | None = None
     type: TypeName | None = None
 
