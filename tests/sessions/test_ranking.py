@@ -191,3 +191,18 @@ def test_prompt_order_keeps_keyword_and_vector_hits_near_the_prompts_best_match(
     # without a floor (0 / a wide margin) every keyword match and every vector hit above the minimum stays
     loose = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None)]
     assert loose == ["top", "half", "common-word", "close", "far", "weak-both", "rej"]
+
+
+def test_an_amended_rule_the_prompt_found_is_kept_below_the_floor_beside_the_rule_it_amends():
+    class M:
+        def __init__(self, mid, type):
+            self.id, self.type, self.metadata = mid, type, {}
+
+    class H:
+        def __init__(self, mid, type, bm25):
+            self.memory, self.legs, self.score = M(mid, type), {"bm25": {"score": bm25}}, 0.0
+
+    # the stale rule repeats the bug report's words; its amendment shares fewer of them
+    hits = [H("stale-rule", "decision", 12.0), H("amended-rule", "decision", 3.0), H("episode", "episode", 3.0)]
+    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5, similarity_margin=0.1)]
+    assert kept == ["stale-rule", "amended-rule"]

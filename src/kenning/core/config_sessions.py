@@ -59,7 +59,8 @@ class RankingSettings(BaseModel):
         0.5, ge=0.0, le=1.0,
         description="A prompt injects a keyword match only when its BM25 score is at least this share of the"
         " prompt's best keyword match: a hit that shares a common word with the prompt is not worth a slot"
-        " (empty slots are better than noise). 0 keeps every keyword match.",
+        " (empty slots are better than noise); stated rules (decision, constraint, preference, gotcha) are"
+        " exempt, so an amended rule is never cut beside the rule it amends. 0 keeps every keyword match.",
     )
     prompt_similarity_margin: float = Field(
         0.1, ge=0.0, le=2.0,

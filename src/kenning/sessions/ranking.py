@@ -225,11 +225,22 @@ def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[s
     cosines = [s for s in (_leg_score(h, "vector") for h in hits) if s is not None]
     top_bm25, top_cosine = (max(bm25) if bm25 else None), (max(cosines) if cosines else None)
     kept = [h for h in hits
-            if relevant_hit(h, min_similarity, top_bm25, top_cosine, relative_floor, similarity_margin)]
+            if relevant_hit(h, min_similarity, top_bm25, top_cosine,
+                            0.0 if _is_claim(h) else relative_floor, similarity_margin)]
     if predictor_order is not None:
         by_id = {h.memory.id: h for h in kept}
         kept = [by_id[m] for m in predictor_order if m in by_id]
     return sorted(kept, key=_rejected)  # stable: only moves the rejected last
+
+
+FLOOR_EXEMPT_TYPES = frozenset({"decision", "constraint", "preference", "gotcha"})
+
+
+def _is_claim(hit: Any) -> bool:
+    """A stated rule the query's keywords found is kept whatever the prompt's best match scored:
+    an amendment often shares fewer words with the task than the rule it amends (the stale rule
+    alone would be shown), and claims are few and have passed the claim test."""
+    return getattr(hit.memory, "type", None) in FLOOR_EXEMPT_TYPES
 
 
 def _rejected(hit: Any) -> bool:
