@@ -15,6 +15,7 @@ import string
 import subprocess
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -61,6 +62,13 @@ def _cli(daemon, *args: str, timeout: float = 180) -> subprocess.CompletedProces
                           timeout=timeout)
 
 
+def run_mcp(fn, *args):
+    """An MCP client coroutine run in its own thread and event loop (another test on this worker,
+    e.g. a session-scoped Playwright, may own this thread's loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()
+
+
 async def _mcp_store(env: dict[str, str], content: str, project: str) -> dict:
     params = StdioServerParameters(command=KENNING, args=["mcp"], env=env)
     async with stdio_client(params) as (read, write):
@@ -94,8 +102,8 @@ def test_every_write_path_redacts_and_nothing_shows_the_secret(daemon, tmp_path)
         edited = client.patch(f"/api/memory/{ids[0]}", json={"content": texts[5]})  # edit
         assert edited.status_code == 200 and s["private-key"] not in edited.json()["content"]
         assert "[REDACTED:private-key]" in edited.json()["content"]
-        mcp = anyio.run(_mcp_store, {**os.environ, **daemon.env},  # MCP
-                        f"MCP note: rotate {s['aws-key']} monthly", project)
+        mcp = run_mcp(_mcp_store, {**os.environ, **daemon.env},  # MCP
+                      f"MCP note: rotate {s['aws-key']} monthly", project)
         doc = client.post("/api/documents", json={  # documents
             "text": f"Runbook. Connect with amqp://ops:{s['url-password']}@db:5432/ops then migrate.",
             "title": "runbook", "project": project, "wait": True})

@@ -258,6 +258,32 @@ def test_team_settings_are_validated_and_the_token_can_come_from_the_environment
     assert (loaded.team.url, loaded.team.token) == ("https://kenning.example:3850", "kn_env")
 
 
+def test_a_spooled_event_replayed_on_a_team_server_keeps_its_owner_and_its_rules(server):
+    """A laptop flushing its spool to a team server (/api/hooks/replay, issue 26 follow-up): the
+    event is applied as the caller, once; another user's session and the hooks closed to user
+    tokens stay refused; the same event name from another user is that user's own event."""
+    key, mine = f"spooled-{uuid.uuid4().hex[:8]}", f"bobs-{uuid.uuid4().hex[:8]}"
+    name = f"e-{uuid.uuid4().int % 10**20:020d}-1-abcdef.json"
+
+    def event(session: str, path: str, body: dict) -> dict:
+        return {"session_key": session, "event": name, "path": path, "body": {"session_key": session, **body}}
+
+    prompt = event(key, "/api/hooks/user-prompt-submit", {"prompt": "spooled on the laptop"})
+    with as_user(server, "alice") as alice, as_user(server, "bob") as bob, as_user(server, "admin") as admin:
+        assert alice.post("/api/hooks/session-start", json={"session_key": key, "project": PROJECT}).status_code == 200
+        assert alice.post("/api/hooks/replay", json=prompt).json() == {"status": "done"}
+        assert alice.post("/api/hooks/replay", json=prompt).json() == {"status": "duplicate"}
+        refused = [bob.post("/api/hooks/replay", json=prompt),
+                   bob.post("/api/hooks/replay", json=event(mine, "/api/hooks/session-end", {"transcript": "x"}))]
+        assert [r.status_code for r in refused] == [403, 403], [r.text for r in refused]
+        assert "another user" in refused[0].json()["error"]
+        assert bob.post("/api/hooks/session-start", json={"session_key": mine, "project": PROJECT}).status_code == 200
+        own = bob.post("/api/hooks/replay", json=event(mine, "/api/hooks/user-prompt-submit", {"prompt": "bob's own"}))
+        assert own.json() == {"status": "done"}, own.text  # the same name from Bob is not Alice's event
+        assert [p["prompt"] for p in admin.get(f"/api/sessions/{key}").json()["prompts"]] == ["spooled on the laptop"]
+        assert [p["prompt"] for p in admin.get(f"/api/sessions/{mine}").json()["prompts"]] == ["bob's own"]
+
+
 def test_laptop_keeps_personal_memories_and_sends_team_ones_to_the_server(server, written, tmp_path):
     """Two real daemons: a laptop (SQLite, `team: {url, token}` as Alice) and the team server.
     Runs last in this module: it stops the server to show what happens offline."""
@@ -295,29 +321,3 @@ def test_laptop_keeps_personal_memories_and_sends_team_ones_to_the_server(server
             assert refused.status_code == 503 and "nothing was stored" in refused.json()["error"]
     finally:
         laptop.stop()
-
-
-def test_a_spooled_event_replayed_on_a_team_server_keeps_its_owner_and_its_rules(server):
-    """A laptop flushing its spool to a team server (/api/hooks/replay, issue 26 follow-up): the
-    event is applied as the caller, once; another user's session and the hooks closed to user
-    tokens stay refused; the same event name from another user is that user's own event."""
-    key, mine = f"spooled-{uuid.uuid4().hex[:8]}", f"bobs-{uuid.uuid4().hex[:8]}"
-    name = f"e-{uuid.uuid4().int % 10**20:020d}-1-abcdef.json"
-
-    def event(session: str, path: str, body: dict) -> dict:
-        return {"session_key": session, "event": name, "path": path, "body": {"session_key": session, **body}}
-
-    prompt = event(key, "/api/hooks/user-prompt-submit", {"prompt": "spooled on the laptop"})
-    with as_user(server, "alice") as alice, as_user(server, "bob") as bob, as_user(server, "admin") as admin:
-        assert alice.post("/api/hooks/session-start", json={"session_key": key, "project": PROJECT}).status_code == 200
-        assert alice.post("/api/hooks/replay", json=prompt).json() == {"status": "done"}
-        assert alice.post("/api/hooks/replay", json=prompt).json() == {"status": "duplicate"}
-        refused = [bob.post("/api/hooks/replay", json=prompt),
-                   bob.post("/api/hooks/replay", json=event(mine, "/api/hooks/session-end", {"transcript": "x"}))]
-        assert [r.status_code for r in refused] == [403, 403], [r.text for r in refused]
-        assert "another user" in refused[0].json()["error"]
-        assert bob.post("/api/hooks/session-start", json={"session_key": mine, "project": PROJECT}).status_code == 200
-        own = bob.post("/api/hooks/replay", json=event(mine, "/api/hooks/user-prompt-submit", {"prompt": "bob's own"}))
-        assert own.json() == {"status": "done"}, own.text  # the same name from Bob is not Alice's event
-        assert [p["prompt"] for p in admin.get(f"/api/sessions/{key}").json()["prompts"]] == ["spooled on the laptop"]
-        assert [p["prompt"] for p in admin.get(f"/api/sessions/{mine}").json()["prompts"]] == ["bob's own"]

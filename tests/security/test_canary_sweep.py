@@ -19,10 +19,9 @@ import time
 import uuid
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
-from tests.api.test_secrets_api import _mcp_store
+from tests.api.test_secrets_api import _mcp_store, run_mcp
 from tests.conftest import start_daemon
 from tests.durability.claude_format import payload, write_session
 
@@ -125,7 +124,7 @@ def test_canary_secrets_reach_no_table_and_no_file(world):
         jsonl.write_text(json.dumps({"content": secret_text(c, "import"), "project": project}) + "\n")
         out = subprocess.run([KENNING, "import", str(jsonl)], env=env, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
-        anyio.run(_mcp_store, env, secret_text(c, "mcp"), project)  # MCP
+        run_mcp(_mcp_store, env, secret_text(c, "mcp"), project)  # MCP
         assert http.post("/api/documents", json={  # documents
             "text": secret_text(c, "document"), "title": f"runbook {c['aws-id']}", "project": project,
             "wait": True}).status_code == 200
