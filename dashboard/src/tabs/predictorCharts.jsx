@@ -21,7 +21,7 @@ export function SplitGauge({ alpha }) {
   return (
     <div data-testid="split-gauge" data-alpha={a}>
       <Chart option={option} height={46} label={`Baseline ${Math.round(a * 100)} percent, predictor ${Math.round((1 - a) * 100)} percent`} />
-      <p class="small muted">α = {fmtNum(a)} — the baseline's weight in rank fusion; the predictor earns the rest by winning.</p>
+      <p class="small muted">α = {typeof a === 'number' ? a.toFixed(2) : fmtNum(a)} — the baseline's weight in rank fusion; the predictor earns the rest by winning.</p>
     </div>
   );
 }
