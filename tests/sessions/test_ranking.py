@@ -206,3 +206,18 @@ def test_an_amended_rule_the_prompt_found_is_kept_below_the_floor_beside_the_rul
     hits = [H("stale-rule", "decision", 12.0), H("amended-rule", "decision", 3.0), H("episode", "episode", 3.0)]
     kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5, similarity_margin=0.1)]
     assert kept == ["stale-rule", "amended-rule"]
+
+
+def test_a_commit_the_prompt_found_is_kept_below_the_floor_and_an_episode_is_not():
+    class M:
+        def __init__(self, mid, type, source):
+            self.id, self.type, self.source, self.metadata = mid, type, source, {}
+
+    class H:
+        def __init__(self, mid, type, source, bm25):
+            self.memory, self.legs, self.score = M(mid, type, source), {"bm25": {"score": bm25}}, 0.0
+
+    hits = [H("best", "fact", "remember", 10.0), H("commit", "fact", "git", 2.0),
+            H("exchange", "episode", "session-episode", 2.0)]
+    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5)]
+    assert kept == ["best", "commit"]

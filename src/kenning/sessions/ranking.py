@@ -234,13 +234,18 @@ def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[s
 
 
 FLOOR_EXEMPT_TYPES = frozenset({"decision", "constraint", "preference", "gotcha"})
+FLOOR_EXEMPT_SOURCES = frozenset({"git"})
 
 
 def _is_claim(hit: Any) -> bool:
-    """A stated rule the query's keywords found is kept whatever the prompt's best match scored:
-    an amendment often shares fewer words with the task than the rule it amends (the stale rule
-    alone would be shown), and claims are few and have passed the claim test."""
-    return getattr(hit.memory, "type", None) in FLOOR_EXEMPT_TYPES
+    """A stated rule or a commit the query's keywords found is kept whatever the prompt's best
+    match scored: an amendment often shares fewer words with the task than the rule it amends (the
+    stale rule alone would be shown); claims are few and have passed the claim test; a commit is the
+    project's own record of a change, in the code's words. The floor trims session exchanges and
+    plain facts that share a common word with the prompt."""
+    memory = hit.memory
+    return (getattr(memory, "type", None) in FLOOR_EXEMPT_TYPES
+            or (getattr(memory, "source", None) or "") in FLOOR_EXEMPT_SOURCES)
 
 
 def _rejected(hit: Any) -> bool:
