@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from kenning.core.config import Settings
+from kenning.core.errors import InvalidInput
+from kenning.core.telemetry import timed
 from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.memory import portable
 from kenning.observer import lifecycle
@@ -36,8 +38,8 @@ def stats(db: StoreDatabase, settings: Settings, model_id: str) -> dict[str, Any
 
 
 class LocalStore:
-    """The reads (and the forget/recover/purge mutations) of `Kenning`, on the store alone. Answers
-    in the same shapes as `Kenning`'s methods of the same names."""
+    """The reads and the forget/recover/purge mutations on the store alone: the offline CLI's, and
+    `Kenning`'s own (its methods of the same names delegate here), so there is one of each."""
 
     def __init__(self, settings: Settings, db: StoreDatabase | None = None) -> None:
         self.settings = settings
@@ -72,23 +74,31 @@ class LocalStore:
 
         return stats(self.db, self.settings, build_embedding_provider(self.settings.embedding).model_id)
 
-    def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+    def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
+               viewer: Viewer | None = None) -> Memory:
         from kenning.memory import write
 
-        self.get(memory_id)
-        return write.forget(self.db, memory_id, actor=actor, reason=reason)
+        self.get(memory_id, viewer)
+        with timed("mutate"):
+            return write.forget(self.db, memory_id, actor=actor, reason=reason)
 
-    def recover(self, memory_id: str, *, actor: str | None = None) -> Memory:
+    def recover(self, memory_id: str, *, actor: str | None = None, viewer: Viewer | None = None) -> Memory:
         from kenning.memory import write
 
-        self.get(memory_id)
-        return write.recover(self.db, memory_id, actor=actor)
+        self.get(memory_id, viewer)
+        with timed("mutate"):
+            return write.recover(self.db, memory_id, actor=actor)
 
-    def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+    def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
+              viewer: Viewer | None = None) -> None:
+        """Gone for good: only its author may purge a memory (a token's user), others forget it."""
         from kenning.memory import write
 
-        self.get(memory_id)
-        write.purge(self.db, memory_id, actor=actor, reason=reason)
+        memory = self.get(memory_id, viewer)
+        if viewer is not None and not viewer.sees_all and memory.author != viewer.user:
+            raise InvalidInput(f"only its author ({memory.author}) may purge memory {memory_id}; forget it instead")
+        with timed("mutate"):
+            write.purge(self.db, memory_id, actor=actor, reason=reason)
 
     def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:
         from kenning.sessions import views as session_views  # the session store's module loads numpy

@@ -104,7 +104,7 @@ class Kenning:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
         self.db = open_store(settings.store, settings.db_path)
-        self.reads = localstore.LocalStore(settings, db=self.db)  # reads shared with the offline CLI
+        self.reads = localstore.LocalStore(settings, db=self.db)  # reads, forget/recover/purge: shared with the offline CLI
         self.embedder = embedder or build_embedding_provider(settings.embedding)
         self.access = AccessTracker(self.db)
         self.local_viewer = access.local_viewer()  # author of what this daemon's own user writes
@@ -287,22 +287,14 @@ class Kenning:
 
     def forget(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
                viewer: Viewer | None = None) -> Memory:
-        self.get(memory_id, viewer)
-        with timed("mutate"):
-            return write.forget(self.db, memory_id, actor=self._actor(actor, viewer), reason=reason)
+        return self.reads.forget(memory_id, actor=self._actor(actor, viewer), reason=reason, viewer=viewer)
 
     def recover(self, memory_id: str, *, actor: str | None = None, viewer: Viewer | None = None) -> Memory:
-        self.get(memory_id, viewer)
-        with timed("mutate"):
-            return write.recover(self.db, memory_id, actor=self._actor(actor, viewer))
+        return self.reads.recover(memory_id, actor=self._actor(actor, viewer), viewer=viewer)
 
     def purge(self, memory_id: str, *, actor: str | None = None, reason: str | None = None,
               viewer: Viewer | None = None) -> None:
-        memory = self.get(memory_id, viewer)
-        if viewer is not None and not viewer.sees_all and memory.author != viewer.user:
-            raise InvalidInput(f"only its author ({memory.author}) may purge memory {memory_id}; forget it instead")
-        with timed("mutate"):
-            write.purge(self.db, memory_id, actor=self._actor(actor, viewer), reason=reason)
+        self.reads.purge(memory_id, actor=self._actor(actor, viewer), reason=reason, viewer=viewer)
 
     def list(self, filters: MemoryFilter | None = None, *, limit: int = 50,
              offset: int = 0) -> tuple[list[Memory], int]:
