@@ -50,7 +50,7 @@ async def hook_guard(request: Request, k: Kenning = Depends(get_kenning),
     key = (body.get("session_key") or body.get("session_id")) if body else None
     recovery = Recovery(k.sessions.deps)
     if isinstance(key, str):
-        await run_in_threadpool(recovery.check_owner, key, viewer)  # SessionForbidden → 403
+        await run_in_threadpool(recovery.check_owner, key, viewer)  # Forbidden → 403
     refused = body.get("transcript_refused") if body else None
     if isinstance(refused, str) and refused in transcript_file.REASONS:
         transcript_file.REFUSALS[refused] = transcript_file.REFUSALS.get(refused, 0) + 1

@@ -13,6 +13,12 @@ class InvalidInput(KenningError):
     status_code = 400
 
 
+class Forbidden(KenningError):
+    """The caller may not do this (HTTP 403): another user's session, a route closed to user tokens."""
+
+    status_code = 403
+
+
 class NotFound(KenningError):
     """The thing asked for does not exist (HTTP 404)."""
 

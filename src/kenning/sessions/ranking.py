@@ -226,7 +226,7 @@ def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[s
     top_bm25, top_cosine = (max(bm25) if bm25 else None), (max(cosines) if cosines else None)
     kept = [h for h in hits
             if relevant_hit(h, min_similarity, top_bm25, top_cosine,
-                            0.0 if _is_claim(h) else relative_floor, similarity_margin)]
+                            0.0 if _floor_exempt(h) else relative_floor, similarity_margin)]
     if predictor_order is not None:
         by_id = {h.memory.id: h for h in kept}
         kept = [by_id[m] for m in predictor_order if m in by_id]
@@ -237,7 +237,7 @@ FLOOR_EXEMPT_TYPES = frozenset({"decision", "constraint", "preference", "gotcha"
 FLOOR_EXEMPT_SOURCES = frozenset({"git"})
 
 
-def _is_claim(hit: Any) -> bool:
+def _floor_exempt(hit: Any) -> bool:
     """A stated rule or a commit the query's keywords found is kept whatever the prompt's best
     match scored: an amendment often shares fewer words with the task than the rule it amends (the
     stale rule alone would be shown); claims are few and have passed the claim test; a commit is the

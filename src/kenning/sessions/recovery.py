@@ -18,16 +18,10 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso
-from kenning.core.errors import KenningError
+from kenning.core.errors import Forbidden
 from kenning.core.types import Viewer
 from kenning.sessions.context import SessionDeps
 from kenning.store import sessions as store
-
-
-class SessionForbidden(KenningError):
-    """Another user's session (HTTP 403)."""
-
-    status_code = 403
 
 
 class Recovery:
@@ -72,7 +66,7 @@ class Recovery:
         return bool(session and session.get("status") == "ended")
 
     def check_owner(self, session_key: Any, viewer: Viewer | None, *, claim: bool = False) -> None:
-        """Raise SessionForbidden when `viewer` (a team server's user) is not the session's owner;
+        """Raise Forbidden when `viewer` (a team server's user) is not the session's owner;
         with `claim`, a session without an owner becomes theirs. The local user (and the admin)
         may use any session."""
         if viewer is None or viewer.sees_all or not isinstance(session_key, str):
@@ -82,4 +76,4 @@ class Recovery:
             with self.deps.db.with_write_tx() as conn:
                 owner = store.claim_owner(conn, session_key, viewer.user)
         if exists and owner is not None and owner != viewer.user:
-            raise SessionForbidden("this session belongs to another user")
+            raise Forbidden("this session belongs to another user")

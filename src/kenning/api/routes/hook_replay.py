@@ -24,7 +24,7 @@ from kenning.api.routes.hooks import (
     CheckpointIn, FeedbackIn, HookRoute, PostToolUseIn, SessionEndIn, SessionKey, SessionStartIn, UserPromptIn,
 )
 from kenning.api.schemas import IsoTime, errors
-from kenning.core.errors import InvalidInput, KenningError
+from kenning.core.errors import Forbidden, InvalidInput
 from kenning.core.types import Viewer
 from kenning.service import Kenning
 
@@ -75,7 +75,3 @@ def replay(payload: ReplayIn, request: Request, k: Kenning = Depends(get_kenning
     spooled_at = payload.model_dump(mode="json")["spooled_at"]
     status = replayer.from_hook(payload.event, payload.path, data, payload.transcript, spooled_at, viewer)
     return {"status": status}
-
-
-class Forbidden(KenningError):
-    status_code = 403
