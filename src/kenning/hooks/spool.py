@@ -34,7 +34,6 @@ REPLAY_PATH = "/api/hooks/replay"
 FLUSH_MAX_EVENTS = 20
 FLUSH_MIN_LEFT_S = 0.25  # no event is started with less of the hook's deadline left
 CARRIES_TRANSCRIPT = ("/api/hooks/session-end", "/api/hooks/pre-compaction")
-MAX_TRANSCRIPT_BYTES = 20 * 1024 * 1024
 REJECTED = ("http-400", "http-403", "http-413", "http-422")  # the daemon refused the event itself: dropped, counted
 
 
@@ -80,8 +79,7 @@ def flush(base_url: str, token: str | None, deadline: Deadline, *, environ: Mapp
         request: dict[str, Any] = {"session_key": body["session_key"], "event": record.get("spool_name"),
                                    "path": path, "body": body, "spooled_at": record.get("spooled_at")}
         if path in CARRIES_TRANSCRIPT and isinstance(record.get("transcript_path"), str):
-            reading = transcript_file.read_whole(record["transcript_path"], deadline, environ=environ, config=config,
-                                                 max_bytes=MAX_TRANSCRIPT_BYTES)
+            reading = transcript_file.read_whole(record["transcript_path"], deadline, environ=environ, config=config)
             if reading.text is not None:
                 request["transcript"] = reading.text
             elif reading.reason and reading.reason != "no_path":

@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
     from typing import Any
 
 CARRIES_TRANSCRIPT_MIN_S = 10.0  # a request carrying a whole transcript never gets less than this
-MAX_TRANSCRIPT_BYTES = 20 * 1024 * 1024
 TAIL_BYTES = 256 * 1024
 
 
@@ -46,8 +45,7 @@ class Context:
         return reading.text
 
     def whole(self, path: Any) -> str | None:
-        return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config,
-                                                     max_bytes=MAX_TRANSCRIPT_BYTES))
+        return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config))
 
     def tail(self, path: Any, limit: int = TAIL_BYTES) -> str:
         return self._note(transcript_file.read_tail(path, limit, self.deadline, environ=self.environ,
