@@ -11,6 +11,7 @@ from typing import Any
 from kenning.codegraph.indexer import index_path, refresh_files
 from kenning.codegraph.views import project_for_path
 from kenning.core.telemetry import record_error
+from kenning.store.backend import StoreDatabase
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
@@ -22,7 +23,7 @@ def edited_files(tool_name: Any, tool_input: Any) -> list[str]:
     return [path] if isinstance(path, str) and path.strip() else []
 
 
-def on_tool_use(db, tool_name: Any, tool_input: Any, cwd: str | None = None) -> dict | None:
+def on_tool_use(db: StoreDatabase, tool_name: Any, tool_input: Any, cwd: str | None = None) -> dict | None:
     """The post-tool-use hook's call: re-index the file an Edit/Write touched, if it is indexed code."""
     files = edited_files(tool_name, tool_input)
     if not files:
@@ -40,7 +41,7 @@ _running: set[str] = set()
 _running_lock = threading.Lock()
 
 
-def refresh_in_background(db, cwd: str | None) -> bool:
+def refresh_in_background(db: StoreDatabase, cwd: str | None) -> bool:
     """Session start: re-index what changed in the project around `cwd` on a background thread,
     so the hook answers at once (until it finishes, changed files' edges are stale and skipped).
     False when there is nothing indexed there or a refresh of that project is already running."""

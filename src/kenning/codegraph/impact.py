@@ -16,11 +16,12 @@ from typing import Any
 from kenning.codegraph import closure
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store import codegraph as store
+from kenning.store.backend import Connection
 
 MAX_DEPTH = 10
 
 
-def choose_project(conn, project: str | None, cwd: str | None = None) -> str:
+def choose_project(conn: Connection, project: str | None, cwd: str | None = None) -> str:
     """The project asked for; else the only one indexed; else the one whose root holds `cwd`."""
     projects = store.list_projects(conn)
     if project:
@@ -39,7 +40,7 @@ def choose_project(conn, project: str | None, cwd: str | None = None) -> str:
                        + ", ".join(p["project"] for p in projects) + ")")
 
 
-def resolve_target(conn, project: str, target: str) -> list[dict]:
+def resolve_target(conn: Connection, project: str, target: str) -> list[dict]:
     """The nodes a TARGET names (a file: all its nodes; a class: it and its members)."""
     target = target.strip()
     if not target:
@@ -74,7 +75,7 @@ def _label(row: dict) -> str:
     return f"{row['path']}:{row['qualname']}" if row["qualname"] else row["path"]
 
 
-def impact(conn, target: str, *, project: str | None = None, depth: int = 3, cwd: str | None = None,
+def impact(conn: Connection, target: str, *, project: str | None = None, depth: int = 3, cwd: str | None = None,
            memory_limit: int = 20) -> dict[str, Any]:
     started = time.perf_counter()
     if not 1 <= depth <= MAX_DEPTH:
@@ -112,7 +113,7 @@ def impact(conn, target: str, *, project: str | None = None, depth: int = 3, cwd
     }
 
 
-def _seed_rows(conn, seed_ids: list[int]) -> list[dict]:
+def _seed_rows(conn: Connection, seed_ids: list[int]) -> list[dict]:
     return sorted(store.nodes_info(conn, seed_ids), key=lambda n: (n["path"], n["qualname"]))
 
 
@@ -145,7 +146,7 @@ def _chain(row: dict, rows: dict[int, dict], seeds: dict[int, dict]) -> list[str
     return chain
 
 
-def _beyond(conn, rows: list[dict], seed_ids: list[int], depth: int) -> list[dict]:
+def _beyond(conn: Connection, rows: list[dict], seed_ids: list[int], depth: int) -> list[dict]:
     """Breadth-first past the closure's depth over fresh edges (the lazy part of the closure)."""
     seen = set(seed_ids) | {r["node"] for r in rows}
     frontier = [r["node"] for r in rows if r["depth"] == closure.MAX_DEPTH]

@@ -28,6 +28,7 @@ from kenning.codegraph.resolve import Edge, FileEntry, FileResolver, ProjectInde
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
 from kenning.store import codegraph as store
+from kenning.store.backend import Connection, StoreDatabase
 
 Progress = Callable[[str, int, int], None]   # (phase, done, total)
 WRITE_BATCH = 200        # files per write transaction
@@ -57,7 +58,7 @@ def _quiet(phase: str, done: int, total: int) -> None:
     return None
 
 
-def index_path(db, root: Path | str, project: str, *, progress: Progress = _quiet,
+def index_path(db: StoreDatabase, root: Path | str, project: str, *, progress: Progress = _quiet,
                max_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Index (or bring up to date) every source file under `root` as `project`."""
     started = time.perf_counter()
@@ -89,7 +90,7 @@ def index_path(db, root: Path | str, project: str, *, progress: Progress = _quie
     return report
 
 
-def refresh_files(db, project: str, paths: list[str], *, progress: Progress = _quiet) -> IndexReport:
+def refresh_files(db: StoreDatabase, project: str, paths: list[str], *, progress: Progress = _quiet) -> IndexReport:
     """Re-index a few files of an indexed project (an Edit/Write tool event); paths relative to its root
     or absolute inside it. Files that vanished are removed; unchanged files cost a stat."""
     info = store.get_project(db.reader(), project)
@@ -134,7 +135,7 @@ def _relative(root: Path, raw: str) -> str | None:
     return path.as_posix()
 
 
-def _apply(db, root: Path, project: str, changed: list[tuple], removed: list[int], touched: list[tuple],
+def _apply(db: StoreDatabase, root: Path, project: str, changed: list[tuple], removed: list[int], touched: list[tuple],
            report: IndexReport, progress: Progress, layout: Layout) -> None:
     known = store.file_states(db.reader(), project)
     stale_ids = [known[rel]["id"] for rel, *_ in changed if rel in known] + removed
@@ -158,7 +159,7 @@ def _batches(items: list, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _write(db, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int]], removed: list[int],
+def _write(db: StoreDatabase, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int]], removed: list[int],
            touched: list[tuple], report: IndexReport, progress: Progress, layout: Layout,
            had_closure: bool) -> None:
     """Nodes, then edges, then the closure, each in write transactions of WRITE_BATCH files, so
@@ -214,7 +215,7 @@ def _write(db, root: Path, project: str, parsed: list[tuple[ParsedFile, int, int
         store.set_indexed(conn, project, now)
 
 
-def _affected_by(conn, project: str, file_id: int | None, item: ParsedFile) -> set[int]:
+def _affected_by(conn: Connection, project: str, file_id: int | None, item: ParsedFile) -> set[int]:
     """Other files whose edges a new version of this file can change (their facts are unchanged):
     - a new file: files whose import of its module did not resolve;
     - changed imports or default export (re-exports): every file resolving through this one;
@@ -240,7 +241,7 @@ def _imports(facts: FileFacts) -> tuple:
     return sorted((i.module, str(i.names), i.alias or "") for i in facts.imports), facts.default_export
 
 
-def _load_index(conn, project: str, cache: dict[int, FileFacts]) -> ProjectIndex:
+def _load_index(conn: Connection, project: str, cache: dict[int, FileFacts]) -> ProjectIndex:
     files, nodes = store.index_rows(conn, project)
     symbols: dict[int, dict[str, int]] = {}
     for node_id, file_id, qualname in nodes:
@@ -274,7 +275,7 @@ def _defines(index: ProjectIndex, file_id: int, facts: FileFacts) -> list[Edge]:
     return out
 
 
-def _update_closure(db, project: str, changed: set[tuple[int, int, str]], removed_nodes: list[int],
+def _update_closure(db: StoreDatabase, project: str, changed: set[tuple[int, int, str]], removed_nodes: list[int],
                     had_closure: bool, report: IndexReport) -> None:
     if not changed and not removed_nodes:
         return

@@ -16,6 +16,7 @@ from typing import Iterable
 from kenning.codegraph.views import project_for_path
 from kenning.core.clock import now_iso
 from kenning.store import codegraph as store
+from kenning.store.backend import Connection, StoreDatabase
 
 _EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs)"
 PATH_TOKEN = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.{_EXT})(?![\w/])")
@@ -24,7 +25,7 @@ MIN_SYMBOL_CHARS = 4
 MAX_TOKENS = 40
 
 
-def mentions(conn, project: str, text: str, related_files: Iterable[str] = ()) -> set[tuple[str, str, str]]:
+def mentions(conn: Connection, project: str, text: str, related_files: Iterable[str] = ()) -> set[tuple[str, str, str]]:
     """(path, symbol or '', reason) for each indexed file / definition the memory names."""
     found: set[tuple[str, str, str]] = set()
     for raw in related_files:
@@ -44,7 +45,7 @@ def mentions(conn, project: str, text: str, related_files: Iterable[str] = ()) -
     return found
 
 
-def _paths(conn, project: str, token: str) -> list[str]:
+def _paths(conn: Connection, project: str, token: str) -> list[str]:
     if not token or "\n" in token:
         return []
     if token.startswith("/"):
@@ -57,7 +58,7 @@ def _paths(conn, project: str, token: str) -> list[str]:
     return matches if len(matches) <= 3 else []
 
 
-def link_in_tx(conn, memory_id: str, draft) -> None:
+def link_in_tx(conn: Connection, memory_id: str, draft) -> None:
     """An in-transaction hook of the write path (memory.write.WritePath): link a new memory to the code it names."""
     projects = store.indexed_projects(conn)
     if not projects:
@@ -70,7 +71,7 @@ def link_in_tx(conn, memory_id: str, draft) -> None:
             store.link_memory(conn, memory_id, project, path, symbol, reason, now)
 
 
-def link_project(db, project: str) -> int:
+def link_project(db: StoreDatabase, project: str) -> int:
     """Link the memories of `project` (and project-less ones) stored before it was indexed."""
     conn = db.reader()
     pending = []
@@ -84,7 +85,7 @@ def link_project(db, project: str) -> int:
     return len(pending)
 
 
-def neighbourhood_memories(conn, files: list[str], *, project: str | None = None, depth: int = 1,
+def neighbourhood_memories(conn: Connection, files: list[str], *, project: str | None = None, depth: int = 1,
                            limit: int = 20) -> dict:
     """Memories attached to these files or to their neighbourhood (dependents within `depth`
     hops, direct dependencies) — for session start and step injection."""

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kenning.store import codegraph as store
+from kenning.store.backend import Connection
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the daemon's start-up never needs it
     import networkx as nx
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # networkx is imported where a graph is built: the daemon's s
 SEED = 42
 
 
-def _graph(conn, project: str) -> nx.Graph:
+def _graph(conn: Connection, project: str) -> nx.Graph:
     import networkx as nx
 
     graph = nx.Graph()
@@ -48,7 +49,7 @@ def _directory_partition(files: list[str]) -> list[set[str]]:
     return list(groups.values())
 
 
-def module_boundaries(conn, project: str, *, resolution: float = 1.0) -> dict:
+def module_boundaries(conn: Connection, project: str, *, resolution: float = 1.0) -> dict:
     graph = _graph(conn, project)
     if graph.number_of_nodes() == 0:
         return {"project": project, "modularity": None, "directory_modularity": None, "modules": []}
@@ -69,7 +70,7 @@ def module_boundaries(conn, project: str, *, resolution: float = 1.0) -> dict:
             "modules": modules}
 
 
-def scope_hint(conn, project: str, files: list[str]) -> str | None:
+def scope_hint(conn: Connection, project: str, files: list[str]) -> str | None:
     """The label of the module most of `files` belong to (None when none is indexed)."""
     wanted = set(files)
     best = None

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kenning.store import codegraph as store
+from kenning.store.backend import Connection
 
 
-def projects(conn) -> dict:
+def projects(conn: Connection) -> dict:
     out = []
     for p in store.list_projects(conn):
         stats = store.graph_stats(conn, p["project"])
@@ -15,7 +16,7 @@ def projects(conn) -> dict:
     return {"projects": out}
 
 
-def project_for_path(conn, path: str) -> tuple[str, str] | None:
+def project_for_path(conn: Connection, path: str) -> tuple[str, str] | None:
     """(project, root) of the indexed root holding `path` (the innermost one)."""
     target = str(Path(path).expanduser())
     best = None

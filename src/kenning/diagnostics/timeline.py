@@ -16,6 +16,7 @@ from kenning.core import telemetry
 from kenning.core.clock import parse_iso, to_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store import timeline as sql
+from kenning.store.backend import Connection
 
 SOURCES = ("session", "history", "job", "log", "error", "predictor")
 # A training run that a session's end triggers lands shortly after the session ended.
@@ -128,7 +129,7 @@ def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
-def _session_events(conn, key: str) -> tuple[list[dict[str, Any]], str | None, str | None]:
+def _session_events(conn: Connection, key: str) -> tuple[list[dict[str, Any]], str | None, str | None]:
     out: list[dict[str, Any]] = []
     row = sql.session_row(conn, key)
     start = end = None

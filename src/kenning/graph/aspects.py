@@ -18,6 +18,7 @@ from typing import Any
 from kenning.core.clock import to_iso, utcnow
 from kenning.graph.decisions import is_decision_content
 from kenning.store import graph as graph_store
+from kenning.store.backend import StoreDatabase
 
 _ASPECT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
@@ -67,7 +68,7 @@ def feedback_telemetry() -> dict[str, int]:
         return dict(_telemetry)
 
 
-def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = FeedbackConfig(),
+def apply_fts_feedback(db: StoreDatabase, memory_ids: list[str], cfg: FeedbackConfig = FeedbackConfig(),
                        session_key: str | None = None) -> dict[str, Any]:
     """Raise the weight of aspects whose memories were confirmed by FTS hits this session.
 
@@ -91,7 +92,7 @@ def apply_fts_feedback(db, memory_ids: list[str], cfg: FeedbackConfig = Feedback
     return {"aspects_updated": updated, "confirmations": sum(counts.values()), "decayed": decayed}
 
 
-def apply_pending_sessions(db, cfg: FeedbackConfig = FeedbackConfig(), limit: int = 20) -> list[dict[str, Any]]:
+def apply_pending_sessions(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig(), limit: int = 20) -> list[dict[str, Any]]:
     """Feed back every ended session not yet applied (each session counts once)."""
     done = []
     for key in graph_store.sessions_awaiting_feedback(db.reader(), limit):
@@ -100,7 +101,7 @@ def apply_pending_sessions(db, cfg: FeedbackConfig = FeedbackConfig(), limit: in
     return done
 
 
-def decay_aspects(db, cfg: FeedbackConfig = FeedbackConfig()) -> int:
+def decay_aspects(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig()) -> int:
     """Decay aspects not updated for `stale_days`. Returns how many were reduced."""
     stale_before = to_iso(utcnow() - timedelta(days=cfg.stale_days))
     with db.with_write_tx() as conn:

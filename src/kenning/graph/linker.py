@@ -27,6 +27,7 @@ from kenning.graph.decisions import (
 )
 from kenning.graph.entities import MAX_ENTITIES_PER_MEMORY, Mention, extract_mentions, split_sentences
 from kenning.store import graph as graph_store
+from kenning.store.backend import Connection
 
 MAX_ATTRIBUTE_CHARS = 500
 MAX_COMENTION_ENTITIES = 6
@@ -110,7 +111,7 @@ def plan_links(content: str) -> list[tuple[str, list[Mention]]]:
     return planned
 
 
-def link_memory(conn, memory_id: str, content: str, project: str | None = None) -> LinkResult:
+def link_memory(conn: Connection, memory_id: str, content: str, project: str | None = None) -> LinkResult:
     """Spot entities in `content` and write entities, mentions, relations, aspects and
     attributes for `memory_id`, inside the caller's write transaction.
 
@@ -138,7 +139,7 @@ def link_memory(conn, memory_id: str, content: str, project: str | None = None) 
     return result
 
 
-def _write_attributes(conn, result: LinkResult, sentence: str, mentions: list[Mention],
+def _write_attributes(conn: Connection, result: LinkResult, sentence: str, mentions: list[Mention],
                       ids: dict[str, str], at: str) -> None:
     constraint = result.decision or is_constraint_language(sentence)
     kind = "constraint" if constraint else "attribute"

@@ -6,9 +6,10 @@ from typing import Any
 
 from kenning.core.errors import NotFound
 from kenning.store import graph as graph_store
+from kenning.store.backend import Connection
 
 
-def find(conn, id_or_name: str) -> dict[str, Any]:
+def find(conn: Connection, id_or_name: str) -> dict[str, Any]:
     """The entity with this id, else the one with this (canonical) name."""
     try:
         return graph_store.get_entity(conn, id_or_name)
@@ -19,7 +20,7 @@ def find(conn, id_or_name: str) -> dict[str, Any]:
         return found
 
 
-def entity_view(conn, id_or_name: str, *, memory_limit: int = 50) -> dict[str, Any]:
+def entity_view(conn: Connection, id_or_name: str, *, memory_limit: int = 50) -> dict[str, Any]:
     """An entity with its relations, aspects (with attributes) and the memories that mention it."""
     entity = find(conn, id_or_name)
     relations = []
@@ -39,7 +40,7 @@ def entity_view(conn, id_or_name: str, *, memory_limit: int = 50) -> dict[str, A
     }
 
 
-def entity_list(conn, *, query: str | None = None, entity_type: str | None = None,
+def entity_list(conn: Connection, *, query: str | None = None, entity_type: str | None = None,
                 limit: int = 50, offset: int = 0, order: str = "mentions") -> dict[str, Any]:
     items, total = graph_store.list_entities(conn, query=query, entity_type=entity_type, limit=limit, offset=offset,
                                              order=order)

@@ -17,6 +17,7 @@ from typing import Any
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.types import Viewer
 from kenning.store import tokens as store
+from kenning.store.backend import StoreDatabase
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 DEFAULT_TEAM = "default"
@@ -34,7 +35,7 @@ def local_viewer() -> Viewer:
     return Viewer(local_user(), None, sees_all=True)
 
 
-def create_token(db, user: str, team: str = DEFAULT_TEAM) -> dict[str, Any]:
+def create_token(db: StoreDatabase, user: str, team: str = DEFAULT_TEAM) -> dict[str, Any]:
     """A new token for `user` in `team`; the answer is the only place the secret ever appears."""
     for what, value in (("user name", user), ("team", team)):
         if not NAME_PATTERN.match(value or ""):
@@ -47,11 +48,11 @@ def create_token(db, user: str, team: str = DEFAULT_TEAM) -> dict[str, Any]:
     return {"id": token_id, "user": user, "team": team, "token": secret}
 
 
-def list_tokens(db, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+def list_tokens(db: StoreDatabase, *, include_revoked: bool = False) -> list[dict[str, Any]]:
     return store.list_tokens(db.reader(), include_revoked=include_revoked)
 
 
-def revoke_token(db, id_or_user: str) -> list[str]:
+def revoke_token(db: StoreDatabase, id_or_user: str) -> list[str]:
     with db.with_write_tx() as conn:
         ids = store.revoke(conn, id_or_user)
     if not ids:
@@ -59,10 +60,10 @@ def revoke_token(db, id_or_user: str) -> list[str]:
     return ids
 
 
-def viewer_for_token(db, secret: str) -> Viewer | None:
+def viewer_for_token(db: StoreDatabase, secret: str) -> Viewer | None:
     return store.viewer_for(db.reader(), secret)
 
 
-def team_mode(db) -> bool:
+def team_mode(db: StoreDatabase) -> bool:
     """True once a live user token exists: requests without a bearer are refused."""
     return store.any_live(db.reader())

@@ -36,6 +36,7 @@ from kenning.memory import write
 from kenning.memory.urlguard import GuardedBackend, UrlRefused, check_url
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
+from kenning.store.backend import StoreDatabase
 
 JOB_TYPE = "document_ingest"
 ALLOWED_CONTENT_TYPES = ("text/html", "application/json", "application/xml", "application/xhtml+xml")
@@ -189,7 +190,7 @@ def _protect(text: str, policy: str, what: str) -> str:
         raise DocumentError(str(exc)) from exc
 
 
-def _source_content(db, doc: dict, cfg, secret_policy: str) -> tuple[str, dict]:
+def _source_content(db: StoreDatabase, doc: dict, cfg, secret_policy: str) -> tuple[str, dict]:
     """The document's text and the fields learned while extracting it (secrets policy applied)."""
     if doc["source_type"] == "url":
         fetched = fetch_url(doc["source_url"], timeout_s=cfg.fetch_timeout_ms / 1000.0,
@@ -255,12 +256,12 @@ def ingest_document(writer: write.WritePath, doc_id: str, cfg, progress: Progres
             "title": doc.get("title")}
 
 
-def mark_failed(db, doc_id: str, error: str) -> None:
+def mark_failed(db: StoreDatabase, doc_id: str, error: str) -> None:
     with db.with_write_tx() as conn:
         doc_store.set_status(conn, doc_id, "failed", error=error[:2000])
 
 
-def submit_document(db, *, text: str | None = None, url: str | None = None, title: str | None = None,
+def submit_document(db: StoreDatabase, *, text: str | None = None, url: str | None = None, title: str | None = None,
                     project: str | None = None, tags: list[str] | None = None,
                     content_type: str | None = None, max_bytes: int = 10 * 1024 * 1024,
                     enqueue: bool = True, max_attempts: int = 3, secret_policy: str = "redact",

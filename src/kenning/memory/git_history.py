@@ -33,6 +33,7 @@ from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import MemoryDraft
 from kenning.store import git_history as store
+from kenning.store.backend import StoreDatabase
 
 SOURCE = "git"
 TAG = "git"
@@ -191,7 +192,7 @@ def _store_batch(remember_many: RememberMany, drafts: list[MemoryDraft]) -> list
     return results
 
 
-def ingest_commits(db, remember_many: RememberMany, repo: str, project: str | None, commits: Sequence[Commit],
+def ingest_commits(db: StoreDatabase, remember_many: RememberMany, repo: str, project: str | None, commits: Sequence[Commit],
                    *, progress: Progress | None = None, batch: int = BATCH) -> dict[str, int]:
     """Store commits as memories in batches and record them: {created, deduped, refused}.
     A refused commit is not recorded, so a later ingest (under another policy) tries it again."""
@@ -214,7 +215,7 @@ def ingest_commits(db, remember_many: RememberMany, repo: str, project: str | No
 class GitIngest:
     """`kenning ingest git` behind the service: plan, run inline or in the background, report."""
 
-    def __init__(self, db, remember_many: RememberMany) -> None:
+    def __init__(self, db: StoreDatabase, remember_many: RememberMany) -> None:
         self.db = db
         self.remember_many = remember_many
         self._runs: dict[str, IngestRun] = {}

@@ -189,17 +189,17 @@ class WritePath:
         return memory
 
 
-def forget(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+def forget(db: StoreDatabase, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
     with db.with_write_tx() as conn:
         return store.soft_delete(conn, memory_id, actor=actor, reason=reason)
 
 
-def recover(db, memory_id: str, *, actor: str | None = None) -> Memory:
+def recover(db: StoreDatabase, memory_id: str, *, actor: str | None = None) -> Memory:
     with db.with_write_tx() as conn:
         return store.recover_memory(conn, memory_id, actor=actor)
 
 
-def purge(db, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> list[str]:
+def purge(db: StoreDatabase, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> list[str]:
     """Remove the memory's content from the whole database (see store.purge), then the WAL."""
     with db.with_write_tx() as conn:
         ids = purge_store.purge_everywhere(conn, memory_id, actor=actor, reason=reason)

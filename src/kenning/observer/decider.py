@@ -20,6 +20,7 @@ from kenning.core.types import Memory
 from kenning.observer.scratchpad import EDIT_TOOLS, READ_TOOLS, Scratchpad, StepContext
 from kenning.sessions import ranking
 from kenning.store import observer as store
+from kenning.store.backend import StoreDatabase
 
 FILE_TYPES = ("gotcha", "error_pattern", "dead_end")
 EDIT_TYPES = FILE_TYPES + ("causal_dependency",)
@@ -50,7 +51,7 @@ def keys_for(ctx: StepContext, cwd: str | None) -> list[tuple[str, tuple[str, ..
     return keys
 
 
-def decide(db, settings: ObserverSettings, pad: Scratchpad, ctx: StepContext,
+def decide(db: StoreDatabase, settings: ObserverSettings, pad: Scratchpad, ctx: StepContext,
            ranking_cfg: RankingSettings | None = None) -> StepDecision:
     keys = keys_for(ctx, pad.cwd)
     if not keys or settings.step_limit == 0:

@@ -20,6 +20,7 @@ from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.config_observer import LifecycleSettings
 from kenning.core.types import Memory
 from kenning.store import observer as store
+from kenning.store.backend import StoreDatabase
 
 
 def half_life(memory_type: str, own: float | None, cfg: LifecycleSettings) -> float | None:
@@ -63,7 +64,7 @@ def describe(memory: Memory, cfg: LifecycleSettings, now: datetime | None = None
             "prunes_after": prune_at}
 
 
-def run(db, cfg: LifecycleSettings, *, now: datetime | None = None) -> dict[str, Any]:
+def run(db: StoreDatabase, cfg: LifecycleSettings, *, now: datetime | None = None) -> dict[str, Any]:
     """One pruning pass: soft-delete memories unused for N half-lives, then trust promotion."""
     now = now or utcnow()
     at = to_iso(now)

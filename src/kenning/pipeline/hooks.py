@@ -18,6 +18,7 @@ from kenning.memory.git_history import SOURCE as GIT_SOURCE
 from kenning.pipeline.protection import protect_draft
 from kenning.pipeline.writes import SOURCE_TAG
 from kenning.sessions.overlay import SOURCE as SUMMARY_SOURCE
+from kenning.store.backend import Connection
 from kenning.store.jobs import enqueue_in_tx
 
 EXTRACT_JOB = "extract"
@@ -25,7 +26,7 @@ NOT_EXTRACTED_TYPES = frozenset({"document_chunk", "episode"})  # episodes get t
 NOT_EXTRACTED_SOURCES = frozenset({SOURCE_TAG, GIT_SOURCE, SUMMARY_SOURCE})
 
 
-def enqueue_extraction(conn, memory_id: str, draft: MemoryDraft) -> None:
+def enqueue_extraction(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
     if draft.source in NOT_EXTRACTED_SOURCES or draft.type in NOT_EXTRACTED_TYPES:
         return
     enqueue_in_tx(conn, EXTRACT_JOB, memory_id=memory_id)

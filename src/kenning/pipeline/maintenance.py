@@ -23,6 +23,7 @@ from kenning.core.clock import now_iso
 from kenning.core.telemetry import log_event
 from kenning.pipeline import retention
 from kenning.store import jobs as jobstore
+from kenning.store.backend import StoreDatabase
 from kenning.store.diagnostics import index_stats, rebuild_fts
 
 DEAD_RATE_THRESHOLD = 0.01
@@ -40,7 +41,7 @@ class Recommendation:
         return {"action": self.action, "reason": self.reason, "severity": self.severity}
 
 
-def diagnose(db, settings, embedding_model: str | None = None) -> dict[str, Any]:
+def diagnose(db: StoreDatabase, settings, embedding_model: str | None = None) -> dict[str, Any]:
     """Health report: per-domain numbers and scores, and a composite score (their mean)."""
     conn = db.reader()
     by_status = jobstore.count_by_status(db)
@@ -107,7 +108,7 @@ class RateLimit:
 class Maintainer:
     """Runs maintenance cycles; owns the rate limits and the halt tracker."""
 
-    def __init__(self, db, settings, *, embedder=None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, db: StoreDatabase, settings, *, embedder=None, clock: Callable[[], float] = time.monotonic) -> None:
         self.db = db
         self.settings = settings
         self.embedder = embedder

@@ -17,6 +17,7 @@ from typing import Any
 from kenning.core.clock import to_iso, utcnow
 from kenning.store import jobs as jobstore
 from kenning.store import retention as ret_store
+from kenning.store.backend import StoreDatabase
 
 STEPS = ("graph_links", "embeddings", "tombstones", "history", "completed_jobs", "dead_jobs")
 
@@ -25,7 +26,7 @@ def _cutoff(days: float, now=None) -> str:
     return to_iso((now or utcnow()) - timedelta(days=days))
 
 
-def sweep(db, cfg, *, now=None) -> dict[str, Any]:
+def sweep(db: StoreDatabase, cfg, *, now=None) -> dict[str, Any]:
     """One retention pass with `cfg` = settings.pipeline.retention. Returns per-step counts
     in execution order, plus `more` = True when a batch limit was hit."""
     limit = cfg.batch_limit

@@ -39,6 +39,7 @@ from kenning.pipeline.decision import Proposal
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
 from kenning.memory.write import WritePath
+from kenning.store.backend import Connection
 from kenning.store.db import IntegrityError
 
 ACTOR = "pipeline-v2"
@@ -76,7 +77,7 @@ class WriteOutcome:
                 "review_needed": self.review_needed, "audits": self.audits}
 
 
-def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> tuple[str, bool]:
+def _insert_fact(conn: Connection, content: str, proposal: Proposal, ctx: WriteContext) -> tuple[str, bool]:
     """Insert the fact as a new memory through the write path (its vector computed earlier, in
     `ctx.vectors`), or return the exact duplicate. (id, deduped)."""
     norm = normalize_content(content)
@@ -104,7 +105,7 @@ def _insert_fact(conn, content: str, proposal: Proposal, ctx: WriteContext) -> t
     return result.id, result.deduped
 
 
-def _apply_add(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
+def _apply_add(conn: Connection, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
     if p.fact.confidence < ctx.min_confidence:
         return "skipped", "low_fact_confidence", None
     if not normalize_content(p.fact.content).normalized:
@@ -117,7 +118,7 @@ def _apply_add(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple
     return "created", "applied", memory_id
 
 
-def _live_target(conn, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, str | None]:
+def _live_target(conn: Connection, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, str | None]:
     try:
         target = mstore.get_memory(conn, p.target_id or "")
     except NotFound:
@@ -133,7 +134,7 @@ def _live_target(conn, p: Proposal, ctx: WriteContext) -> tuple[Memory | None, s
     return target, None
 
 
-def _apply_destructive(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
+def _apply_destructive(conn: Connection, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
     if ctx.mode != "full":
         return "blocked", "update_delete_not_allowed", None
     if p.confidence < ctx.min_confidence:
@@ -155,7 +156,7 @@ def _apply_destructive(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) 
     return "superseded", "applied", by_id
 
 
-def _apply_one(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
+def _apply_one(conn: Connection, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple[str, str, str | None]:
     if ctx.mode not in WRITE_MODES:
         return "shadow", "mutations_frozen" if ctx.frozen else "shadow_mode", None
     if p.action == "NONE":
@@ -169,7 +170,7 @@ def _apply_one(conn, p: Proposal, ctx: WriteContext, out: WriteOutcome) -> tuple
         return "skipped", "invalid_fact", None
 
 
-def _audit(conn, p: Proposal, ctx: WriteContext, outcome: str, reason: str, result_id: str | None) -> None:
+def _audit(conn: Connection, p: Proposal, ctx: WriteContext, outcome: str, reason: str, result_id: str | None) -> None:
     changes = {
         "action": p.action, "outcome": outcome, "reason": reason, "decision_reason": p.reason,
         "fact": p.fact.content, "fact_type": p.fact.type, "fact_confidence": p.fact.confidence,

@@ -28,6 +28,7 @@ from kenning.predictor.history import HISTORY_FEATURES, NO_HISTORY, History, loa
 from kenning.predictor.labels import SessionLabels, build_session_labels
 from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
+from kenning.store.backend import Connection
 
 if TYPE_CHECKING:
     from kenning.predictor.model import Batch
@@ -152,13 +153,13 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
     return float(a @ b) / denom if denom > 0 else None
 
 
-def trust_of(conn) -> float:
+def trust_of(conn: Connection) -> float:
     """How much the continuity judge is trusted now (confidence.judge_trust over the calibration)."""
     cal = store.judge_calibration(conn)
     return judge_trust(cal["mae"], cal["labels"])
 
 
-def session_labels(conn, session: dict[str, Any], model_name: str | None, trust: float | None = None,
+def session_labels(conn: Connection, session: dict[str, Any], model_name: str | None, trust: float | None = None,
                    history: History | None = None) -> tuple[
         SessionLabels, list[dict[str, Any]], list[np.ndarray | None], np.ndarray | None, dict[str, Any]]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
@@ -178,7 +179,7 @@ def session_labels(conn, session: dict[str, Any], model_name: str | None, trust:
     return labels, rows, vecs, ctx_vec, context
 
 
-def session_sample(conn, session: dict[str, Any], model_name: str | None, history: History,
+def session_sample(conn: Connection, session: dict[str, Any], model_name: str | None, history: History,
                    trust: float = 1.0) -> tuple[list[Sample], SessionLabels]:
     """The labelled training samples of one scored session: its session-start sample (context:
     the session context, candidates: every recorded row) and one per recorded later pool (the
@@ -207,7 +208,7 @@ def session_sample(conn, session: dict[str, Any], model_name: str | None, histor
     return [sample, *_pool_samples(conn, sample, labels)], labels
 
 
-def _pool_samples(conn, sample: Sample, labels: SessionLabels) -> list[Sample]:
+def _pool_samples(conn: Connection, sample: Sample, labels: SessionLabels) -> list[Sample]:
     """One sample per recorded later pool: the session sample's rows for that pool's memories,
     scored against that pool's own context (e.g. the first prompt), labelled alike."""
     out = []
@@ -236,7 +237,7 @@ def recency_weight(age: int, half_life: float | None) -> float:
     return 0.5 ** (age / half_life) if half_life else 1.0
 
 
-def load_samples(conn, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
+def load_samples(conn: Connection, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
                  trust: float | None = None, half_life: float | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
     `trust` when loading several lists in one training run: they are read once). With

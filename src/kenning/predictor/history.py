@@ -27,6 +27,7 @@ import numpy as np
 
 from kenning.core.clock import parse_iso
 from kenning.store import predictor as store
+from kenning.store.backend import Connection
 
 HISTORY_FEATURES = ("days_since_positive", "days_since_fts", "feedback_mean", "useful_prev_session", "co_use")
 # The gate starts with weights on them (constants.HISTORY_PRIOR): see model.py.
@@ -151,7 +152,7 @@ class History:
         return out
 
 
-def rated_useful(conn, memory_ids: list[str], before: str | None, history: History | None = None) -> set[str]:
+def rated_useful(conn: Connection, memory_ids: list[str], before: str | None, history: History | None = None) -> set[str]:
     """Which of `memory_ids` the agent rated useful (≥ USEFUL_AGENT) in a session started before
     `before`; from `history` when the caller has it loaded (training), else from the store."""
     if not memory_ids or not before:
@@ -161,7 +162,7 @@ def rated_useful(conn, memory_ids: list[str], before: str | None, history: Histo
     return history.rated_useful(memory_ids, before)
 
 
-def load_all(conn) -> History:
+def load_all(conn: Connection) -> History:
     """Every signal event and session: training (each sample asks as of its own start) and
     scoring (Predictor keeps one, refreshed at each session end) read the same History."""
     return History.build(store.signal_events(conn), store.session_timeline(conn))

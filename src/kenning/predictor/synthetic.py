@@ -21,6 +21,7 @@ from kenning.store import memories as mem_store
 from kenning.store import predictor as pred_store
 from kenning.store import sessions as sess_store
 from kenning.store import vectors
+from kenning.store.backend import StoreDatabase
 
 MODEL = "synthetic-embedder"
 
@@ -46,7 +47,7 @@ class SyntheticUser:
     def _unit(self, v: np.ndarray) -> np.ndarray:
         return (v / np.linalg.norm(v)).astype(np.float32)
 
-    def populate(self, db) -> None:
+    def populate(self, db: StoreDatabase) -> None:
         """Insert the memory corpus with embeddings."""
         created = to_iso(self.start - timedelta(days=60))
         with db.with_write_tx() as conn:
@@ -89,7 +90,7 @@ class SyntheticUser:
     def needed(self, plan: dict, memory_id: str) -> bool:
         return self.memory_topic[memory_id] == (plan["project"], plan["topic"])
 
-    def record_session(self, db, index: int, *, predictor_scores: dict[str, float] | None = None,
+    def record_session(self, db: StoreDatabase, index: int, *, predictor_scores: dict[str, float] | None = None,
                        candidates: list[str] | None = None, confidence: float = 0.85,
                        agent_feedback: bool = True, context_vector: np.ndarray | None = None,
                        corrupt: bool = False, key_suffix: str = "", shift_days: float = 0.0) -> dict:

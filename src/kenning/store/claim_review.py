@@ -17,13 +17,14 @@ import json
 from typing import Any
 
 from kenning.core import claims
+from kenning.store.backend import Connection
 from kenning.store.memories import add_history
 
 LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact")
 ACTOR = "claims-rescore"
 
 
-def rescore_learned(conn, at: str, *, actor: str = ACTOR) -> dict[str, Any]:
+def rescore_learned(conn: Connection, at: str, *, actor: str = ACTOR) -> dict[str, Any]:
     """Judge every live learned memory not judged yet; returns counts (judged, kept, moved to review, by reason)."""
     marks = ", ".join("?" for _ in LEARNED_SOURCES)
     rows = conn.execute(

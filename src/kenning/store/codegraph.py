@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from kenning.store.db import Connection
+from kenning.store.backend import Connection
 
 DEPENDENCY_KINDS = ("calls", "imports", "imports_symbol", "extends", "implements")
 _DEP_SQL = "(" + ",".join(f"'{k}'" for k in DEPENDENCY_KINDS) + ")"

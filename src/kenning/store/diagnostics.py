@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 
 
-def table_exists(conn, name: str) -> bool:
+def table_exists(conn: Connection, name: str) -> bool:
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", (name,)
     ).fetchone()
     return row is not None
 
 
-def table_columns(conn, name: str) -> set[str]:
+def table_columns(conn: Connection, name: str) -> set[str]:
     if not table_exists(conn, name):
         return set()
     if is_postgres(conn):
@@ -38,7 +38,7 @@ def _first_column(cols: set[str], *names: str) -> str | None:
 
 
 # -- storage ----------------------------------------------------------------------
-def storage_stats(conn) -> dict[str, Any]:
+def storage_stats(conn: Connection) -> dict[str, Any]:
     if is_postgres(conn):
         return _postgres_storage_stats(conn)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -59,7 +59,7 @@ def storage_stats(conn) -> dict[str, Any]:
     }
 
 
-def _postgres_storage_stats(conn) -> dict[str, Any]:
+def _postgres_storage_stats(conn: Connection) -> dict[str, Any]:
     """The server keeps its own write-ahead log and free space; the check here is the store's own
     invariant: the full-text side table holds one row per memory (its trigger kept up)."""
     size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
@@ -74,7 +74,7 @@ def _postgres_storage_stats(conn) -> dict[str, Any]:
 
 
 # -- index: FTS and embeddings in sync with memories --------------------------------
-def index_stats(conn, embedding_model: str | None) -> dict[str, Any]:
+def index_stats(conn: Connection, embedding_model: str | None) -> dict[str, Any]:
     live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
     out: dict[str, Any] = {"live_memories": live, "total_memories": total}
@@ -116,7 +116,7 @@ def index_stats(conn, embedding_model: str | None) -> dict[str, Any]:
 
 
 # -- duplicates ----------------------------------------------------------------------
-def duplicate_stats(conn, sample: int = 5) -> dict[str, Any]:
+def duplicate_stats(conn: Connection, sample: int = 5) -> dict[str, Any]:
     groups = conn.execute(
         "SELECT content_hash, COALESCE(project, '') AS project, COUNT(*) AS n,"
         " GROUP_CONCAT(id) AS ids FROM memories WHERE is_deleted = 0"
@@ -133,7 +133,7 @@ def duplicate_stats(conn, sample: int = 5) -> dict[str, Any]:
 
 
 # -- mutations: history audit and supersession integrity -----------------------------
-def mutation_stats(conn, since: str) -> dict[str, Any]:
+def mutation_stats(conn: Connection, since: str) -> dict[str, Any]:
     events = dict(conn.execute(
         "SELECT event, COUNT(*) FROM memory_history WHERE created_at >= ? GROUP BY event", (since,)
     ).fetchall())
@@ -149,7 +149,7 @@ def mutation_stats(conn, since: str) -> dict[str, Any]:
 
 
 # -- queue: memory_jobs, the one job queue (pipeline jobs and session summaries) -------------
-def _job_table_stats(conn, table: str, now: str, lease_cutoff: str | None) -> dict[str, Any] | None:
+def _job_table_stats(conn: Connection, table: str, now: str, lease_cutoff: str | None) -> dict[str, Any] | None:
     cols = table_columns(conn, table)
     if not cols or "status" not in cols:
         return None
@@ -178,13 +178,13 @@ def _job_table_stats(conn, table: str, now: str, lease_cutoff: str | None) -> di
     return out
 
 
-def queue_stats(conn, now: str, lease_cutoff: str | None = None) -> dict[str, Any]:
+def queue_stats(conn: Connection, now: str, lease_cutoff: str | None = None) -> dict[str, Any]:
     """The job table: counts by status (and by job type), oldest pending, leases older than `lease_cutoff`."""
     stats = _job_table_stats(conn, "memory_jobs", now, lease_cutoff)
     return {"tables": {"memory_jobs": stats} if stats is not None else {}}
 
 
-def recent_job_outcomes(conn, limit: int) -> list[dict[str, Any]]:
+def recent_job_outcomes(conn: Connection, limit: int) -> list[dict[str, Any]]:
     """The last `limit` finished extraction-like jobs with how much each produced.
 
     A job "produced" something when it left a result with facts/memories, or when
@@ -229,7 +229,7 @@ def _count_outputs(raw: str) -> int | None:
     return total
 
 
-def job_errors(conn, limit: int = 20) -> list[dict[str, Any]]:
+def job_errors(conn: Connection, limit: int = 20) -> list[dict[str, Any]]:
     """The newest jobs (any type) that carry an error."""
     if not table_exists(conn, "memory_jobs"):
         return []
@@ -240,7 +240,7 @@ def job_errors(conn, limit: int = 20) -> list[dict[str, Any]]:
 
 
 # -- sessions / connectors -----------------------------------------------------------
-def session_stats(conn) -> dict[str, Any]:
+def session_stats(conn: Connection) -> dict[str, Any]:
     if not table_exists(conn, "sessions"):
         return {"sessions": 0, "last_started_at": None, "active": 0, "scored": 0}
     row = conn.execute(
@@ -251,7 +251,7 @@ def session_stats(conn) -> dict[str, Any]:
     return {"sessions": row["n"], "last_started_at": row["last"], "active": row["active"] or 0, "scored": scored}
 
 
-def scored_session_count(conn, min_confidence: float) -> int:
+def scored_session_count(conn: Connection, min_confidence: float) -> int:
     if not table_exists(conn, "session_scores"):
         return 0
     return conn.execute(
@@ -259,7 +259,7 @@ def scored_session_count(conn, min_confidence: float) -> int:
     ).fetchone()[0]
 
 
-def recent_session_scores(conn, limit: int = 10) -> list[dict[str, Any]]:
+def recent_session_scores(conn: Connection, limit: int = 10) -> list[dict[str, Any]]:
     if not table_exists(conn, "session_scores"):
         return []
     return [dict(r) for r in conn.execute(
@@ -268,7 +268,7 @@ def recent_session_scores(conn, limit: int = 10) -> list[dict[str, Any]]:
     )]
 
 
-def predictor_table_stats(conn) -> dict[str, Any]:
+def predictor_table_stats(conn: Connection) -> dict[str, Any]:
     out: dict[str, Any] = {"comparisons": 0, "trainings": 0, "last_training": None}
     if table_exists(conn, "predictor_comparisons"):
         out["comparisons"] = conn.execute("SELECT COUNT(*) FROM predictor_comparisons").fetchone()[0]
@@ -280,7 +280,7 @@ def predictor_table_stats(conn) -> dict[str, Any]:
 
 
 # -- repairs (writes: call inside db.with_write_tx()) ----------------------------------
-def rebuild_fts(conn) -> None:
+def rebuild_fts(conn: Connection) -> None:
     """Rebuild memories_fts from the memories table (fixes missing and orphan rows)."""
     if is_postgres(conn):
         from kenning.store.pg.search import rebuild_fts as rebuild_postgres

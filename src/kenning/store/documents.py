@@ -8,6 +8,7 @@ from typing import Any
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import NotFound
+from kenning.store.backend import Connection
 
 STATUSES = ("queued", "extracting", "chunking", "embedding", "indexing", "done", "failed")
 
@@ -19,7 +20,7 @@ def _row(row: Any) -> dict[str, Any]:
 
 
 def create_document(
-    conn, *, source_type: str, raw_content: str | None = None, source_url: str | None = None,
+    conn: Connection, *, source_type: str, raw_content: str | None = None, source_url: str | None = None,
     title: str | None = None, project: str | None = None, tags: list[str] | None = None,
     content_type: str | None = None,
 ) -> str:
@@ -35,14 +36,14 @@ def create_document(
     return doc_id
 
 
-def get_document(conn, doc_id: str) -> dict[str, Any]:
+def get_document(conn: Connection, doc_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
     if row is None:
         raise NotFound(f"no document with id {doc_id!r}")
     return _row(row)
 
 
-def list_documents(conn, *, status: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def list_documents(conn: Connection, *, status: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     where, params = ("WHERE status = ?", [status]) if status else ("", [])
     total = conn.execute(f"SELECT COUNT(*) FROM documents {where}", params).fetchone()[0]
     rows = conn.execute(
@@ -53,7 +54,7 @@ def list_documents(conn, *, status: str | None = None, limit: int = 50, offset: 
     return [_row(r) for r in rows], total
 
 
-def set_status(conn, doc_id: str, status: str, *, error: str | None = None, **fields: Any) -> None:
+def set_status(conn: Connection, doc_id: str, status: str, *, error: str | None = None, **fields: Any) -> None:
     """Move a document to `status`; extra fields (title, raw_content, content_type, byte_length,
     chunk_count, memory_count) are updated with it."""
     allowed = {"title", "raw_content", "content_type", "byte_length", "chunk_count", "memory_count"}
@@ -68,21 +69,21 @@ def set_status(conn, doc_id: str, status: str, *, error: str | None = None, **fi
     conn.execute(f"UPDATE documents SET {assignments} WHERE id = ?", [*values.values(), doc_id])
 
 
-def chunk_memory(conn, doc_id: str, chunk_index: int) -> str | None:
+def chunk_memory(conn: Connection, doc_id: str, chunk_index: int) -> str | None:
     row = conn.execute(
         "SELECT memory_id FROM document_memories WHERE document_id = ? AND chunk_index = ?", (doc_id, chunk_index)
     ).fetchone()
     return row[0] if row else None
 
 
-def link_chunk(conn, doc_id: str, memory_id: str, chunk_index: int) -> None:
+def link_chunk(conn: Connection, doc_id: str, memory_id: str, chunk_index: int) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO document_memories(document_id, memory_id, chunk_index, created_at)"
         " VALUES (?, ?, ?, ?)", (doc_id, memory_id, chunk_index, now_iso()),
     )
 
 
-def document_chunks(conn, doc_id: str) -> list[dict[str, Any]]:
+def document_chunks(conn: Connection, doc_id: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT dm.chunk_index, dm.memory_id, m.content FROM document_memories dm"
         " LEFT JOIN memories m ON m.id = dm.memory_id WHERE dm.document_id = ? ORDER BY dm.chunk_index",

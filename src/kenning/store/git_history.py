@@ -10,13 +10,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import Connection
 
 
-def ingested_shas(conn, repo: str) -> set[str]:
+def ingested_shas(conn: Connection, repo: str) -> set[str]:
     return {r[0] for r in conn.execute("SELECT sha FROM git_commits WHERE repo = ?", (repo,))}
 
 
-def record_commits(conn, repo: str, project: str | None, rows: Iterable[tuple[str, str, str]]) -> int:
+def record_commits(conn: Connection, repo: str, project: str | None, rows: Iterable[tuple[str, str, str]]) -> int:
     """Record (sha, memory_id, authored_at) rows as ingested; returns how many were new."""
     stamp = now_iso()
     conn.execute(
@@ -38,10 +39,10 @@ def record_commits(conn, repo: str, project: str | None, rows: Iterable[tuple[st
     return added
 
 
-def get_repository(conn, repo: str) -> dict[str, Any] | None:
+def get_repository(conn: Connection, repo: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM git_repositories WHERE repo = ?", (repo,)).fetchone()
     return dict(row) if row else None
 
 
-def list_repositories(conn) -> list[dict[str, Any]]:
+def list_repositories(conn: Connection) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute("SELECT * FROM git_repositories ORDER BY repo")]

@@ -32,6 +32,7 @@ from typing import Any
 from kenning.core import secrets
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
+from kenning.store.backend import Connection
 from kenning.store.memories import filter_sql
 
 ENTITY_TYPES = frozenset(
@@ -58,7 +59,7 @@ def _clamp01(value: float) -> float:
 
 # -- writes -------------------------------------------------------------------------------
 
-def upsert_entity(conn, name: str, entity_type: str = "unknown", *, at: str | None = None) -> str:
+def upsert_entity(conn: Connection, name: str, entity_type: str = "unknown", *, at: str | None = None) -> str:
     """Insert an entity or return the id of the one with the same canonical name.
 
     A specific type replaces a generic one ('unknown'/'extracted'); otherwise the first
@@ -85,7 +86,7 @@ def upsert_entity(conn, name: str, entity_type: str = "unknown", *, at: str | No
     return entity_id
 
 
-def set_entity_type(conn, entity_id: str, entity_type: str) -> None:
+def set_entity_type(conn: Connection, entity_id: str, entity_type: str) -> None:
     """Set an entity's type (structural classification); unknown types are rejected."""
     if entity_type not in ENTITY_TYPES:
         raise InvalidInput(f"unknown entity type {entity_type!r}")
@@ -94,7 +95,7 @@ def set_entity_type(conn, entity_id: str, entity_type: str) -> None:
 
 
 def link_mention(
-    conn, memory_id: str, entity_id: str, mention_text: str, *, confidence: float = 1.0,
+    conn: Connection, memory_id: str, entity_id: str, mention_text: str, *, confidence: float = 1.0,
     source: str = "linker", at: str | None = None,
 ) -> bool:
     """Record that `memory_id` mentions `entity_id` (INSERT OR IGNORE). True if new."""
@@ -107,7 +108,7 @@ def link_mention(
 
 
 def upsert_relation(
-    conn, source_id: str, target_id: str, relation_type: str, *, confidence: float = 0.5,
+    conn: Connection, source_id: str, target_id: str, relation_type: str, *, confidence: float = 0.5,
     at: str | None = None,
 ) -> str:
     """Insert a relation or fold `confidence` into the running average of the existing one."""
@@ -139,7 +140,7 @@ def upsert_relation(
 
 
 def persist_triples(
-    conn, memory_id: str | None, triples: Iterable[Mapping[str, Any]], *, source: str = "pipeline"
+    conn: Connection, memory_id: str | None, triples: Iterable[Mapping[str, Any]], *, source: str = "pipeline"
 ) -> dict[str, int]:
     """Write extracted (source, relationship, target, confidence) triples.
 
@@ -171,7 +172,7 @@ def persist_triples(
     return counts
 
 
-def upsert_aspect(conn, entity_id: str, name: str, *, at: str | None = None) -> str:
+def upsert_aspect(conn: Connection, entity_id: str, name: str, *, at: str | None = None) -> str:
     """Insert an aspect of an entity or return the existing one with that canonical name."""
     canon = canonical_name(name)
     if not canon:
@@ -192,7 +193,7 @@ def upsert_aspect(conn, entity_id: str, name: str, *, at: str | None = None) -> 
 
 
 def add_attribute(
-    conn, entity_id: str, content: str, *, memory_id: str | None = None, aspect_id: str | None = None,
+    conn: Connection, entity_id: str, content: str, *, memory_id: str | None = None, aspect_id: str | None = None,
     kind: str = "attribute", confidence: float = 0.5, importance: float = 0.5, at: str | None = None,
 ) -> str:
     """Attach a fact to an entity (idempotent per entity, memory and normalized content)."""
@@ -219,7 +220,7 @@ def add_attribute(
     return attr_id
 
 
-def classify_attribute(conn, attribute_id: str, *, aspect_id: str | None, kind: str) -> None:
+def classify_attribute(conn: Connection, attribute_id: str, *, aspect_id: str | None, kind: str) -> None:
     """Fill in an attribute's aspect and kind (structural classification)."""
     if kind not in ATTRIBUTE_KINDS:
         raise InvalidInput(f"attribute kind must be one of {sorted(ATTRIBUTE_KINDS)}, not {kind!r}")
@@ -228,7 +229,7 @@ def classify_attribute(conn, attribute_id: str, *, aspect_id: str | None, kind: 
 
 
 def bump_aspect_weights(
-    conn, increments: Mapping[str, float], *, min_weight: float, max_weight: float
+    conn: Connection, increments: Mapping[str, float], *, min_weight: float, max_weight: float
 ) -> int:
     """Add increments[aspect_id] to each aspect's weight, clamped to [min, max]. Returns rows changed."""
     stamp = now_iso()
@@ -242,7 +243,7 @@ def bump_aspect_weights(
     return changed
 
 
-def decay_stale_aspects(conn, *, stale_before: str, rate: float, min_weight: float) -> int:
+def decay_stale_aspects(conn: Connection, *, stale_before: str, rate: float, min_weight: float) -> int:
     """Reduce by `rate` the weight of aspects not updated since `stale_before`, floored at min."""
     cur = conn.execute(
         "UPDATE entity_aspects SET weight = MAX(?, weight - ?), updated_at = ?"
@@ -254,7 +255,7 @@ def decay_stale_aspects(conn, *, stale_before: str, rate: float, min_weight: flo
 
 # -- reads --------------------------------------------------------------------------------
 
-def has_mentions(conn, memory_id: str, source: str | None = None) -> bool:
+def has_mentions(conn: Connection, memory_id: str, source: str | None = None) -> bool:
     """True when the memory already has mention rows (from `source`, when given)."""
     row = conn.execute(
         "SELECT 1 FROM memory_entity_mentions WHERE memory_id = ? AND (? IS NULL OR source = ?) LIMIT 1",
@@ -263,14 +264,14 @@ def has_mentions(conn, memory_id: str, source: str | None = None) -> bool:
     return row is not None
 
 
-def get_entity(conn, entity_id: str) -> dict[str, Any]:
+def get_entity(conn: Connection, entity_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
     if row is None:
         raise NotFound(f"no entity with id {entity_id!r}")
     return dict(row)
 
 
-def find_entity(conn, name: str) -> dict[str, Any] | None:
+def find_entity(conn: Connection, name: str) -> dict[str, Any] | None:
     """The entity whose canonical name equals canonical_name(name), or None."""
     row = conn.execute("SELECT * FROM entities WHERE canonical_name = ?", (canonical_name(name),)).fetchone()
     return dict(row) if row else None
@@ -285,7 +286,7 @@ _ENTITY_ORDER = {
 
 
 def list_entities(
-    conn, *, query: str | None = None, entity_type: str | None = None, limit: int = 50, offset: int = 0,
+    conn: Connection, *, query: str | None = None, entity_type: str | None = None, limit: int = 50, offset: int = 0,
     order: str = "mentions",
 ) -> tuple[list[dict[str, Any]], int]:
     """Entities by mentions or by relations (desc), optionally filtered by a name substring and type."""
@@ -309,7 +310,7 @@ def list_entities(
     return [dict(r) for r in rows], total
 
 
-def entity_relations(conn, entity_id: str, limit: int = 100) -> list[dict[str, Any]]:
+def entity_relations(conn: Connection, entity_id: str, limit: int = 100) -> list[dict[str, Any]]:
     """Relations touching the entity in either direction, with both names."""
     rows = conn.execute(
         "SELECT r.*, s.name AS source_name, t.name AS target_name FROM relations r"
@@ -321,7 +322,7 @@ def entity_relations(conn, entity_id: str, limit: int = 100) -> list[dict[str, A
     return [dict(r) for r in rows]
 
 
-def entity_aspects(conn, entity_id: str) -> list[dict[str, Any]]:
+def entity_aspects(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
     """Aspects of an entity (by weight) each with its attributes (constraints first)."""
     aspects = [dict(r) for r in conn.execute(
         "SELECT * FROM entity_aspects WHERE entity_id = ? ORDER BY weight DESC, canonical_name", (entity_id,)
@@ -341,7 +342,7 @@ def entity_aspects(conn, entity_id: str) -> list[dict[str, Any]]:
     return aspects
 
 
-def entity_memories(conn, entity_id: str, limit: int = 50) -> list[dict[str, Any]]:
+def entity_memories(conn: Connection, entity_id: str, limit: int = 50) -> list[dict[str, Any]]:
     """Live memories that mention the entity, newest first."""
     rows = conn.execute(
         "SELECT m.id, m.content, m.type, m.importance, m.project, m.created_at, mem.mention_text,"
@@ -353,7 +354,7 @@ def entity_memories(conn, entity_id: str, limit: int = 50) -> list[dict[str, Any
     return [dict(r) for r in rows]
 
 
-def match_entities_by_tokens(conn, tokens: Iterable[str], limit: int = 20) -> list[dict[str, Any]]:
+def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int = 20) -> list[dict[str, Any]]:
     """Entities whose canonical name equals a token or contains it as a whole word.
 
     Ordered by mentions (desc), at most `limit` (v2: 20 entity hits).
@@ -375,7 +376,7 @@ def match_entities_by_tokens(conn, tokens: Iterable[str], limit: int = 20) -> li
     return [dict(r) for r in rows]
 
 
-def neighbor_entities(conn, entity_ids: list[str], limit: int = 50) -> list[dict[str, Any]]:
+def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) -> list[dict[str, Any]]:
     """Entities one hop away through relations (both directions), strongest first."""
     if not entity_ids:
         return []
@@ -393,7 +394,7 @@ def neighbor_entities(conn, entity_ids: list[str], limit: int = 50) -> list[dict
 
 
 def memories_for_entities(
-    conn, entity_ids: list[str], *, limit: int = 200, filters=None
+    conn: Connection, entity_ids: list[str], *, limit: int = 200, filters=None
 ) -> list[dict[str, Any]]:
     """(memory_id, entity_id, confidence) links for live memories passing `filters`.
 
@@ -414,7 +415,7 @@ def memories_for_entities(
     return [dict(r) for r in rows]
 
 
-def entities_for_memories(conn, memory_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+def entities_for_memories(conn: Connection, memory_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
     """memory_id → [(entity_id, entity mentions)] for the given memories."""
     found: dict[str, list[tuple[str, int]]] = {}
     for start in range(0, len(memory_ids), 500):
@@ -428,7 +429,7 @@ def entities_for_memories(conn, memory_ids: list[str]) -> dict[str, list[tuple[s
     return found
 
 
-def mention_percentile(conn, fraction: float) -> int | None:
+def mention_percentile(conn: Connection, fraction: float) -> int | None:
     """The entity mention count at `fraction` (e.g. 0.9 → P90) over entities with mentions."""
     total = conn.execute("SELECT COUNT(*) FROM entities WHERE mentions > 0").fetchone()[0]
     if total == 0:
@@ -440,7 +441,7 @@ def mention_percentile(conn, fraction: float) -> int | None:
     return int(row[0])
 
 
-def aspects_for_memories(conn, memory_ids: list[str]) -> dict[str, int]:
+def aspects_for_memories(conn: Connection, memory_ids: list[str]) -> dict[str, int]:
     """aspect_id → number of the given memories with an attribute in that aspect."""
     counts: dict[str, int] = {}
     for start in range(0, len(memory_ids), 500):
@@ -454,7 +455,7 @@ def aspects_for_memories(conn, memory_ids: list[str]) -> dict[str, int]:
     return counts
 
 
-def graph_stats(conn) -> dict[str, int]:
+def graph_stats(conn: Connection) -> dict[str, int]:
     row = conn.execute(
         "SELECT (SELECT COUNT(*) FROM entities), (SELECT COUNT(*) FROM relations),"
         " (SELECT COUNT(*) FROM memory_entity_mentions), (SELECT COUNT(*) FROM entity_aspects),"
@@ -465,7 +466,7 @@ def graph_stats(conn) -> dict[str, int]:
     return dict(zip(keys, (int(v) for v in row)))
 
 
-def related_files_for_memories(conn, memory_ids: list[str]) -> dict[str, list[str]]:
+def related_files_for_memories(conn: Connection, memory_ids: list[str]) -> dict[str, list[str]]:
     """memory_id → related_files for the given memories (empty lists omitted)."""
     found: dict[str, list[str]] = {}
     for start in range(0, len(memory_ids), 500):
@@ -478,14 +479,14 @@ def related_files_for_memories(conn, memory_ids: list[str]) -> dict[str, list[st
     return found
 
 
-def linked_memory_count(conn) -> int:
+def linked_memory_count(conn: Connection) -> int:
     """How many distinct memories have at least one entity mention."""
     return int(conn.execute("SELECT COUNT(DISTINCT memory_id) FROM memory_entity_mentions").fetchone()[0])
 
 
 # -- aspect feedback bookkeeping (m018) -----------------------------------------------------
 
-def sessions_awaiting_feedback(conn, limit: int = 20) -> list[str]:
+def sessions_awaiting_feedback(conn: Connection, limit: int = 20) -> list[str]:
     """Ended sessions whose FTS hits have not yet been fed back into aspect weights."""
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone()
     if not exists:
@@ -497,7 +498,7 @@ def sessions_awaiting_feedback(conn, limit: int = 20) -> list[str]:
     )]
 
 
-def fts_confirmed_memories(conn, session_key: str) -> list[str]:
+def fts_confirmed_memories(conn: Connection, session_key: str) -> list[str]:
     """Memories that received at least one FTS hit in the session."""
     return [r[0] for r in conn.execute(
         "SELECT DISTINCT memory_id FROM session_memories WHERE session_key = ? AND fts_hit_count > 0",
@@ -505,7 +506,7 @@ def fts_confirmed_memories(conn, session_key: str) -> list[str]:
     )]
 
 
-def mark_feedback_applied(conn, session_key: str, confirmations: int, aspects_updated: int) -> None:
+def mark_feedback_applied(conn: Connection, session_key: str, confirmations: int, aspects_updated: int) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO aspect_feedback_sessions(session_key, confirmations, aspects_updated, applied_at)"
         " VALUES (?, ?, ?, ?)", (session_key, confirmations, aspects_updated, now_iso()),

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from kenning.core.clock import now_iso
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 from kenning.store.memories import filter_sql
 
 MAX_HINT_CHARS = 300
 
 
-def add_hints(conn, memory_id: str, hints: Iterable[str], *, model: str | None = None) -> int:
+def add_hints(conn: Connection, memory_id: str, hints: Iterable[str], *, model: str | None = None) -> int:
     """Store hints for a memory (duplicates ignored). Returns how many were new."""
     stamp = now_iso()
     added = 0
@@ -34,17 +34,17 @@ def add_hints(conn, memory_id: str, hints: Iterable[str], *, model: str | None =
     return added
 
 
-def hints_for(conn, memory_id: str) -> list[str]:
+def hints_for(conn: Connection, memory_id: str) -> list[str]:
     return [r[0] for r in conn.execute(
         "SELECT hint FROM memory_hints WHERE memory_id = ? ORDER BY rid", (memory_id,)
     )]
 
 
-def has_hints(conn, memory_id: str) -> bool:
+def has_hints(conn: Connection, memory_id: str) -> bool:
     return conn.execute("SELECT 1 FROM memory_hints WHERE memory_id = ? LIMIT 1", (memory_id,)).fetchone() is not None
 
 
-def search_hints(conn, fts_query: str, *, limit: int = 100, filters=None) -> list[tuple[str, float]]:
+def search_hints(conn: Connection, fts_query: str, *, limit: int = 100, filters=None) -> list[tuple[str, float]]:
     """(memory_id, bm25) for live memories whose hints match `fts_query` (an FTS5 MATCH
     expression), best first; bm25 is FTS5's rank (more negative is better)."""
     if not fts_query.strip():
@@ -75,7 +75,7 @@ def search_hints(conn, fts_query: str, *, limit: int = 100, filters=None) -> lis
     return [(r[0], float(r[1])) for r in rows]
 
 
-def memories_without_hints(conn, limit: int = 50) -> list[dict[str, Any]]:
+def memories_without_hints(conn: Connection, limit: int = 50) -> list[dict[str, Any]]:
     """Live memories that have no hints yet, newest first (the hints worker's backlog)."""
     rows = conn.execute(
         "SELECT m.id, m.content, m.type FROM memories m WHERE m.is_deleted = 0 AND m.superseded_by IS NULL"
@@ -86,5 +86,5 @@ def memories_without_hints(conn, limit: int = 50) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def hint_count(conn) -> int:
+def hint_count(conn: Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM memory_hints").fetchone()[0])

@@ -33,7 +33,7 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 from kenning.store.db import Database, IntegrityError
 
 STATUSES = ("pending", "leased", "completed", "dead")
@@ -114,7 +114,7 @@ def enqueue(
 
 
 def enqueue_in_tx(
-    conn, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
+    conn: Connection, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
     payload: dict[str, Any] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
     priority: int = 0, delay_s: float = 0.0,
 ) -> tuple[int, bool]:
@@ -169,7 +169,7 @@ def lease(db: Database, job_types: list[str] | tuple[str, ...], worker_id: str) 
     return _row_to_job(leased)
 
 
-def lease_key_in_tx(conn, job_type: str, dedup_key: str, worker_id: str) -> Job | None:
+def lease_key_in_tx(conn: Connection, job_type: str, dedup_key: str, worker_id: str) -> Job | None:
     """Lease the live pending job of (job_type, dedup_key) at once, ready or not, on the caller's
     write connection: for a caller that waits on this one job (a synchronous session-end)."""
     now = now_iso()
@@ -187,7 +187,7 @@ def lease_key_in_tx(conn, job_type: str, dedup_key: str, worker_id: str) -> Job 
     return _row_to_job(row)
 
 
-def latest_for_key(conn, job_type: str, dedup_key: str) -> Job | None:
+def latest_for_key(conn: Connection, job_type: str, dedup_key: str) -> Job | None:
     """The newest job of (job_type, dedup_key), live or finished."""
     row = conn.execute(
         "SELECT * FROM memory_jobs WHERE job_type = ? AND dedup_key = ? ORDER BY id DESC LIMIT 1",

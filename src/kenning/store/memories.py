@@ -14,6 +14,7 @@ from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
+from kenning.store.backend import Connection
 
 _JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "derived_from")
 _BOOL_FIELDS = ("pinned", "needs_review", "user_verified", "is_deleted")
@@ -42,7 +43,7 @@ def row_to_memory(row: Any) -> Memory:
 
 
 def add_history(
-    conn, memory_id: str, event: str, *, old_content: str | None = None,
+    conn: Connection, memory_id: str, event: str, *, old_content: str | None = None,
     new_content: str | None = None, changes: dict[str, Any] | None = None,
     actor: str | None = None, reason: str | None = None, at: str | None = None,
 ) -> None:
@@ -63,7 +64,7 @@ def visibility_sql(viewer: Viewer | None, alias: str = "m") -> tuple[str, list[A
             f" AND ({alias}.team IS NULL OR {alias}.team = ?)))", [viewer.user, viewer.team])
 
 
-def find_duplicate(conn, content_hash: str, project: str | None, writer: Viewer | None = None) -> str | None:
+def find_duplicate(conn: Connection, content_hash: str, project: str | None, writer: Viewer | None = None) -> str | None:
     """A live memory with this content in this project that `writer` can see (None: any)."""
     visible, params = visibility_sql(writer)
     row = conn.execute(
@@ -73,7 +74,7 @@ def find_duplicate(conn, content_hash: str, project: str | None, writer: Viewer 
     return row[0] if row else None
 
 
-def check_visible(conn, memory_id: str, viewer: Viewer | None) -> Memory:
+def check_visible(conn: Connection, memory_id: str, viewer: Viewer | None) -> Memory:
     """The memory, or NotFound when it does not exist or `viewer` may not see it (same answer)."""
     visible, params = visibility_sql(viewer)
     row = conn.execute(f"SELECT * FROM memories m WHERE id = ? AND {visible}", (memory_id, *params)).fetchone()
@@ -83,7 +84,7 @@ def check_visible(conn, memory_id: str, viewer: Viewer | None) -> Memory:
 
 
 def insert_memory(
-    conn, draft: MemoryDraft, *, embedding_model: str | None = None, actor: str | None = None
+    conn: Connection, draft: MemoryDraft, *, embedding_model: str | None = None, actor: str | None = None
 ) -> tuple[str, bool]:
     """Insert (or find the exact duplicate of) a memory. Returns (id, deduped)."""
     content = normalize_content(draft.content)
@@ -118,21 +119,21 @@ def insert_memory(
     return memory_id, False
 
 
-def get_memory(conn, memory_id: str) -> Memory:
+def get_memory(conn: Connection, memory_id: str) -> Memory:
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is None:
         raise NotFound(f"no memory with id {memory_id!r}")
     return row_to_memory(row)
 
 
-def is_newer(conn, memory_id: str, than_id: str) -> bool:
+def is_newer(conn: Connection, memory_id: str, than_id: str) -> bool:
     """True when `memory_id` was recorded after `than_id` (by created_at, then insertion order)."""
     rows = {r[0]: (r[1], r[2]) for r in conn.execute(
         "SELECT id, created_at, rid FROM memories WHERE id IN (?, ?)", (memory_id, than_id)).fetchall()}
     return memory_id in rows and than_id in rows and rows[memory_id] > rows[than_id]
 
 
-def get_memories(conn, ids: list[str]) -> dict[str, Memory]:
+def get_memories(conn: Connection, ids: list[str]) -> dict[str, Memory]:
     found: dict[str, Memory] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
@@ -152,7 +153,7 @@ def _encode(field: str, value: Any) -> Any:
 
 
 def update_memory(
-    conn, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+    conn: Connection, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
     reason: str | None = None, event: str = "updated",
 ) -> Memory:
     """Apply `changes` (EDITABLE_FIELDS only) and record what changed."""
@@ -187,7 +188,7 @@ def update_memory(
     return get_memory(conn, memory_id)
 
 
-def soft_delete(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
+def soft_delete(conn: Connection, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> Memory:
     memory = get_memory(conn, memory_id)
     if memory.is_deleted:
         return memory
@@ -198,7 +199,7 @@ def soft_delete(conn, memory_id: str, *, actor: str | None = None, reason: str |
     return get_memory(conn, memory_id)
 
 
-def recover_memory(conn, memory_id: str, *, actor: str | None = None) -> Memory:
+def recover_memory(conn: Connection, memory_id: str, *, actor: str | None = None) -> Memory:
     memory = get_memory(conn, memory_id)
     if not memory.is_deleted:
         return memory
@@ -211,7 +212,7 @@ def recover_memory(conn, memory_id: str, *, actor: str | None = None) -> Memory:
     return get_memory(conn, memory_id)
 
 
-def scrub_history(conn, memory_id: str, content: str | None = None) -> int:
+def scrub_history(conn: Connection, memory_id: str, content: str | None = None) -> int:
     """Blank the content of `memory_id`'s history rows (and of any other row quoting `content`)."""
     blank = "UPDATE memory_history SET old_content = NULL, new_content = NULL, changes = '{}'"
     count = conn.execute(f"{blank} WHERE memory_id = ?", (memory_id,)).rowcount
@@ -224,7 +225,7 @@ def scrub_history(conn, memory_id: str, content: str | None = None) -> int:
     return count
 
 
-def purge_memory(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
+def purge_memory(conn: Connection, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> None:
     """Hard delete: the row and its FTS entry go; earlier history rows lose their content and a
     'purged' row without content is added (store.purge removes the rest: graph, vectors, jobs)."""
     memory = get_memory(conn, memory_id)
@@ -233,7 +234,7 @@ def purge_memory(conn, memory_id: str, *, actor: str | None = None, reason: str 
     add_history(conn, memory_id, "purged", actor=actor, reason=reason)
 
 
-def history(conn, memory_id: str) -> list[dict[str, Any]]:
+def history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,)
     ).fetchall()
@@ -279,7 +280,7 @@ def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, lis
 
 
 def list_memories(
-    conn, filters: MemoryFilter | None = None, *, limit: int = 50, offset: int = 0,
+    conn: Connection, filters: MemoryFilter | None = None, *, limit: int = 50, offset: int = 0,
     order: str = "created_at DESC",
 ) -> tuple[list[Memory], int]:
     where, params = filter_sql(filters)
@@ -291,19 +292,19 @@ def list_memories(
     return [row_to_memory(r) for r in rows], total
 
 
-def set_embedding_model(conn, memory_id: str, model: str) -> None:
+def set_embedding_model(conn: Connection, memory_id: str, model: str) -> None:
     """Record which embedding model the memory's stored vector came from."""
     conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, memory_id))
 
 
-def content_hash(conn, memory_id: str) -> str:
+def content_hash(conn: Connection, memory_id: str) -> str:
     row = conn.execute("SELECT content_hash FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is None:
         raise NotFound(f"memory {memory_id} not found")
     return row[0]
 
 
-def importance_by_id(conn, ids: list[str]) -> dict[str, float]:
+def importance_by_id(conn: Connection, ids: list[str]) -> dict[str, float]:
     """id → importance for the given ids (unknown ids are absent)."""
     found: dict[str, float] = {}
     for start in range(0, len(ids), 500):
@@ -313,7 +314,7 @@ def importance_by_id(conn, ids: list[str]) -> dict[str, float]:
     return found
 
 
-def session_neighbours(conn, hit_ids: list[str], window: int, filters: MemoryFilter | None
+def session_neighbours(conn: Connection, hit_ids: list[str], window: int, filters: MemoryFilter | None
                        ) -> dict[str, list[tuple[str, int]]]:
     """For each hit with a session: [(neighbour id, distance)] within `window` places either side.
 
@@ -341,7 +342,7 @@ def session_neighbours(conn, hit_ids: list[str], window: int, filters: MemoryFil
     return found
 
 
-def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
+def provenance_rows(conn: Connection, ids: list[str], filters: MemoryFilter | None = None
                     ) -> dict[str, tuple[list[str], list[str]]]:
     """id → (derived_from, metadata.amended_by as a list) for the given ids (those matching
     `filters` when given; any state when not)."""
@@ -359,7 +360,7 @@ def provenance_rows(conn, ids: list[str], filters: MemoryFilter | None = None
     return found
 
 
-def live_successors(conn, ids: list[str], max_hops: int = 8) -> dict[str, str]:
+def live_successors(conn: Connection, ids: list[str], max_hops: int = 8) -> dict[str, str]:
     """id → the live memory at the end of its `superseded_by` chain (itself when live); ids whose
     chain ends in a deleted memory (or runs past `max_hops`) are left out."""
     found: dict[str, str] = {}
@@ -384,7 +385,7 @@ def live_successors(conn, ids: list[str], max_hops: int = 8) -> dict[str, str]:
     return found
 
 
-def record_access(conn, ids: list[str], at: str | None = None) -> None:
+def record_access(conn: Connection, ids: list[str], at: str | None = None) -> None:
     stamp = at or now_iso()
     conn.executemany(
         "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
@@ -392,7 +393,7 @@ def record_access(conn, ids: list[str], at: str | None = None) -> None:
     )
 
 
-def stats(conn) -> dict[str, Any]:
+def stats(conn: Connection) -> dict[str, Any]:
     row = conn.execute(
         "SELECT COUNT(*) AS total, SUM(is_deleted = 0) AS live, SUM(is_deleted) AS deleted,"
         " SUM(superseded_by IS NOT NULL AND is_deleted = 0) AS superseded, SUM(pinned) AS pinned"

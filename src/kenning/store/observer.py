@@ -10,6 +10,7 @@ from typing import Any
 from kenning.store.memories import add_history, get_memory, row_to_memory
 from kenning.core.secrets import protect_value, redact
 from kenning.core.types import Memory
+from kenning.store.backend import Connection
 
 
 def _marks(values: list[Any]) -> str:
@@ -28,7 +29,7 @@ def _redacted_json(value: Any) -> str:
 
 
 # -- scratchpad checkpoints ----------------------------------------------------------------------
-def save_scratchpads(conn, rows: Iterable[tuple[str, str | None, dict[str, Any] | str, int]], at: str) -> int:
+def save_scratchpads(conn: Connection, rows: Iterable[tuple[str, str | None, dict[str, Any] | str, int]], at: str) -> int:
     """Upsert checkpoints; a state is a dict or its JSON text (snapshotted by the caller)."""
     data = [(key, project, _redacted_json(state), step, at) for key, project, state, step in rows]
     conn.executemany(
@@ -40,7 +41,7 @@ def save_scratchpads(conn, rows: Iterable[tuple[str, str | None, dict[str, Any] 
     return len(data)
 
 
-def load_scratchpads(conn, *, since: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+def load_scratchpads(conn: Connection, *, since: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
     rows = conn.execute(
         "SELECT session_key, state FROM observer_scratchpads WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?",
         (since, limit),
@@ -48,17 +49,17 @@ def load_scratchpads(conn, *, since: str, limit: int) -> list[tuple[str, dict[st
     return [(r["session_key"], json.loads(r["state"])) for r in rows]
 
 
-def get_scratchpad(conn, session_key: str) -> dict[str, Any] | None:
+def get_scratchpad(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT state FROM observer_scratchpads WHERE session_key = ?", (session_key,)).fetchone()
     return json.loads(row["state"]) if row else None
 
 
-def delete_scratchpad(conn, session_key: str) -> None:
+def delete_scratchpad(conn: Connection, session_key: str) -> None:
     conn.execute("DELETE FROM observer_scratchpads WHERE session_key = ?", (session_key,))
 
 
 # -- per-session outcome and signal summaries -----------------------------------------------------
-def save_session(conn, session_key: str, row: dict[str, Any], at: str) -> None:
+def save_session(conn: Connection, session_key: str, row: dict[str, Any], at: str) -> None:
     conn.execute(
         "INSERT INTO observer_sessions(session_key, project, session_type, ab_group, steps, tool_calls, file_rereads,"
         " step_injections, signals, promoted, reinforced, finished_at, created_at)"
@@ -73,7 +74,7 @@ def save_session(conn, session_key: str, row: dict[str, Any], at: str) -> None:
     )
 
 
-def get_session(conn, session_key: str) -> dict[str, Any] | None:
+def get_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM observer_sessions WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None
@@ -83,7 +84,7 @@ def get_session(conn, session_key: str) -> dict[str, Any] | None:
     return data
 
 
-def add_signals(conn, session_key: str, project: str | None, signals: list[dict[str, Any]], at: str) -> int:
+def add_signals(conn: Connection, session_key: str, project: str | None, signals: list[dict[str, Any]], at: str) -> int:
     conn.execute("DELETE FROM observer_signals WHERE session_key = ?", (session_key,))
     conn.executemany(
         "INSERT INTO observer_signals(session_key, project, signal_class, key, files, detail, step, contaminated,"
@@ -94,7 +95,7 @@ def add_signals(conn, session_key: str, project: str | None, signals: list[dict[
     return len(signals)
 
 
-def session_signals(conn, session_key: str) -> list[dict[str, Any]]:
+def session_signals(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT signal_class, key, files, detail, step, contaminated FROM observer_signals WHERE session_key = ?"
         " ORDER BY id", (session_key,),
@@ -103,7 +104,7 @@ def session_signals(conn, session_key: str) -> list[dict[str, Any]]:
                  contaminated=bool(r["contaminated"])) for r in rows]
 
 
-def supporting_sessions(conn, project: str | None, signal_class: str, key: str, limit: int = 50) -> list[str]:
+def supporting_sessions(conn: Connection, project: str | None, signal_class: str, key: str, limit: int = 50) -> list[str]:
     """Distinct sessions whose signal summary holds (class, key) in this project, oldest first."""
     return [r[0] for r in conn.execute(
         "SELECT session_key FROM observer_signals WHERE project IS ? AND signal_class = ? AND key = ?"
@@ -112,7 +113,7 @@ def supporting_sessions(conn, project: str | None, signal_class: str, key: str, 
 
 
 # -- incremental cross-session index (v4 section 12, mode 1) ---------------------------------------
-def bump_file_nodes(conn, project: str | None, files: dict[str, bool], at: str) -> None:
+def bump_file_nodes(conn: Connection, project: str | None, files: dict[str, bool], at: str) -> None:
     conn.executemany(
         "INSERT INTO observer_file_nodes(project, path, sessions, edit_sessions, updated_at) VALUES (?, ?, 1, ?, ?)"
         " ON CONFLICT(project, path) DO UPDATE SET sessions = sessions + 1,"
@@ -121,7 +122,7 @@ def bump_file_nodes(conn, project: str | None, files: dict[str, bool], at: str) 
     )
 
 
-def bump_edges(conn, project: str | None, pairs: list[tuple[str, str]], at: str) -> None:
+def bump_edges(conn: Connection, project: str | None, pairs: list[tuple[str, str]], at: str) -> None:
     conn.executemany(
         "INSERT INTO observer_co_access_edges(project, file_a, file_b, sessions, edit_sessions, updated_at)"
         " VALUES (?, ?, ?, 1, 1, ?) ON CONFLICT(project, file_a, file_b) DO UPDATE SET sessions = sessions + 1,"
@@ -130,7 +131,7 @@ def bump_edges(conn, project: str | None, pairs: list[tuple[str, str]], at: str)
     )
 
 
-def strong_edges(conn, project: str | None, min_sessions: int, min_ratio: float, limit: int = 20) -> list[dict[str, Any]]:
+def strong_edges(conn: Connection, project: str | None, min_sessions: int, min_ratio: float, limit: int = 20) -> list[dict[str, Any]]:
     """Co-edit edges seen in ≥ min_sessions where the pair is ≥ min_ratio of each file's edit sessions."""
     rows = conn.execute(
         "SELECT e.file_a, e.file_b, e.edit_sessions, a.edit_sessions AS a_sessions, b.edit_sessions AS b_sessions"
@@ -145,19 +146,19 @@ def strong_edges(conn, project: str | None, min_sessions: int, min_ratio: float,
     return [dict(r) for r in rows]
 
 
-def finished_sessions(conn, project: str | None) -> int:
+def finished_sessions(conn: Connection, project: str | None) -> int:
     return int(conn.execute(
         "SELECT COUNT(*) FROM observer_sessions WHERE project IS ? AND finished_at IS NOT NULL", (project,)
     ).fetchone()[0])
 
 
-def synthesis_done(conn, project: str | None, threshold: int) -> bool:
+def synthesis_done(conn: Connection, project: str | None, threshold: int) -> bool:
     return conn.execute(
         "SELECT 1 FROM observer_synthesis_log WHERE project = ? AND threshold = ?", (project or "", threshold)
     ).fetchone() is not None
 
 
-def log_synthesis(conn, project: str | None, threshold: int, memory_ids: list[str], at: str) -> None:
+def log_synthesis(conn: Connection, project: str | None, threshold: int, memory_ids: list[str], at: str) -> None:
     conn.execute(
         "INSERT OR IGNORE INTO observer_synthesis_log(project, threshold, memories, created_at) VALUES (?, ?, ?, ?)",
         (project or "", threshold, json.dumps(memory_ids), at),
@@ -165,7 +166,7 @@ def log_synthesis(conn, project: str | None, threshold: int, memory_ids: list[st
 
 
 # -- lookups for promotion and the step decider ------------------------------------------------------
-def memory_for_key(conn, key: str, project: str | None) -> str | None:
+def memory_for_key(conn: Connection, key: str, project: str | None) -> str | None:
     """A live memory indexed under this exact observer key (identity for reinforcement)."""
     row = conn.execute(
         "SELECT m.id FROM memory_lookup l JOIN memories m ON m.id = l.memory_id"
@@ -175,7 +176,7 @@ def memory_for_key(conn, key: str, project: str | None) -> str | None:
     return row[0] if row else None
 
 
-def live_ids_for_hashes(conn, hashes: list[str], project: str | None) -> dict[str, str]:
+def live_ids_for_hashes(conn: Connection, hashes: list[str], project: str | None) -> dict[str, str]:
     if not hashes:
         return {}
     rows = conn.execute(
@@ -185,7 +186,7 @@ def live_ids_for_hashes(conn, hashes: list[str], project: str | None) -> dict[st
     return {r[0]: r[1] for r in rows}
 
 
-def step_lookup(conn, keys: list[tuple[str, tuple[str, ...] | None]], *, project: str | None, session_key: str,
+def step_lookup(conn: Connection, keys: list[tuple[str, tuple[str, ...] | None]], *, project: str | None, session_key: str,
                 exclude: list[str], min_confidence: float, limit: int) -> list[tuple[str, Memory]]:
     """Live memories indexed under the given keys (in priority order; types None = any type), not yet
     injected in this session, at least `min_confidence`: [(key, memory)] best key first."""
@@ -210,7 +211,7 @@ def step_lookup(conn, keys: list[tuple[str, tuple[str, ...] | None]], *, project
     return out[:limit]
 
 
-def record_step_injection(conn, session_key: str, memories: list[tuple[str, float]], at: str) -> None:
+def record_step_injection(conn: Connection, session_key: str, memories: list[tuple[str, float]], at: str) -> None:
     """session_memories rows (phase 'step', injected) and one access each for the shown memories."""
     rank = int(conn.execute("SELECT COALESCE(MAX(rank), 0) FROM session_memories WHERE session_key = ?",
                             (session_key,)).fetchone()[0])
@@ -227,7 +228,7 @@ def record_step_injection(conn, session_key: str, memories: list[tuple[str, floa
                      [(at, memory_id) for memory_id, _ in memories])
 
 
-def step_injections(conn, session_key: str) -> list[dict[str, Any]]:
+def step_injections(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT sm.memory_id, sm.injected_at, sm.final_score, m.type, m.content FROM session_memories sm"
         " LEFT JOIN memories m ON m.id = sm.memory_id WHERE sm.session_key = ? AND sm.inject_phase = 'step'"
@@ -236,7 +237,7 @@ def step_injections(conn, session_key: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def reinforce(conn, memory_id: str, *, session_key: str, signal_class: str, step: float, cap: float, at: str) -> None:
+def reinforce(conn: Connection, memory_id: str, *, session_key: str, signal_class: str, step: float, cap: float, at: str) -> None:
     """A candidate matched this memory: raise its confidence, count an access, add the session."""
     memory = get_memory(conn, memory_id)
     meta = dict(memory.metadata)
@@ -257,7 +258,7 @@ def reinforce(conn, memory_id: str, *, session_key: str, signal_class: str, step
 
 
 # -- lifecycle (v4 section 18) -----------------------------------------------------------------------
-def decayable(conn, types: list[str], limit: int, after_rid: int = 0) -> list[dict[str, Any]]:
+def decayable(conn: Connection, types: list[str], limit: int, after_rid: int = 0) -> list[dict[str, Any]]:
     """Live, unpinned, unverified memories of decaying types: rid, id, type, confidence, half-life, last use."""
     if not types:
         return []
@@ -269,7 +270,7 @@ def decayable(conn, types: list[str], limit: int, after_rid: int = 0) -> list[di
     return [dict(r) for r in rows]
 
 
-def soft_delete_pruned(conn, ids: list[str], at: str) -> int:
+def soft_delete_pruned(conn: Connection, ids: list[str], at: str) -> int:
     if not ids:
         return 0
     count = conn.execute(
@@ -281,7 +282,7 @@ def soft_delete_pruned(conn, ids: list[str], at: str) -> int:
     return count
 
 
-def trust_promote(conn, *, min_access: int, step: float, cap: float, clear_review_at: int, at: str) -> dict[str, int]:
+def trust_promote(conn: Connection, *, min_access: int, step: float, cap: float, clear_review_at: int, at: str) -> dict[str, int]:
     """Access count as trust (v4 section 18): every `min_access` uncorrected accesses add `step` confidence
     (once per threshold crossed, tracked in metadata.trust_level); `clear_review_at` clears needs_review."""
     raised = conn.execute(
@@ -301,7 +302,7 @@ def trust_promote(conn, *, min_access: int, step: float, cap: float, clear_revie
 
 
 # -- A/B metrics (v4 section 19) ---------------------------------------------------------------------
-def ab_metrics(conn) -> list[dict[str, Any]]:
+def ab_metrics(conn: Connection) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT ab_group, COUNT(*) AS sessions, AVG(tool_calls) AS tool_calls_per_session,"
         " AVG(file_rereads) AS file_rereads_per_session, AVG(step_injections) AS step_injections_per_session,"
@@ -310,7 +311,7 @@ def ab_metrics(conn) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def files_seen_before(conn, project: str | None, paths: list[str]) -> int:
+def files_seen_before(conn: Connection, project: str | None, paths: list[str]) -> int:
     """How many of these files earlier sessions of the project already accessed (v4 'file re-reads')."""
     if not paths:
         return 0
@@ -320,7 +321,7 @@ def files_seen_before(conn, project: str | None, paths: list[str]) -> int:
     ).fetchone()[0])
 
 
-def flag_for_review(conn, ids: list[str], at: str) -> None:
+def flag_for_review(conn: Connection, ids: list[str], at: str) -> None:
     """Observer memories derived after an external fetch are held for review (trust gate)."""
     if ids:
         conn.execute(f"UPDATE memories SET needs_review = 1, updated_at = ? WHERE id IN ({_marks(ids)})", [at, *ids])

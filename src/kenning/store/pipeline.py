@@ -7,13 +7,14 @@ from typing import Any
 
 from kenning.core.clock import now_iso
 from kenning.store import memories
+from kenning.store.backend import Connection
 
 
-def set_extraction_model(conn, memory_id: str, model: str) -> None:
+def set_extraction_model(conn: Connection, memory_id: str, model: str) -> None:
     conn.execute("UPDATE memories SET extraction_model = ? WHERE id = ?", (model, memory_id))
 
 
-def supersede(conn, old_id: str, by_id: str, *, reason: str, actor: str = "pipeline-v2",
+def supersede(conn: Connection, old_id: str, by_id: str, *, reason: str, actor: str = "pipeline-v2",
               at: str | None = None) -> None:
     """Mark `old_id` superseded by `by_id` with a validity end; the row itself is kept."""
     memories.update_memory(
@@ -22,6 +23,6 @@ def supersede(conn, old_id: str, by_id: str, *, reason: str, actor: str = "pipel
     )
 
 
-def proposal_history(conn, memory_id: str) -> list[dict[str, Any]]:
+def proposal_history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     """Audit rows of pipeline proposals whose source is `memory_id`."""
     return [h for h in memories.history(conn, memory_id) if h["event"] == "pipeline_proposal"]

@@ -15,11 +15,12 @@ from typing import Any
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.secrets import redact
+from kenning.store.backend import Connection
 
 # -- training data (read-only) ------------------------------------------------
 
 
-def embedding_model_in_use(conn) -> str | None:
+def embedding_model_in_use(conn: Connection) -> str | None:
     """The embedding model with the most stored vectors (the one the predictor reads)."""
     row = conn.execute(
         "SELECT model FROM embeddings GROUP BY model ORDER BY COUNT(*) DESC, model LIMIT 1"
@@ -37,7 +38,7 @@ _SESSION_SELECT = (
 )
 
 
-def eligible_sessions(conn, min_confidence: float, limit: int) -> list[dict[str, Any]]:
+def eligible_sessions(conn: Connection, min_confidence: float, limit: int) -> list[dict[str, Any]]:
     """Most recent scored sessions that may carry training signal, newest first.
 
     The judge's confidence alone no longer decides (issue 11): a session is kept when its
@@ -50,7 +51,7 @@ def eligible_sessions(conn, min_confidence: float, limit: int) -> list[dict[str,
     return [dict(r) for r in rows]
 
 
-def replay_sessions(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
+def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[dict[str, Any]]:
     """The replay buffer: the top `size` usable historical sessions by continuity score."""
     rows = conn.execute(
         f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
@@ -59,7 +60,7 @@ def replay_sessions(conn, min_confidence: float, size: int) -> list[dict[str, An
     return [dict(r) for r in rows]
 
 
-def sessions_by_keys(conn, keys: list[str]) -> list[dict[str, Any]]:
+def sessions_by_keys(conn: Connection, keys: list[str]) -> list[dict[str, Any]]:
     if not keys:
         return []
     marks = ",".join("?" * len(keys))
@@ -67,24 +68,24 @@ def sessions_by_keys(conn, keys: list[str]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def session_score(conn, session_key: str) -> dict[str, Any] | None:
+def session_score(conn: Connection, session_key: str) -> dict[str, Any] | None:
     rows = sessions_by_keys(conn, [session_key])
     return rows[0] if rows else None
 
 
-def continuity_reasoning(conn, session_key: str) -> str | None:
+def continuity_reasoning(conn: Connection, session_key: str) -> str | None:
     """The judge's continuity reasoning for a scored session (None when unscored or absent)."""
     row = conn.execute("SELECT continuity_reasoning FROM session_scores WHERE session_key = ?",
                        (session_key,)).fetchone()
     return row[0] if row else None
 
 
-def session_started_at(conn, session_key: str) -> str | None:
+def session_started_at(conn: Connection, session_key: str) -> str | None:
     row = conn.execute("SELECT started_at FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
     return row[0] if row else None
 
 
-def session_candidate_rows(conn, session_key: str, model: str | None) -> list[dict[str, Any]]:
+def session_candidate_rows(conn: Connection, session_key: str, model: str | None) -> list[dict[str, Any]]:
     """Every candidate recorded for a session, joined with its memory and stored embedding."""
     rows = conn.execute(
         "SELECT sm.memory_id, sm.source, sm.effective_score, sm.predictor_score, sm.baseline_rank,"
@@ -102,7 +103,7 @@ def session_candidate_rows(conn, session_key: str, model: str | None) -> list[di
     return [dict(r) for r in rows]
 
 
-def previous_session_start(conn, started_at: str) -> str | None:
+def previous_session_start(conn: Connection, started_at: str) -> str | None:
     """Start of the latest session before `started_at` (for the session-gap feature)."""
     row = conn.execute(
         "SELECT MAX(started_at) FROM sessions WHERE started_at < ?", (started_at,)
@@ -110,25 +111,25 @@ def previous_session_start(conn, started_at: str) -> str | None:
     return row[0] if row and row[0] else None
 
 
-def session_context(conn, session_key: str) -> dict[str, Any] | None:
+def session_context(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT * FROM predictor_session_context WHERE session_key = ?", (session_key,)
     ).fetchone()
     return dict(row) if row else None
 
 
-def count_scored_sessions(conn, min_confidence: float = 0.0) -> int:
+def count_scored_sessions(conn: Connection, min_confidence: float = 0.0) -> int:
     return conn.execute(
         "SELECT COUNT(*) FROM session_scores WHERE confidence >= ?", (min_confidence,)
     ).fetchone()[0]
 
 
-def count_usable_sessions(conn) -> int:
+def count_usable_sessions(conn: Connection) -> int:
     """Sessions whose labels can train the model (training confidence and spread passed)."""
     return conn.execute("SELECT COUNT(*) FROM predictor_session_evidence WHERE usable = 1").fetchone()[0]
 
 
-def signal_events(conn, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
+def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
                   before: str | None = None) -> list[dict[str, Any]]:
     """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start."""
     clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
@@ -156,7 +157,7 @@ def signal_events(conn, *, memory_ids: list[str] | None = None, session_keys: li
 _ALL = object()
 
 
-def session_timeline(conn, *, project: Any = _ALL, before: str | None = None, exclude: str | None = None,
+def session_timeline(conn: Connection, *, project: Any = _ALL, before: str | None = None, exclude: str | None = None,
                      limit: int | None = None) -> list[dict[str, Any]]:
     """Sessions (key, project, started_at), newest first; one project's when `project` is given."""
     clauses, params = ["started_at IS NOT NULL"], []
@@ -175,12 +176,12 @@ def session_timeline(conn, *, project: Any = _ALL, before: str | None = None, ex
     return [dict(r) for r in conn.execute(sql, params)]
 
 
-def touched_ids(conn, session_key: str) -> dict[str, str]:
+def touched_ids(conn: Connection, session_key: str) -> dict[str, str]:
     return {r[0]: r[1] for r in conn.execute(
         "SELECT memory_id, reason FROM predictor_touched WHERE session_key = ?", (session_key,))}
 
 
-def memory_entity_names(conn, memory_ids: list[str]) -> dict[str, list[str]]:
+def memory_entity_names(conn: Connection, memory_ids: list[str]) -> dict[str, list[str]]:
     """Entity names the knowledge graph links to each memory."""
     if not memory_ids:
         return {}
@@ -194,7 +195,7 @@ def memory_entity_names(conn, memory_ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def judge_calibration(conn) -> dict[str, Any]:
+def judge_calibration(conn: Connection) -> dict[str, Any]:
     """The judge against reference labels: human labels (calibration table) and, where an
     independent (LLM) judge rated memories the agent also rated, the agent's scores mapped to 0..1."""
     human = conn.execute(
@@ -211,14 +212,14 @@ def judge_calibration(conn) -> dict[str, Any]:
     return {"labels": n, "human_labels": human[0] or 0, "agent_labels": agent[0] or 0, "mae": mae}
 
 
-def record_evidence(conn, session_key: str, *, confidence: float, usable: bool, parts: dict[str, Any]) -> None:
+def record_evidence(conn: Connection, session_key: str, *, confidence: float, usable: bool, parts: dict[str, Any]) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO predictor_session_evidence(session_key, confidence, usable, parts, created_at)"
         " VALUES (?, ?, ?, ?, ?)", (session_key, confidence, int(usable), json.dumps(parts, sort_keys=True), now_iso()),
     )
 
 
-def record_touched(conn, session_key: str, touched: dict[str, str]) -> None:
+def record_touched(conn: Connection, session_key: str, touched: dict[str, str]) -> None:
     conn.execute("DELETE FROM predictor_touched WHERE session_key = ?", (session_key,))
     conn.executemany(
         "INSERT INTO predictor_touched(session_key, memory_id, reason) VALUES (?, ?, ?)",
@@ -226,7 +227,7 @@ def record_touched(conn, session_key: str, touched: dict[str, str]) -> None:
     )
 
 
-def session_evidence(conn, session_key: str) -> dict[str, Any] | None:
+def session_evidence(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM predictor_session_evidence WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None
@@ -236,7 +237,7 @@ def session_evidence(conn, session_key: str) -> dict[str, Any] | None:
     return data
 
 
-def record_pool(conn, session_key: str, phase: str, rows: list[dict[str, Any]], at: str | None = None) -> None:
+def record_pool(conn: Connection, session_key: str, phase: str, rows: list[dict[str, Any]], at: str | None = None) -> None:
     """A ranked pool beyond session start (e.g. phase 'prompt:1'): replaces any earlier record."""
     stamp = at or now_iso()
     conn.execute("DELETE FROM predictor_pools WHERE session_key = ? AND phase = ?", (session_key, phase))
@@ -248,7 +249,7 @@ def record_pool(conn, session_key: str, phase: str, rows: list[dict[str, Any]], 
     )
 
 
-def pools(conn, session_key: str) -> dict[str, list[dict[str, Any]]]:
+def pools(conn: Connection, session_key: str) -> dict[str, list[dict[str, Any]]]:
     """{phase: rows in final order} of the session's recorded pools beyond session start."""
     out: dict[str, list[dict[str, Any]]] = {}
     for r in conn.execute("SELECT * FROM predictor_pools WHERE session_key = ? ORDER BY phase, final_rank,"
@@ -260,13 +261,13 @@ def pools(conn, session_key: str) -> dict[str, list[dict[str, Any]]]:
 # -- canary set ------------------------------------------------------------------
 
 
-def canary_rows(conn) -> list[dict[str, Any]]:
+def canary_rows(conn: Connection) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(
         "SELECT * FROM predictor_canary ORDER BY confidence DESC, session_key"
     )]
 
 
-def canary_candidates(conn, min_confidence: float, size: int) -> list[dict[str, Any]]:
+def canary_candidates(conn: Connection, min_confidence: float, size: int) -> list[dict[str, Any]]:
     """The usable sessions with the highest training confidence among the 4 x size most recent
     (ties: most recent first), so the canary follows the user instead of freezing on old work."""
     rows = conn.execute(
@@ -277,7 +278,7 @@ def canary_candidates(conn, min_confidence: float, size: int) -> list[dict[str, 
     return [{**dict(r), "confidence": r["training_confidence"]} for r in rows]
 
 
-def canary_lag_days(conn) -> float | None:
+def canary_lag_days(conn: Connection) -> float | None:
     """Days between the newest usable session and the canary's newest session (session time)."""
     row = conn.execute(
         "SELECT julianday((SELECT MAX(COALESCE(s.started_at, pe.created_at)) FROM predictor_session_evidence pe"
@@ -288,7 +289,7 @@ def canary_lag_days(conn) -> float | None:
     return float(row[0]) if row and row[0] is not None else None
 
 
-def replace_canary(conn, rows: list[tuple[str, float]], at: str | None = None) -> None:
+def replace_canary(conn: Connection, rows: list[tuple[str, float]], at: str | None = None) -> None:
     stamp = at or now_iso()
     conn.execute("DELETE FROM predictor_canary")
     conn.executemany(
@@ -300,12 +301,12 @@ def replace_canary(conn, rows: list[tuple[str, float]], at: str | None = None) -
 # -- state and per-session context (daemon writes) ------------------------------------
 
 
-def load_state(conn, key: str) -> dict[str, Any] | None:
+def load_state(conn: Connection, key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT value FROM predictor_state WHERE key = ?", (key,)).fetchone()
     return json.loads(row[0]) if row else None
 
 
-def save_state(conn, key: str, value: dict[str, Any]) -> None:
+def save_state(conn: Connection, key: str, value: dict[str, Any]) -> None:
     conn.execute(
         "INSERT INTO predictor_state(key, value, updated_at) VALUES (?, ?, ?)"
         " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -314,7 +315,7 @@ def save_state(conn, key: str, value: dict[str, Any]) -> None:
 
 
 def upsert_session_context(
-    conn, session_key: str, *, project: str | None, context_text: str | None,
+    conn: Connection, session_key: str, *, project: str | None, context_text: str | None,
     embedding: bytes | None, embedding_dims: int | None, alpha: float,
     model_version: int | None, scored: bool, latency_ms: float | None,
 ) -> None:
@@ -332,7 +333,7 @@ def upsert_session_context(
 _COMPARISON_JSON = ("predictor_top_ids", "baseline_top_ids", "relevance_scores")
 
 
-def insert_comparison(conn, row: dict[str, Any]) -> str:
+def insert_comparison(conn: Connection, row: dict[str, Any]) -> str:
     data = dict(row)
     data.setdefault("id", uuid.uuid4().hex[:16])
     data.setdefault("created_at", now_iso())
@@ -360,7 +361,7 @@ def _decode_comparison(row: Any) -> dict[str, Any]:
 
 
 def list_comparisons(
-    conn, *, winner: str | None = None, ema_updated: bool | None = None,
+    conn: Connection, *, winner: str | None = None, ema_updated: bool | None = None,
     min_margin: float | None = None, since: str | None = None, until: str | None = None,
     limit: int = 50, offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
@@ -394,12 +395,12 @@ def list_comparisons(
     return [_decode_comparison(r) for r in rows], total
 
 
-def get_comparison(conn, comparison_id: str) -> dict[str, Any] | None:
+def get_comparison(conn: Connection, comparison_id: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM predictor_comparisons WHERE id = ?", (comparison_id,)).fetchone()
     return _decode_comparison(row) if row else None
 
 
-def comparison_for_session(conn, session_key: str) -> dict[str, Any] | None:
+def comparison_for_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT * FROM predictor_comparisons WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
         (session_key,),
@@ -410,7 +411,7 @@ def comparison_for_session(conn, session_key: str) -> dict[str, Any] | None:
 # -- training log ---------------------------------------------------------------
 
 
-def insert_training_log(conn, row: dict[str, Any]) -> int:
+def insert_training_log(conn: Connection, row: dict[str, Any]) -> int:
     data = dict(row)
     data.setdefault("created_at", now_iso())
     for name in ("gates", "loss_curve"):
@@ -428,7 +429,7 @@ def insert_training_log(conn, row: dict[str, Any]) -> int:
     return int(cur.lastrowid)
 
 
-def list_training_log(conn, *, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     total = conn.execute("SELECT COUNT(*) FROM predictor_training_log").fetchone()[0]
     rows = conn.execute(
         "SELECT * FROM predictor_training_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
@@ -446,7 +447,7 @@ def list_training_log(conn, *, limit: int = 50, offset: int = 0) -> tuple[list[d
 # -- drift and calibration -----------------------------------------------------------
 
 
-def relevance_by_memory_age(conn, since: str) -> dict[str, Any]:
+def relevance_by_memory_age(conn: Connection, since: str) -> dict[str, Any]:
     """Average judge relevance for young (< 7 d) vs old (> 30 d) memories, sessions since `since`."""
     row = conn.execute(
         "SELECT AVG(CASE WHEN age < 7 THEN rel END) AS recent_avg,"
@@ -461,7 +462,7 @@ def relevance_by_memory_age(conn, since: str) -> dict[str, Any]:
     return dict(row)
 
 
-def insert_drift_signal(conn, drift_signal: float | None, recent_avg: float | None,
+def insert_drift_signal(conn: Connection, drift_signal: float | None, recent_avg: float | None,
                         old_avg: float | None, samples: int) -> None:
     conn.execute(
         "INSERT INTO predictor_drift_signals(drift_signal, recent_avg, old_avg, samples, created_at)"
@@ -469,20 +470,20 @@ def insert_drift_signal(conn, drift_signal: float | None, recent_avg: float | No
     )
 
 
-def list_drift_signals(conn, limit: int = 100) -> list[dict[str, Any]]:
+def list_drift_signals(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(
         "SELECT * FROM predictor_drift_signals ORDER BY id DESC LIMIT ?", (limit,)
     )]
 
 
-def drift_resets(conn, limit: int = 100) -> list[dict[str, Any]]:
+def drift_resets(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(
         "SELECT id, model_version, swapped, loss, created_at FROM predictor_training_log"
         " WHERE trigger = 'drift_reset' ORDER BY id DESC LIMIT ?", (limit,)
     )]
 
 
-def upsert_calibration(conn, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+def upsert_calibration(conn: Connection, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
     row = conn.execute(
         "SELECT relevance_score FROM session_memories WHERE session_key = ? AND memory_id = ?",
         (session_key, memory_id),
@@ -500,7 +501,7 @@ def upsert_calibration(conn, session_key: str, memory_id: str, human_label: floa
             "scorer_label": scorer, "delta": delta}
 
 
-def calibration_summary(conn) -> dict[str, Any]:
+def calibration_summary(conn: Connection) -> dict[str, Any]:
     row = conn.execute(
         "SELECT COUNT(*) AS labels, COUNT(DISTINCT session_key) AS sessions, AVG(ABS(delta)) AS mae"
         " FROM predictor_calibration WHERE delta IS NOT NULL"
@@ -508,7 +509,7 @@ def calibration_summary(conn) -> dict[str, Any]:
     return dict(row)
 
 
-def session_audit_rows(conn, session_key: str) -> list[dict[str, Any]]:
+def session_audit_rows(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     """session_memories for one session joined with memory content previews."""
     rows = conn.execute(
         "SELECT sm.*, substr(m.content, 1, 200) AS content_preview, m.superseded_by, m.is_deleted"

@@ -12,18 +12,18 @@ afterwards truncates the WAL that still holds the old page images.
 from __future__ import annotations
 
 from kenning.store import memories
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 from kenning.store.retention import purge_embeddings, purge_graph_links
 
 
-def derived_ids(conn, memory_id: str) -> list[str]:
+def derived_ids(conn: Connection, memory_id: str) -> list[str]:
     return [r[0] for r in conn.execute(
         "SELECT id FROM memories WHERE json_extract(metadata, '$.source_memory_id') = ? AND id != ?",
         (memory_id, memory_id),
     )]
 
 
-def purge_everywhere(conn, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> list[str]:
+def purge_everywhere(conn: Connection, memory_id: str, *, actor: str | None = None, reason: str | None = None) -> list[str]:
     """Purge `memory_id` and what was derived from it; returns the purged ids. Call inside a write tx."""
     memories.get_memory(conn, memory_id)  # NotFound for an unknown id
     ids = [memory_id] + derived_ids(conn, memory_id)
@@ -39,7 +39,7 @@ def purge_everywhere(conn, memory_id: str, *, actor: str | None = None, reason: 
     return ids
 
 
-def optimize_fts(conn) -> None:
+def optimize_fts(conn: Connection) -> None:
     """Merge the FTS segments so deleted documents' terms are dropped, not just marked deleted.
     (On PostgreSQL the trigger deletes the row's tsvector outright: nothing to merge.)"""
     if is_postgres(conn):

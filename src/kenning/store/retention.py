@@ -5,11 +5,12 @@ the caller runs in its own short write transaction."""
 from __future__ import annotations
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import Connection
 from kenning.store.memories import add_history, scrub_history
 from kenning.store.vectors import delete_embedding
 
 
-def expired_tombstones(conn, cutoff: str, limit: int) -> list[str]:
+def expired_tombstones(conn: Connection, cutoff: str, limit: int) -> list[str]:
     """Ids of soft-deleted memories whose deleted_at is older than `cutoff`, oldest first; pinned and
     user-verified tombstones are kept (memory-system-v4 section 18)."""
     return [r[0] for r in conn.execute(
@@ -23,7 +24,7 @@ def _marks(ids: list[str]) -> str:
     return ",".join("?" * len(ids))
 
 
-def purge_graph_links(conn, memory_ids: list[str]) -> dict[str, int]:
+def purge_graph_links(conn: Connection, memory_ids: list[str]) -> dict[str, int]:
     """Step 1: drop mentions/attributes of these memories; delete entities left with no
     mentions (their relations go by cascade)."""
     if not memory_ids:
@@ -44,7 +45,7 @@ def purge_graph_links(conn, memory_ids: list[str]) -> dict[str, int]:
     return {"mentions": mentions, "attributes": attributes, "orphan_entities": orphans}
 
 
-def purge_embeddings(conn, memory_ids: list[str]) -> int:
+def purge_embeddings(conn: Connection, memory_ids: list[str]) -> int:
     """Step 2: vectors of these memories, unless another memory still uses the same content."""
     if not memory_ids:
         return 0
@@ -57,7 +58,7 @@ def purge_embeddings(conn, memory_ids: list[str]) -> int:
     return sum(delete_embedding(conn, h) for h in hashes)
 
 
-def purge_memory_rows(conn, memory_ids: list[str]) -> int:
+def purge_memory_rows(conn: Connection, memory_ids: list[str]) -> int:
     """Step 3: hard-delete the rows (FTS cleanup by trigger) and leave a 'purged' audit row."""
     if not memory_ids:
         return 0
@@ -71,7 +72,7 @@ def purge_memory_rows(conn, memory_ids: list[str]) -> int:
     return deleted
 
 
-def purge_history(conn, cutoff: str, limit: int) -> int:
+def purge_history(conn: Connection, cutoff: str, limit: int) -> int:
     """Step 4: memory_history rows older than `cutoff`, oldest first."""
     return conn.execute(
         "DELETE FROM memory_history WHERE id IN (SELECT id FROM memory_history WHERE created_at < ?"
@@ -79,7 +80,7 @@ def purge_history(conn, cutoff: str, limit: int) -> int:
     ).rowcount
 
 
-def stale_embedding_rows(conn, model: str, limit: int) -> list[dict]:
+def stale_embedding_rows(conn: Connection, model: str, limit: int) -> list[dict]:
     """Live memories needing a vector for `model`: no embedding row for (content_hash, model)
     (missing, stale after an edit, or a model switch) or `embedding_model` naming another
     model. Newest updates first, at most `limit`."""
@@ -92,12 +93,12 @@ def stale_embedding_rows(conn, model: str, limit: int) -> list[dict]:
     return [dict(r) for r in rows]
 
 
-def count_stale_embeddings(conn, model: str) -> int:
+def count_stale_embeddings(conn: Connection, model: str) -> int:
     return int(conn.execute(
         "SELECT COUNT(*) FROM memories m WHERE m.is_deleted = 0 AND (m.embedding_model IS NOT ? OR NOT EXISTS"
         " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?))", (model, model),
     ).fetchone()[0])
 
 
-def set_embedding_model(conn, memory_id: str, model: str) -> None:
+def set_embedding_model(conn: Connection, memory_id: str, model: str) -> None:
     conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, memory_id))

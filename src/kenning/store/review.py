@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.core.types import Viewer
+from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 
 LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact", "observer")
@@ -35,7 +36,7 @@ def _status_sql(status: str) -> str:
     }[status]
 
 
-def list_learned(conn, *, status: str, project: str | None, session_key: str | None, viewer: Viewer | None,
+def list_learned(conn: Connection, *, status: str, project: str | None, session_key: str | None, viewer: Viewer | None,
                  limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
     """([{memory, session: {...} | None}], total) newest session first, then in writing order."""
     learned, params = _learned_sql()
@@ -73,7 +74,7 @@ def list_learned(conn, *, status: str, project: str | None, session_key: str | N
     return out, total
 
 
-def rule_counts(conn) -> dict[str, dict[str, int]]:
+def rule_counts(conn: Connection) -> dict[str, dict[str, int]]:
     """{extraction rule: {learned, pending, accepted, rejected}} over live learned memories."""
     learned, params = _learned_sql()
     rows = conn.execute(
@@ -88,7 +89,7 @@ def rule_counts(conn) -> dict[str, dict[str, int]]:
                    "rejected": int(r[4] or 0)} for r in rows}
 
 
-def session_about(conn, session_keys: list[str], owner: str | None = None) -> dict[str, dict[str, Any]]:
+def session_about(conn: Connection, session_keys: list[str], owner: str | None = None) -> dict[str, dict[str, Any]]:
     """What each session was about and what it taught: {key: {first_prompt, learned, pending,
     rejected, examples: [{id, type, content}]}} (learned memories only; raw episodes are not
     lessons). Keys without a session are left out."""

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from kenning.core.types import MemoryFilter
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 from kenning.store.memories import filter_sql
 from kenning.store.vectors import knn
 from kenning.core.text import STOP_WORDS  # dropped from OR queries: keeps the BM25 leg sharp
@@ -30,7 +30,7 @@ def fts_query(text: str, *, drop_stop_words: bool = True) -> str:
 
 
 def bm25_search(
-    conn, query: str, filters: MemoryFilter | None = None, limit: int = 100
+    conn: Connection, query: str, filters: MemoryFilter | None = None, limit: int = 100
 ) -> list[tuple[str, float]]:
     """(memory_id, bm25 score — higher is better), best first.
 
@@ -69,7 +69,7 @@ def bm25_search(
 
 
 def vector_search(
-    conn, vector: np.ndarray, model: str, filters: MemoryFilter | None = None, limit: int = 100
+    conn: Connection, vector: np.ndarray, model: str, filters: MemoryFilter | None = None, limit: int = 100
 ) -> list[tuple[str, float]]:
     """(memory_id, cosine similarity), best first.
 
@@ -95,7 +95,7 @@ def vector_search(
     return _exact_scan(conn, vector, model, where, params, limit)
 
 
-def _filtered(conn, column: str, hits, where, params, limit) -> list[tuple[str, float]]:
+def _filtered(conn: Connection, column: str, hits, where, params, limit) -> list[tuple[str, float]]:
     """(memory_id, score) of the memories passing the filters whose `column` (rid or
     content_hash) has a hit, best score first."""
     score = dict(hits)
@@ -113,7 +113,7 @@ def _filtered(conn, column: str, hits, where, params, limit) -> list[tuple[str, 
     return [(r[0], score[r[1]]) for r in rows[:limit]]
 
 
-def _exact_scan(conn, vector, model, where, params, limit) -> list[tuple[str, float]]:
+def _exact_scan(conn: Connection, vector, model, where, params, limit) -> list[tuple[str, float]]:
     rows = conn.execute(
         "SELECT m.id, e.vector FROM memories m JOIN embeddings e"
         f" ON e.content_hash = m.content_hash AND e.model = ? WHERE {where}",

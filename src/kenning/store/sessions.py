@@ -19,6 +19,7 @@ from typing import Any
 from kenning.core.secrets import redact
 from kenning.core.types import Viewer
 from kenning.store import jobs
+from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 from kenning.store.vectors import knn
 
@@ -44,7 +45,7 @@ def _scope(project: str | None, at: str | None, viewer: Viewer | None = None) ->
 
 
 # -- candidate queries (read) --------------------------------------------------------------
-def top_by_effective_score(conn, *, project: str | None, at: str, limit: int,
+def top_by_effective_score(conn: Connection, *, project: str | None, at: str, limit: int,
                            viewer: Viewer | None = None) -> list[str]:
     """Ids of the `limit` best memories by effective_score at `at`, computed in SQL.
 
@@ -62,7 +63,7 @@ def top_by_effective_score(conn, *, project: str | None, at: str, limit: int,
 
 
 def top_by_similarity(
-    conn, vector, model: str, *, project: str | None, at: str | None, limit: int,
+    conn: Connection, vector, model: str, *, project: str | None, at: str | None, limit: int,
     viewer: Viewer | None = None,
 ) -> list[tuple[str, float]]:
     """(memory id, cosine) of the memories nearest to `vector`, honouring the session scope."""
@@ -83,7 +84,7 @@ def top_by_similarity(
 
 
 # -- sessions --------------------------------------------------------------------------------
-def get_session(conn, session_key: str) -> dict[str, Any] | None:
+def get_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None
@@ -93,7 +94,7 @@ def get_session(conn, session_key: str) -> dict[str, Any] | None:
 
 
 def create_session(
-    conn, session_key: str, *, harness: str | None, project: str | None, cwd: str | None,
+    conn: Connection, session_key: str, *, harness: str | None, project: str | None, cwd: str | None,
     context: str | None, started_at: str,
 ) -> bool:
     """Insert the session row; False when it already existed (session-start is idempotent)."""
@@ -105,11 +106,11 @@ def create_session(
     return cur.rowcount > 0
 
 
-def set_status_line(conn, session_key: str, status_line: str) -> None:
+def set_status_line(conn: Connection, session_key: str, status_line: str) -> None:
     conn.execute("UPDATE sessions SET status_line = ? WHERE session_key = ?", (status_line, session_key))
 
 
-def note_prompt(conn, session_key: str, at: str) -> dict[str, Any]:
+def note_prompt(conn: Connection, session_key: str, at: str) -> dict[str, Any]:
     """Count one prompt; returns the updated session row."""
     conn.execute(
         "UPDATE sessions SET prompt_count = prompt_count + 1, last_prompt_at = ?,"
@@ -119,18 +120,18 @@ def note_prompt(conn, session_key: str, at: str) -> dict[str, Any]:
     return get_session(conn, session_key) or {}
 
 
-def end_session(conn, session_key: str, at: str) -> None:
+def end_session(conn: Connection, session_key: str, at: str) -> None:
     conn.execute(
         "UPDATE sessions SET ended_at = ?, status = 'ended' WHERE session_key = ?", (at, session_key)
     )
 
 
-def set_transcript_path(conn, session_key: str, path: str) -> None:
+def set_transcript_path(conn: Connection, session_key: str, path: str) -> None:
     """Where the harness keeps this session's transcript (kept only to end a stale session from it)."""
     conn.execute("UPDATE sessions SET transcript_path = ? WHERE session_key = ?", (path, session_key))
 
 
-def stale_sessions(conn, *, idle_before: str, limit: int = 50,
+def stale_sessions(conn: Connection, *, idle_before: str, limit: int = 50,
                    harnesses: list[str] | None = None) -> list[dict[str, Any]]:
     """Sessions still `active` whose last prompt (or start) is older than `idle_before` and
     that know their transcript's path, oldest first; only those of `harnesses` when given."""
@@ -144,7 +145,7 @@ def stale_sessions(conn, *, idle_before: str, limit: int = 50,
     return [dict(r) for r in rows]
 
 
-def claim_owner(conn, session_key: str, owner: str) -> str | None:
+def claim_owner(conn: Connection, session_key: str, owner: str) -> str | None:
     """Make `owner` the session's owner unless it has one; returns the owner it has now (None:
     no such session)."""
     conn.execute("UPDATE sessions SET owner = ? WHERE session_key = ? AND owner IS NULL", (owner, session_key))
@@ -152,29 +153,29 @@ def claim_owner(conn, session_key: str, owner: str) -> str | None:
     return row[0] if row else None
 
 
-def session_owner(conn, session_key: str) -> tuple[bool, str | None]:
+def session_owner(conn: Connection, session_key: str) -> tuple[bool, str | None]:
     """(the session exists, its owner)."""
     row = conn.execute("SELECT owner FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
     return (row is not None, row[0] if row else None)
 
 
-def spool_replayed(conn, name: str) -> bool:
+def spool_replayed(conn: Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM spool_replayed WHERE name = ?", (name,)).fetchone() is not None
 
 
-def mark_spool_replayed(conn, name: str, at: str) -> None:
+def mark_spool_replayed(conn: Connection, name: str, at: str) -> None:
     conn.execute("INSERT INTO spool_replayed(name, replayed_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
                  (name, at))
 
 
-def prompt_recorded_at(conn, session_key: str, at: str) -> bool:
+def prompt_recorded_at(conn: Connection, session_key: str, at: str) -> bool:
     """Whether the session already has a prompt stamped `at` (a replayed prompt is not added twice)."""
     return conn.execute("SELECT 1 FROM session_prompts WHERE session_key = ? AND created_at = ?",
                         (session_key, at)).fetchone() is not None
 
 
 def list_sessions(
-    conn, *, limit: int = 50, offset: int = 0, project: str | None = None
+    conn: Connection, *, limit: int = 50, offset: int = 0, project: str | None = None
 ) -> tuple[list[dict[str, Any]], int]:
     where, params = ("s.project = ?", [project]) if project is not None else ("1 = 1", [])
     total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
@@ -191,12 +192,12 @@ def list_sessions(
     return [dict(r) for r in rows], total
 
 
-def scored_session_count(conn) -> int:
+def scored_session_count(conn: Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM session_scores").fetchone()[0]
 
 
 # -- session_memories --------------------------------------------------------------------------
-def insert_candidates(conn, session_key: str, rows: list[dict[str, Any]], at: str) -> int:
+def insert_candidates(conn: Connection, session_key: str, rows: list[dict[str, Any]], at: str) -> int:
     """Record candidates; a (session, memory) pair already present is left alone (idempotent)."""
     inserted = 0
     for row in rows:
@@ -219,7 +220,7 @@ def insert_candidates(conn, session_key: str, rows: list[dict[str, Any]], at: st
     return inserted
 
 
-def session_memories(conn, session_key: str) -> list[dict[str, Any]]:
+def session_memories(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT sm.*, m.content, m.type, m.importance, m.project AS memory_project"
         " FROM session_memories sm LEFT JOIN memories m ON m.id = sm.memory_id"
@@ -229,7 +230,7 @@ def session_memories(conn, session_key: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def episode_ids(conn, session_key: str) -> dict[int, str]:
+def episode_ids(conn: Connection, session_key: str) -> dict[int, str]:
     """position → memory id of the episodes already stored for a session (deleted ones count too)."""
     rows = conn.execute(
         "SELECT json_extract(metadata, '$.episode_position'), id FROM memories"
@@ -239,7 +240,7 @@ def episode_ids(conn, session_key: str) -> dict[int, str]:
     return {int(r[0]): r[1] for r in rows if r[0] is not None}
 
 
-def live_rules(conn, project: str | None, exclude_session: str, types: list[str]) -> list[Any]:
+def live_rules(conn: Connection, project: str | None, exclude_session: str, types: list[str]) -> list[Any]:
     """The project's live memories of `types` (decisions, rules) not recorded by `exclude_session`."""
     marks = ",".join("?" * len(types))
     rows = conn.execute(
@@ -250,7 +251,7 @@ def live_rules(conn, project: str | None, exclude_session: str, types: list[str]
     return [row_to_memory(r) for r in rows]
 
 
-def stale_companions(conn, old: Any) -> list[Any]:
+def stale_companions(conn: Connection, old: Any) -> list[Any]:
     """The live memories recorded with a superseded rule: its session's, or its sources."""
     if old.session_key:
         rows = conn.execute(f"SELECT * FROM memories m WHERE {_LIVE} AND m.session_key = ?",
@@ -262,7 +263,7 @@ def stale_companions(conn, old: Any) -> list[Any]:
     return [row_to_memory(r) for r in rows]
 
 
-def created_memories(conn, session_key: str) -> list[dict[str, Any]]:
+def created_memories(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     """The memories a session created (episodes and what was extracted from it), oldest first."""
     rows = conn.execute(
         "SELECT id, type, source, content, importance, created_at, superseded_by, is_deleted"
@@ -272,7 +273,7 @@ def created_memories(conn, session_key: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def session_memory_state(conn, session_key: str) -> dict[str, bool]:
+def session_memory_state(conn: Connection, session_key: str) -> dict[str, bool]:
     """memory_id → was_injected, for every row of the session."""
     return {
         r[0]: bool(r[1]) for r in conn.execute(
@@ -281,14 +282,14 @@ def session_memory_state(conn, session_key: str) -> dict[str, bool]:
     }
 
 
-def max_rank(conn, session_key: str) -> int:
+def max_rank(conn: Connection, session_key: str) -> int:
     row = conn.execute(
         "SELECT COALESCE(MAX(rank), 0) FROM session_memories WHERE session_key = ?", (session_key,)
     ).fetchone()
     return int(row[0])
 
 
-def mark_injected(conn, session_key: str, memory_ids: list[str], at: str, phase: str) -> None:
+def mark_injected(conn: Connection, session_key: str, memory_ids: list[str], at: str, phase: str) -> None:
     conn.executemany(
         "UPDATE session_memories SET was_injected = 1, injected_at = COALESCE(injected_at, ?),"
         " inject_phase = COALESCE(inject_phase, ?) WHERE session_key = ? AND memory_id = ?",
@@ -296,7 +297,7 @@ def mark_injected(conn, session_key: str, memory_ids: list[str], at: str, phase:
     )
 
 
-def increment_fts_hits(conn, session_key: str, memory_ids: list[str]) -> None:
+def increment_fts_hits(conn: Connection, session_key: str, memory_ids: list[str]) -> None:
     conn.executemany(
         "UPDATE session_memories SET fts_hit_count = fts_hit_count + 1"
         " WHERE session_key = ? AND memory_id = ?",
@@ -304,7 +305,7 @@ def increment_fts_hits(conn, session_key: str, memory_ids: list[str]) -> None:
     )
 
 
-def apply_feedback(conn, session_key: str, scores: dict[str, float], *, shown_only: bool = False) -> list[str]:
+def apply_feedback(conn: Connection, session_key: str, scores: dict[str, float], *, shown_only: bool = False) -> list[str]:
     """Fold scores into the running mean of agent_relevance_score; returns the ids applied.
 
     Ids without a row in this session are ignored (the agent only rates what it was given);
@@ -325,7 +326,7 @@ def apply_feedback(conn, session_key: str, scores: dict[str, float], *, shown_on
     return applied
 
 
-def latest_session_offering(conn, memory_ids: list[str], *, owner: str | None = None) -> str | None:
+def latest_session_offering(conn: Connection, memory_ids: list[str], *, owner: str | None = None) -> str | None:
     """The session a rating without a session key belongs to: among sessions that were offered
     any of `memory_ids` (with `owner`: that user's sessions that showed them), open ones first,
     then the one most recently active."""
@@ -343,7 +344,7 @@ def latest_session_offering(conn, memory_ids: list[str], *, owner: str | None = 
     return row[0] if row else None
 
 
-def set_relevance_scores(conn, session_key: str, scores: dict[str, float]) -> None:
+def set_relevance_scores(conn: Connection, session_key: str, scores: dict[str, float]) -> None:
     conn.executemany(
         "UPDATE session_memories SET relevance_score = ? WHERE session_key = ? AND memory_id = ?",
         [(float(v), session_key, k) for k, v in scores.items()],
@@ -352,7 +353,7 @@ def set_relevance_scores(conn, session_key: str, scores: dict[str, float]) -> No
 
 # -- prompts ----------------------------------------------------------------------------------
 def add_prompt(
-    conn, session_key: str, idx: int, prompt: str, *, fts_hits: int, injected: list[str], at: str
+    conn: Connection, session_key: str, idx: int, prompt: str, *, fts_hits: int, injected: list[str], at: str
 ) -> None:
     conn.execute(
         "INSERT INTO session_prompts(session_key, idx, prompt, fts_hits, injected, created_at)"
@@ -361,7 +362,7 @@ def add_prompt(
     )
 
 
-def session_prompts(conn, session_key: str) -> list[dict[str, Any]]:
+def session_prompts(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT idx, prompt, fts_hits, injected, created_at FROM session_prompts"
         " WHERE session_key = ? ORDER BY idx", (session_key,),
@@ -371,7 +372,7 @@ def session_prompts(conn, session_key: str) -> list[dict[str, Any]]:
 
 # -- checkpoints ------------------------------------------------------------------------------
 def add_checkpoint(
-    conn, session_key: str, trigger: str, content: str, at: str, *, max_per_session: int,
+    conn: Connection, session_key: str, trigger: str, content: str, at: str, *, max_per_session: int,
     purge_before: str | None,
 ) -> int:
     cur = conn.execute(
@@ -392,7 +393,7 @@ def add_checkpoint(
     return int(cur.lastrowid)
 
 
-def checkpoints(conn, session_key: str) -> list[dict[str, Any]]:
+def checkpoints(conn: Connection, session_key: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT id, trigger, content, created_at FROM session_checkpoints WHERE session_key = ?"
         " ORDER BY created_at, id", (session_key,),
@@ -400,7 +401,7 @@ def checkpoints(conn, session_key: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def latest_checkpoint(conn, *, project: str | None, before: str) -> dict[str, Any] | None:
+def latest_checkpoint(conn: Connection, *, project: str | None, before: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT c.* FROM session_checkpoints c JOIN sessions s ON s.session_key = c.session_key"
         " WHERE s.project IS ? AND c.created_at <= ? ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
@@ -410,7 +411,7 @@ def latest_checkpoint(conn, *, project: str | None, before: str) -> dict[str, An
 
 
 # -- transcripts -------------------------------------------------------------------------------
-def save_transcript(conn, session_key: str, transcript: str, at: str) -> str:
+def save_transcript(conn: Connection, session_key: str, transcript: str, at: str) -> str:
     """Store the transcript exactly as given (a later, longer one replaces it); returns sha256."""
     digest = hashlib.sha256(transcript.encode("utf-8", "surrogatepass")).hexdigest()
     conn.execute(
@@ -422,7 +423,7 @@ def save_transcript(conn, session_key: str, transcript: str, at: str) -> str:
     return digest
 
 
-def get_transcript(conn, session_key: str) -> dict[str, Any] | None:
+def get_transcript(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT * FROM session_transcripts WHERE session_key = ?", (session_key,)
     ).fetchone()
@@ -434,19 +435,19 @@ SUMMARY_JOB = "session_summary"
 _SUMMARY_STATUS = {"pending": "pending", "leased": "running", "completed": "done", "dead": "failed"}
 
 
-def enqueue_summary_job(conn, session_key: str) -> int:
+def enqueue_summary_job(conn: Connection, session_key: str) -> int:
     """Queue the session's summary job in memory_jobs (its live job when one is pending or
     running: enqueue is idempotent per session); returns the job id."""
     job_id, _ = jobs.enqueue_in_tx(conn, SUMMARY_JOB, dedup_key=session_key, payload={"session_key": session_key})
     return job_id
 
 
-def lease_summary_job(conn, session_key: str, worker_id: str) -> jobs.Job | None:
+def lease_summary_job(conn: Connection, session_key: str, worker_id: str) -> jobs.Job | None:
     """Lease this session's pending summary job now (a synchronous session-end runs it itself)."""
     return jobs.lease_key_in_tx(conn, SUMMARY_JOB, session_key, worker_id)
 
 
-def get_summary_job(conn, session_key: str) -> dict[str, Any] | None:
+def get_summary_job(conn: Connection, session_key: str) -> dict[str, Any] | None:
     """The session's newest summary job in the shape the API has always returned (status
     pending | running | done | failed), with the queue's own status beside it."""
     job = jobs.latest_for_key(conn, SUMMARY_JOB, session_key)
@@ -463,7 +464,7 @@ def get_summary_job(conn, session_key: str) -> dict[str, Any] | None:
 
 
 # -- session scores --------------------------------------------------------------------------
-def upsert_session_score(conn, session_key: str, score: dict[str, Any], at: str) -> None:
+def upsert_session_score(conn: Connection, session_key: str, score: dict[str, Any], at: str) -> None:
     conn.execute(
         "INSERT INTO session_scores(session_key, project, score, confidence, memories_recalled, memories_used,"
         " novel_context_count, missing_topics, continuity_reasoning, judge, created_at)"
@@ -481,7 +482,7 @@ def upsert_session_score(conn, session_key: str, score: dict[str, Any], at: str)
     )
 
 
-def get_session_score(conn, session_key: str) -> dict[str, Any] | None:
+def get_session_score(conn: Connection, session_key: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM session_scores WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None

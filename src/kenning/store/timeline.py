@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from kenning.store.backend import Connection
 from kenning.store.diagnostics import table_columns, table_exists
 
 
-def _rows(conn, sql: str, params: tuple) -> list[dict[str, Any]]:
+def _rows(conn: Connection, sql: str, params: tuple) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(sql, params)]
 
 
-def memory_exists(conn, memory_id: str) -> bool:
+def memory_exists(conn: Connection, memory_id: str) -> bool:
     return conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
 
 
-def session_exists(conn, key: str) -> bool:
+def session_exists(conn: Connection, key: str) -> bool:
     for table in ("sessions", "session_memories", "session_scores"):
         if table_exists(conn, table) and conn.execute(
             f"SELECT 1 FROM {table} WHERE session_key = ? LIMIT 1", (key,)
@@ -30,11 +31,11 @@ def session_exists(conn, key: str) -> bool:
     ).fetchone() is not None
 
 
-def memory_history(conn, memory_id: str) -> list[dict[str, Any]]:
+def memory_history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     return _rows(conn, "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,))
 
 
-def session_history(conn, key: str) -> list[dict[str, Any]]:
+def session_history(conn: Connection, key: str) -> list[dict[str, Any]]:
     """History of memories written by this session."""
     return _rows(
         conn,
@@ -44,14 +45,14 @@ def session_history(conn, key: str) -> list[dict[str, Any]]:
     )
 
 
-def session_row(conn, key: str) -> dict[str, Any] | None:
+def session_row(conn: Connection, key: str) -> dict[str, Any] | None:
     if not table_exists(conn, "sessions"):
         return None
     row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (key,)).fetchone()
     return dict(row) if row else None
 
 
-def session_checkpoints(conn, key: str) -> list[dict[str, Any]]:
+def session_checkpoints(conn: Connection, key: str) -> list[dict[str, Any]]:
     if not table_exists(conn, "session_checkpoints"):
         return []
     return _rows(
@@ -60,26 +61,26 @@ def session_checkpoints(conn, key: str) -> list[dict[str, Any]]:
     )
 
 
-def session_candidates(conn, key: str) -> list[dict[str, Any]]:
+def session_candidates(conn: Connection, key: str) -> list[dict[str, Any]]:
     if not table_exists(conn, "session_memories"):
         return []
     return _rows(conn, "SELECT * FROM session_memories WHERE session_key = ? ORDER BY rank", (key,))
 
 
-def memory_sessions(conn, memory_id: str) -> list[dict[str, Any]]:
+def memory_sessions(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     if not table_exists(conn, "session_memories"):
         return []
     return _rows(conn, "SELECT * FROM session_memories WHERE memory_id = ? ORDER BY created_at", (memory_id,))
 
 
-def session_score(conn, key: str) -> dict[str, Any] | None:
+def session_score(conn: Connection, key: str) -> dict[str, Any] | None:
     if not table_exists(conn, "session_scores"):
         return None
     row = conn.execute("SELECT * FROM session_scores WHERE session_key = ?", (key,)).fetchone()
     return dict(row) if row else None
 
 
-def jobs_for(conn, ident: str) -> list[dict[str, Any]]:
+def jobs_for(conn: Connection, ident: str) -> list[dict[str, Any]]:
     """memory_jobs (the one job queue, session summaries included) that name `ident`: its memory,
     its dedup key (a session's summary job) or inside the payload."""
     return [r | {"table": "memory_jobs"} for r in _rows(
@@ -87,13 +88,13 @@ def jobs_for(conn, ident: str) -> list[dict[str, Any]]:
         (ident, ident, f"%{ident}%"))]
 
 
-def comparisons_for(conn, key: str) -> list[dict[str, Any]]:
+def comparisons_for(conn: Connection, key: str) -> list[dict[str, Any]]:
     if "session_key" not in table_columns(conn, "predictor_comparisons"):
         return []
     return _rows(conn, "SELECT * FROM predictor_comparisons WHERE session_key = ?", (key,))
 
 
-def trainings_between(conn, key: str, start: str | None, end: str | None) -> list[dict[str, Any]]:
+def trainings_between(conn: Connection, key: str, start: str | None, end: str | None) -> list[dict[str, Any]]:
     cols = table_columns(conn, "predictor_training_log")
     if not cols:
         return []
@@ -111,7 +112,7 @@ def trainings_between(conn, key: str, start: str | None, end: str | None) -> lis
     )
 
 
-def memory_entities(conn, memory_id: str) -> list[dict[str, Any]]:
+def memory_entities(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     """Entities a memory mentions (for its provenance), most-mentioned first."""
     if not table_exists(conn, "memory_entity_mentions"):
         return []

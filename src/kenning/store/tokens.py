@@ -7,25 +7,26 @@ from typing import Any
 
 from kenning.core.clock import now_iso
 from kenning.core.types import Viewer
+from kenning.store.backend import Connection
 
 
 def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def insert_token(conn, token_id: str, user: str, team: str, secret: str) -> None:
+def insert_token(conn: Connection, token_id: str, user: str, team: str, secret: str) -> None:
     conn.execute("INSERT INTO api_tokens(id, user_name, team, token_hash, created_at) VALUES (?, ?, ?, ?, ?)",
                  (token_id, user, team, token_hash(secret), now_iso()))
 
 
-def list_tokens(conn, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+def list_tokens(conn: Connection, *, include_revoked: bool = False) -> list[dict[str, Any]]:
     where = "" if include_revoked else " WHERE revoked_at IS NULL"
     rows = conn.execute("SELECT id, user_name AS user, team, created_at, revoked_at FROM api_tokens"
                         f"{where} ORDER BY created_at, id").fetchall()
     return [dict(r) for r in rows]
 
 
-def revoke(conn, id_or_user: str) -> list[str]:
+def revoke(conn: Connection, id_or_user: str) -> list[str]:
     """Revoke the token with this id, or every live token of this user; returns the ids revoked."""
     rows = conn.execute("SELECT id FROM api_tokens WHERE revoked_at IS NULL AND (id = ? OR user_name = ?)",
                         (id_or_user, id_or_user)).fetchall()
@@ -34,11 +35,11 @@ def revoke(conn, id_or_user: str) -> list[str]:
     return ids
 
 
-def viewer_for(conn, secret: str) -> Viewer | None:
+def viewer_for(conn: Connection, secret: str) -> Viewer | None:
     row = conn.execute("SELECT user_name, team FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL",
                        (token_hash(secret),)).fetchone()
     return Viewer(row[0], row[1]) if row else None
 
 
-def any_live(conn) -> bool:
+def any_live(conn: Connection) -> bool:
     return conn.execute("SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1").fetchone() is not None

@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from kenning.store.backend import Connection
+
 _INDEXES: dict[tuple[str, str], VectorIndex] = {}
 _INDEXES_LOCK = threading.Lock()
 _LOAD_CHUNK = 20_000
@@ -36,7 +38,7 @@ class VectorIndex:
         self._max_rid = -1
         self._deletions = -1
 
-    def search(self, conn, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+    def search(self, conn: Connection, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(content_hash, cosine similarity) of the k nearest vectors, best first."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         matrix, hashes = self._fresh(conn, query.shape[0])
@@ -51,7 +53,7 @@ class VectorIndex:
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(hashes[i], float(sims[i])) for i in top.tolist()]
 
-    def _fresh(self, conn, dims: int) -> tuple[np.ndarray, list[str]]:
+    def _fresh(self, conn: Connection, dims: int) -> tuple[np.ndarray, list[str]]:
         """The matrix and hashes as of the latest commit this connection sees."""
         max_rid, deletions = conn.execute(
             "SELECT (SELECT COALESCE(MAX(rid), 0) FROM embeddings),"
@@ -72,7 +74,7 @@ class VectorIndex:
         self._max_rid = -1
         self._deletions = deletions
 
-    def _append_up_to(self, conn, max_rid: int) -> None:
+    def _append_up_to(self, conn: Connection, max_rid: int) -> None:
         """Append this model's rows in (last rowid seen, max_rid]; rowids only grow (one writer)."""
         cursor = conn.execute(
             "SELECT content_hash, vector FROM embeddings"
@@ -97,7 +99,7 @@ class VectorIndex:
         self._matrix = grown
 
 
-def index_for(conn, model: str) -> VectorIndex:
+def index_for(conn: Connection, model: str) -> VectorIndex:
     """The process-wide index of `model`'s vectors in the database `conn` is attached to."""
     path = conn.execute("PRAGMA database_list").fetchone()[2] or f"memory:{id(conn)}"
     key = (path, model)

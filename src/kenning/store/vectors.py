@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from kenning.core.clock import now_iso
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, is_postgres
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -22,7 +22,7 @@ def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
 
 
-def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) -> int:
+def upsert_embedding(conn: Connection, content_hash: str, model: str, vector: np.ndarray) -> int:
     """Store a vector for (content_hash, model) once; return its embeddings rowid."""
     if is_postgres(conn):  # one round trip: INSERT ... ON CONFLICT DO NOTHING RETURNING
         from kenning.store.pg.search import upsert_embedding as pg_upsert
@@ -42,20 +42,20 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray) ->
     return cur.lastrowid
 
 
-def dominant_dims(conn) -> int | None:
+def dominant_dims(conn: Connection) -> int | None:
     """The vector width most stored embeddings have (None when there are none)."""
     row = conn.execute("SELECT dims FROM embeddings GROUP BY dims ORDER BY COUNT(*) DESC LIMIT 1").fetchone()
     return int(row[0]) if row else None
 
 
-def delete_embedding(conn, content_hash: str, model: str | None = None) -> int:
+def delete_embedding(conn: Connection, content_hash: str, model: str | None = None) -> int:
     return conn.execute(
         "DELETE FROM embeddings WHERE content_hash = ? AND (? IS NULL OR model = ?)",
         (content_hash, model, model),
     ).rowcount
 
 
-def get_embeddings(conn, hashes: list[str], model: str) -> dict[str, np.ndarray]:
+def get_embeddings(conn: Connection, hashes: list[str], model: str) -> dict[str, np.ndarray]:
     found: dict[str, np.ndarray] = {}
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
@@ -68,7 +68,7 @@ def get_embeddings(conn, hashes: list[str], model: str) -> dict[str, np.ndarray]
     return found
 
 
-def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, str]]:
+def missing_embeddings(conn: Connection, model: str, limit: int = 1000) -> list[tuple[str, str]]:
     """(content_hash, content) of live memories without a vector for `model`."""
     return [tuple(r) for r in conn.execute(
         "SELECT m.content_hash, MIN(m.content) FROM memories m"
@@ -78,7 +78,7 @@ def missing_embeddings(conn, model: str, limit: int = 1000) -> list[tuple[str, s
     )]
 
 
-def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
+def knn(conn: Connection, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
     """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
     if is_postgres(conn):
         from kenning.store.pg.search import knn as pg_knn

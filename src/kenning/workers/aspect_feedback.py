@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.graph.aspects import apply_pending_sessions, feedback_config, feedback_telemetry
+from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
@@ -13,7 +14,7 @@ INTERVAL_S = 30.0
 
 
 class AspectFeedbackWorker(Worker):
-    def __init__(self, db, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
         super().__init__("aspect-feedback", interval_s=INTERVAL_S, **kw)
         self.db = db
         self.cfg = cfg

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
+from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class EmbeddingTrackerWorker(Worker):
-    def __init__(self, db, embedder, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, embedder, cfg, **kw: Any) -> None:
         super().__init__("embedding-tracker", interval_s=cfg.poll_ms / 1000.0, **kw)
         self.db = db
         self.embedder = embedder

@@ -12,6 +12,7 @@ from typing import Any
 
 from kenning.pipeline.hints import generate_hints
 from kenning.store import hints as hint_store
+from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
@@ -19,7 +20,7 @@ BATCH = 8
 
 
 class HintsWorker(Worker):
-    def __init__(self, db, llm, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, llm, cfg, **kw: Any) -> None:
         super().__init__("hints", interval_s=cfg.poll / 1000.0, **kw)
         self.db = db
         self.llm = llm

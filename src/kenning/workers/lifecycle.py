@@ -6,12 +6,13 @@ from typing import Any
 
 from kenning.core import telemetry
 from kenning.observer.lifecycle import run
+from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class LifecycleWorker(Worker):
-    def __init__(self, db, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
         super().__init__("lifecycle", interval_s=cfg.interval_hours * 3600.0, **kw)
         self.db = db
         self.cfg = cfg

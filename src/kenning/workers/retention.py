@@ -7,6 +7,7 @@ from typing import Any
 
 from kenning.core import telemetry
 from kenning.pipeline.retention import sweep
+from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
@@ -14,7 +15,7 @@ CATCH_UP_S = 5.0
 
 
 class RetentionWorker(Worker):
-    def __init__(self, db, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
         super().__init__("retention", interval_s=cfg.interval_ms / 1000.0, **kw)
         self.db = db
         self.cfg = cfg

@@ -19,7 +19,7 @@ from kenning.workers.manager import WorkerManager
 RECENT_DEAD = 20
 
 
-def _dead_jobs(db) -> list[dict[str, Any]]:
+def _dead_jobs(db: StoreDatabase) -> list[dict[str, Any]]:
     keep = ("id", "job_type", "memory_id", "document_id", "attempts", "max_attempts", "last_error",
             "failed_at", "created_at")
     return [{k: j.to_dict()[k] for k in keep} for j in jobs.list_jobs(db, status="dead", limit=RECENT_DEAD)]

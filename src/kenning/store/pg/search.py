@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import psycopg
 
-from kenning.store.pg.db import _mapped, _param
+from kenning.store.pg.db import PgConnection, _mapped, _param
 from kenning.store.pg.migrations import fill_terms_sql
 from kenning.store.pg.translate import translate
 
@@ -28,7 +28,7 @@ MAX_EF_SEARCH = 1000
 _HNSW_READY: set[tuple[str, int]] = set()
 
 
-def _prepared(conn, sql: str, params) -> list[tuple]:
+def _prepared(conn: PgConnection, sql: str, params) -> list[tuple]:
     """The rows of a read statement (SQLite-dialect placeholders, `store.pg.translate`) bound on the
     server and prepared: recall's statements are parsed and planned once per connection, not per
     query (at 10k memories the BM25 statement took 2.5 ms prepared, 7.7 ms bound client-side). Not
@@ -54,7 +54,7 @@ s AS (SELECT p.rid, SUM(q.idf * p.tf / (p.tf + {K1 * (1 - B):g}::float8 + t.per_
       GROUP BY p.rid ORDER BY score DESC, p.rid LIMIT ?)"""
 
 
-def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
+def bm25(conn: PgConnection, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
     """(rid, BM25 score — higher is better) of the rows of `fts_table` matching any token, best
     first, at most `depth` (None: all)."""
     if not tokens:
@@ -64,7 +64,7 @@ def bm25(conn, fts_table: str, tokens: list[str], depth: int | None) -> list[tup
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def bm25_search(conn, tokens: list[str], where: str, params: list, limit: int,
+def bm25_search(conn: PgConnection, tokens: list[str], where: str, params: list, limit: int,
                 depth: int | None) -> tuple[list[tuple[str, float]], int]:
     """(memory_id, BM25 score) of the memories passing `where` (SQLite-dialect conditions on `m`,
     from `store.memories.filter_sql`) among the `depth` best-ranked, best first, at most `limit`;
@@ -85,7 +85,7 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32).reshape(-1)) + "]"
 
 
-def ensure_hnsw(conn, dims: int) -> None:
+def ensure_hnsw(conn: PgConnection, dims: int) -> None:
     """The HNSW index over `dims`-dimensional vectors (created once per database)."""
     key = (conn.server, dims)
     if key in _HNSW_READY:
@@ -97,7 +97,7 @@ def ensure_hnsw(conn, dims: int) -> None:
     _HNSW_READY.add(key)
 
 
-def _set_ef_search(conn, k: int) -> None:
+def _set_ef_search(conn: PgConnection, k: int) -> None:
     """`hnsw.ef_search` for a depth-k scan: a quarter of k (at least pgvector's 40), the iterative
     scan fetches the rest. At 10k memories ef_search = k took 18 ms for k = 400, k / 4 3-6 ms, with
     the same top 10 and 98 % of the top 400 (against an exact scan). One SET per change, not per
@@ -117,7 +117,7 @@ def _nearest_sql(dims: int) -> str:
             f" WHERE dims = {dims} AND model = ? ORDER BY vec::vector({dims}) <=> ?::vector({dims}) LIMIT ?")
 
 
-def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
+def knn(conn: PgConnection, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
     """(content_hash, cosine similarity) of the k nearest `model` vectors, best first."""
     query = np.asarray(vector, dtype=np.float32).reshape(-1)
     if k <= 0:
@@ -129,7 +129,7 @@ def knn(conn, vector: np.ndarray, model: str, k: int) -> list[tuple[str, float]]
     return [(r[0], float(r[1])) for r in rows]
 
 
-def vector_search(conn, vector: np.ndarray, model: str, where: str, params: list, limit: int,
+def vector_search(conn: PgConnection, vector: np.ndarray, model: str, where: str, params: list, limit: int,
                   depth: int) -> tuple[list[tuple[str, float]], int]:
     """(memory_id, cosine similarity) of the memories passing `where` (SQLite-dialect conditions on
     `m`, from `store.memories.filter_sql`) among the `depth` nearest vectors, best first, at most
@@ -148,7 +148,7 @@ def vector_search(conn, vector: np.ndarray, model: str, where: str, params: list
     return [(r[0], float(r[1])) for r in rows], found
 
 
-def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray, created_at: str) -> int:
+def upsert_embedding(conn: PgConnection, content_hash: str, model: str, vector: np.ndarray, created_at: str) -> int:
     dims = int(np.asarray(vector).shape[-1])
     ensure_hnsw(conn, dims)
     row = conn.raw.execute(
@@ -162,7 +162,7 @@ def upsert_embedding(conn, content_hash: str, model: str, vector: np.ndarray, cr
                                 (content_hash, model)).fetchone()[0])
 
 
-def lease_job(conn, job_types, worker_id: str, now: str):
+def lease_job(conn: PgConnection, job_types, worker_id: str, now: str):
     """Take the oldest ready pending job: FOR UPDATE SKIP LOCKED, so concurrent workers in any
     number of processes never wait on or take the same row."""
     marks = ",".join("%s" for _ in job_types)
@@ -180,7 +180,7 @@ def lease_job(conn, job_types, worker_id: str, now: str):
     return dict(zip([c.name for c in cursor.description], row))
 
 
-def rebuild_fts(conn) -> None:
+def rebuild_fts(conn: PgConnection) -> None:
     """Rebuild the memories' full-text rows from the memories table, as FTS5's 'rebuild' does: the
     tsvector side table, its per-lexeme BM25 tables (m007) and its totals, in the caller's write
     transaction (the same text expression as the sync trigger's)."""
