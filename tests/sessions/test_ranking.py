@@ -1,6 +1,8 @@
 """What kenning shows unasked (sessions.ranking, issue 22): standing rules with evidence, one
 continuity item, no raw exchanges / commits / unreviewed claims at session start or on a step,
-and a memory the agent rates down in two sessions leaves session start until new evidence."""
+and a memory the agent rates down in two sessions leaves session start until new evidence that it
+belongs there (a useful rating at session start, a review, a pin; not a useful rating where a query
+found it)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def _remember(k, content: str, **kw) -> str:
     return k.remember(MemoryDraft(content=content, **kw)).id
 
 
-def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_rated_useful(kenning):
+def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_new_start_evidence(kenning):
     project = "ratings"
     rule = _remember(kenning, "Deploys of the billing service go through scripts/release.sh only",
                      type="constraint", project=project, importance=0.9)
@@ -40,13 +42,54 @@ def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_rated_use
     assert rule not in s3["memory_ids"] and other in s3["memory_ids"]
     rows = _rows(kenning, "r3")
     assert rows[rule]["was_injected"] == 0 and rows[rule]["baseline_rank"]  # still a recorded candidate
-    # new evidence: a query finds it and the agent rates it useful
+    # a query finds it and the agent rates it useful: useful when asked, not evidence for session start
     p = kenning.sessions.user_prompt_submit({"session_key": "r3", "prompt": "how do billing deploys go out?",
                                              "timestamp": "2026-03-03T09:01:00Z"})
     assert rule in p["memory_ids"]
+    assert _rows(kenning, "r3")[rule]["inject_phase"].startswith("prompt")
     kenning.sessions.feedback({"session_key": "r3", "memory_feedback": {rule: 0.9}})
-    s4 = _start(kenning, "r4", project, "2026-03-04T09:00:00Z")
-    assert rule in s4["memory_ids"]
+    assert rule not in _start(kenning, "r4", project, "2026-03-04T09:00:00Z")["memory_ids"]
+    judged = ranking.verdicts(kenning.db.reader(), [kenning.get(rule)], "2026-03-05T00:00:00Z",
+                              kenning.settings.sessions.ranking)
+    assert judged[rule][0] == "demoted" and judged[rule][1].useful_sessions == 1
+    # evidence for session start: the user edits it in review -> it opens sessions again
+    kenning.review.edit(rule, content="Deploys of the billing service go through scripts/release.sh only, never by hand")
+    assert rule in _start(kenning, "r5", project, "2026-03-05T09:00:00Z")["memory_ids"]
+
+
+def test_a_useful_rating_at_session_start_restarts_the_count_and_a_query_rating_does_not(kenning):
+    """The longrun mechanism (issue 22): a topic memory rated useful when its topic was asked about
+    becomes standing; at session starts about other topics it is rated down twice and leaves; the
+    next useful rating where a query found it does not bring it back. A useful rating where session
+    start showed it does restart the count against it."""
+    project = "phases"
+    topic = _remember(kenning, "The geo-tiler keeps its tiles in SQLite files per tenant", type="fact",
+                      project=project, confidence=0.6, importance=0.7)
+    steady = _remember(kenning, "Never call the billing API from a request handler", type="constraint",
+                       project=project, importance=0.8)
+    assert topic not in _start(kenning, "q1", project, "2026-07-01T09:00:00Z")["memory_ids"]  # no evidence yet
+    found = kenning.sessions.user_prompt_submit({"session_key": "q1", "prompt": "where does geo-tiler keep its tiles?",
+                                                 "timestamp": "2026-07-01T09:01:00Z"})
+    assert topic in found["memory_ids"]
+    kenning.sessions.feedback({"session_key": "q1", "memory_feedback": {topic: 1.0}})
+    assert topic in _start(kenning, "q2", project, "2026-07-02T09:00:00Z")["memory_ids"]  # confirmed by use
+    kenning.sessions.feedback({"session_key": "q2", "memory_feedback": {topic: 0.0, steady: 0.0}})
+    assert {topic, steady} <= set(_start(kenning, "q3", project, "2026-07-03T09:00:00Z")["memory_ids"])
+    kenning.sessions.feedback({"session_key": "q3", "memory_feedback": {topic: 1.0, steady: 0.0}})  # useful at start
+    assert _rows(kenning, "q3")[topic]["inject_phase"] == "session-start"
+    s4 = _start(kenning, "q4", project, "2026-07-04T09:00:00Z")["memory_ids"]
+    assert topic in s4 and steady not in s4  # topic: one low since its useful start rating; steady: two lows
+    kenning.sessions.feedback({"session_key": "q4", "memory_feedback": {topic: 0.0}})
+    assert topic in _start(kenning, "q5", project, "2026-07-05T09:00:00Z")["memory_ids"]
+    kenning.sessions.feedback({"session_key": "q5", "memory_feedback": {topic: 0.1}})
+    assert topic not in _start(kenning, "q6", project, "2026-07-06T09:00:00Z")["memory_ids"]  # two lows: it leaves
+    again = kenning.sessions.user_prompt_submit({"session_key": "q6", "prompt": "where does geo-tiler keep its tiles?",
+                                                 "timestamp": "2026-07-06T09:01:00Z"})
+    assert topic in again["memory_ids"]  # a query still finds it
+    kenning.sessions.feedback({"session_key": "q6", "memory_feedback": {topic: 1.0}})
+    assert topic not in _start(kenning, "q7", project, "2026-07-07T09:00:00Z")["memory_ids"]  # asked ≠ start
+    kenning.review.accept(topic)  # the user's word: it opens sessions again
+    assert topic in _start(kenning, "q8", project, "2026-07-08T09:00:00Z")["memory_ids"]
 
 
 def test_raw_exchanges_commits_and_unreviewed_claims_wait_for_a_query(kenning):

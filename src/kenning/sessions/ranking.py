@@ -8,13 +8,17 @@ A memory shown unasked is a claim, so it must carry evidence of its own. Each me
 - `raw`: an exchange, a commit, a session's task (types `ranking.raw_types`, sources
   `ranking.raw_sources`): a query finds it (prompts, MCP), session start and steps never show it;
 - `demoted`: the agent rated it at or below `low_rating` in `low_sessions_to_leave` sessions
-  since its last useful rating (or review): it leaves session start until new evidence
-  (a useful rating where a query found it, a review, a pin) supports it again;
+  since the last evidence that it belongs at session start (a useful rating where session start
+  showed it, a review — accept or edit —, a pin): it leaves session start until such evidence
+  supports it again. Ratings count per phase: a useful rating where a query found the memory (a
+  prompt, a step) says it is useful when asked, not that it should open sessions, so it does not
+  bring a demoted memory back (a topic memory rated useful whenever its topic is asked about, and
+  down at every session start about another topic, stays out of session start);
 - `rejected`: the user rejected it in review (kept; a query still finds it);
 - `needs_review`: learned below the confidence gate, not yet accepted (review) nor rated
   useful where a query found it: not shown unasked;
-- `standing`: pinned, user-verified, rated useful (`useful_rating`) in a session, or at least
-  `standing_min_confidence`: a standing rule with evidence;
+- `standing`: pinned, user-verified, rated useful (`useful_rating`) in a session (confirmed by
+  use, wherever it was shown), or at least `standing_min_confidence`: a standing rule with evidence;
 - `eligible`: anything else: shown unasked only when the predictor ranks it there.
 
 Session start: the baseline order is standing rules (pinned / verified, then rated useful,
@@ -50,10 +54,11 @@ class Evidence:
     confidence: float
     needs_review: bool
     raw: bool
-    useful_sessions: int  # sessions rating it useful since its last demotion point
-    low_sessions: int  # sessions rating it low since its last useful rating / review
+    useful_sessions: int  # sessions rating it useful (any phase: confirmed by use)
+    low_sessions: int  # sessions rating it low since the last start evidence (useful at start, review)
     demoted: bool
     rejected: bool = False  # the user rejected it in review (kept, never shown unasked)
+    useful_at_start: int = 0  # sessions rating it useful where session start showed it
 
     @property
     def strength(self) -> int:
@@ -66,24 +71,28 @@ def is_raw(memory: Any, cfg: RankingSettings) -> bool:
 
 
 def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
-    """Evidence per memory as of `at` (ratings of sessions that started before it)."""
+    """Evidence per memory as of `at` (ratings of sessions that started before it). The count against
+    a memory (low ratings, any phase) starts again only on evidence that it belongs at session start:
+    a useful rating there, or a review (accept / edit; `metadata.reviewed_at`)."""
     history = store.rating_history(conn, [m.id for m in memories], at)
     out: dict[str, Evidence] = {}
     for memory in memories:
         meta = memory.metadata or {}
         reviewed = str(meta.get("reviewed_at") or "")
         review = meta.get("review") if isinstance(meta.get("review"), dict) else {}
-        useful = low = 0
-        for started_at, score in history.get(memory.id, ()):
+        useful = low = at_start = 0
+        for started_at, score, shown_at_start in history.get(memory.id, ()):
             if score >= cfg.useful_rating:
-                useful, low = useful + 1, 0  # new evidence: the count against it starts again
+                useful += 1
+                if shown_at_start:  # new evidence for session start: the count against it starts again
+                    at_start, low = at_start + 1, 0
             elif score <= cfg.low_rating and started_at > reviewed:
                 low += 1
         demoted = low >= cfg.low_sessions_to_leave and not memory.pinned
         out[memory.id] = Evidence(
             pinned=bool(memory.pinned), verified=bool(memory.user_verified), confidence=float(memory.confidence),
             needs_review=bool(memory.needs_review), raw=is_raw(memory, cfg), useful_sessions=useful,
-            low_sessions=low, demoted=demoted, rejected=review.get("status") == "rejected",
+            low_sessions=low, demoted=demoted, rejected=review.get("status") == "rejected", useful_at_start=at_start,
         )
     return out
 

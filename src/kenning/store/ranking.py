@@ -3,7 +3,8 @@ standing-rule candidates of a project, and the project's latest earlier session.
 
 Evidence is read from what is already recorded: the memory's own flags (pinned, user_verified,
 needs_review, confidence, metadata.reviewed_at) and the agent's per-session ratings
-(session_memories.agent_relevance_score, a running mean per session). Nothing here writes.
+(session_memories.agent_relevance_score, a running mean per session, with the phase that showed
+the memory: session_memories.inject_phase). Nothing here writes.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ def _marks(values: list[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str, list[tuple[str, float]]]:
-    """{memory id: [(session started_at, the session's rating)]} oldest first, for sessions that
-    started before `before` (all when None) and rated the memory."""
+def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str, list[tuple[str, float, bool]]]:
+    """{memory id: [(session started_at, the session's rating, shown at session start)]} oldest first,
+    for sessions that started before `before` (all when None) and rated the memory. The third field
+    says where the rated memory was shown in that session: True when session start showed it
+    (inject_phase 'session-start'), False when a query found it (a prompt, a step, MCP)."""
     out: dict[str, list[tuple[str, float]]] = {}
     ids = list(dict.fromkeys(memory_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         params: list[Any] = list(chunk)
-        sql = ("SELECT sm.memory_id, s.started_at, sm.agent_relevance_score FROM session_memories sm"
+        sql = ("SELECT sm.memory_id, s.started_at, sm.agent_relevance_score, sm.inject_phase FROM session_memories sm"
                " JOIN sessions s ON s.session_key = sm.session_key"
                f" WHERE sm.memory_id IN ({_marks(chunk)}) AND sm.agent_feedback_count > 0"
                " AND sm.agent_relevance_score IS NOT NULL")
@@ -34,7 +37,7 @@ def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str,
             sql += " AND s.started_at < ?"
             params.append(before)
         for row in conn.execute(sql + " ORDER BY s.started_at, s.session_key", params).fetchall():
-            out.setdefault(row[0], []).append((row[1], float(row[2])))
+            out.setdefault(row[0], []).append((row[1], float(row[2]), row[3] == "session-start"))
     return out
 
 
