@@ -44,7 +44,7 @@ def _timed(fn) -> tuple[float, float]:
 
 def child(runtime: str, texts: list[str], queries: list[str], threads: int) -> dict:
     from kenning.core.config import EmbeddingSettings
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
 
     rss_start = _rss_mb()
     embedder = build_embedding_provider(EmbeddingSettings(runtime=runtime, torch_threads=threads, bulk_threads=threads,

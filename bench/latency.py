@@ -236,7 +236,7 @@ def main() -> None:
     from rich.table import Table
 
     from kenning.core.config import load_settings
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
     from kenning.service import Kenning
 
     console = Console(stderr=True)

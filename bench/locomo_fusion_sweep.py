@@ -30,7 +30,7 @@ VSHARE_GRID = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)  # vector weight / (
 def collect(convs, pool: int, batch: int) -> dict[str, list[dict]]:
     from kenning.core.config import load_settings
     from kenning.core.types import MemoryDraft, MemoryFilter
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
     from kenning.service import Kenning
     from kenning.store.search import bm25_search, fts_query, vector_search
     from kenning.store.memories import filter_sql

@@ -269,7 +269,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     from kenning.core.config import Settings
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
 
     with tempfile.TemporaryDirectory(prefix="kenning-longrun-") as tmp:
         embedder = build_embedding_provider(Settings(home=Path(tmp) / "embed").embedding)

@@ -392,7 +392,7 @@ def main() -> None:
 
     import torch
     from kenning.core.config import load_settings
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
 
     torch.manual_seed(args.seed)
     global NO_OVERLAP_GATE

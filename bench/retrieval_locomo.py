@@ -354,7 +354,7 @@ def run_variant(convs, data: Path, configs, labels: list[str], overrides: dict[s
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kenning.core.config import load_settings
-    from kenning.providers.embedding import build_embedding_provider
+    from kenning.providers.registry import build_embedding_provider
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

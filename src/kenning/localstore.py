@@ -70,7 +70,7 @@ class LocalStore:
         return portable.export_chunks(self.db.reader, fmt, filters)
 
     def stats(self) -> dict[str, Any]:
-        from kenning.providers.embedding import build_embedding_provider  # its id only: the model is not loaded
+        from kenning.providers.registry import build_embedding_provider  # its id only: the model is not loaded
 
         return stats(self.db, self.settings, build_embedding_provider(self.settings.embedding).model_id)
 

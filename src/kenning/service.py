@@ -30,7 +30,8 @@ from kenning.pipeline import hooks as pipeline_hooks
 from kenning.pipeline.claim_gate import ClaimGate
 from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, refresh_cycle
 from kenning.providers.budget import build_budgeted_provider
-from kenning.providers.embedding import EmbeddingProvider, build_embedding_provider
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.providers.registry import build_embedding_provider
 from kenning.retrieval.config import RecallConfig, preset
 from kenning.retrieval.diversity import diversity_select
 from kenning.retrieval.recall import RecallHit, recall

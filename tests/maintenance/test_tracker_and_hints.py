@@ -24,7 +24,7 @@ class HashingEmbedding(EmbeddingProvider):
     model_id = "hashing-64"
     dims = 64
 
-    def _embed_batch(self, texts):
+    def embed_batch(self, texts):
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in text.lower().split():

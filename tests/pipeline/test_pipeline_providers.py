@@ -13,10 +13,10 @@ from tests.conftest import free_port
 from kenning.core.config import LLMSettings
 from kenning.core.errors import ConfigError, ProviderError
 from kenning.providers.llm import (
-    ClaudeCliProvider, GenerateOptions, NullProvider, OllamaProvider, OpenAIProvider,
-    build_llm_provider, clean_output,
+    ClaudeCliProvider, GenerateOptions, NullProvider, OllamaProvider, OpenAIProvider, clean_output,
 )
 from kenning.providers.offline import OfflineProvider, render_task_block
+from kenning.providers.registry import build_llm_provider
 
 
 def test_ollama_generate_strips_think_and_fences(fake_llm):

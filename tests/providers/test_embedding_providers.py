@@ -9,7 +9,8 @@ import pytest
 
 from kenning.core.config import EmbeddingSettings
 from kenning.core.errors import ProviderError
-from kenning.providers.embedding import BUNDLED_MODEL_ID, build_embedding_provider
+from kenning.providers.embedding import BUNDLED_MODEL_ID
+from kenning.providers.registry import build_embedding_provider
 from tests.observability.fake_embeddings import FakeEmbeddings, embed_text
 
 TEXTS = ["deploy with blue-green switches", "the cache warmer retries", "postgres vacuum settings",

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from kenning.core.config import EmbeddingSettings
-from kenning.providers.embedding import BUNDLED_MODEL_ID, build_embedding_provider
+from kenning.providers.embedding import BUNDLED_MODEL_ID
+from kenning.providers.registry import build_embedding_provider
 from kenning.providers.onnx_embedding import ONNX_MODEL_ID
 
 SAMPLES = [

@@ -33,7 +33,7 @@ def serve(
     from kenning.api.app import create_app
     from kenning.core.config import load_settings
     from kenning.core.errors import ConfigError
-    from kenning.providers.embedding import check_model_files
+    from kenning.providers.registry import check_model_files
 
     _fewer_malloc_arenas()
     base = settings()
@@ -135,7 +135,7 @@ def _model_ready(cfg) -> None:
     """Build the default embedding model here, on the user's terminal, when this install has none yet
     (pip/pipx/uv: no `make setup`), instead of inside the background daemon's start timeout."""
     from kenning.core.errors import ConfigError
-    from kenning.providers.embedding import check_model_files
+    from kenning.providers.registry import check_model_files
 
     try:
         check_model_files(cfg.embedding)

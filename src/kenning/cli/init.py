@@ -66,7 +66,7 @@ def next_steps(running: bool, base_url: str) -> list[str]:
 def init() -> None:
     """Set up kenning for this user: data folder, embedding model, and the agents found on this machine."""
     from kenning.core.errors import ConfigError
-    from kenning.providers.embedding import check_model_files
+    from kenning.providers.registry import check_model_files
 
     cfg = settings()
     existed = cfg.home.is_dir()

@@ -33,7 +33,7 @@ def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]
     try:
         results: list[dict[str, Any]] = []
         if fix:
-            from kenning.providers.embedding import build_embedding_provider
+            from kenning.providers.registry import build_embedding_provider
 
             results = repair.run(db, build_embedding_provider(cfg.embedding), list(repair.ACTIONS))
         report = build_report(db, cfg, offline_probes(db, cfg))

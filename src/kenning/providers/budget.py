@@ -16,8 +16,10 @@ from typing import Any
 
 from kenning.core import telemetry
 from kenning.core.clock import to_iso, utcnow
+from kenning.core.config import Settings
 from kenning.core.errors import ProviderError
 from kenning.providers.llm import BaseLLMProvider, GenerateOptions, Generation, estimate_tokens
+from kenning.providers.registry import build_llm_provider
 from kenning.store import llm_usage
 from kenning.store.db import Database
 
@@ -117,7 +119,7 @@ class BudgetedProvider(BaseLLMProvider):
         return self.inner.available()
 
     def blocked_reason(self) -> str | None:
-        """Why a worker using this provider should not lease a job now."""
+        """The budget's refusal, when the inner provider spends tokens and today's are gone."""
         if not self.inner.counts_tokens:
             return None
         return self.budget.exhausted_reason()
@@ -126,10 +128,9 @@ class BudgetedProvider(BaseLLMProvider):
         return {**self.inner.describe(), "budgeted": self.inner.counts_tokens}
 
 
-def build_budgeted_provider(settings, db: Database, *, environ: dict[str, str] | None = None) -> BudgetedProvider:
+def build_budgeted_provider(settings: Settings, db: Database, *,
+                            environ: dict[str, str] | None = None) -> BudgetedProvider:
     """The pipeline's LLM: `pipeline.extraction.provider` (or `llm.provider`) behind the daily budget."""
-    from kenning.providers.llm import build_llm_provider
-
     extraction = settings.pipeline.extraction
     inner = build_llm_provider(settings.llm, provider=extraction.provider, model=extraction.model,
                                environ=environ)

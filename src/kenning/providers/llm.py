@@ -1,4 +1,5 @@
-"""LLM providers behind one small protocol: `generate(prompt, opts) -> str`, `available() -> bool`.
+"""LLM providers behind one base class, `BaseLLMProvider`: `generate(prompt, opts) -> str`, `available() -> bool`,
+`blocked_reason() -> str | None`.
 
 memory-pipeline-v2 "Provider Abstraction" + SPEC S3. Built-ins:
 
@@ -8,8 +9,9 @@ memory-pipeline-v2 "Provider Abstraction" + SPEC S3. Built-ins:
 - `ClaudeCliProvider`: `claude -p <prompt> --model <m> --no-session-persistence --output-format text`.
 - `NullProvider` (`llm.provider: none`): never available, every call raises ProviderError.
 
-A provider implements `complete(prompt, opts) -> Generation` (text + token counts); the base
-class gives `generate()` for free. Every failure (timeout, HTTP status, unreachable, bad
+A provider implements one method, `complete(prompt, opts) -> Generation` (text + token counts);
+the base class gives the rest (`generate()`, `available()` true, `blocked_reason()` none). The
+providers are built by name in providers/registry.py. Every failure (timeout, HTTP status, unreachable, bad
 body, non-zero exit) raises `ProviderError` whose message names the provider, the URL or
 command and the cause — never swallowed. `clean_output()` strips `<think>` blocks and
 Markdown code fences (parsers call it). Budgets wrap providers: see providers/budget.py.
@@ -18,17 +20,15 @@ Markdown code fences (parsers call it). Budgets wrap providers: see providers/bu
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
 import subprocess
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import httpx
 
-from kenning.core.config import LLMSettings
-from kenning.core.errors import ConfigError, ProviderError
+from kenning.core.errors import ProviderError
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 DEFAULT_OLLAMA_MODEL = "qwen3:4b"
@@ -65,16 +65,6 @@ class Generation:
         return self.prompt_tokens + self.output_tokens
 
 
-@runtime_checkable
-class LLMProvider(Protocol):
-    name: str
-    model: str
-
-    def generate(self, prompt: str, opts: GenerateOptions | None = None) -> str: ...
-
-    def available(self) -> bool: ...
-
-
 def estimate_tokens(text: str) -> int:
     """Rough token count (≈ 4 characters per token) when the provider reports none."""
     return max(1, math.ceil(len(text) / 4)) if text else 0
@@ -91,8 +81,8 @@ def clean_output(text: str) -> str:
     return text.strip()
 
 
-class BaseLLMProvider:
-    """Subclasses set `name`/`model` and implement `complete()`."""
+class BaseLLMProvider(ABC):
+    """Subclasses set `name`/`model` and implement `complete()`; the other methods have defaults."""
 
     name = "base"
     counts_tokens = True  # spends the daily token budget (the offline provider does not)
@@ -102,14 +92,20 @@ class BaseLLMProvider:
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
 
+    @abstractmethod
     def complete(self, prompt: str, opts: GenerateOptions) -> Generation:
-        raise NotImplementedError
+        """One generation; every failure raises ProviderError."""
 
     def generate(self, prompt: str, opts: GenerateOptions | None = None) -> str:
         return self.complete(prompt, opts or GenerateOptions()).text
 
     def available(self) -> bool:
         return True
+
+    def blocked_reason(self) -> str | None:
+        """Why a worker using this provider should not lease a job now (a spent token budget);
+        None when it may."""
+        return None
 
     def describe(self) -> dict[str, object]:
         return {"provider": self.name, "model": self.model, "timeout_s": self.timeout_s}
@@ -263,29 +259,3 @@ class NullProvider(BaseLLMProvider):
     def available(self) -> bool:
         return False
 
-
-def build_llm_provider(
-    cfg: LLMSettings, *, provider: str | None = None, model: str | None = None,
-    timeout_s: float | None = None, environ: dict[str, str] | None = None,
-) -> BaseLLMProvider:
-    """The provider named by `provider` (or cfg.provider); env is read only for the API key."""
-    from kenning.providers.offline import OfflineProvider
-
-    name = provider if provider not in (None, "inherit") else cfg.provider
-    common = {"timeout_s": timeout_s or cfg.timeout_s, "max_tokens": cfg.max_output_tokens}
-    chosen_model = model or cfg.model
-    if name == "offline":
-        return OfflineProvider()
-    if name == "none":
-        return NullProvider()
-    if name == "ollama":
-        return OllamaProvider(cfg.url or DEFAULT_OLLAMA_URL, chosen_model or DEFAULT_OLLAMA_MODEL, **common)
-    if name == "openai":
-        if not chosen_model:
-            raise ConfigError("llm.model is required for provider 'openai'")
-        env = os.environ if environ is None else environ
-        api_key = env.get(cfg.api_key_env) if cfg.api_key_env else None
-        return OpenAIProvider(cfg.url or DEFAULT_OPENAI_URL, chosen_model, api_key, **common)
-    if name == "claude-cli":
-        return ClaudeCliProvider(chosen_model or DEFAULT_CLAUDE_MODEL, cfg.claude_binary, **common)
-    raise ConfigError(f"unknown llm provider {name!r}; one of offline, ollama, openai, claude-cli, none")

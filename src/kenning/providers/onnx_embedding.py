@@ -168,6 +168,7 @@ class OnnxEmbedding(EmbeddingProvider):
 
     dims = BUNDLED_DIMS
     model_id = ONNX_MODEL_ID
+    batches_itself = True
 
     def __init__(self, path: Path, threads: int = 1, bulk_threads: int = 0, **kw) -> None:
         super().__init__(**kw)
@@ -204,7 +205,7 @@ class OnnxEmbedding(EmbeddingProvider):
                 _TOKENIZERS[path] = tokenizer
         return tokenizer
 
-    def _embed_all(self, texts: list[str]) -> np.ndarray:
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
         bulk = len(texts) >= BULK_BATCH
         session = self._session(self.bulk_threads if bulk else self.threads)
         ids = [e.ids for e in self._tokenizer().encode_batch(texts)]

@@ -29,8 +29,7 @@ class ExtractionWorker(LeaseWorker):
         self.ctx = ctx
 
     def blocked_reason(self) -> str | None:
-        check = getattr(self.ctx.provider, "blocked_reason", None)
-        return check() if check else None
+        return self.ctx.provider.blocked_reason()
 
     def handle(self, job: Job) -> dict[str, Any] | None:
         if not job.memory_id:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.pipeline.hints import generate_hints
+from kenning.providers.llm import BaseLLMProvider
 from kenning.store import hints as hint_store
 from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker, backoff_from_settings
@@ -20,7 +21,7 @@ BATCH = 8
 
 
 class HintsWorker(Worker):
-    def __init__(self, db: StoreDatabase, llm, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, llm: BaseLLMProvider, cfg, **kw: Any) -> None:
         super().__init__("hints", interval_s=cfg.poll / 1000.0, **kw)
         self.db = db
         self.llm = llm
@@ -29,8 +30,7 @@ class HintsWorker(Worker):
         self.hints_written = 0
 
     def tick(self) -> float | None:
-        check = getattr(self.llm, "blocked_reason", None)
-        self.waiting = check() if check else None
+        self.waiting = self.llm.blocked_reason()
         if self.waiting:
             return None
         backlog = [m for m in hint_store.memories_without_hints(self.db.reader(), BATCH + len(self.skipped))
