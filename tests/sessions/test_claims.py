@@ -187,6 +187,39 @@ def test_restating_a_claim_raises_its_confidence():
     assert got[0].confidence > claims.RULE_CONFIDENCE["user-rule"]
 
 
+@pytest.mark.parametrize("sentence", [
+    "Run the ledger-sync tests.",
+    "Thanks. Run the ledger-sync tests.",
+    "Please fix the retry test.",
+    "Add a --dry-run flag to the export command.",
+    "Check the logs on the staging box.",
+    "Rename parse_row to parse_record.",
+])
+def test_an_imperative_asking_for_work_now_is_a_request_not_a_rule(sentence):
+    """A request for this session's work (no always / never / every time / before … in it) is the task."""
+    got = verdicts(("assistant", "Done: the retry backoff now caps at 30 seconds."), ("user", sentence))
+    assert not any(v.kept for v in got), [(v.text, v.reason) for v in got if v.kept]
+    assert got[-1].reason in ("request", "bug-report")
+    assert not extract({"content": sentence})["facts"]  # the pipeline's route: the same test
+    assert key_facts([Turn("user", "Fix the retry test in ledger-sync."), Turn("assistant", "Fixed."),
+                      Turn("user", sentence)], [], limit=5) == []
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("Always run the ledger-sync tests before pushing.", "constraint"),
+    ("Never commit directly to main.", "constraint"),
+    ("Don't use requests; use httpx.", "constraint"),
+    ("Run the migrations before the app starts.", "constraint"),
+    ("Run the linter on every commit.", "constraint"),
+    ("Keep the casing of the first occurrence.", "constraint"),  # how the code behaves: a rule, no marker needed
+    ("Cap the backoff at 30 seconds.", "constraint"),
+])
+def test_an_imperative_that_holds_beyond_the_session_is_a_rule(sentence, kind):
+    got = kept(("assistant", "Done: the retry backoff now caps at 30 seconds."), ("user", sentence))
+    assert [v.type for v in got] == [kind] and got[0].evidence.rule in ("user-imperative", "user-rule")
+    assert not claims.one_off_request(sentence)
+
+
 def test_pipeline_extraction_and_auto_protection_use_the_same_test():
     facts = extract({"content": "We decided to deploy the invoices API on Kubernetes. Maybe the cache is Redis. "
                                 "Should we switch from MySQL to PostgreSQL? The invoices API is written in Go."})["facts"]

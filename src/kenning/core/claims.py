@@ -25,7 +25,11 @@ what happened at some moment, `chatter`) only when it is
    `reads_as_task`) is the session's task, never a rule. An opening that states a rule ("From now
    on we always squash merge.") is judged like any other turn, and a rule sentence inside an
    opening request ("Fix the login bug. From now on we never store tokens in localStorage.") is
-   judged on its own (`states_standing_rule`).
+   judged on its own (`states_standing_rule`). Later in a session too, an imperative that asks for
+   a piece of work now ("Run the ledger-sync tests.", "Add a flag to the CLI.") is a request, not a
+   rule, unless it says it holds beyond the session ("Always run the tests before pushing.",
+   "Never commit to main.", "Don't use requests."): `one_off_request`. An imperative that says how
+   the code behaves ("Keep the casing of the first occurrence.", "Cap it at 30.") is a rule as said.
 
 Each verdict carries its evidence (`Evidence`: which rule fired, speaker, acceptance,
 repetition, the cues read) and a confidence; the writers store it as `metadata.claim`
@@ -196,6 +200,28 @@ _IMPERATIVE = re.compile(
     r"|sort|round|cap|clamp|reject|accept|normalize|lowercase|validate|assume|document|rename|split|merge|wrap"
     r"|double|escape|check|test|retry|cache|pass|send|store|require|restrict|limit|match|compare|compute|hash"
     r"|bucket|enroll|evaluate|take|list|name|measure|ensure|go with|remember|cap|leave)\b(?!-)", re.I)  # "Keep-latest is …" is no imperative
+# an imperative that asks for a piece of work ("Run the ledger-sync tests.", "Add a flag to the CLI.") is a
+# request for now — the session's task — unless it says it holds beyond the work at hand (_DURABLE); an
+# imperative that says how the code behaves ("Keep the casing of the first occurrence.", "Cap it at 30.",
+# "Use httpx.") states a rule in its own words
+_WORK_VERBS = frozenset("run check test add remove document rename merge send list start stop write take measure call"
+                        " split move".split())
+_DURABLE = re.compile(
+    r"\b(?:always|never|don'?t|do not|every|each time|any ?time|whenever|when|if|unless|until|before|after|from now on"
+    r"|going forward|henceforth|as a rule|by default|in this (?:repo|repository|project|codebase|team)|must|only"
+    r"|at all times|no matter)\b", re.I)
+
+
+def one_off_request(sentence: str, found: list[str] | None = None) -> bool:
+    """An imperative that asks for work now, not a standing rule: its verb is a piece of work (run, check,
+    test, add, remove, …) and nothing in it says it holds beyond this session (always, never, don't, every
+    time, from now on, whenever, before / after …, must, only). "Run the ledger-sync tests." is the
+    session's task; "Always run the ledger-sync tests before pushing." is a rule."""
+    found = cues(sentence) if found is None else found
+    verbs = [c.split(":", 1)[1].split()[-1] for c in found if c.startswith("imperative:") and ":" in c]
+    return bool(verbs) and verbs[0] in _WORK_VERBS and not _DURABLE.search(_cue_text(sentence))
+
+
 _PREFERENCE = re.compile(r"\b(?:i|we)\s+(?:(?:really|strongly|much)\s+)?(?:prefer|like to|want to always|hate|dislike|"
                          r"rather)\b|\bi'?d rather\b|\bplease (?:use|avoid|keep|don't|do not|always|never)\b", re.I)
 _GOTCHA = re.compile(r"\b(?:heads-up|heads up|careful|watch out|beware|turns out|root cause|the bug was|"
@@ -392,6 +418,8 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "request")
     found = cues(body)
     kind = _type_of(found)
+    if kind is not None and kind[1] == "imperative" and one_off_request(body, found):
+        return _reject(text, "request")  # "Run the ledger-sync tests.": work for now, not a rule
     if _FIRST_PERSON.search(body) and (kind is None or kind[1] not in ("decision", "preference")):
         return _reject(text, "first-person")  # a plan, a state of mind, a suggestion
     if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):

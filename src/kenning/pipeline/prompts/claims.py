@@ -41,8 +41,9 @@ Each candidate was said in a chat between a developer (the user) and a coding ag
 only when it is a durable claim about the project: declarative and asserted, its subject clear on its
 own (or from the question it answers), said by the user or accepted by the user. Reject chatter:
 questions, guesses and hedges ("I think", "maybe"), wishes, acknowledgements ("Exactly."), plans and
-progress reports ("I'll run the tests", "the tests pass"), bug reports (the task, not a rule), and
-fragments that mean nothing alone.
+progress reports ("I'll run the tests", "the tests pass"), bug reports and requests for work now ("Run
+the ledger-sync tests.", "Add a flag to the CLI." — the task, not a rule; "Always run the tests before
+pushing." is a rule), and fragments that mean nothing alone.
 
 Return ONLY a JSON object: {{"claims": [{{"id": str, "durable": bool, "type": one of {types},
 "confidence": 0..1, "reason": str}}]}} with one entry per candidate.
