@@ -24,7 +24,7 @@ def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str,
     for sessions that started before `before` (all when None) and rated the memory. The third field
     says where the rated memory was shown in that session: True when session start showed it
     (inject_phase 'session-start'), False when a query found it (a prompt, a step, MCP)."""
-    out: dict[str, list[tuple[str, float]]] = {}
+    out: dict[str, list[tuple[str, float, bool]]] = {}
     ids = list(dict.fromkeys(memory_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
