@@ -32,9 +32,9 @@ from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, ref
 from kenning.providers.budget import build_budgeted_provider
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.registry import build_embedding_provider
-from kenning.retrieval.config import RecallConfig, preset
+from kenning.retrieval.config import Preset, RecallConfig, effective_config
 from kenning.retrieval.diversity import diversity_select
-from kenning.retrieval.recall import RecallHit, recall
+from kenning.retrieval.recall import Recalled, recall
 from kenning.retrieval.scoring import effective_score
 from kenning.sessions.context import SessionDeps
 from kenning.predictor.service import Predictor
@@ -245,11 +245,12 @@ class Kenning:
 
     def recall(
         self, query: str, *, limit: int | None = None, filters: MemoryFilter | None = None,
-        config: RecallConfig | str | None = None, budget_chars: int | None = None,
+        config: RecallConfig | Preset | str | None = None, budget_chars: int | None = None,
         track_access: bool = True,
-    ) -> list[RecallHit]:
-        """`limit` None: `recall.default_limit`."""
-        cfg = preset(config) if isinstance(config, str) else (config or self.recall_config())
+    ) -> Recalled:
+        """`limit` None: `recall.default_limit`. `config`: a preset by name, merged with the settings
+        (`recall_config`); None: the default preset; a RecallConfig runs as given."""
+        cfg = config if isinstance(config, RecallConfig) else self.recall_config(config)
         with timed("recall"):
             hits = recall(self.db.reader(), self.embedder, query, limit=limit or self.settings.recall.default_limit,
                           filters=filters,
@@ -260,18 +261,14 @@ class Kenning:
                 self.access.flush()
         return hits
 
-    def recall_untracked(self, query: str, *, limit: int, filters: MemoryFilter | None) -> list[RecallHit]:
+    def recall_untracked(self, query: str, *, limit: int, filters: MemoryFilter | None) -> Recalled:
         """Recall for the system's own use (sessions, the pipeline's candidates): no access counted."""
         return self.recall(query, limit=limit, filters=filters, track_access=False)
 
-    def recall_config(self) -> RecallConfig:
-        """The default preset with the `recall:` settings, and hint matches when hints are generated."""
-        base = preset("default")
-        stages = base.stages if self.settings.recall.session_context else tuple(
-            s for s in base.stages if s != "session_context")
-        extras = replace(base.extras, hints=self.settings.pipeline.hints.enabled)
-        return base.with_(rrf_k=self.settings.recall.rrf_k, leg_limit=self.settings.recall.candidate_pool,
-                          stages=stages, extras=extras)
+    def recall_config(self, preset: Preset | str | None = None) -> RecallConfig:
+        """The config a recall with `preset` (None: the default preset) runs with: the settings and the
+        preset merged by retrieval.config.effective_config (its docstring gives the precedence)."""
+        return effective_config(self.settings, preset)
 
     def get(self, memory_id: str, viewer: Viewer | None = None) -> Memory:
         """The memory; NotFound also when `viewer` may not see it."""

@@ -20,6 +20,7 @@ from typing import Any
 import sqlean
 
 from kenning.core.errors import DiskFull, StoreError
+from kenning.store.migrations import migrate
 
 Connection = sqlean.Connection
 Row = sqlean.Row
@@ -220,8 +221,6 @@ class Database:
 
 def open_database(path: Path | str) -> Database:
     """Open (creating if needed) and migrate the database at `path`."""
-    from kenning.store.migrations import migrate
-
     db = Database(path)
     migrate(db)
     return db
@@ -243,16 +242,3 @@ def savepoint(conn: Connection, name: str) -> Iterator[Connection]:
 
 def rows_to_dicts(rows: list[Any]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
-
-
-def execute_script(conn: Connection, sql: str) -> None:
-    """Run several statements inside the current transaction (executescript would commit)."""
-    buffer = ""
-    for line in sql.splitlines(keepends=True):
-        buffer += line
-        if sqlean.complete_statement(buffer):
-            if buffer.strip():
-                conn.execute(buffer)
-            buffer = ""
-    if buffer.strip():
-        raise ValueError(f"incomplete SQL statement: {buffer[:80]!r}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kenning.core.clock import now_iso
+from kenning.store.pg.migrations import twins
 
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
 
@@ -55,8 +56,6 @@ def for_backend(backend: str) -> list[Migration]:
     found = discover()
     if backend != "postgres":
         return found
-    from kenning.store.pg.migrations import twins
-
     pg = twins()
     steps = [Migration(m.version, m.name, pg.pop(m.version, m.up)) for m in found]
     extra = [Migration(version, "postgres", up) for version, up in pg.items()]

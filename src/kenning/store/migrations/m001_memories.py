@@ -1,6 +1,6 @@
 """Foundation schema: memories, their FTS5 index (kept in sync by triggers), history, embeddings."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE memories (

@@ -6,7 +6,7 @@ The vec0 tables of earlier builds duplicated every vector; dropping a virtual ta
 module, so sqlite-vec is loaded for that one step.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_epoch (

@@ -5,7 +5,7 @@ A partial unique index on (job_type, dedup_key) over pending/leased rows makes e
 dedup atomic: at most one live job per (type, key).
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE memory_jobs (

@@ -1,6 +1,6 @@
 """llm_usage: tokens spent per UTC day, provider and model (the daily LLM token budget)."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE llm_usage (

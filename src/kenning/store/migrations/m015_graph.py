@@ -8,7 +8,7 @@
 - entity_attributes: facts about an entity, kind 'attribute' or 'constraint'.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE entities (

@@ -1,7 +1,7 @@
 """Prospective hints (memory-pipeline-v2 "Prospective Indexing"): hypothetical future queries
 a memory answers, searchable with BM25 through memory_hints_fts (kept in sync by triggers)."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE memory_hints (

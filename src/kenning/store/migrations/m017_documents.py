@@ -2,7 +2,7 @@
 stored as `document_chunk` memories; `status` walks queued → extracting → chunking →
 embedding → indexing → done (or failed, with `error`)."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE documents (

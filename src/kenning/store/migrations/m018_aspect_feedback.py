@@ -1,7 +1,7 @@
 """Which ended sessions have already fed their FTS hits back into entity aspect weights
 (memory-pipeline-v2 "Aspect Feedback"), so each session counts once."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE aspect_feedback_sessions (

@@ -5,7 +5,7 @@ agent-relevance-feedback columns and both rankings, so the predictor can learn
 from every candidate, injected or not.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE sessions (

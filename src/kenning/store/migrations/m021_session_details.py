@@ -1,6 +1,6 @@
 """Session details the hooks need beyond m020: context, prompts, injection phase, job results."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 ALTER TABLE sessions ADD COLUMN context TEXT;

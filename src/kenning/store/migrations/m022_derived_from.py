@@ -1,7 +1,7 @@
 """Provenance: `memories.derived_from` lists the memories (episodes, raw memories) a memory was
 derived from; backfilled from the pipeline's `metadata.source_memory_id`."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 ALTER TABLE memories ADD COLUMN derived_from TEXT NOT NULL DEFAULT '[]';

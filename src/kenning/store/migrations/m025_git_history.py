@@ -1,6 +1,6 @@
 """Git history ingest state: which commits of which repository are already memories."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE git_repositories (

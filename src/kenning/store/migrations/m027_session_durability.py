@@ -7,7 +7,7 @@
   replayed twice is applied once.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 ALTER TABLE sessions ADD COLUMN transcript_path TEXT;

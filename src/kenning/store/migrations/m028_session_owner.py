@@ -2,7 +2,7 @@
 the session; another user's hook calls on that key are refused (403) and store nothing. NULL on
 a single-user daemon (its one user owns every session) and for sessions from before."""
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 ALTER TABLE sessions ADD COLUMN owner TEXT;

@@ -5,7 +5,7 @@ judge calibration and the calibration-drift history.
 The daemon writes all of these; the sidecar only reads (session_context, canary).
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE predictor_comparisons (

@@ -4,7 +4,7 @@ entities). Written by the daemon at session end; the sidecar reads them for labe
 features; the count of usable sessions decides when the sidecar starts.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE predictor_session_evidence (

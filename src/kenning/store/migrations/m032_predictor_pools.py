@@ -4,7 +4,7 @@ rankings; the scoring context is in predictor_session_context under '<session_ke
 Training turns each recorded pool into one more sample of its session (labels by memory id).
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE predictor_pools (

@@ -11,7 +11,7 @@
   indexed query.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE observer_scratchpads (

@@ -14,7 +14,7 @@
   survive re-indexing.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 CREATE TABLE code_projects (

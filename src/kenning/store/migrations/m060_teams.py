@@ -8,7 +8,7 @@
   secret itself is printed once by `kenning token create`. Revoked tokens keep their row.
 """
 
-from kenning.store.db import execute_script
+from kenning.store.sql_script import execute_script
 
 SCHEMA = """
 ALTER TABLE memories ADD COLUMN author TEXT;

@@ -10,6 +10,10 @@ import pkgutil
 import re
 from typing import Callable
 
+from kenning.store.backend import Connection
+from kenning.store.pg.translate import Untranslatable
+from kenning.store.sql_script import statements
+
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
 
 
@@ -23,20 +27,10 @@ def twins() -> dict[int, Callable]:
     return found
 
 
-def run_portable(conn, sql: str) -> None:
+def run_portable(conn: Connection, sql: str) -> None:
     """Run a SQLite migration's statements through the translator, leaving out its triggers and
     FTS5 tables (the calling twin creates their Postgres equivalents)."""
-    from kenning.store.db import execute_script
-    from kenning.store.pg.translate import Untranslatable
-
-    statements: list[str] = []
-
-    class _Collect:
-        def execute(self, statement: str, params=()):
-            statements.append(statement)
-
-    execute_script(_Collect(), sql)  # type: ignore[arg-type]
-    for statement in statements:
+    for statement in list(statements(sql)):
         try:
             conn.execute(statement)
         except Untranslatable:
