@@ -10,11 +10,10 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from kenning.core import limits
 from kenning.core.types import MEMORY_TYPES, SCOPES, MemoryDraft, MemoryFilter
-from kenning.retrieval.config import PRESETS
+from kenning.retrieval.config import PRESETS, Preset
 
 MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type]
 Scope = Literal[tuple(sorted(SCOPES))]  # type: ignore[valid-type]
-Preset = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
 # Type and scope of a stored memory: documented enums, checked by core validation (400 naming
 # the choices), like every other write path (CLI, import).
 TypeName = Annotated[str, Field(max_length=50, json_schema_extra={"enum": sorted(MEMORY_TYPES)})]

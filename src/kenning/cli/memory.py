@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -10,13 +11,13 @@ from typing import Optional
 
 import typer
 
-from kenning.cli.backend import LocalBackend, open_backend
+from kenning.cli.backend import Backend, LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
 from kenning.memory import portable
-from kenning.retrieval.config import PRESETS
+from kenning.retrieval.config import PRESETS, effective_config
 
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
 PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
@@ -30,7 +31,7 @@ EMPTY_STORE = (
 
 
 @contextmanager
-def backend(*, prefer_daemon: bool = True):
+def backend(*, prefer_daemon: bool = True) -> Iterator[Backend]:
     """The daemon when it answers (else the local store); KenningError → one line and an exit code."""
     try:
         b = open_backend(settings(), prefer_daemon=prefer_daemon)
@@ -96,17 +97,23 @@ def recall(
         None, help="Recall preset: " + "; ".join(f"{name} ({PRESET_HELP.get(name, '+'.join(cfg.legs))})"
                                                  for name, cfg in PRESETS.items()) + ". Default: the daemon's configuration."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    explain: bool = typer.Option(
+        False, "--explain", help="Also print the effective recall config (preset, legs, stages, rrf_k, candidate_pool,"
+        " diversity): config.yaml's recall settings merged with the preset, as docs/recall.md describes."),
 ) -> None:
     """Hybrid recall (BM25 + vectors, fused); shows which legs found each memory."""
     if preset is not None and preset not in PRESETS:
         fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
     body = {"query": query, "limit": limit, "project": project, "types": type or None,
             "tags": tag or None, "preset": preset, "since": _when(since, "--since"), "until": _when(until, "--until")}
+    config = effective_config(settings(), preset).explain() if explain else None
     with backend() as b:
         results = b.recall(body)
     if as_json:
-        print_json(results)
+        print_json({"config": config, "results": results} if explain else results)
         return
+    if config is not None:
+        console.print(_explained(config), highlight=False)
     if not results:
         console.print("no memories match" + (" (try without --since/--until)" if since or until else ""))
         return
@@ -114,6 +121,19 @@ def recall(
         Col("id", "id", "id"), Col("score", lambda r: fmt(r["score"], 4), "num"), Col("type", "type", max_width=10),
         Col("found by", lambda r: " ".join(f"{k}#{v['rank']}" for k, v in r["legs"].items()), max_width=24),
     ], results, detail=Col("content", "content"))
+
+
+def _explained(config: dict) -> str:
+    """The effective recall config in one block (`kenning recall --explain`)."""
+    topic = config["topic_diversity"]
+    return "\n".join([
+        f"recall config (preset {config['preset']}, with {settings().config_path}'s recall settings):",
+        f"  legs {' + '.join(config['legs'])}   fused by weighted RRF, rrf_k {config['rrf_k']},"
+        f" candidate_pool {config['candidate_pool']} per leg" + ("   hints on" if config["hints"] else ""),
+        f"  stages {', '.join(config['stages']) or '(none)'}",
+        f"  diversity {'on' if config['diversity'] else 'only with a character budget'}"
+        f" (threshold {topic['threshold']}, decay {topic['decay']}, floor {topic['floor']})",
+    ])
 
 
 def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:

@@ -76,15 +76,31 @@ class LLMSettings(_Strict):
     claude_binary: str = Field("claude", description="The Claude Code CLI used by provider claude-cli.")
 
 
+class TopicDiversity(_Strict):
+    """Topic-diversity decay (retrieval.diversity): one definition, read by session start and by a recall
+    with a character budget (`recall.topic_diversity`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threshold: float = Field(0.85, ge=0.0, le=1.0, description="Cosine similarity above which two memories overlap (seed: 0.85).")
+    decay: float = Field(0.5, ge=0.0, le=1.0, description="Topic-diversity decay per overlap (0.5).")
+    floor: float = Field(0.1, ge=0.0, le=1.0, description="Topic-diversity floor (0.1).")
+
+
 class RecallSettings(_Strict):
     default_limit: int = Field(
         10, ge=1, le=200, description="Memories a recall returns when the request names no limit (API, CLI, MCP).",
     )
-    candidate_pool: int = Field(100, ge=10, le=2000)
+    candidate_pool: int = Field(100, ge=10, le=2000, description="Candidates each recall leg fetches before fusion.")
     rrf_k: int = Field(5, ge=1, le=1000, description="RRF constant; small k trusts each leg's top ranks (LoCoMo R@10 flat for k 3-10, falls from 20).")
     max_content_chars: int = Field(100_000, ge=100, le=5_000_000)
     session_context: bool = Field(
         True, description="Memories recorded next to a strong hit in the same session share its score.",
+    )
+    topic_diversity: TopicDiversity = Field(
+        default_factory=TopicDiversity,
+        description="How session start (and a recall with a character budget) spreads what it picks across"
+        " topics.",
     )
 
 

@@ -7,9 +7,29 @@ remaining, update the rest, repeat — until the limit or the character budget i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
+
+from kenning.core.config import TopicDiversity
+
+_DEFAULT = TopicDiversity()
+
+
+class Selectable(Protocol):
+    """What diversity_select reads of a candidate (recall's Packable, session start's candidates)."""
+
+    @property
+    def score(self) -> float: ...
+    @property
+    def chars(self) -> int: ...
+    @property
+    def vector(self) -> np.ndarray | None: ...
+
+
+T = TypeVar("T", bound=Selectable)
 
 
 @dataclass
@@ -21,13 +41,14 @@ class Packable:
 
 
 def diversity_select(
-    items: list[Packable], *, limit: int, budget_chars: int | None = None,
-    threshold: float = 0.85, decay: float = 0.5, floor: float = 0.1,
-) -> list[tuple[Packable, float]]:
-    """Return (item, adjusted score) in selection order."""
+    items: Sequence[T], *, limit: int, budget_chars: int | None = None,
+    threshold: float = _DEFAULT.threshold, decay: float = _DEFAULT.decay, floor: float = _DEFAULT.floor,
+) -> list[tuple[T, float]]:
+    """Return (item, adjusted score) in selection order. threshold, decay, floor: the settings'
+    `recall.topic_diversity` (core.config.TopicDiversity, whose defaults these are)."""
     remaining = {i: item.score for i, item in enumerate(items)}
     overlaps = dict.fromkeys(remaining, 0)
-    chosen: list[tuple[Packable, float]] = []
+    chosen: list[tuple[T, float]] = []
     used = 0
     while remaining and len(chosen) < limit:
         best = max(remaining, key=lambda i: (remaining[i], -i))

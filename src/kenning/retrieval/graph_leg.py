@@ -20,11 +20,16 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kenning.core.text import STOP_WORDS
 from kenning.core.telemetry import record_error, record_latency
 from kenning.core.types import MemoryFilter
 from kenning.store import graph as graph_store
+
+if TYPE_CHECKING:
+    from kenning.retrieval.fusion import FusedHit
+    from kenning.retrieval.legs import RecallContext
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9+#._/-]*[a-z0-9+#]|[a-z0-9]{2,}")
 ENTITY_LIMIT = 20
@@ -109,17 +114,15 @@ def graph_lookup(conn, query: str, *, filters: MemoryFilter | None = None,
         record_latency("graph_lookup", (time.perf_counter() - started) * 1000.0)
 
 
-def cached_lookup(ctx) -> GraphLookup:
+def cached_lookup(ctx: RecallContext) -> GraphLookup:
     """One graph traversal per recall, shared by the graph leg and the graph boost."""
-    found = getattr(ctx, "_graph_lookup", None)
-    if found is None:
-        found = graph_lookup(ctx.conn, ctx.query, filters=ctx.filters,
-                             deadline_ms=ctx.config.graph_deadline_ms, limit=MEMORY_LIMIT)
-        ctx._graph_lookup = found
-    return found
+    if ctx.graph_lookup is None:
+        ctx.graph_lookup = graph_lookup(ctx.conn, ctx.query, filters=ctx.filters,
+                                        deadline_ms=ctx.config.graph_deadline_ms, limit=MEMORY_LIMIT)
+    return ctx.graph_lookup
 
 
-def graph_leg(ctx) -> list[tuple[str, float]]:
+def graph_leg(ctx: RecallContext) -> list[tuple[str, float]]:
     """Recall leg "graph": memories linked to entities the query names, best first.
 
     Only the strong part of the traversal enters fusion (≥ half the best graph score, ≤ 20):
@@ -132,7 +135,7 @@ def graph_leg(ctx) -> list[tuple[str, float]]:
     return [(m, s) for m, s in ranked if s >= floor][: min(ctx.config.leg_limit, LEG_MAX)]
 
 
-def graph_boost(ctx, hits: list, weight: float, anchors: int = 3) -> list:
+def graph_boost(ctx: RecallContext, hits: list[FusedHit], weight: float, anchors: int = 3) -> list[FusedHit]:
     """Post-fusion stage: lift graph-linked hits and hits sharing entities or related files
     with the top `anchors` results.
 

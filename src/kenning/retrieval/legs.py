@@ -10,26 +10,37 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kenning.core.types import MemoryFilter
-from kenning.retrieval.config import RecallConfig
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.retrieval.config import QueryType, RecallConfig
+from kenning.retrieval.fusion import FusedHit
 from kenning.retrieval.hints import with_hints
+from kenning.store.backend import Connection
 from kenning.store.search import bm25_search, vector_search
+
+if TYPE_CHECKING:
+    from kenning.retrieval.graph_leg import GraphLookup
 
 
 @dataclass
 class RecallContext:
-    conn: Any
+    """One recall's inputs, and what its legs share while it runs."""
+
+    conn: Connection
     query: str
     filters: MemoryFilter
     config: RecallConfig
-    embedder: Any  # EmbeddingProvider
-    query_type: str = "semantic"
+    embedder: EmbeddingProvider
+    query_type: QueryType = QueryType.SEMANTIC
     started: float = field(default_factory=time.perf_counter)
     _query_vector: np.ndarray | None = None
+    graph_lookup: GraphLookup | None = None  # the one graph traversal, shared by the graph leg and graph_boost
+    # what the BM25 leg found in memory content (before hint matches merge in): [(memory_id, score)] best first
+    bm25_matches: list[tuple[str, float]] | None = None
 
     @property
     def query_vector(self) -> np.ndarray:
@@ -42,9 +53,11 @@ class RecallContext:
 
 
 LegFn = Callable[[RecallContext], list[tuple[str, float]]]
-StageFn = Callable[[RecallContext, list], list]
+StageFn = Callable[[RecallContext, list[FusedHit]], list[FusedHit]]
+
+
 def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
-    hits = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
+    hits = ctx.bm25_matches = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
     return with_hints(ctx.conn, ctx.query, ctx.filters, hits, ctx.config.leg_limit) if ctx.config.extras.hints else hits
 
 

@@ -32,11 +32,8 @@ def remember_batch(body: RememberBatchIn, k: Kenning = Depends(get_kenning),
 @router.post("/recall")
 def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get_kenning),
            viewer: Viewer = Depends(get_viewer)) -> dict:
-    try:
-        hits = k.recall(body.query, limit=body.limit, filters=replace(body.to_filter(), viewer=viewer),
-                        config=body.preset, budget_chars=body.budget_chars)
-    except KeyError as exc:
-        raise InvalidInput(str(exc.args[0])) from exc
+    hits = k.recall(body.query, limit=body.limit, filters=replace(body.to_filter(), viewer=viewer),
+                    config=body.preset, budget_chars=body.budget_chars)  # body.preset: validated (Preset enum)
     results = [h.to_dict() for h in hits]
     if not k.team.enabled:
         return {"query": body.query, "results": results}
