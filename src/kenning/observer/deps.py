@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from kenning.core.config_observer import ObserverSettings
 from kenning.core.config_sessions import RankingSettings
 from kenning.core.types import MemoryDraft
 from kenning.providers.embedding import EmbeddingProvider
+from kenning.sessions.context import Stored
 from kenning.store.backend import StoreDatabase
-
-
-class Stored(Protocol):
-    """What the write path answers for one memory (memory.write.RememberResult)."""
-    id: str
-    deduped: bool
 
 
 @dataclass

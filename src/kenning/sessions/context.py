@@ -9,7 +9,7 @@ once; every seam is typed by the protocols below (what sessions call, nothing mo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -33,13 +33,21 @@ class Hit(Protocol):
     legs: dict[str, dict[str, float]]
 
 
+class Recalled(Protocol):
+    """What recall answers (retrieval.recall.Recalled): its hits, best first, and what its BM25 leg
+    found in memory content, [(memory_id, bm25 score)] best first (None: the leg did not run)."""
+    bm25_matches: list[tuple[str, float]] | None
+    def __iter__(self) -> Iterator[Hit]: ...
+    def __len__(self) -> int: ...
+
+
 class RecallFn(Protocol):
-    """Hybrid recall without access tracking."""
-    def __call__(self, query: str, *, limit: int, filters: MemoryFilter | None) -> Sequence[Hit]: ...
+    """Hybrid recall without access tracking (the one definition: workers.deps reads it too)."""
+    def __call__(self, query: str, *, limit: int, filters: MemoryFilter | None) -> Recalled: ...
 
 
 class Stored(Protocol):
-    """What the write path answers for one memory (memory.write.RememberResult)."""
+    """What the write path answers for one memory (memory.write.RememberResult; observer.deps reads it too)."""
     id: str
     deduped: bool
 

@@ -115,7 +115,6 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
                         if cfg.agent_feedback else (0, 0))
     filters = MemoryFilter(project=session.get("project"), include_global=True, until=req.at, viewer=req.viewer)
     conn = deps.db.reader()
-    fts = bm25_search(conn, req.prompt, filters, FTS_LIMIT)
     first = int(session.get("prompt_count") or 0) == 0
     limit = cfg.inject_limit if first else cfg.prompt_inject_limit
     budget = cfg.prompt_budget_chars
@@ -136,6 +135,9 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
             )
         except Exception as exc:  # recall failing costs this prompt's hybrid ranking, nothing else
             record_error("sessions", f"prompt recall failed: {exc}", session_key=req.session_key)
+    # the prompt's FTS matches are what recall's BM25 leg found (one query); searched here only without it
+    matches = hits.bm25_matches if hits is not None else None
+    fts = matches[:FTS_LIMIT] if matches is not None else bm25_search(conn, req.prompt, filters, FTS_LIMIT)
     fts_ids = [m for m, _ in fts]
     fts_in_pool = [m for m in fts_ids if m in state]
     fts_outside = [m for m in fts_ids if m not in state]

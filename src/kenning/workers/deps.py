@@ -8,21 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from kenning.core.config import Settings
-from kenning.core.types import MemoryFilter
 from kenning.memory.write import WritePath
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.llm import BaseLLMProvider
-from kenning.retrieval.recall import RecallHit
-from kenning.sessions.context import SessionDeps
+from kenning.sessions.context import RecallFn, SessionDeps
 from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Worker
-
-
-class RecallFn(Protocol):
-    def __call__(self, query: str, *, limit: int, filters: MemoryFilter | None) -> list[RecallHit]: ...
 
 
 @dataclass(frozen=True)
