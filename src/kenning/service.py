@@ -168,7 +168,8 @@ class Kenning:
         real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")  # offline rules can't judge
         return SessionDeps(
             db=self.db, settings=self.settings.sessions, embedder=self.embedder,
-            effective_score=effective_score, diversity_select=diversity_select,
+            effective_score=effective_score,  # topic diversity: the one setting, recall.topic_diversity
+            diversity_select=partial(diversity_select, **self.settings.recall.topic_diversity.model_dump()),
             recall=self.recall_untracked,
             remember=partial(self.remember, actor="session-summary"),
             remember_many=partial(self.remember_many, actor="session-episodes"),

@@ -100,7 +100,7 @@ class RecallSettings(_Strict):
     topic_diversity: TopicDiversity = Field(
         default_factory=TopicDiversity,
         description="How session start (and a recall with a character budget) spreads what it picks across"
-        " topics.",
+        " topics (was sessions.diversity_threshold / _decay / _floor, still read there).",
     )
 
 
@@ -170,6 +170,33 @@ def refuse_removed_keys(data: dict[str, Any], config_path: Path) -> None:
                               " delete it")
 
 
+# A setting that moved keeps working at its old place; a value at the new place wins.
+MOVED_KEYS: dict[str, str] = {
+    "sessions.diversity_threshold": "recall.topic_diversity.threshold",
+    "sessions.diversity_decay": "recall.topic_diversity.decay",
+    "sessions.diversity_floor": "recall.topic_diversity.floor",
+}
+
+
+def read_moved_keys(data: dict[str, Any]) -> None:
+    """Move each MOVED_KEYS value found in `data` (snake or camelCase) to its new place."""
+    for old, new in MOVED_KEYS.items():
+        node: Any = data
+        *parents, leaf = old.split(".")
+        for part in parents:
+            found = [k for k in node if _snake(k) == part] if isinstance(node, dict) else []
+            node = node[found[0]] if found else None
+        found = [k for k in node if _snake(k) == leaf] if isinstance(node, dict) else []
+        if not found:
+            continue
+        value, target = node.pop(found[0]), data
+        *parents, leaf = new.split(".")
+        for part in parents:
+            target = target.setdefault(part, {}) if isinstance(target, dict) else None
+        if isinstance(target, dict):
+            target.setdefault(leaf, value)
+
+
 def default_home(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     return Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
@@ -206,6 +233,7 @@ def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Se
         data["team"] = {**team, "token": env["KENNING_TEAM_TOKEN"]}
     data.update(overrides)
     refuse_removed_keys(data, config_path)
+    read_moved_keys(data)
     data["home"] = home
     try:
         settings = Settings.model_validate(data)

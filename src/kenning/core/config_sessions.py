@@ -122,11 +122,6 @@ class SessionSettings(BaseModel):
         0.35, ge=-1.0, le=1.0,
         description="A prompt injects a memory matched only by vector search when its cosine is at least this.",
     )
-    diversity_threshold: float = Field(
-        0.85, ge=0.0, le=1.0, description="Cosine similarity above which two memories overlap (seed: 0.85)."
-    )
-    diversity_decay: float = Field(0.5, ge=0.0, le=1.0, description="Topic-diversity decay per overlap (0.5).")
-    diversity_floor: float = Field(0.1, ge=0.0, le=1.0, description="Topic-diversity floor (0.1).")
     agent_feedback: bool = Field(True, description="Ask the agent to rate injected memories (<memory-feedback>).")
     checkpoint_prompt_interval: int = Field(
         10, ge=0, le=10_000, description="Write a checkpoint every N prompts (0 disables)."

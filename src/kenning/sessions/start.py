@@ -228,8 +228,7 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     budget = min(cfg.start_budget_chars, cfg.inject_budget_chars) - (reserved.chars if reserved else 0)
     limit = max(0, cfg.inject_limit - (1 if reserved else 0))
     chosen = deps.diversity_select(
-        allowed, limit=limit, budget_chars=max(0, budget),
-        threshold=cfg.diversity_threshold, decay=cfg.diversity_decay, floor=cfg.diversity_floor,
+        allowed, limit=limit, budget_chars=max(0, budget),  # topic diversity: recall.topic_diversity, bound by the service
     ) if allowed and limit else []
     injected = []
     for cand, adjusted in chosen:
