@@ -1,34 +1,42 @@
-"""Coding memory through the real Claude Code CLI (issue 23): bench/coding_memory.py's replay, but
-every chat is one headless Claude Code session and every task question a real `claude -p`.
+"""Coding memory through the real harness CLIs (issue 23): bench/coding_memory.py's replay, but every
+chat is one headless session of a real agent CLI and every task question one real headless run.
 
     .venv/bin/python bench/real_harness.py --decoys 10 --out /tmp/real_harness.json
-    .venv/bin/python bench/real_harness.py --decoys 10 --baseline   # + coding_memory's hook replay, same run
+    .venv/bin/python bench/real_harness.py --decoys 20 --baseline   # + coding_memory's hook replay, same run
+    .venv/bin/python bench/real_harness.py --harness codex --decoys 5 --baseline   # smaller replays:
+    .venv/bin/python bench/real_harness.py --harness gemini --decoys 5 --tasks 12  # codex | gemini | opencode
 
 Data and timeline: bench/coding_memory.py (sde-bench development split in ../shared/bench/sde, read in
-place). Claude Code: the pinned npm version (tests/harness/clis.py), HOME a temp folder, hooks
-installed by `kenning connect claude-code`, `ANTHROPIC_BASE_URL` a scripted local Anthropic Messages
-server (tests/harness/anthropic_server.py) answering with the chat's own assistant turns.
+place); `--tasks N` keeps N tasks (in turn from each source) and only their own chats and planted
+commits, `--decoys N` the first N decoy chats; every arm of a run (BM25, the harness, `--baseline`)
+gets the same subset. The harness (`--harness`, default claude-code): the pinned npm version
+(tests/harness/clis.py), its HOME a temp folder, hooks installed by `kenning connect <harness>`, its
+model calls sent to a scripted local server speaking its protocol that answers each user turn with
+the chat's own assistant turns. How each CLI is driven, and how a multi-turn chat is fed to CLIs that
+take one prompt per headless run (one resumed run per user turn): bench/real_harness_drivers.py.
 
 1. the boltons history is a real git repository ingested as in coding_memory (POST /api/ingest/git);
    the repository folder is the sessions' working directory, so the hooks name the project `boltons`
    the way they would for a user;
 2. chats and planted commits in timeline order: a commit is committed and ingested; a chat is one
-   Claude Code session fed as stream-json (`--input-format stream-json`, one user line per user turn;
-   the scripted model answers each with the assistant turns that follow it in the chat), ended by
-   closing its input (SessionEnd). The hooks do everything: session start, each prompt, Stop,
-   session end with Claude Code's own transcript JSONL. Chats run now, in order (the hooks carry no
-   replay timestamps): memories from chats are dated today, commits at their dates;
-3. the pipeline queue is drained; per task one `claude -p "<bug report>"`: the memories that reached the
-   model are the `[id]`s in the model request's SessionStart / UserPromptSubmit hook contexts;
+   session of the harness. The hooks do everything: session start, each prompt, turn end, session end
+   with the harness's own transcript. Chats run now, in order (the hooks carry no replay timestamps):
+   memories from chats are dated today, commits at their dates. Codex has no session-end event: its
+   sessions end once idle after their last turn (the bench's daemon: 30 s instead of 30 min), and
+   the bench waits for that before going on;
+3. the pipeline queue is drained; per task one headless run with the bug report as the prompt: the
+   memories that reached the model are the `[id]`s in kenning's blocks of the first model request
+   (Claude Code: the SessionStart / UserPromptSubmit hook contexts; Codex: developer messages;
+   Gemini CLI: the hook contexts in the user turn; OpenCode: the system prompt);
 4. recall per task as in coding_memory (POST /api/memory/recall), before step 3's sessions: they end
-   (SessionEnd), and their episodes would hold the bug report itself (coding_memory's task sessions
-   never end).
+   and their episodes would hold the bug report itself (coding_memory's task sessions never end).
 
 Reported: coding_memory's metrics (decision injected, recall hit@5/10, MRR@10, amended), plus
-`harness_text_stored` (memories and every table but the raw transcript holding system-reminder,
-gitStatus, <kenning-memories>, <memory-feedback>, hook contexts or Claude Code's attribution reminder),
-`first_exchanges` (the episode holding each chat's first prompt holds the first answer too),
-and the CLI version. `--baseline` runs coding_memory's default arm on the same data in the same run.
+`harness_text_stored` (memories and every table but the raw transcript holding a harness marker:
+system-reminder, gitStatus, kenning's own blocks, hook contexts, Claude Code's attribution reminder,
+Codex's environment context / AGENTS.md, the CLIs' system prompts), `first_exchanges` (the episode
+holding each chat's first prompt holds the first answer too), and the CLI version. `--baseline` runs
+coding_memory's default arm on the same data in the same run.
 """
 
 from __future__ import annotations
@@ -42,7 +50,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,14 +59,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import coding_memory as cm  # noqa: E402
-from tests.harness.anthropic_server import AnthropicServer  # noqa: E402
-from tests.harness.claude_runner import ClaudeHome, Session, run_print  # noqa: E402
-from tests.harness.clis import cli_path, version  # noqa: E402
+from real_harness_drivers import DRIVERS, Driver  # noqa: E402
+from tests.harness.clis import version  # noqa: E402
+from tests.harness.kenning_checks import HARNESS_MARKERS as OTHER_HARNESS_MARKERS  # noqa: E402
 
-HARNESS_MARKERS = ("system-reminder", "gitStatus", "<kenning-memories", "<memory-feedback", "hook additional context",
-                   "hook_context", "Attribution for git commits")
+# Claude Code's harness text, kenning's own blocks, and the other harnesses' (tests/harness/kenning_checks.py)
+HARNESS_MARKERS = tuple(dict.fromkeys(("system-reminder", "gitStatus", "<kenning-memories", "<memory-feedback",
+                                       "hook additional context", "hook_context", "Attribution for git commits",
+                                       *OTHER_HARNESS_MARKERS)))
 _ID = re.compile(r"\[([0-9a-f]{16})\]")
-_CONTEXT = re.compile(r"(SessionStart|UserPromptSubmit) hook additional context: (.*?</kenning-[a-z-]+>)", re.DOTALL)
 
 
 def exchanges(turns: list[dict]) -> list[tuple[str, str]]:
@@ -76,10 +84,10 @@ def exchanges(turns: list[dict]) -> list[tuple[str, str]]:
     return [(user, "\n\n".join(answers) or "OK.") for user, answers in out]
 
 
-def shown_ids(request_text: str) -> list[str]:
-    """The memory ids the hooks' contexts put in one model request, in order (start first)."""
+def shown_ids(blocks: list[str]) -> list[str]:
+    """The memory ids kenning's blocks put in one model request, in order (start first)."""
     ids: list[str] = []
-    for _, block in _CONTEXT.findall(request_text):
+    for block in blocks:
         ids += [i for i in _ID.findall(block) if i not in ids]
     return ids
 
@@ -101,20 +109,6 @@ class RealProvenance(cm.Provenance):
                            for u in got)
         self.cache[memory_id] = mapped
         return mapped
-
-
-def replay_chat(claude: Path, home: ClaudeHome, repo: Path, chat: cm.Chat, keys: dict[str, str]) -> dict:
-    pairs = exchanges(chat.turns)
-    if not pairs:
-        return {"key": chat.key, "skipped": "no user turn"}
-    with AnthropicServer() as server:
-        server.script(*[answer for _, answer in pairs])
-        with Session(claude, home, repo, server.url) as session:
-            keys[session.session_id] = chat.key
-            for user, _ in pairs:
-                session.turn(user)
-            code = session.close()
-    return {"key": chat.key, "session": session.session_id, "exit": code, "first": pairs[0], "turns": len(pairs)}
 
 
 def harness_text_stored(db_path: Path, http: httpx.Client) -> dict:
@@ -163,18 +157,16 @@ def first_exchange_complete(http: httpx.Client, replayed: list[dict]) -> dict:
             "first_prompt_not_stored": absent[:20]}
 
 
-def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
-    claude = cli_path("claude-code")
-    daemon, error = cm.start_daemon(work / "home-real", None)
+def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -> dict:
+    daemon, error = cm.start_daemon(work / f"home-{driver.name}", driver.daemon_config())
     if daemon is None:
         return {"skipped": True, "reason": error}
     timings: dict[str, float] = {}
-    home = ClaudeHome(work / "claude-home")
-    kenv = {"KENNING_HOME": str(daemon.home), "KENNING_PORT": str(daemon.port)}
     try:
-        connected = home.connect(kenv)
-        if connected.returncode != 0:
-            return {"skipped": True, "reason": f"kenning connect claude-code failed: {connected.stderr[-300:]}"}
+        try:
+            driver.connect(daemon.home, daemon.port)
+        except (AssertionError, RuntimeError) as exc:
+            return {"skipped": True, "reason": f"kenning connect {driver.name} failed: {str(exc)[-300:]}"}
         with httpx.Client(base_url=daemon.url, timeout=600) as http:
             began = time.monotonic()
             repo = work / cm.PROJECT  # the sessions' cwd: the hooks name the project after it
@@ -183,7 +175,7 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
             first = cm.ingest_repo(http, repo, texts)
             timings["ingest_history_s"] = round(time.monotonic() - began, 1)
             sha_units = {sha_of[c["sha"]]: f"commit:{c['sha'][:10]}" for c in commits}
-            keys: dict[str, str] = {}
+            keys: dict[str, str] = {}  # the harness's session id -> the chat (or task) it replayed
             replayed: list[dict] = []
             began = time.monotonic()
             events = sorted([(c.at, "chat", c) for c in chats] + [(p.at, "commit", p) for p in planted],
@@ -195,10 +187,17 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
                     texts[item.sha] = (item.subject, item.body, cm.utc_iso(item.at))
                     cm.ingest_repo(http, repo, texts)
                 else:
-                    replayed.append(replay_chat(claude, home, repo, item, keys))
+                    pairs = exchanges(item.turns)
+                    got = driver.chat(http, repo, cm.PROJECT, pairs) if pairs else {"skipped": "no user turn"}
+                    if "session" in got:
+                        keys[got["session"]] = item.key
+                    replayed.append({"key": item.key, "turns": len(pairs), **got,
+                                     **({"first": pairs[0]} if pairs else {})})
                 if n % 10 == 0:
-                    print(f"[real_harness] {n + 1}/{len(events)} events, {time.monotonic() - began:.0f} s", file=sys.stderr)
+                    print(f"[real_harness:{driver.name}] {n + 1}/{len(events)} events, "
+                          f"{time.monotonic() - began:.0f} s", file=sys.stderr)
             timings["replay_s"] = round(time.monotonic() - began, 1)
+            settled = driver.settle(http, [r["session"] for r in replayed if "session" in r])
             drained = cm.drain_pipeline(http, args.drain_limit_s)
             # recall first: the task sessions below end (their episodes hold the bug report itself)
             recalls = {t.id: cm.post(http, "/api/memory/recall", {"query": t.bug_report, "limit": cm.K,
@@ -206,16 +205,15 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
             began = time.monotonic()
             shown: dict[str, list[str]] = {}
             chars: list[int] = []
+            task_exits: set[int] = set()
             for task in tasks:
-                with AnthropicServer() as server:
-                    server.script("I will look at it.")
-                    code, lines, _ = run_print(claude, home, repo, server.url, task.bug_report)
-                    request = server.model_requests()[0].text() if server.model_requests() else ""
-                session_id = next((line.get("session_id") for line in lines if line.get("session_id")), None)
-                if session_id:
-                    keys[session_id] = f"task-{task.id}"
-                shown[task.id] = shown_ids(request)
-                chars.append(sum(len(block) for _, block in _CONTEXT.findall(request)))
+                code, request, session = driver.task(http, repo, cm.PROJECT, task.bug_report)
+                task_exits.add(code)
+                if session:
+                    keys[session] = f"task-{task.id}"
+                blocks = driver.blocks(request)
+                shown[task.id] = shown_ids(blocks)
+                chars.append(sum(len(block) for block in blocks))
             timings["task_sessions_s"] = round(time.monotonic() - began, 1)
             cm.drain_pipeline(http, args.drain_limit_s)  # the task sessions' own summaries
             prov = RealProvenance(http, sha_units, keys)
@@ -227,10 +225,13 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
                                      [prov.units(h["id"]) for h in recalls[task.id]])
                 row["injected_count"] = len(shown[task.id])
                 rows.append(row)
+            failed = [r for r in replayed if "error" in r]
             return {
-                "skipped": False, "claude_code": version("claude-code"), "history_ingest": first,
-                "pipeline_drain": drained, "timings_s": timings,
-                "chats_replayed": len(replayed), "chat_exit_codes": sorted({r.get("exit") for r in replayed}, key=str),
+                "skipped": False, "harness": driver.name, "cli_version": version(driver.name),
+                "history_ingest": first, "pipeline_drain": drained, "settle": settled, "timings_s": timings,
+                "chats_replayed": len(replayed), "chats_failed": failed[:10],
+                "chat_exit_codes": sorted({c for r in replayed for c in r.get("exit", [])}),
+                "task_exit_codes": sorted(task_exits),
                 "harness_text_stored": harness_text_stored(daemon.home / "memories.db", http),
                 "first_exchanges": first_exchange_complete(http, replayed),
                 "store": cm.store_summary(http, sum(c.key.startswith("decoy-") for c in chats)),
@@ -241,10 +242,35 @@ def run_real(tasks, chats, planted, commits, work: Path, args) -> dict:
         daemon.stop()
 
 
+def subset(tasks, chats, planted, n: int | None):
+    """The first `n` tasks taken in turn from each source (history, conversation, amended), with only
+    their own chats and planted commits (decoys stay): a smaller replay every arm of the run shares."""
+    if n is None or n >= len(tasks):
+        return tasks, chats, planted
+    queues = [[t for t in tasks if t.source == source] for source in cm.SOURCES]
+    picked: list = []
+    while len(picked) < n:
+        for queue in queues:
+            if queue and len(picked) < n:
+                picked.append(queue.pop(0))
+    ids = {t.id for t in picked}
+    owner = re.compile(r"^chat-(.+?)(-[AB])?$")
+
+    def kept(key: str) -> bool:
+        match = owner.match(key)
+        return not match or match.group(1) in ids
+
+    return ([t for t in tasks if t.id in ids], [c for c in chats if kept(c.key)],
+            [p for p in planted if p.key.split(":", 1)[1] in ids])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="default: ../shared/bench/sde")
     parser.add_argument("--decoys", type=int, default=None, help="use only the first N decoy chats (quick runs)")
+    parser.add_argument("--tasks", type=int, default=None,
+                        help="only N tasks (in turn from each source) and their own chats (smaller replays)")
+    parser.add_argument("--harness", choices=sorted(DRIVERS), default="claude-code")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--baseline", action="store_true", help="also coding_memory's default arm (hook replay)")
     parser.add_argument("--drain-limit-s", type=float, default=1800.0)
@@ -255,21 +281,22 @@ def main() -> None:
     args.data = args.data or cm.default_data()
     now = datetime.now(timezone.utc)
     tasks, chats, planted, commits = cm.load(args.data, args.decoys, args.seed, now)
+    tasks, chats, planted = subset(tasks, chats, planted, args.tasks)
     work = Path(tempfile.mkdtemp(prefix="kenning-bench-real-"))
     git_rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
     result: dict = {"bench": "real_harness", "label": args.label, "seed": args.seed, "bench_commit": git_rev,
-                    "decoys": args.decoys, "tasks": len(tasks), "scored_tasks": sum(t.scorable for t in tasks),
+                    "harness": args.harness, "decoys": args.decoys, "tasks": len(tasks), "scored_tasks": sum(t.scorable for t in tasks),
                     "chats": len(chats), "commits": len(commits) + len(planted), "cpus": os.cpu_count(), "arms": {}}
     result["arms"]["bm25"] = cm.run_bm25(tasks, chats, planted, commits)
     began = time.monotonic()
-    result["arms"]["claude-code"] = run_real(tasks, chats, planted, commits, work, args)
-    result["arms"]["claude-code"]["wall_s"] = round(time.monotonic() - began, 1)
+    result["arms"][args.harness] = run_real(DRIVERS[args.harness](work), tasks, chats, planted, commits, work, args)
+    result["arms"][args.harness]["wall_s"] = round(time.monotonic() - began, 1)
     if args.baseline:
         began = time.monotonic()
         result["arms"]["hook-replay"] = cm.run_kenning("default", None, tasks, chats, planted, commits, work, args)
         result["arms"]["hook-replay"]["wall_s"] = round(time.monotonic() - began, 1)
-    real = result["arms"]["claude-code"]
+    real = result["arms"][args.harness]
     if not real.get("skipped"):
         m, bm = real["metrics"], result["arms"]["bm25"]["metrics"]
         result["targets"] = {

@@ -15,12 +15,13 @@ import pytest
 
 from kenning.hooks.connectors.codex import list_hooks
 from tests.conftest import free_port
+from tests.harness.cli_runners import codex_dirs as setup_dirs, run_codex
 from tests.harness.clis import require_cli
 from tests.harness.kenning_checks import (
     KENNING, assert_no_harness_text, bare_env, connect, episodes, observed, remember, request_messages, session_of,
     stored_texts,
 )
-from tests.harness.responses_server import ResponsesServer, codex_config
+from tests.harness.responses_server import ResponsesServer
 from tests.harness.scripted import tool
 
 
@@ -31,30 +32,6 @@ USER_HOOKS = '{\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": 
 @pytest.fixture(scope="module")
 def codex_bin() -> Path:
     return require_cli("codex")
-
-
-def run_codex(codex_bin: Path, home: Path, work: Path, server: ResponsesServer, prompt: str) -> subprocess.CompletedProcess:
-    """One headless `codex exec` with the model calls sent to `server` (config.toml gets the provider
-    for the run and is put back after it)."""
-    config = home / "config.toml"
-    before = config.read_bytes() if config.exists() else None
-    config.write_text(codex_config(server.url) + "\n" + (before or b"").decode())
-    try:
-        return subprocess.run([str(codex_bin), "exec", "--skip-git-repo-check", prompt], cwd=work, capture_output=True,
-                              text=True, timeout=180,
-                              env=bare_env(CODEX_HOME=str(home), HOME=str(home.parent), FAKE_API_KEY="sk-test"))
-    finally:
-        if before is None:
-            config.unlink()
-        else:
-            config.write_bytes(before)
-
-
-def setup_dirs(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    home, work = tmp_path / "home" / ".codex", tmp_path / name
-    home.mkdir(parents=True)
-    work.mkdir()
-    return home, work
 
 
 def test_memories_reach_codex_and_its_session_is_stored(codex_bin, daemon, tmp_path):

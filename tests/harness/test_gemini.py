@@ -8,16 +8,16 @@ byte for byte."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import free_port
+from tests.harness.cli_runners import gemini_dirs as setup_home, run_gemini
 from tests.harness.clis import require_cli
-from tests.harness.gemini_server import GeminiServer, gemini_env, gemini_settings
+from tests.harness.gemini_server import GeminiServer
 from tests.harness.kenning_checks import (
-    assert_no_harness_text, bare_env, connect, episodes, observed, remember, request_messages, session_of,
+    assert_no_harness_text, connect, episodes, observed, remember, request_messages, session_of,
     stored_texts,
 )
 from tests.harness.scripted import tool
@@ -28,19 +28,6 @@ FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] E
 @pytest.fixture(scope="module")
 def gemini_bin() -> Path:
     return require_cli("gemini")
-
-
-def setup_home(tmp_path: Path, name: str, settings: str | None = None) -> tuple[Path, Path]:
-    home, work = tmp_path / "home", tmp_path / name
-    (home / ".gemini").mkdir(parents=True)
-    work.mkdir()
-    (home / ".gemini" / "settings.json").write_text(settings or json.dumps(gemini_settings(), indent=2))
-    return home, work
-
-
-def run_gemini(gemini_bin: Path, home: Path, work: Path, server: GeminiServer, prompt: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(gemini_bin), "--yolo", "-p", prompt], cwd=work, capture_output=True, text=True,
-                          timeout=240, env=bare_env(HOME=str(home), **gemini_env(server.url)))
 
 
 def test_memories_reach_gemini_and_its_session_is_stored(gemini_bin, daemon, tmp_path):

@@ -7,17 +7,16 @@ config folder as it was, byte for byte."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import free_port
-from tests.harness.chat_server import OPENCODE_ENV, ChatServer, opencode_config
+from tests.harness.chat_server import ChatServer
+from tests.harness.cli_runners import opencode_dirs as setup_home, opencode_env as home_env, run_opencode
 from tests.harness.clis import require_cli
 from tests.harness.kenning_checks import (
-    assert_no_harness_text, bare_env, connect, episodes, observed, remember, session_of, stored_texts,
+    assert_no_harness_text, connect, episodes, observed, remember, session_of, stored_texts,
 )
 from tests.harness.scripted import tool
 
@@ -27,29 +26,6 @@ FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] E
 @pytest.fixture(scope="module")
 def opencode_bin() -> Path:
     return require_cli("opencode")
-
-
-def home_env(home: Path) -> dict[str, str]:
-    """HOME and the XDG folders OpenCode (and the connector) use, all inside the test's home."""
-    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state")}
-
-
-def setup_home(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    home, work = tmp_path / "home", tmp_path / name
-    (home / ".config" / "opencode").mkdir(parents=True)
-    work.mkdir()
-    return home, work
-
-
-def run_opencode(opencode_bin: Path, home: Path, work: Path, server: ChatServer, prompt: str) -> subprocess.CompletedProcess:
-    config = home / ".config" / "opencode" / "opencode.json"
-    config.write_text(json.dumps(opencode_config(server.url)))
-    try:  # OpenCode takes its directory from PWD
-        return subprocess.run([str(opencode_bin), "run", prompt], cwd=work, capture_output=True, text=True, timeout=240,
-                              env=bare_env(PWD=str(work), **home_env(home), **OPENCODE_ENV))
-    finally:
-        config.unlink()
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
