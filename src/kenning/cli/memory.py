@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from kenning.cli.backend import Backend, LocalBackend, open_backend
+from kenning.cli.backend import LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
@@ -31,7 +30,7 @@ EMPTY_STORE = (
 
 
 @contextmanager
-def backend(*, prefer_daemon: bool = True) -> Iterator[Backend]:
+def backend(*, prefer_daemon: bool = True):
     """The daemon when it answers (else the local store); KenningError → one line and an exit code."""
     try:
         b = open_backend(settings(), prefer_daemon=prefer_daemon)
