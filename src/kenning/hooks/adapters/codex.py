@@ -22,6 +22,7 @@ import json
 import re
 
 from kenning.hooks.adapters import hookrun
+from kenning.hooks.adapters.claude_code import parse_feedback
 from kenning.hooks.adapters.hookrun import (
     Context, hook_specific_output, prompt_submit, session_start, string, tool_use,
 )
@@ -82,8 +83,6 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     if event == "Stop":
         found: list[tuple[str, dict[str, Any]]] = [("/api/hooks/pre-compaction", {
             "session_key": key, "trigger": "turn-end", "transcript": ctx.whole(transcript_path)})]
-        from kenning.hooks.claude_code import parse_feedback
-
         scores = parse_feedback(string(payload, "last_assistant_message"))
         if scores:
             found.append(("/api/hooks/feedback", {"session_key": key, "memory_feedback": scores}))

@@ -18,6 +18,7 @@ import json
 import re
 
 from kenning.hooks.adapters import hookrun
+from kenning.hooks.adapters.claude_code import parse_feedback
 from kenning.hooks.adapters.hookrun import (
     Context, hook_specific_output, neutral_tool, prompt_submit, session_start, string, tool_use,
 )
@@ -69,8 +70,6 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
         name, args = neutral_tool(TOOLS, ARGS, string(payload, "tool_name"), payload.get("tool_input"))
         return [tool_use(key, HARNESS, name, args, output, cwd=string(payload, "cwd"), error=error)]
     if event == "AfterAgent":
-        from kenning.hooks.claude_code import parse_feedback
-
         scores = parse_feedback(string(payload, "prompt_response"))
         return [("/api/hooks/feedback", {"session_key": key, "memory_feedback": scores})] if scores else []
     if event == "PreCompress":  # a checkpoint only: Gemini CLI asks before most model calls, mid-exchange,
