@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenning.core.events import Harness
+
 
 RAW_TYPES = ("episode", "episodic", "work_state", "summary", "checkpoint")
 RAW_SOURCES = ("git", "session-episode")
@@ -174,10 +176,11 @@ class SessionSettings(BaseModel):
         description="A session still `active` this long after its last prompt (and its transcript file as long"
         " unchanged) is ended from its transcript at daemon start and at the next session start.",
     )
-    idle_end_harnesses: list[str] = Field(
-        default_factory=lambda: ["codex"],
+    idle_end_harnesses: list[Harness] = Field(
+        default_factory=lambda: [Harness.CODEX],
         description="Harnesses that never say a session ended (Codex CLI has no session-end event): their"
-        " sessions end idle_end_minutes after the last turn instead of stale_after_minutes.",
+        " sessions end idle_end_minutes after the last turn instead of stale_after_minutes. Names: claude-code,"
+        " codex, gemini, opencode, generic (core.events.Harness; another name fails when the config loads).",
     )
     idle_end_minutes: float = Field(
         30.0, ge=0, le=100_000,

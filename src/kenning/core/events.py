@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal, Union
 
 from kenning.core.errors import InvalidInput
@@ -36,8 +36,9 @@ __all__ = [
 _VISIBLE = re.compile(f"[^{INVISIBLE_CHARS}]")
 
 
-class Harness(str, Enum):
-    """The agent harness an event came from (its value is what `harness` fields carry)."""
+class Harness(StrEnum):
+    """The agent harness an event came from (its value is what `harness` fields carry; the one list of
+    harness names: the hook adapters' and connectors' HARNESS and `sessions.idle_end_harnesses` are these)."""
 
     CLAUDE_CODE = "claude-code"
     CODEX = "codex"
