@@ -21,7 +21,8 @@ the similarity leg at 250 ms).
 Per window of sessions: injection precision (session-start + first-prompt injection: share of
 the injected memories about the session's topic and not a stale rule), the same for
 session start alone (`start_precision`: sessions that injected nothing at start are left out;
-`start_injected_per_session` says how many slots were filled) and the first prompt alone; the
+`start_injected_per_session` says how many slots were filled, `start_wrong_per_session` how many
+of them were off-topic or stale: an empty block has none) and the first prompt alone; the
 first ten sessions are reported on their own (`first_ten`); the near-duplicate
 share of live memories (cosine ≥ 0.95 to another live memory of the same project, the bundled
 embedding model, each text embedded on its own), live memories per session so far. Targets (issue 10): last-window precision ≥
@@ -181,7 +182,11 @@ def summarize(done: list[dict]) -> dict:
             # one with four; by chance a topic's memory is right in ~1/6 of its project's sessions
             "start_slot_precision": (round(sum(r.get("start_relevant", 0) for r in done) / slots, 4)
                                      if (slots := sum(r["start_injected"] for r in done)) else None),
-            "start_sessions_with_injection": sum(1 for r in done if r["start_injected"])}
+            "start_sessions_with_injection": sum(1 for r in done if r["start_injected"]),
+            # what session start showed that was off-topic or stale, per session: the noise an agent reads
+            # unasked (an empty block has none; its precision is undefined, not 0)
+            "start_wrong_per_session": round(float(np.mean([r["start_injected"] - r.get("start_relevant", 0)
+                                                            for r in done])), 3)}
 
 
 def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: str = "on",
@@ -253,6 +258,7 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
         "targets": {
             "last_precision_ge_first": (last["precision"] or 0) >= (first["precision"] or 0),
             "last_start_precision_ge_first": (last["start_precision"] or 0) >= (first["start_precision"] or 0),
+            "last_start_wrong_per_session_le_first": last["start_wrong_per_session"] <= first["start_wrong_per_session"],
             "near_duplicates_le_2pct": all(w["near_duplicate_share"] <= 0.02 for w in windows),
         },
     }
