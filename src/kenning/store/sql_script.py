@@ -1,7 +1,7 @@
 """Multi-statement SQL for migrations: split with SQLite's own statement-completeness test, and
 run inside the current transaction (sqlite's `executescript` would commit first).
 
-Its own module so the migrations (store/migrations, store/pg/migrations) import it without
+Its own module so the migrations (store/migrations, and store.pg.ddl for the Postgres twins) import it without
 importing the database module that runs them."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kenning.core.clock import now_iso
-from kenning.store.pg.migrations import twins
+from kenning.store.migrations.pg import twins
 
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
 
@@ -52,7 +52,7 @@ def applied_versions(conn) -> set[int]:
 
 def for_backend(backend: str) -> list[Migration]:
     """The migrations to run on `backend`: on postgres, each one with a Postgres twin
-    (store/pg/migrations) runs the twin instead, and m000 (SQLite's functions) comes first."""
+    (store/migrations/pg) runs the twin instead, and m000 (SQLite's functions) comes first."""
     found = discover()
     if backend != "postgres":
         return found

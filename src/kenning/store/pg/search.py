@@ -20,7 +20,7 @@ import numpy as np
 import psycopg
 
 from kenning.store.pg.db import PgConnection, _mapped, _param
-from kenning.store.pg.migrations import fill_terms_sql
+from kenning.store.pg.ddl import fill_terms_sql
 from kenning.store.pg.translate import translate
 
 K1, B = 1.2, 0.75

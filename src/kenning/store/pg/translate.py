@@ -7,7 +7,7 @@ once per distinct statement (cached): `?` placeholders, `IS ?` (null-safe equali
 twin (`julianday`, `json_extract`, `json_each`, `instr`, two-argument `max`/`min`, `sum` over a
 boolean, `sqlite_master`) are defined in the database by migration m000 instead, so the SQL
 text keeps its shape. Triggers and FTS5 virtual tables cannot be translated: a migration that
-has them needs a Postgres twin in `store/pg/migrations` (the runner refuses otherwise).
+has them needs a Postgres twin in `store/migrations/pg` (the runner refuses otherwise).
 """
 
 from __future__ import annotations

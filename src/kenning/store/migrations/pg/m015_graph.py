@@ -1,7 +1,7 @@
 """m015 on Postgres: the graph tables as in SQLite; the mention-count triggers in PL/pgSQL."""
 
 from kenning.store.migrations.m015_graph import SCHEMA
-from kenning.store.pg.migrations import run_portable
+from kenning.store.pg.ddl import run_portable
 
 TRIGGERS = r"""
 CREATE FUNCTION mentions_count() RETURNS trigger LANGUAGE plpgsql AS $$

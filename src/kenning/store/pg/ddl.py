@@ -1,30 +1,12 @@
-"""PostgreSQL twins of the SQLite migrations whose DDL cannot be translated (triggers, FTS5,
-sqlite_master lookups), keyed by the same version; `m000` defines the SQLite functions the
-store's SQL uses. Every other migration runs on Postgres as written, through
-`store.pg.translate` (the runner in `store.migrations` does the merge)."""
+"""PostgreSQL DDL the Postgres twin migrations (store/migrations/pg) and `store.pg.search` share:
+a SQLite migration's statements through the translator (`run_portable`), the full-text side tables
+with their sync triggers (`fts_sql`) and the per-lexeme BM25 tables (`terms_sql`, `fill_terms_sql`)."""
 
 from __future__ import annotations
-
-import importlib
-import pkgutil
-import re
-from typing import Callable
 
 from kenning.store.backend import Connection
 from kenning.store.pg.translate import Untranslatable
 from kenning.store.sql_script import statements
-
-_NAME = re.compile(r"^m(\d{3})_(\w+)$")
-
-
-def twins() -> dict[int, Callable]:
-    """version → up(conn) of each Postgres twin migration."""
-    found = {}
-    for info in pkgutil.iter_modules(__path__):
-        match = _NAME.match(info.name)
-        if match:
-            found[int(match.group(1))] = importlib.import_module(f"{__name__}.{info.name}").up
-    return found
 
 
 def run_portable(conn: Connection, sql: str) -> None:

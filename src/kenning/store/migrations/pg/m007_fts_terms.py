@@ -8,7 +8,7 @@ its lexemes' rows from the index alone, and `{fts}_df` the document count per le
 `memory_hints_fts` gets the same when it exists (a store past m016); m016 adds it otherwise.
 """
 
-from kenning.store.pg.migrations import terms_sql
+from kenning.store.pg.ddl import terms_sql
 
 TABLES = (("memories_fts", "NEW.content || ' ' || NEW.tags"), ("memory_hints_fts", "NEW.hint"))
 

@@ -1,7 +1,7 @@
 """m050 on Postgres: the observer tables as in SQLite; memory_lookup's triggers in PL/pgSQL."""
 
 from kenning.store.migrations.m050_observer import SCHEMA
-from kenning.store.pg.migrations import run_portable
+from kenning.store.pg.ddl import run_portable
 
 TRIGGERS = r"""
 CREATE FUNCTION memory_lookup_sync() RETURNS trigger LANGUAGE plpgsql AS $$

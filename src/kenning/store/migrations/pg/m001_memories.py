@@ -4,7 +4,7 @@ The text search configuration `kenning` is English stemming without a stop-word 
 FTS5's `porter unicode61` (the query side drops `store.search.STOP_WORDS`, as for SQLite)."""
 
 from kenning.store.migrations.m001_memories import SCHEMA
-from kenning.store.pg.migrations import fts_sql, run_portable
+from kenning.store.pg.ddl import fts_sql, run_portable
 
 FUNCTIONS = r"""
 CREATE TABLE fts_totals (name TEXT PRIMARY KEY, docs BIGINT NOT NULL, tokens BIGINT NOT NULL);

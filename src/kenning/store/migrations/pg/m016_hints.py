@@ -2,7 +2,7 @@
 per-lexeme BM25 tables m007 gave `memories_fts` (a store migrated before m007 existed gets them from m007)."""
 
 from kenning.store.migrations.m016_hints import SCHEMA
-from kenning.store.pg.migrations import fts_sql, run_portable, terms_sql
+from kenning.store.pg.ddl import fts_sql, run_portable, terms_sql
 
 
 def up(conn) -> None:
