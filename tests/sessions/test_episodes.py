@@ -160,6 +160,25 @@ def test_a_later_session_amends_the_rule_across_sessions(http):
     assert old_rule["id"] not in [h["id"] for h in hits]  # superseded: not recalled
 
 
+def test_an_amendment_that_names_the_rule_it_replaces_is_stored_and_supersedes_it(http):
+    """bench/longrun.py's words: the amendment repeats the old option, so it sits at cosine 0.93 from the
+    rule it amends; it is an amendment, not a restatement of it."""
+    project = f"inv-{uuid.uuid4().hex[:6]}"
+    old_key, _ = chat(http, project, "2025-01-10T10:00:00Z", [
+        ("user", "fix a failing test in invoice-renderer (dates)"),
+        ("assistant", "Settled: invoice-renderer uses ISO 8601 strings in UTC for dates.")])
+    new_key, summary = chat(http, project, "2025-02-10T10:00:00Z", [
+        ("user", "document invoice-renderer (dates)"),
+        ("user", "The dates of invoice-renderer keeps causing incidents; let's change it."),
+        ("assistant", "Amended rule, superseding ISO 8601 strings in UTC: invoice-renderer uses unix epoch "
+                      "milliseconds for dates from now on.")])
+    old_rule = next(m for m in session_memories(http, old_key) if m["type"] == "decision")
+    new_rule = next(m for m in session_memories(http, new_key) if m["type"] == "decision")
+    assert "unix epoch milliseconds" in new_rule["content"]
+    assert summary["extraction"]["superseded"] == [old_rule["id"]]
+    assert http.get(f"/api/memory/{old_rule['id']}").json()["superseded_by"] == new_rule["id"]
+
+
 AMENDED_AGAIN = [
     ("user", "Another amendment to the merge rule: ties between equally filled records need a winner."),
     ("assistant", "Amended rule, superseding the most-filled rule: merge_records keys on the lowercased email, the "

@@ -79,12 +79,18 @@ def _known_memories(deps: SessionDeps, session: dict[str, Any], vectors: np.ndar
     return [_Known(m.id, m.normalized_content, stored.get(m.content_hash)) for m in memories]
 
 
-def _restates(text: str, vector: np.ndarray, known: list[_Known]) -> str | None:
-    """The id of a known memory this sentence restates, or None."""
+def _restates(text: str, vector: np.ndarray, known: list[_Known], amends: int = 0) -> str | None:
+    """The id of a known memory this sentence restates, or None. A sentence that says outright it
+    amends a rule (`amends` 2: "Amended rule, superseding X: …") restates only what it contains word for
+    word: it names the rule it replaces, so it sits close to it ("Settled: invoice-renderer uses ISO 8601
+    strings in UTC for dates." vs its amendment to unix epoch milliseconds: cosine 0.93) and would be
+    dropped as a restatement, leaving the stale rule live."""
     normalized = normalize_content(text).normalized
     for memory in known:
         if memory.normalized and (memory.normalized in normalized or normalized in memory.normalized):
             return memory.id
+        if amends >= 2:
+            continue
         if memory.vector is not None and float(np.dot(_unit(memory.vector[None, :])[0], vector)) >= RESTATEMENT_COSINE:
             return memory.id
     return None
@@ -141,7 +147,7 @@ def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn
     known = _known_memories(deps, session, vectors)
     stored, created, restatements = [], [], 0
     for fact, vector in zip(facts, vectors):
-        if _restates(fact.content, vector, known):
+        if _restates(fact.content, vector, known, fact.amends):
             restatements += 1
             continue
         position = episode_of_turn[fact.turn] if fact.turn is not None and fact.turn < len(episode_of_turn) else None
