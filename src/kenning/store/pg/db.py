@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg.adapt import Loader
+from sqlean import IntegrityError, OperationalError  # the classes store.db names: one except clause for both backends
 
 from kenning.core.errors import StoreError
-from kenning.store.db import IntegrityError, OperationalError
 from kenning.store.pg.translate import translate
 
 CONNECT_TIMEOUT_S = 10
