@@ -120,7 +120,7 @@ class BundledEmbedding(EmbeddingProvider):
     dims = BUNDLED_DIMS
     batches_itself = True
 
-    def __init__(self, torch_threads: int = 1, quantize: str = "int8", bulk_threads: int = 0, **kw) -> None:
+    def __init__(self, torch_threads: int = 1, quantize: str = "int8", bulk_threads: int = 0, **kw: int) -> None:
         super().__init__(**kw)
         self.torch_threads = torch_threads
         self.bulk_threads = bulk_threads or os.cpu_count() or 1
@@ -184,7 +184,7 @@ def _quantize_int8(model):
 class OllamaEmbedding(EmbeddingProvider):
     """Ollama's POST /api/embed ({model, input: [...]} → {embeddings: [[...]]})."""
 
-    def __init__(self, url: str, model: str, timeout_s: float, **kw) -> None:
+    def __init__(self, url: str, model: str, timeout_s: float, **kw: int) -> None:
         super().__init__(**kw)
         self.url = url.rstrip("/")
         self.model_id = f"ollama:{model}"
@@ -206,7 +206,7 @@ class OllamaEmbedding(EmbeddingProvider):
 class OpenAIEmbedding(EmbeddingProvider):
     """Any OpenAI-compatible POST /v1/embeddings."""
 
-    def __init__(self, url: str, model: str, api_key: str | None, timeout_s: float, **kw) -> None:
+    def __init__(self, url: str, model: str, api_key: str | None, timeout_s: float, **kw: int) -> None:
         super().__init__(**kw)
         self.url = url.rstrip("/")
         self.model_id = f"openai:{model}"

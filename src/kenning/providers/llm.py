@@ -147,8 +147,9 @@ class BaseLLMProvider(ABC):
 class OllamaProvider(BaseLLMProvider):
     name = "ollama"
 
-    def __init__(self, url: str = DEFAULT_OLLAMA_URL, model: str = DEFAULT_OLLAMA_MODEL, **kw) -> None:
-        super().__init__(model, **kw)
+    def __init__(self, url: str = DEFAULT_OLLAMA_URL, model: str = DEFAULT_OLLAMA_MODEL,
+                 timeout_s: float = 60.0, max_tokens: int = 1024) -> None:
+        super().__init__(model, timeout_s, max_tokens)
         self.url = url.rstrip("/")
 
     def complete(self, prompt: str, opts: GenerateOptions) -> Generation:
@@ -179,8 +180,8 @@ class OpenAIProvider(BaseLLMProvider):
     name = "openai"
 
     def __init__(self, url: str = DEFAULT_OPENAI_URL, model: str = "gpt-4o-mini",
-                 api_key: str | None = None, **kw) -> None:
-        super().__init__(model, **kw)
+                 api_key: str | None = None, timeout_s: float = 60.0, max_tokens: int = 1024) -> None:
+        super().__init__(model, timeout_s, max_tokens)
         self.url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
@@ -217,8 +218,9 @@ class OpenAIProvider(BaseLLMProvider):
 class ClaudeCliProvider(BaseLLMProvider):
     name = "claude-cli"
 
-    def __init__(self, model: str = DEFAULT_CLAUDE_MODEL, binary: str = "claude", **kw) -> None:
-        super().__init__(model, **kw)
+    def __init__(self, model: str = DEFAULT_CLAUDE_MODEL, binary: str = "claude",
+                 timeout_s: float = 60.0, max_tokens: int = 1024) -> None:
+        super().__init__(model, timeout_s, max_tokens)
         self.binary = binary
 
     def command(self, prompt: str) -> list[str]:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -150,7 +151,7 @@ def ensure_onnx_model(path: Path, build: bool | None = None) -> Path:
     return path
 
 
-def _flock(fh) -> None:
+def _flock(fh: BinaryIO) -> None:
     try:
         import fcntl
     except ImportError:  # not POSIX: builds are not serialised
@@ -170,7 +171,7 @@ class OnnxEmbedding(EmbeddingProvider):
     model_id = ONNX_MODEL_ID
     batches_itself = True
 
-    def __init__(self, path: Path, threads: int = 1, bulk_threads: int = 0, **kw) -> None:
+    def __init__(self, path: Path, threads: int = 1, bulk_threads: int = 0, **kw: int) -> None:
         super().__init__(**kw)
         self.path = Path(path)
         self.threads = threads

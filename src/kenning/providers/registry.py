@@ -131,8 +131,9 @@ class LLMChoice:
     timeout_s: float
     environ: Mapping[str, str]
 
-    def common(self) -> dict[str, float]:
-        return {"timeout_s": self.timeout_s, "max_tokens": self.settings.max_output_tokens}
+    @property
+    def max_tokens(self) -> int:
+        return self.settings.max_output_tokens
 
 
 LLMFactory = Callable[[LLMChoice], BaseLLMProvider]
@@ -148,7 +149,7 @@ def _none(choice: LLMChoice) -> BaseLLMProvider:
 
 def _ollama(choice: LLMChoice) -> BaseLLMProvider:
     return OllamaProvider(choice.settings.url or DEFAULT_OLLAMA_URL, choice.model or DEFAULT_OLLAMA_MODEL,
-                          **choice.common())
+                          choice.timeout_s, choice.max_tokens)
 
 
 def _openai(choice: LLMChoice) -> BaseLLMProvider:
@@ -156,11 +157,12 @@ def _openai(choice: LLMChoice) -> BaseLLMProvider:
     if not choice.model:
         raise ConfigError("llm.model is required for provider 'openai'")
     api_key = choice.environ.get(cfg.api_key_env) if cfg.api_key_env else None
-    return OpenAIProvider(cfg.url or DEFAULT_OPENAI_URL, choice.model, api_key, **choice.common())
+    return OpenAIProvider(cfg.url or DEFAULT_OPENAI_URL, choice.model, api_key, choice.timeout_s, choice.max_tokens)
 
 
 def _claude_cli(choice: LLMChoice) -> BaseLLMProvider:
-    return ClaudeCliProvider(choice.model or DEFAULT_CLAUDE_MODEL, choice.settings.claude_binary, **choice.common())
+    return ClaudeCliProvider(choice.model or DEFAULT_CLAUDE_MODEL, choice.settings.claude_binary,
+                             choice.timeout_s, choice.max_tokens)
 
 
 LLM: Registry[LLMFactory] = Registry("llm")
