@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from kenning.codegraph import events as code_events
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
     Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded, Turn, harness_of,
@@ -32,7 +32,7 @@ from kenning.observer.service import Observer
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import SessionManager
 
-__all__ = ["HooksService", "tool_result_from_body", "turns_as_jsonl"]
+__all__ = ["CodeIndexHooks", "HooksService", "tool_result_from_body", "turns_as_jsonl"]
 
 EMPTY_INJECTION = {"inject": "", "memory_ids": []}
 
@@ -71,14 +71,23 @@ def turns_as_jsonl(turns: tuple[Turn, ...] | list[Turn]) -> str:
                    for row in rows)
 
 
-class HooksService:
-    """Built by the service (`Kenning.hooks`); the routes call `handle` with a typed event."""
+@dataclass(frozen=True)
+class CodeIndexHooks:
+    """What the hooks ask of the code graph, bound to the store by the wiring
+    (`kenning.codegraph.events`): the hooks service never holds the store itself."""
 
-    def __init__(self, sessions: SessionManager, observer: Observer, db: Any,
+    refresh: Callable[[str | None], bool]  # session start: re-index what changed around cwd, in the background
+    on_tool_use: Callable[[str, dict[str, Any], str | None], dict[str, Any] | None]  # re-index an edited file
+
+
+class HooksService:
+    """Built by the wiring (`Kenning.hooks`); the routes call `handle` with a typed event."""
+
+    def __init__(self, sessions: SessionManager, observer: Observer, code: CodeIndexHooks,
                  observer_enabled: Callable[[], bool] = lambda: True) -> None:
         self.sessions = sessions
         self.observer = observer
-        self.db = db
+        self.code = code
         self.observer_enabled = observer_enabled  # read per event: settings may change while running
 
     def handle(self, event: HookEvent, *, deadline: Deadline | None = None, viewer: Viewer | None = None,
@@ -108,7 +117,7 @@ class HooksService:
     def session_started(self, event: SessionStarted, deadline: Deadline | None = None,
                         viewer: Viewer | None = None) -> dict[str, Any]:
         if viewer is None or viewer.sees_all:  # (a team server's users do not index paths on the server)
-            code_events.refresh_in_background(self.db, event.cwd)  # files changed since the last index
+            self.code.refresh(event.cwd)  # files changed since the last index
         body = {**self._base(event), "harness": event.harness.value, "project": event.project, "cwd": event.cwd,
                 "context": event.context}
         return self.sessions.session_start({k: v for k, v in body.items() if v is not None}, deadline, viewer)
@@ -135,7 +144,7 @@ class HooksService:
             raise
         except Exception as exc:  # the checkpoint tick is optional for the agent's step
             record_error("sessions", f"post-tool-use checkpoint tick failed: {exc}")
-        code = code_events.on_tool_use(self.db, event.tool_name, dict(event.tool_input), event.cwd)
+        code = self.code.on_tool_use(event.tool_name, dict(event.tool_input), event.cwd)
         return answer | ({"code_index": code} if code else {})
 
     # -- the rest --------------------------------------------------------------------------------

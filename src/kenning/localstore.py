@@ -9,8 +9,9 @@ and start in a fraction of the time. Everything that stores or searches memories
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
@@ -20,6 +21,11 @@ from kenning.memory import portable
 from kenning.observer import lifecycle
 from kenning.store import memories as store
 from kenning.store.backend import StoreDatabase, describe, open_store
+
+if TYPE_CHECKING:
+    from kenning.codegraph.indexer import IndexReport
+    from kenning.diagnostics.report import Probes
+    from kenning.providers.embedding import EmbeddingProvider
 
 
 def open_local_store(settings: Settings) -> StoreDatabase:
@@ -109,3 +115,78 @@ class LocalStore:
         from kenning.sessions import views as session_views
 
         return session_views.session_detail(self.db.reader(), session_key)
+
+    # -- the code graph (kenning.codegraph): `kenning code …` offline, /api/code through the service --
+    def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
+                    cwd: str | None = None) -> dict[str, Any]:
+        """What depends on `target` (a path, path:symbol or dotted name), its tests and linked memories."""
+        from kenning.codegraph import impact
+
+        return impact.impact(self.db.reader(), target, project=project, depth=depth, cwd=cwd)
+
+    def code_memories(self, files: list[str], *, project: str | None = None, depth: int = 1,
+                      limit: int = 20) -> dict[str, Any]:
+        """Memories attached to these files or their code neighbourhood, nearest first."""
+        from kenning.codegraph import links
+
+        return links.neighbourhood_memories(self.db.reader(), files, project=project, depth=depth, limit=limit)
+
+    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, Any]:
+        """Module boundaries of `project` (or the only / the enclosing indexed one): Louvain communities."""
+        from kenning.codegraph import impact, modules
+
+        name = impact.choose_project(self.db.reader(), project, cwd)
+        return modules.module_boundaries(self.db.reader(), name, resolution=resolution)
+
+    def code_projects(self) -> dict[str, Any]:
+        from kenning.codegraph import views
+
+        return views.projects(self.db.reader())
+
+    def code_project_for_path(self, path: str) -> tuple[str, str] | None:
+        """(project, root) of the indexed root holding `path`, or None."""
+        from kenning.codegraph import views
+
+        return views.project_for_path(self.db.reader(), path)
+
+    def code_index(self, root: Path | str, project: str, *,
+                   progress: Callable[[str, int, int], None] | None = None) -> IndexReport:
+        """Index (or bring up to date) the source files under `root` as `project`."""
+        from kenning.codegraph import indexer
+
+        if progress is None:
+            return indexer.index_path(self.db, root, project)
+        return indexer.index_path(self.db, root, project, progress=progress)
+
+    def code_refresh(self, project: str, files: list[str]) -> IndexReport:
+        """Re-index a few changed files of an indexed project."""
+        from kenning.codegraph import indexer
+
+        return indexer.refresh_files(self.db, project, files)
+
+    # -- diagnostics (kenning.diagnostics): `kenning doctor` offline, /api/diagnostics through the service --
+    def diagnostics(self, probes: Probes | None = None) -> dict[str, Any]:
+        """The health report; without live `probes` (no daemon), what the stored data tells."""
+        from kenning.diagnostics import report
+
+        return report.build_report(self.db, self.settings, probes or report.offline_probes(self.db, self.settings))
+
+    def diagnostics_domain(self, domain: str, probes: Probes) -> dict[str, Any]:
+        from kenning.diagnostics import report
+
+        return report.domain_report(report.gather_facts(self.db, self.settings, probes), domain)
+
+    def repair(self, actions: list[str], embedder: EmbeddingProvider | None = None) -> list[dict[str, Any]]:
+        """Safe repairs (rebuild the FTS index, embed memories lacking vectors); without an
+        `embedder`, the configured one is built."""
+        from kenning.diagnostics import repair
+        from kenning.providers.registry import build_embedding_provider
+
+        return repair.run(self.db, embedder if embedder is not None else build_embedding_provider(self.settings.embedding), actions)
+
+    def timeline(self, ident: str, *, source: str | None = None, limit: int = 500,
+                 offset: int = 0) -> dict[str, Any]:
+        """History, jobs, logs, errors and predictor events of a session key or a memory id."""
+        from kenning.diagnostics.timeline import build_timeline
+
+        return build_timeline(self.db, ident, source=source, limit=limit, offset=offset)

@@ -1,190 +1,84 @@
-"""Wiring: Settings → Database → embedding provider → components, and the memory operations.
+"""The facade: the one object the edges (API, CLI, MCP, hooks) call for everything.
 
+`Kenning(settings)` wires the parts once (`kenning.wiring.wire`: Settings → store → providers →
+components) and offers the memory operations, tokens and read views as typed methods. The edges
+never hold the store: every read or change they need is a method here (or on a component built
+by the wiring, such as `sessions`, `observer`, `hooks`, `review`); tests/api/test_edges.py checks it.
 The daemon, the CLI's offline mode and the tests all build one `Kenning` and call it.
-Components from other capabilities hang off this object as attributes built in `start()`.
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 from dataclasses import replace
-from functools import partial
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from kenning.codegraph.indexer import IndexReport
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
-from kenning.core.telemetry import log_event, record_error, timed
+from kenning.core.telemetry import log_event, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
-from kenning.codegraph import links as code_links
-from kenning.memory import access, write
-from kenning.memory.team import TeamServer
+from kenning.diagnostics.report import probes_from
+from kenning.memory import access, documents as doc_ingest, write
 from kenning import localstore
-from kenning.hookservice import HooksService
-from kenning.observer.deps import ObserverDeps
-from kenning.observer.service import Observer
-from kenning.memory.git_history import GitIngest
-from kenning.memory.review import Review
-from kenning.pipeline import hooks as pipeline_hooks
-from kenning.pipeline.claim_gate import ClaimGate
-from kenning.pipeline.embedding_tracker import TrackerStats, pending_notice, refresh_cycle
-from kenning.providers.budget import build_budgeted_provider
+from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
 from kenning.providers.embedding import EmbeddingProvider
-from kenning.providers.registry import build_embedding_provider
 from kenning.retrieval.config import Preset, RecallConfig, effective_config
-from kenning.retrieval.diversity import diversity_select
 from kenning.retrieval.recall import Recalled, recall
-from kenning.retrieval.scoring import effective_score
-from kenning.sessions.context import SessionDeps
-from kenning.predictor.service import Predictor
-from kenning.sessions.manager import SessionManager
 from kenning.graph import views as graph_views
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
-from kenning.store import memories as store
-from kenning.store.vectors import knn
-from kenning.store.backend import open_store
 from kenning.store.backend import StoreDatabase
-from kenning.workers.deps import WorkerDeps
-from kenning.workers.manager import WorkerManager
-from kenning.workers.summaries import SummaryWorker
+from kenning.wiring import AccessTracker, Wiring, wire
 from kenning.workers.status import pipeline_status
+
+__all__ = ["AccessTracker", "JOB_STATUSES", "Kenning", "open_local_store"]
 
 JOB_STATUSES = jobstore.STATUSES
 
 
-class AccessTracker:
-    """Counts recalls as accesses off the read path: queued, then flushed in one write tx."""
-
-    def __init__(self, db: StoreDatabase, interval_s: float = 0.5) -> None:
-        self.db = db
-        self.interval_s = interval_s
-        self._pending: list[str] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def add(self, ids: list[str]) -> None:
-        with self._lock:
-            self._pending.extend(ids)
-
-    def flush(self) -> None:
-        with self._lock:
-            ids, self._pending = self._pending, []
-        if ids:
-            try:
-                with self.db.with_write_tx() as conn:
-                    store.record_access(conn, ids)
-            except Exception as exc:  # background boundary: never lose the daemon over a counter
-                record_error("mutation", f"access tracking flush failed: {exc}")
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> None:
-        def loop() -> None:
-            while not self._stop.wait(self.interval_s):
-                self.flush()
-
-        self._thread = threading.Thread(target=loop, name="access-tracker", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout=2)
-        self.flush()
-
-
 class Kenning:
-    """One memory store with its providers and components."""
+    """One memory store with its providers and components, behind typed methods."""
 
     def __init__(self, settings: Settings, *, embedder: EmbeddingProvider | None = None) -> None:
         self.settings = settings
-        settings.home.mkdir(parents=True, exist_ok=True)
-        self.db = open_store(settings.store, settings.db_path)
-        self.reads = localstore.LocalStore(settings, db=self.db)  # reads, forget/recover/purge: shared with the offline CLI
-        self.embedder = embedder or build_embedding_provider(settings.embedding)
-        self.access = AccessTracker(self.db)
-        self.local_viewer = access.local_viewer()  # author of what this daemon's own user writes
-        self.writer = write.WritePath(  # the one write path of every memory
-            self.db, self.embedder, max_chars=settings.recall.max_content_chars, secret_policy=settings.secrets,
-            default_writer=self.local_viewer,
-            draft_rules=pipeline_hooks.DRAFT_RULES,  # decision auto-protection
-            in_tx_hooks=(write.link_entities,  # entity graph
-                         *pipeline_hooks.IN_TX_HOOKS,  # enqueue the extract job in the write tx
-                         code_links.link_in_tx),  # attach new memories to the code they name
-        )
-        self.llm = build_budgeted_provider(settings, self.db)  # pipeline LLM behind the daily token budget
+        self._wiring: Wiring = wire(settings, self, embedder=embedder)
+        w = self._wiring
+        # The built components, for the edges' calls into them (none of them is the store).
+        self.reads = w.reads
+        self.embedder = w.embedder
+        self.access = w.access
+        self.local_viewer = w.local_viewer
+        self.writer = w.writer
+        self.llm = w.llm
         self.max_chars = settings.recall.max_content_chars
-        self.team = TeamServer(settings.team)  # team.url set: team/org memories live on the team server
-        self.predictor = Predictor(settings, self.db)  # learned scorer; its sidecar starts in start()
-        session_deps = self._session_deps()
-        self.workers = WorkerManager(WorkerDeps(  # background workers (extraction, ...); started by start()
-            db=self.db, settings=settings, embedder=self.embedder, llm=self.llm, writer=self.writer,
-            recall=self.recall_untracked, sessions=session_deps,
-        ))
-        summaries = self.workers.get("summaries")  # runs session summary jobs from the one job queue
-        if not isinstance(summaries, SummaryWorker):
-            raise TypeError(f"worker 'summaries' is a {type(summaries).__name__}, not a SummaryWorker")
-        self.sessions = SessionManager(session_deps, summaries)
-        self.observer = Observer(self._observer_deps())  # tool-event scratchpads, step injection, promotion
-        self.hooks = HooksService(self.sessions, self.observer, self.db,  # harness events (core.events) → all three
-                                  observer_enabled=lambda: self.settings.observer.enabled)
-        self.git = GitIngest(self.db, self.remember_many)  # `kenning ingest git`: commits as memories
-        self.review = Review(self.db, self.edit, self.get)  # `kenning review`: accept / edit / reject what was learned
+        self.team = w.team
+        self.predictor = w.predictor
+        self.workers = w.workers
+        self.sessions = w.sessions
+        self.observer = w.observer
+        self.hooks = w.hooks
+        self.git = w.git
+        self.review = w.review
         self.started = False
+
+    @property
+    def db(self) -> StoreDatabase:
+        """The store handle, for tests and benches that reach below the facade; the edges never
+        use it (tests/api/test_edges.py)."""
+        return self._wiring.db
 
     # -- lifecycle -----------------------------------------------------------
     def start(self, *, background: bool = True) -> "Kenning":
         """Warm the model and start background components (the daemon calls this)."""
-        self.embedder.warm_up()
-        # Load the vector matrix now, so the first session-start does not pay for it in its budget.
-        knn(self.db.reader(), self.embedder.embed("warm up"), self.embedder.model_id, 1)
-        if notice := pending_notice(self.db, self.embedder):
-            log_event("embedding", notice)
-            print(f"kenning: {notice}", file=sys.stderr)
-        if background:
-            self.access.start()
-            self.workers.start_all()
-            self.predictor.start()
-            self.observer.start()
+        self._wiring.start(background=background)
         self.started = True
         log_event("daemon", "service started", home=str(self.settings.home))
         return self
 
     def close(self) -> None:
-        self.workers.stop_all()
-        self.observer.close()
-        self.predictor.stop()
-        self.access.stop()
-        self.team.close()
-        self.db.close()
-
-    def _session_deps(self) -> SessionDeps:
-        """What the session lifecycle borrows from retrieval/memory/providers (see sessions.context)."""
-        real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")  # offline rules can't judge
-        return SessionDeps(
-            db=self.db, settings=self.settings.sessions, embedder=self.embedder,
-            effective_score=effective_score,  # topic diversity: the one setting, recall.topic_diversity
-            diversity_select=partial(diversity_select, **self.settings.recall.topic_diversity.model_dump()),
-            recall=self.recall_untracked,
-            remember=partial(self.remember, actor="session-summary"),
-            remember_many=partial(self.remember_many, actor="session-episodes"),
-            generate=self.llm.generate if real_llm else None,
-            predictor=self.predictor,
-            claim_gate=ClaimGate(self.llm) if real_llm else None,  # offline: the claim test alone
-        )
-
-    def _observer_deps(self) -> ObserverDeps:
-        real_llm = self.settings.llm.provider in ("ollama", "openai", "claude-cli")
-        return ObserverDeps(
-            db=self.db, settings=self.settings.observer, embedder=self.embedder,
-            remember_many=partial(self.remember_many, actor="observer"),
-            generate=self.llm.generate if real_llm else None, ranking=self.settings.sessions.ranking,
-        )
+        self._wiring.close()
 
     # -- memory operations -------------------------------------------------------
     def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True,
@@ -315,6 +209,64 @@ class Kenning:
         if chunks:
             doc["chunks"] = doc_store.document_chunks(self.db.reader(), doc_id)
         return doc
+
+    def submit_document(self, *, text: str | None = None, url: str | None = None, title: str | None = None,
+                        project: str | None = None, tags: list[str] | None = None,
+                        content_type: str | None = None, enqueue: bool = True) -> str:
+        """Store a document (pasted text or a URL to fetch) for ingestion; queued for the documents
+        worker when `enqueue`, else the caller runs `ingest_document` itself. Returns its id."""
+        cfg = self.settings.pipeline
+        return doc_ingest.submit_document(
+            self.db, text=text, url=url, title=title, project=project, tags=tags, content_type=content_type,
+            max_bytes=cfg.documents.max_content_bytes, enqueue=enqueue, max_attempts=cfg.worker.max_retries,
+            secret_policy=self.settings.secrets, allow_private=cfg.documents.allow_private_urls,
+        )
+
+    def ingest_document(self, doc_id: str, *,
+                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+        """Run a submitted document through chunking and embedding into `document_chunk` memories."""
+        return doc_ingest.ingest_document(self.writer, doc_id, self.settings.pipeline.documents, progress=progress)
+
+    def mark_document_failed(self, doc_id: str, error: str) -> None:
+        doc_ingest.mark_failed(self.db, doc_id, error)
+
+    def timeline(self, ident: str, *, source: str | None = None, limit: int = 500,
+                 offset: int = 0) -> dict[str, Any]:
+        return self.reads.timeline(ident, source=source, limit=limit, offset=offset)
+
+    # -- the code graph: the same reads as the offline CLI's (LocalStore) ---------------------
+    def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
+                    cwd: str | None = None) -> dict[str, Any]:
+        return self.reads.code_impact(target, project=project, depth=depth, cwd=cwd)
+
+    def code_memories(self, files: list[str], *, project: str | None = None, depth: int = 1,
+                      limit: int = 20) -> dict[str, Any]:
+        return self.reads.code_memories(files, project=project, depth=depth, limit=limit)
+
+    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, Any]:
+        return self.reads.code_modules(project, resolution=resolution, cwd=cwd)
+
+    def code_projects(self) -> dict[str, Any]:
+        return self.reads.code_projects()
+
+    def code_project_for_path(self, path: str) -> tuple[str, str] | None:
+        return self.reads.code_project_for_path(path)
+
+    def code_index(self, root: Path | str, project: str) -> IndexReport:
+        return self.reads.code_index(root, project)
+
+    def code_refresh(self, project: str, files: list[str]) -> IndexReport:
+        return self.reads.code_refresh(project, files)
+
+    # -- diagnostics, with this service's live probes (embedder, LLM, predictor) -------------------
+    def diagnostics(self) -> dict[str, Any]:
+        return self.reads.diagnostics(probes_from(self))
+
+    def diagnostics_domain(self, domain: str) -> dict[str, Any]:
+        return self.reads.diagnostics_domain(domain, probes_from(self))
+
+    def repair(self, actions: list[str]) -> list[dict[str, Any]]:
+        return self.reads.repair(actions, self.embedder)
 
     def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
                  offset: int = 0, order: str = "mentions") -> dict[str, Any]:

@@ -38,12 +38,11 @@ class LocalBackend:
     def kenning(self) -> Kenning:
         """The whole service on this store (built at first use; the store is then the service's)."""
         if self._kenning is None:
-            from kenning.localstore import LocalStore
             from kenning.service import Kenning
 
             self.store.close()
             self._kenning = Kenning(self.settings)
-            self.store = LocalStore(self.settings, db=self._kenning.db)
+            self.store = self._kenning.reads  # the service's reads, on its store
         return self._kenning
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -21,12 +21,15 @@ from kenning.cli.context import console, fail, print_json, settings
 from kenning.client import KenningClient
 from kenning.hooks.claude_code import project_of
 
+if TYPE_CHECKING:
+    from kenning.localstore import LocalStore
+
 code_app = typer.Typer(no_args_is_help=True, help="Code graph: index a repository, impact of a change.")
 
 
 @contextmanager
-def _reader() -> Iterator[tuple[KenningClient | None, object]]:
-    """(daemon client, None) when the daemon is up, else (None, local database)."""
+def _reader() -> Iterator[tuple[KenningClient | None, "LocalStore | None"]]:
+    """(daemon client, None) when the daemon is up, else (None, the store opened here)."""
     s = settings()
     client = KenningClient(s.base_url, token=s.auth_token, timeout=60.0)
     if client.is_up():
@@ -36,13 +39,13 @@ def _reader() -> Iterator[tuple[KenningClient | None, object]]:
             client.close()
         return
     client.close()
-    from kenning.localstore import open_local_store
+    from kenning.localstore import LocalStore
 
-    db = open_local_store(s)
+    store = LocalStore(s)
     try:
-        yield None, db
+        yield None, store
     finally:
-        db.close()
+        store.close()
 
 
 @code_app.command("index")
@@ -52,15 +55,14 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index (or bring up to date) the source files under PATH, honouring .gitignore."""
-    from kenning.codegraph.indexer import index_path
-    from kenning.localstore import open_local_store
+    from kenning.localstore import LocalStore
 
     root = path.expanduser().resolve()
     if not root.is_dir():
         fail(f"{path}: not a directory", code=2)
     name = project or project_of(str(root)) or root.name
     columns = (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    db = open_local_store(settings())
+    store = LocalStore(settings())
     try:
         with Progress(*columns, console=console, transient=True, disable=as_json) as progress:
             tasks: dict[str, int] = {}
@@ -70,9 +72,9 @@ def index(
                     tasks[phase] = progress.add_task(phase, total=total)
                 progress.update(tasks[phase], completed=done, total=total)
 
-            report = index_path(db, root, name, progress=note)
+            report = store.code_index(root, name, progress=note)
     finally:
-        db.close()
+        store.close()
     if as_json:
         print_json(report.to_dict())
         return
@@ -91,14 +93,13 @@ def impact(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """What depends on TARGET (directly and transitively), the tests that cover it, linked memories."""
-    with _reader() as (client, db):
+    with _reader() as (client, store):
         if client is not None:
             params = {"target": target, "depth": depth, "cwd": str(Path.cwd())} | ({"project": project} if project else {})
             data = client.request("GET", "/api/code/impact", params=params)
         else:
-            from kenning.codegraph.impact import impact as run
-
-            data = run(db.reader(), target, project=project, depth=depth, cwd=str(Path.cwd()))
+            assert store is not None
+            data = store.code_impact(target, project=project, depth=depth, cwd=str(Path.cwd()))
     if as_json:
         print_json(data)
         return
@@ -120,13 +121,12 @@ def impact(
 @code_app.command("status")
 def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Indexed projects with file, node, edge and closure counts."""
-    with _reader() as (client, db):
+    with _reader() as (client, store):
         if client is not None:
             data = client.request("GET", "/api/code/projects")
         else:
-            from kenning.codegraph.views import projects
-
-            data = projects(db.reader())
+            assert store is not None
+            data = store.code_projects()
     if as_json:
         print_json(data)
         return
@@ -143,16 +143,14 @@ def modules(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Module boundaries: communities of the import/call graph between files (Louvain)."""
-    with _reader() as (client, db):
+    with _reader() as (client, store):
         if client is not None:
             if project is None:
                 fail("pass --project when the daemon is running", code=2)
             data = client.request("GET", "/api/code/modules", params={"project": project})
         else:
-            from kenning.codegraph.impact import choose_project
-            from kenning.codegraph.modules import module_boundaries
-
-            data = module_boundaries(db.reader(), choose_project(db.reader(), project, str(Path.cwd())))
+            assert store is not None
+            data = store.code_modules(project, cwd=str(Path.cwd()))
     if as_json:
         print_json(data)
         return

@@ -56,23 +56,18 @@ def _via_daemon(client, body: dict, progress: Progress, task) -> dict:
 
 
 def _locally(kenning, body: dict, progress: Progress, task) -> dict:
-    from kenning.memory import documents
-
-    cfg = kenning.settings.pipeline.documents
-    doc_id = documents.submit_document(
-        kenning.db, text=body.get("text"), url=body.get("url"), title=body.get("title"),
-        project=body.get("project"), tags=body.get("tags"), content_type=body.get("content_type"),
-        max_bytes=cfg.max_content_bytes, enqueue=False, secret_policy=kenning.settings.secrets,
-        allow_private=cfg.allow_private_urls,
+    doc_id = kenning.submit_document(
+        text=body.get("text"), url=body.get("url"), title=body.get("title"), project=body.get("project"),
+        tags=body.get("tags"), content_type=body.get("content_type"), enqueue=False,
     )
 
     def note(stage: str, done: int, total: int) -> None:
         progress.update(task, description=stage, total=total or None, completed=done)
 
     try:
-        documents.ingest_document(kenning.writer, doc_id, cfg, progress=note)
+        kenning.ingest_document(doc_id, progress=note)
     except Exception as exc:
-        documents.mark_failed(kenning.db, doc_id, str(exc))
+        kenning.mark_document_failed(doc_id, str(exc))
         raise
     return kenning.document(doc_id)
 

@@ -25,20 +25,15 @@ EXIT_UNHEALTHY = 2
 
 def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     from kenning.diagnostics import repair
-    from kenning.diagnostics.report import build_report, offline_probes
-    from kenning.localstore import open_local_store
+    from kenning.localstore import LocalStore
 
     cfg = settings()
-    db = open_local_store(cfg)
+    store = LocalStore(cfg)
     try:
-        results: list[dict[str, Any]] = []
-        if fix:
-            from kenning.providers.registry import build_embedding_provider
-
-            results = repair.run(db, build_embedding_provider(cfg.embedding), list(repair.ACTIONS))
-        report = build_report(db, cfg, offline_probes(db, cfg))
+        results = store.repair(list(repair.ACTIONS)) if fix else []
+        report = store.diagnostics()
     finally:
-        db.close()
+        store.close()
     return report, results, f"local store {cfg.db_path} (daemon not running: live checks skipped)"
 
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
 from kenning.api.schemas import errors
-from kenning.codegraph import impact, indexer, links, modules, views
+from kenning.codegraph import impact
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/code", tags=["code"])
@@ -37,7 +37,7 @@ def code_impact(
     cwd: str | None = Query(None, max_length=4096, description="Caller's directory, to pick the project."),
     k: Kenning = Depends(get_kenning),
 ) -> dict:
-    return impact.impact(k.db.reader(), target, project=project, depth=depth, cwd=cwd)
+    return k.code_impact(target, project=project, depth=depth, cwd=cwd)
 
 
 @router.get("/memories", responses=errors(404))
@@ -49,7 +49,7 @@ def code_memories(
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     """Memories attached to these files or their code neighbourhood, nearest first."""
-    return links.neighbourhood_memories(k.db.reader(), files, project=project, depth=depth, limit=limit)
+    return k.code_memories(files, project=project, depth=depth, limit=limit)
 
 
 @router.get("/modules", responses=errors(404))
@@ -57,18 +57,17 @@ def code_modules(project: str = Query(..., min_length=1, max_length=200),
                  resolution: float = Query(1.0, gt=0, le=10, description="Louvain resolution (higher: smaller modules)."),
                  k: Kenning = Depends(get_kenning)) -> dict:
     """Module boundaries: Louvain communities of the file dependency graph, with modularity vs directories."""
-    impact.choose_project(k.db.reader(), project)
-    return modules.module_boundaries(k.db.reader(), project, resolution=resolution)
+    return k.code_modules(project, resolution=resolution)
 
 
 @router.get("/projects")
 def code_projects(k: Kenning = Depends(get_kenning)) -> dict:
-    return views.projects(k.db.reader())
+    return k.code_projects()
 
 
 @router.post("/index")
 async def code_index(body: IndexBody, k: Kenning = Depends(get_kenning)) -> dict:
-    report = await run_in_threadpool(indexer.index_path, k.db, body.path, body.project)
+    report = await run_in_threadpool(k.code_index, body.path, body.project)
     return report.to_dict()
 
 
@@ -77,9 +76,9 @@ async def code_refresh(body: RefreshBody, k: Kenning = Depends(get_kenning)) -> 
     """Re-index changed files now (their edges are stale until this returns)."""
     project = body.project
     if project is None:
-        found = views.project_for_path(k.db.reader(), body.files[0])
+        found = k.code_project_for_path(body.files[0])
         if found is None:
             return {"project": None, "files": 0}
         project = found[0]
-    report = await run_in_threadpool(indexer.refresh_files, k.db, project, body.files)
+    report = await run_in_threadpool(k.code_refresh, project, body.files)
     return report.to_dict()

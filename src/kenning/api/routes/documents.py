@@ -27,19 +27,14 @@ class DocumentIn(BaseModel):
 
 @router.post("", status_code=202)
 def create_document(body: DocumentIn, response: Response, k: Kenning = Depends(get_kenning)) -> dict:
-    cfg = k.settings.pipeline
-    doc_id = documents.submit_document(
-        k.db, text=body.text, url=body.url, title=body.title, project=body.project, tags=body.tags,
-        content_type=body.content_type, max_bytes=cfg.documents.max_content_bytes,
-        enqueue=not body.wait, max_attempts=cfg.worker.max_retries, secret_policy=k.settings.secrets,
-        allow_private=cfg.documents.allow_private_urls,
-    )
+    doc_id = k.submit_document(text=body.text, url=body.url, title=body.title, project=body.project,
+                               tags=body.tags, content_type=body.content_type, enqueue=not body.wait)
     if not body.wait:
         return {"id": doc_id, "status": "queued"}
     try:
-        result = documents.ingest_document(k.writer, doc_id, cfg.documents)
+        result = k.ingest_document(doc_id)
     except Exception as exc:
-        documents.mark_failed(k.db, doc_id, f"{exc}")
+        k.mark_document_failed(doc_id, f"{exc}")
         raise
     response.status_code = 200
     return {"id": doc_id, "status": "done", **result}
@@ -66,8 +61,8 @@ def process_document(doc_id: str, k: Kenning = Depends(get_kenning)) -> dict:
     if doc["status"] == "done":
         return {"id": doc_id, "status": "done", "skipped": "already ingested"}
     try:
-        result = documents.ingest_document(k.writer, doc_id, k.settings.pipeline.documents)
+        result = k.ingest_document(doc_id)
     except documents.DocumentError as exc:
-        documents.mark_failed(k.db, doc_id, str(exc))
+        k.mark_document_failed(doc_id, str(exc))
         raise
     return {"id": doc_id, "status": "done", **result}

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
 from kenning.api.schemas import Offset, errors
-from kenning.diagnostics.timeline import SOURCES, build_timeline
+from kenning.diagnostics.timeline import SOURCES
 from kenning.service import Kenning
 
 router = APIRouter(tags=["observability"])
@@ -22,4 +22,4 @@ def timeline(
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     """History, jobs, logs, errors and predictor events for a session key or memory id."""
-    return build_timeline(k.db, ident, source=source, limit=limit, offset=offset)
+    return k.timeline(ident, source=source, limit=limit, offset=offset)
