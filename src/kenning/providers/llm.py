@@ -11,9 +11,9 @@ memory-pipeline-v2 "Provider Abstraction" + SPEC S3. Built-ins:
 
 A provider implements one method, `complete(prompt, opts) -> Generation` (text + token counts);
 the base class gives the rest (`generate()`, `available()` true, `blocked_reason()` none). The
-providers are built by name in providers/registry.py. Every failure (timeout, HTTP status, unreachable, bad
-body, non-zero exit) raises `ProviderError` whose message names the provider, the URL or
-command and the cause — never swallowed. `clean_output()` strips `<think>` blocks and
+providers are built by name in providers/registry.py. Every failure (timeout, HTTP status,
+unreachable, bad body, non-zero exit) raises `ProviderError` whose message names the provider,
+the URL or command and the cause — never swallowed. `clean_output()` strips `<think>` blocks and
 Markdown code fences (parsers call it). Budgets wrap providers: see providers/budget.py.
 """
 
