@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from kenning.core import events
 from kenning.core.errors import InvalidInput
@@ -30,7 +30,7 @@ _BASH_ERROR = re.compile(
 class ToolEvent:
     session_key: str
     tool: str
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, object] = field(default_factory=dict)
     result: str = ""
     is_error: bool = False
     cwd: str | None = None
@@ -38,12 +38,12 @@ class ToolEvent:
     session_type: str | None = None
 
 
-def session_key(body: dict[str, Any]) -> str:
+def session_key(body: Mapping[str, object]) -> str:
     """The one session-key rule (core.events.session_key); Claude Code names it `session_id`."""
     return events.session_key(body.get("session_key", body.get("session_id")))
 
 
-def _opt(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:
+def _opt(body: Mapping[str, object], name: str, limit: int = 4096) -> str | None:
     value = body.get(name)
     if value is None:
         return None
@@ -52,7 +52,7 @@ def _opt(body: dict[str, Any], name: str, limit: int = 4096) -> str | None:
     return value
 
 
-def _tool(body: dict[str, Any]) -> str:
+def _tool(body: Mapping[str, object]) -> str:
     tool = body.get("tool_name", "")
     if tool in (None, ""):
         return "unknown"
@@ -61,7 +61,7 @@ def _tool(body: dict[str, Any]) -> str:
     return tool
 
 
-def _args(body: dict[str, Any], name: str) -> dict[str, Any]:
+def _args(body: Mapping[str, object], name: str) -> dict[str, object]:
     value = body.get(name)
     if value is None:
         return {}
@@ -70,7 +70,7 @@ def _args(body: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
-def result_text(response: Any) -> tuple[str, bool]:
+def result_text(response: object) -> tuple[str, bool]:
     """(text, harness-reported error) of a tool_response in any of its shapes."""
     if response is None:
         return "", False
@@ -92,7 +92,7 @@ def result_text(response: Any) -> tuple[str, bool]:
     return text[:MAX_RESULT_CHARS], failed
 
 
-def tool_event(body: dict[str, Any], *, result_key: str = "tool_response") -> ToolEvent:
+def tool_event(body: Mapping[str, object], *, result_key: str = "tool_response") -> ToolEvent:
     """A PostToolUse body (Claude Code names or ours) as one ToolEvent."""
     key = session_key(body)
     tool = _tool(body)
@@ -106,14 +106,14 @@ def tool_event(body: dict[str, Any], *, result_key: str = "tool_response") -> To
                      session_type=_opt(body, "session_type", 50))
 
 
-def event_type(body: dict[str, Any]) -> str:
+def event_type(body: Mapping[str, object]) -> str:
     kind = body.get("type")
     if kind not in EVENT_TYPES:
         raise InvalidInput(f"type must be one of: {', '.join(EVENT_TYPES)}")
     return kind
 
 
-def reasoning_text(body: dict[str, Any]) -> str:
+def reasoning_text(body: Mapping[str, object]) -> str:
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text must be a non-empty string for a reasoning event")

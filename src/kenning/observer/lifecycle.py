@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.config_observer import LifecycleSettings
@@ -50,7 +50,27 @@ def trust_level(memory: Memory, cfg: LifecycleSettings) -> str:
     return "trusted" if memory.access_count >= cfg.trust_access_count else "new"
 
 
-def describe(memory: Memory, cfg: LifecycleSettings, now: datetime | None = None) -> dict[str, Any]:
+class LifecycleView(TypedDict):
+    """A memory's lifecycle as `show` and the dashboard print it."""
+
+    trust: str
+    confidence: float
+    current_confidence: float
+    half_life_days: float | None
+    last_used: str | None
+    prunes_after: str | None
+
+
+class LifecycleRun(TypedDict):
+    """One pruning pass: soft-deleted count, then trust promotion's counts."""
+
+    soft_deleted: int
+    confidence_raised: int
+    review_cleared: int
+    ran_at: str
+
+
+def describe(memory: Memory, cfg: LifecycleSettings, now: datetime | None = None) -> LifecycleView:
     """What `show` and the dashboard print about a memory's lifecycle."""
     last = memory.last_accessed_at or memory.created_at
     days_half = half_life(memory.type, memory.decay_half_life_days, cfg)
@@ -64,7 +84,7 @@ def describe(memory: Memory, cfg: LifecycleSettings, now: datetime | None = None
             "prunes_after": prune_at}
 
 
-def run(db: StoreDatabase, cfg: LifecycleSettings, *, now: datetime | None = None) -> dict[str, Any]:
+def run(db: StoreDatabase, cfg: LifecycleSettings, *, now: datetime | None = None) -> LifecycleRun:
     """One pruning pass: soft-delete memories unused for N half-lives, then trust promotion."""
     now = now or utcnow()
     at = to_iso(now)
@@ -76,12 +96,12 @@ def run(db: StoreDatabase, cfg: LifecycleSettings, *, now: datetime | None = Non
         rows = store.decayable(reader, types, 1000, after_rid=after)
         if not rows:
             break
-        after = rows[-1]["rid"]
+        after = rows[-1].rid
         for row in rows:
-            days_half = half_life(row["type"], row["decay_half_life_days"], cfg)
-            unused = (now - parse_iso(row["last_used"])).total_seconds() / 86400
+            days_half = half_life(row.type, row.decay_half_life_days, cfg)
+            unused = (now - parse_iso(row.last_used)).total_seconds() / 86400
             if days_half and unused > days_half * cfg.soft_delete_after_half_lives:
-                expired.append(row["id"])
+                expired.append(row.id)
     expired = expired[: cfg.batch_limit]
     with db.with_write_tx() as conn:
         pruned = store.soft_delete_pruned(conn, expired, at)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from kenning.observer.scratchpad import Scratchpad, Signal
 from kenning.observer.signals import DISCARD_BELOW, TAXONOMY
 from kenning.observer.templates import render
 from kenning.store import observer as store
+from kenning.store.observer import SessionOutcome
 from kenning.store.vectors import knn
 
 SYNTHESIZED = {"co_access", "file_access"}  # promoted by threshold synthesis, not per session
@@ -155,8 +156,22 @@ def _write(deps: ObserverDeps, candidates: list[Candidate], project: str | None,
     return promoted, reinforced
 
 
+class Promotion(SessionOutcome):
+    """`promote_session`'s answer: the recorded outcome, the session, candidates, threshold reached."""
+
+    session_key: str
+    candidates: int
+    synthesis: int | None
+
+
+class Synthesis(TypedDict):
+    threshold: int | None
+    promoted: list[str]
+    reinforced: list[str]
+
+
 def promote_session(deps: ObserverDeps, pad: Scratchpad, *, project: str | None, ab_group: str = "full",
-                    at: str | None = None) -> dict[str, Any]:
+                    at: str | None = None) -> Promotion:
     """Finalize one session's scratchpad into persisted signals and promoted memories."""
     at = at or now_iso()
     key = pad.session_key
@@ -182,7 +197,7 @@ def promote_session(deps: ObserverDeps, pad: Scratchpad, *, project: str | None,
     candidates = candidates[:cap]
     promoted, reinforced = _write(deps, candidates, project, key, at)
     synthesized = synthesize_threshold(deps, project, key, at)
-    row = {"project": project, "session_type": session_type, "ab_group": ab_group, "steps": pad.step,
+    row: SessionOutcome = {"project": project, "session_type": session_type, "ab_group": ab_group, "steps": pad.step,
            "tool_calls": pad.tool_calls, "file_rereads": rereads, "step_injections": len(pad.injected),
            "signals": len(signals), "promoted": promoted + synthesized["promoted"],
            "reinforced": reinforced + synthesized["reinforced"]}
@@ -193,7 +208,7 @@ def promote_session(deps: ObserverDeps, pad: Scratchpad, *, project: str | None,
     return {**row, "session_key": key, "candidates": len(candidates), "synthesis": synthesized["threshold"]}
 
 
-def synthesize_threshold(deps: ObserverDeps, project: str | None, session_key: str, at: str) -> dict[str, Any]:
+def synthesize_threshold(deps: ObserverDeps, project: str | None, session_key: str, at: str) -> Synthesis:
     """Mode 2: when the project's finished-session count (this one included) reaches a threshold,
     strong co-edit edges become causal_dependency memories (reinforced when already known)."""
     count = store.finished_sessions(deps.db.reader(), project) + 1
@@ -205,8 +220,8 @@ def synthesize_threshold(deps: ObserverDeps, project: str | None, session_key: s
     edges = store.strong_edges(deps.db.reader(), project, minimum, deps.settings.co_access_min_ratio)
     candidates = []
     for edge in edges:
-        signal = Signal("co_access", f"{edge['file_a']}|{edge['file_b']}", files=[edge["file_a"], edge["file_b"]],
-                        detail={"sessions": edge["edit_sessions"]})
+        signal = Signal("co_access", f"{edge.file_a}|{edge.file_b}", files=[edge.file_a, edge.file_b],
+                        detail={"sessions": edge.edit_sessions})
         sessions = store.supporting_sessions(deps.db.reader(), project, "co_access", signal.key)
         candidates.append(_candidate(deps, signal, sessions or [session_key], "causal_dependency"))
     promoted, reinforced = _write(deps, candidates, project, session_key, at)

@@ -9,8 +9,9 @@ state round-trips through `to_state()` / `from_state()` (JSON) for checkpoints.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlparse
 
 from kenning.observer import signals as sig
@@ -57,6 +58,21 @@ def _evict_oldest(mapping: dict, cap: int) -> None:
         mapping.pop(next(iter(mapping)))
 
 
+class LiveSummary(TypedDict):
+    """What the dashboard/API shows of a live session (`Scratchpad.summary`)."""
+
+    session_key: str
+    project: str | None
+    step: int
+    tool_calls: int
+    files: int
+    edited: int
+    open_errors: int
+    external_step: int | None
+    signals: dict[str, list[str]]
+    injected: list[str]
+
+
 class Scratchpad:
     def __init__(self, session_key: str, *, project: str | None = None, cwd: str | None = None,
                  caps: dict[str, int] | None = None) -> None:
@@ -84,7 +100,7 @@ class Scratchpad:
         self.dirty = True
 
     # -- intake ----------------------------------------------------------------------------
-    def on_tool_call(self, tool: str, args: dict[str, Any]) -> StepContext:
+    def on_tool_call(self, tool: str, args: Mapping[str, object]) -> StepContext:
         self.step += 1
         self.tool_calls += 1
         self.dirty = True
@@ -112,7 +128,7 @@ class Scratchpad:
                 _evict_oldest(table, self.caps["patterns"])
         return ctx
 
-    def on_tool_result(self, tool: str, args: dict[str, Any], result: str, is_error: bool,
+    def on_tool_result(self, tool: str, args: Mapping[str, object], result: str, is_error: bool,
                        ctx: StepContext | None = None) -> StepContext:
         ctx = ctx or StepContext(tool=tool, files=self._paths(tool, args))
         self.dirty = True
@@ -168,7 +184,7 @@ class Scratchpad:
                                     step=self.step, contaminated=taint))
 
     # -- helpers ---------------------------------------------------------------------------
-    def _paths(self, tool: str, args: dict[str, Any]) -> list[str]:
+    def _paths(self, tool: str, args: Mapping[str, object]) -> list[str]:
         raw: list[str] = []
         for name in ("file_path", "notebook_path"):
             if isinstance(args.get(name), str):
@@ -198,7 +214,7 @@ class Scratchpad:
                 if self.step - ref["step"] <= EXTERNAL_EDIT_WINDOW and path not in ref["edited"] and len(ref["edited"]) < 5:
                     ref["edited"].append(path)
 
-    def _on_edit(self, path: str, args: dict[str, Any]) -> None:
+    def _on_edit(self, path: str, args: Mapping[str, object]) -> None:
         pairs = [(args.get("old_string"), args.get("new_string"))]
         if isinstance(args.get("edits"), list):
             pairs = [(e.get("old_string"), e.get("new_string")) for e in args["edits"] if isinstance(e, dict)]
@@ -216,7 +232,7 @@ class Scratchpad:
         del history[:-RECENT_EDITS_PER_FILE]
         _evict_oldest(self.recent_edits, self.caps["files"])
 
-    def _sequence(self, tool: str, args: dict[str, Any]) -> None:
+    def _sequence(self, tool: str, args: Mapping[str, object]) -> None:
         label = f"Bash:{sig.command_head(str(args.get('command') or ''), 2)}" if tool == "Bash" else tool
         self.tools = (self.tools + [label])[-8:]
         if len(self.tools) >= SEQUENCE_N:
@@ -304,7 +320,7 @@ class Scratchpad:
                 out.append(Signal("co_access", f"{a}|{b}", files=[a, b], detail={"edited": True}))
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> LiveSummary:
         """What the dashboard/API shows of a live session."""
         return {
             "session_key": self.session_key, "project": self.project, "step": self.step,
@@ -319,11 +335,11 @@ class Scratchpad:
               "open_errors", "error_counts", "tools", "sequences", "config_touched", "external_step",
               "external_refs", "signals", "injected", "reasoning_events")
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self._STATE}
 
     @classmethod
-    def from_state(cls, session_key: str, state: dict[str, Any], caps: dict[str, int] | None = None) -> "Scratchpad":
+    def from_state(cls, session_key: str, state: Mapping[str, object], caps: dict[str, int] | None = None) -> "Scratchpad":
         pad = cls(session_key, caps=caps)
         for name in cls._STATE:
             if name in state:

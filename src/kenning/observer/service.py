@@ -14,17 +14,20 @@ import json
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict
 from datetime import timedelta
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.errors import NotFound
 from kenning.core.telemetry import record_error, record_latency
+from kenning.core.types import Memory
 from kenning.observer import decider, intake, lifecycle
 from kenning.observer.deps import ObserverDeps
-from kenning.observer.promotion import promote_session
-from kenning.observer.scratchpad import EDIT_TOOLS, Scratchpad, StepContext
+from kenning.observer.promotion import Promotion, promote_session
+from kenning.observer.scratchpad import EDIT_TOOLS, LiveSummary, Scratchpad, StepContext
 from kenning.observer.transcript import reasoning_from_transcript
 from kenning.store import observer as store
 from kenning.store import sessions as session_store
@@ -42,7 +45,34 @@ def ab_group(session_key: str, project: str | None, control: int, passive: int) 
     return "passive" if bucket < control + passive else "full"
 
 
-def _p95(values) -> float | None:
+class StepAnswer(TypedDict, total=False):
+    """What a tool step answers: the step, the text to inject (may be empty), which memories."""
+
+    step: int
+    inject: str
+    memory_ids: list[str]
+    reasons: list[str]
+    degraded: bool
+
+
+class EndAnswer(TypedDict, total=False):
+    """A session end that promoted nothing now: queued in the background, nothing observed, or failed."""
+
+    queued: bool
+    promoted: list[str]
+    reason: str
+    error: str
+
+
+class ObserverSessionView(TypedDict):
+    session_key: str
+    live: LiveSummary | None
+    finished: dict[str, object] | None  # store.observer.ObservedSession's fields
+    signals: list[dict[str, object]]  # store.observer.SessionSignal's fields
+    step_injections: list[dict[str, object]]  # store.observer.StepInjection's fields
+
+
+def _p95(values: Iterable[float]) -> float | None:
     data = sorted(values)
     return round(data[min(len(data) - 1, int(len(data) * 0.95))], 4) if data else None
 
@@ -55,7 +85,7 @@ class Observer:
         self._evicted: dict[str, Scratchpad] = {}
         self._on_disk: set[str] = set()
         self._groups: dict[str, str] = {}
-        self._pending: dict[tuple[str, str], tuple[dict[str, Any], StepContext]] = {}
+        self._pending: dict[tuple[str, str], tuple[dict[str, object], StepContext]] = {}
         self._injections: list[tuple[str, list[tuple[str, float]], str]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -164,7 +194,7 @@ class Observer:
         return self._groups[pad.session_key]
 
     # -- hot path ---------------------------------------------------------------------------------------
-    def post_tool_use(self, body: dict[str, Any]) -> dict[str, Any]:
+    def post_tool_use(self, body: Mapping[str, object]) -> StepAnswer:
         """One Claude Code PostToolUse: observe it, then ask the decider. Bad input raises InvalidInput."""
         ev = intake.tool_event(body)
         started = time.perf_counter()
@@ -176,7 +206,7 @@ class Observer:
         self._file_changed(ev.tool, ctx, pad.cwd)
         return self._decide(pad, ctx)
 
-    def observe(self, body: dict[str, Any]) -> dict[str, Any]:
+    def observe(self, body: Mapping[str, object]) -> StepAnswer:
         """The generic event API: tool-call, tool-result, reasoning, step-complete."""
         kind = intake.event_type(body)
         key = intake.session_key(body)
@@ -219,8 +249,8 @@ class Observer:
             except Exception as exc:  # a listener must never fail the agent's step
                 record_error("observer", f"file-changed listener failed: {exc}", path=path)
 
-    def _decide(self, pad: Scratchpad, ctx: StepContext) -> dict[str, Any]:
-        empty = {"step": pad.step, "inject": "", "memory_ids": []}
+    def _decide(self, pad: Scratchpad, ctx: StepContext) -> StepAnswer:
+        empty: StepAnswer = {"step": pad.step, "inject": "", "memory_ids": []}
         if not self.cfg.step_injection or self.group(pad) != "full":
             return empty
         started = time.perf_counter()
@@ -249,7 +279,7 @@ class Observer:
             record_latency("observer.decide", ms)
 
     # -- session end ----------------------------------------------------------------------------------
-    def end_session(self, session_key: str, *, wait: bool = False) -> dict[str, Any]:
+    def end_session(self, session_key: str, *, wait: bool = False) -> Promotion | EndAnswer:
         """Promote the session's scratchpad (in the background unless `wait`)."""
         self.flush_injections()
         with self._lock:
@@ -268,14 +298,14 @@ class Observer:
             return {"queued": True}
         return self._promote(pad, group)
 
-    def _promote(self, pad: Scratchpad, group: str | None) -> dict[str, Any]:
+    def _promote(self, pad: Scratchpad, group: str | None) -> Promotion | EndAnswer:
         try:
             reader = self.deps.db.reader()
             session = session_store.get_session(reader, pad.session_key) or {}
             project = session.get("project") or pad.project
             stored = session_store.get_transcript(reader, pad.session_key)
             if stored:
-                reasoning_from_transcript(pad, stored["transcript"])
+                reasoning_from_transcript(pad, stored.transcript)
             result = promote_session(self.deps, pad, project=project, ab_group=group or self.group(pad))
             self.counters["promotions"] += 1
             return result
@@ -293,7 +323,7 @@ class Observer:
             future.result(timeout=timeout)
 
     # -- reading --------------------------------------------------------------------------------------
-    def session(self, session_key: str) -> dict[str, Any]:
+    def session(self, session_key: str) -> ObserverSessionView:
         self.flush_injections()
         with self._lock:
             pad = self._pads.get(session_key) or self._evicted.get(session_key)
@@ -307,17 +337,17 @@ class Observer:
         injections = store.step_injections(conn, session_key)
         if live is None and finished is None and not injections:
             raise NotFound(f"the observer has nothing for session {session_key!r}")
-        return {"session_key": session_key, "live": live, "finished": finished, "signals": signals,
-                "step_injections": injections}
+        return {"session_key": session_key, "live": live, "finished": asdict(finished) if finished else None,
+                "signals": [asdict(s) for s in signals], "step_injections": [asdict(i) for i in injections]}
 
-    def lifecycle_of(self, memory) -> dict[str, Any]:
+    def lifecycle_of(self, memory: Memory) -> lifecycle.LifecycleView:
         """Trust level, decayed confidence, half-life and when pruning would take it (for `show`)."""
         return lifecycle.describe(memory, self.cfg.lifecycle)
 
-    def run_lifecycle(self) -> dict[str, Any]:
+    def run_lifecycle(self) -> lifecycle.LifecycleRun:
         return lifecycle.run(self.deps.db, self.cfg.lifecycle)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         with self._lock:
             live = len(self._pads)
         return {
@@ -325,5 +355,5 @@ class Observer:
             "observe_ms_p95": _p95(self._observe_ms), "decide_ms_p95": _p95(self._decide_ms),
             "checkpoint_interval_s": self.cfg.checkpoint_interval_s, "ab": self.cfg.ab.model_dump(),
             "lifecycle": self.cfg.lifecycle.model_dump(),
-            "ab_metrics": store.ab_metrics(self.deps.db.reader()),
+            "ab_metrics": [asdict(m) for m in store.ab_metrics(self.deps.db.reader())],
         }

@@ -108,7 +108,7 @@ class SessionEnd:
         conn = self.db.reader()
         transcript = session_store.get_transcript(conn, session_key)
         prompts = session_store.session_prompts(conn, session_key)
-        text = "\n".join([transcript["transcript"] if transcript else "", *(p["prompt"] for p in prompts)])
+        text = "\n".join([transcript.transcript if transcript else "", *(p["prompt"] for p in prompts)])
         rows = session_store.session_memories(conn, session_key)
         contents = {r["memory_id"]: r.get("content") or "" for r in rows}
         touched = touched_memories(text, contents, store.memory_entity_names(conn, list(contents))) if text.strip() else {}

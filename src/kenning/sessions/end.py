@@ -114,7 +114,7 @@ def summarize(deps: SessionDeps, key: str) -> dict[str, Any]:
     session = store.get_session(conn, key) or {"session_key": key}
     at = session.get("ended_at") or now_iso()
     transcript_row = store.get_transcript(conn, key)
-    transcript = transcript_row["transcript"] if transcript_row else ""
+    transcript = transcript_row.transcript if transcript_row else ""
     turns = parse_transcript(transcript)
     prompts = store.session_prompts(conn, key)
     episodes = store_episodes(deps, session, turns, at)

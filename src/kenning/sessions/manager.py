@@ -145,4 +145,4 @@ class SessionManager:
         row = store.get_transcript(self.deps.db.reader(), session_key)
         if row is None:
             raise NotFound(f"no transcript for session {session_key!r}")
-        return row["transcript"]
+        return row.transcript

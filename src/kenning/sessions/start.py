@@ -101,7 +101,7 @@ def session_context_text(req: StartRequest, deps: SessionDeps) -> str:
     parts = [p for p in (req.project, req.cwd, req.context) if p]
     latest = store.latest_checkpoint(deps.db.reader(), project=req.project, before=req.at)
     if latest:
-        parts.append(latest["content"][-1500:])
+        parts.append(latest.content[-1500:])
     return "\n".join(parts)
 
 

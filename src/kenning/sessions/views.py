@@ -3,6 +3,7 @@ so the CLI's offline commands use them without building the session lifecycle.""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from kenning.core.errors import NotFound
@@ -28,8 +29,9 @@ def session_detail(conn, session_key: str) -> dict[str, Any]:
         "injected": [m["memory_id"] for m in memories if m["was_injected"]],
         "created": store.created_memories(conn, session_key),
         "prompts": store.session_prompts(conn, session_key),
-        "checkpoints": store.checkpoints(conn, session_key),
+        "checkpoints": [asdict(c) for c in store.checkpoints(conn, session_key)],
         "score": store.get_session_score(conn, session_key),
         "summary_job": store.get_summary_job(conn, session_key),
-        "transcript": {k: transcript[k] for k in ("sha256", "chars", "created_at")} if transcript else None,
+        "transcript": ({"sha256": transcript.sha256, "chars": transcript.chars, "created_at": transcript.created_at}
+                       if transcript else None),
     }

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from kenning.store.memories import add_history, get_memory, row_to_memory
 from kenning.core.secrets import protect_value, redact
@@ -13,11 +14,114 @@ from kenning.core.types import Memory
 from kenning.store.backend import Connection
 
 
-def _marks(values: list[Any]) -> str:
+class SessionOutcome(TypedDict, total=False):
+    """What promotion records of a finished session (save_session; counts default to 0)."""
+
+    project: str | None
+    session_type: str | None
+    ab_group: str
+    steps: int
+    tool_calls: int
+    file_rereads: int
+    step_injections: int
+    signals: int
+    promoted: list[str]
+    reinforced: list[str]
+
+
+class SignalRecord(TypedDict, total=False):
+    """One signal as add_signals stores it (observer.signals.Signal's fields)."""
+
+    signal_class: str
+    key: str
+    files: list[str]
+    detail: dict[str, object]
+    step: int
+    contaminated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedSession:
+    """A finished session's outcome summary (observer_sessions)."""
+
+    session_key: str
+    project: str | None
+    session_type: str | None
+    ab_group: str
+    steps: int
+    tool_calls: int
+    file_rereads: int
+    step_injections: int
+    signals: int
+    promoted: list[str]
+    reinforced: list[str]
+    finished_at: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSignal:
+    """One signal of a session's summary (observer_signals)."""
+
+    signal_class: str
+    key: str
+    files: list[str]
+    detail: object  # the signal's JSON detail, secrets redacted
+    step: int
+    contaminated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CoEditEdge:
+    """Two files edited in the same sessions, with each file's own edit-session count."""
+
+    file_a: str
+    file_b: str
+    edit_sessions: int
+    a_sessions: int
+    b_sessions: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepInjection:
+    """A memory the step decider injected during a session."""
+
+    memory_id: str
+    injected_at: str | None
+    final_score: float | None
+    type: str | None
+    content: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decayable:
+    """A memory the lifecycle may prune: its type, half-life and last use."""
+
+    rid: int
+    id: str
+    type: str
+    confidence: float
+    decay_half_life_days: float | None
+    last_used: str
+
+
+@dataclass(frozen=True, slots=True)
+class AbGroupMetrics:
+    """Per A/B group averages over finished sessions."""
+
+    ab_group: str
+    sessions: int
+    tool_calls_per_session: float | None
+    file_rereads_per_session: float | None
+    step_injections_per_session: float | None
+    signals_per_session: float | None
+
+
+def _marks(values: list[str]) -> str:
     return ",".join("?" * len(values))
 
 
-def _redacted_json(value: Any) -> str:
+def _redacted_json(value: object) -> str:
     """JSON of a scratchpad state or a signal detail with every string through the secret scanner
     (commands, tool output and error text are what the agent's tools wrote)."""
     if isinstance(value, str):
@@ -29,7 +133,8 @@ def _redacted_json(value: Any) -> str:
 
 
 # -- scratchpad checkpoints ----------------------------------------------------------------------
-def save_scratchpads(conn: Connection, rows: Iterable[tuple[str, str | None, dict[str, Any] | str, int]], at: str) -> int:
+def save_scratchpads(conn: Connection, rows: Iterable[tuple[str, str | None, dict[str, object] | str, int]],
+                     at: str) -> int:
     """Upsert checkpoints; a state is a dict or its JSON text (snapshotted by the caller)."""
     data = [(key, project, _redacted_json(state), step, at) for key, project, state, step in rows]
     conn.executemany(
@@ -41,7 +146,7 @@ def save_scratchpads(conn: Connection, rows: Iterable[tuple[str, str | None, dic
     return len(data)
 
 
-def load_scratchpads(conn: Connection, *, since: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+def load_scratchpads(conn: Connection, *, since: str, limit: int) -> list[tuple[str, dict[str, object]]]:
     rows = conn.execute(
         "SELECT session_key, state FROM observer_scratchpads WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?",
         (since, limit),
@@ -49,7 +154,7 @@ def load_scratchpads(conn: Connection, *, since: str, limit: int) -> list[tuple[
     return [(r["session_key"], json.loads(r["state"])) for r in rows]
 
 
-def get_scratchpad(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def get_scratchpad(conn: Connection, session_key: str) -> dict[str, object] | None:
     row = conn.execute("SELECT state FROM observer_scratchpads WHERE session_key = ?", (session_key,)).fetchone()
     return json.loads(row["state"]) if row else None
 
@@ -59,7 +164,7 @@ def delete_scratchpad(conn: Connection, session_key: str) -> None:
 
 
 # -- per-session outcome and signal summaries -----------------------------------------------------
-def save_session(conn: Connection, session_key: str, row: dict[str, Any], at: str) -> None:
+def save_session(conn: Connection, session_key: str, row: SessionOutcome, at: str) -> None:
     conn.execute(
         "INSERT INTO observer_sessions(session_key, project, session_type, ab_group, steps, tool_calls, file_rereads,"
         " step_injections, signals, promoted, reinforced, finished_at, created_at)"
@@ -74,17 +179,22 @@ def save_session(conn: Connection, session_key: str, row: dict[str, Any], at: st
     )
 
 
-def get_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
-    row = conn.execute("SELECT * FROM observer_sessions WHERE session_key = ?", (session_key,)).fetchone()
+def get_session(conn: Connection, session_key: str) -> ObservedSession | None:
+    row = conn.execute(
+        "SELECT session_key, project, session_type, ab_group, steps, tool_calls, file_rereads, step_injections,"
+        " signals, promoted, reinforced, finished_at, created_at FROM observer_sessions WHERE session_key = ?",
+        (session_key,),
+    ).fetchone()
     if row is None:
         return None
-    data = dict(row)
-    data["promoted"] = json.loads(data["promoted"])
-    data["reinforced"] = json.loads(data["reinforced"])
-    return data
+    return ObservedSession(
+        row["session_key"], row["project"], row["session_type"], row["ab_group"], row["steps"], row["tool_calls"],
+        row["file_rereads"], row["step_injections"], row["signals"], json.loads(row["promoted"]),
+        json.loads(row["reinforced"]), row["finished_at"], row["created_at"],
+    )
 
 
-def add_signals(conn: Connection, session_key: str, project: str | None, signals: list[dict[str, Any]], at: str) -> int:
+def add_signals(conn: Connection, session_key: str, project: str | None, signals: list[SignalRecord], at: str) -> int:
     conn.execute("DELETE FROM observer_signals WHERE session_key = ?", (session_key,))
     conn.executemany(
         "INSERT INTO observer_signals(session_key, project, signal_class, key, files, detail, step, contaminated,"
@@ -95,13 +205,13 @@ def add_signals(conn: Connection, session_key: str, project: str | None, signals
     return len(signals)
 
 
-def session_signals(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def session_signals(conn: Connection, session_key: str) -> list[SessionSignal]:
     rows = conn.execute(
         "SELECT signal_class, key, files, detail, step, contaminated FROM observer_signals WHERE session_key = ?"
         " ORDER BY id", (session_key,),
     ).fetchall()
-    return [dict(r, files=json.loads(r["files"]), detail=json.loads(r["detail"]),
-                 contaminated=bool(r["contaminated"])) for r in rows]
+    return [SessionSignal(r["signal_class"], r["key"], json.loads(r["files"]), json.loads(r["detail"]), r["step"],
+                          bool(r["contaminated"])) for r in rows]
 
 
 def supporting_sessions(conn: Connection, project: str | None, signal_class: str, key: str, limit: int = 50) -> list[str]:
@@ -131,7 +241,8 @@ def bump_edges(conn: Connection, project: str | None, pairs: list[tuple[str, str
     )
 
 
-def strong_edges(conn: Connection, project: str | None, min_sessions: int, min_ratio: float, limit: int = 20) -> list[dict[str, Any]]:
+def strong_edges(conn: Connection, project: str | None, min_sessions: int, min_ratio: float,
+                 limit: int = 20) -> list[CoEditEdge]:
     """Co-edit edges seen in ≥ min_sessions where the pair is ≥ min_ratio of each file's edit sessions."""
     rows = conn.execute(
         "SELECT e.file_a, e.file_b, e.edit_sessions, a.edit_sessions AS a_sessions, b.edit_sessions AS b_sessions"
@@ -143,7 +254,7 @@ def strong_edges(conn: Connection, project: str | None, min_sessions: int, min_r
         " ORDER BY e.edit_sessions DESC LIMIT ?",
         (project or "", min_sessions, min_ratio, limit),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [CoEditEdge(r["file_a"], r["file_b"], r["edit_sessions"], r["a_sessions"], r["b_sessions"]) for r in rows]
 
 
 def finished_sessions(conn: Connection, project: str | None) -> int:
@@ -228,13 +339,13 @@ def record_step_injection(conn: Connection, session_key: str, memories: list[tup
                      [(at, memory_id) for memory_id, _ in memories])
 
 
-def step_injections(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def step_injections(conn: Connection, session_key: str) -> list[StepInjection]:
     rows = conn.execute(
         "SELECT sm.memory_id, sm.injected_at, sm.final_score, m.type, m.content FROM session_memories sm"
         " LEFT JOIN memories m ON m.id = sm.memory_id WHERE sm.session_key = ? AND sm.inject_phase = 'step'"
         " ORDER BY sm.injected_at, sm.rank", (session_key,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [StepInjection(r["memory_id"], r["injected_at"], r["final_score"], r["type"], r["content"]) for r in rows]
 
 
 def reinforce(conn: Connection, memory_id: str, *, session_key: str, signal_class: str, step: float, cap: float, at: str) -> None:
@@ -258,7 +369,7 @@ def reinforce(conn: Connection, memory_id: str, *, session_key: str, signal_clas
 
 
 # -- lifecycle (v4 section 18) -----------------------------------------------------------------------
-def decayable(conn: Connection, types: list[str], limit: int, after_rid: int = 0) -> list[dict[str, Any]]:
+def decayable(conn: Connection, types: list[str], limit: int, after_rid: int = 0) -> list[Decayable]:
     """Live, unpinned, unverified memories of decaying types: rid, id, type, confidence, half-life, last use."""
     if not types:
         return []
@@ -267,7 +378,8 @@ def decayable(conn: Connection, types: list[str], limit: int, after_rid: int = 0
         f" FROM memories WHERE is_deleted = 0 AND pinned = 0 AND user_verified = 0 AND type IN ({_marks(types)})"
         " AND rid > ? ORDER BY rid LIMIT ?", [*types, after_rid, limit],
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [Decayable(r["rid"], r["id"], r["type"], r["confidence"], r["decay_half_life_days"], r["last_used"])
+            for r in rows]
 
 
 def soft_delete_pruned(conn: Connection, ids: list[str], at: str) -> int:
@@ -302,13 +414,14 @@ def trust_promote(conn: Connection, *, min_access: int, step: float, cap: float,
 
 
 # -- A/B metrics (v4 section 19) ---------------------------------------------------------------------
-def ab_metrics(conn: Connection) -> list[dict[str, Any]]:
+def ab_metrics(conn: Connection) -> list[AbGroupMetrics]:
     rows = conn.execute(
         "SELECT ab_group, COUNT(*) AS sessions, AVG(tool_calls) AS tool_calls_per_session,"
         " AVG(file_rereads) AS file_rereads_per_session, AVG(step_injections) AS step_injections_per_session,"
         " AVG(signals) AS signals_per_session FROM observer_sessions WHERE finished_at IS NOT NULL GROUP BY ab_group"
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [AbGroupMetrics(r["ab_group"], r["sessions"], r["tool_calls_per_session"], r["file_rereads_per_session"],
+                           r["step_injections_per_session"], r["signals_per_session"]) for r in rows]
 
 
 def files_seen_before(conn: Connection, project: str | None, paths: list[str]) -> int:

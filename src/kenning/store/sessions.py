@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from kenning.core.secrets import redact
@@ -24,6 +25,27 @@ from kenning.store.memories import row_to_memory, visibility_sql
 from kenning.store.vectors import knn
 
 _LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A session checkpoint (session_checkpoints): what the session was doing at `created_at`."""
+
+    id: int
+    trigger: str
+    content: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """A session's stored transcript (session_transcripts), exactly as the harness gave it."""
+
+    session_key: str
+    transcript: str
+    sha256: str
+    chars: int
+    created_at: str
 
 
 def _new_id() -> str:
@@ -393,21 +415,22 @@ def add_checkpoint(
     return int(cur.lastrowid)
 
 
-def checkpoints(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def checkpoints(conn: Connection, session_key: str) -> list[Checkpoint]:
     rows = conn.execute(
         "SELECT id, trigger, content, created_at FROM session_checkpoints WHERE session_key = ?"
         " ORDER BY created_at, id", (session_key,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [Checkpoint(r["id"], r["trigger"], r["content"], r["created_at"]) for r in rows]
 
 
-def latest_checkpoint(conn: Connection, *, project: str | None, before: str) -> dict[str, Any] | None:
+def latest_checkpoint(conn: Connection, *, project: str | None, before: str) -> Checkpoint | None:
     row = conn.execute(
-        "SELECT c.* FROM session_checkpoints c JOIN sessions s ON s.session_key = c.session_key"
+        "SELECT c.id, c.trigger, c.content, c.created_at FROM session_checkpoints c"
+        " JOIN sessions s ON s.session_key = c.session_key"
         " WHERE s.project IS ? AND c.created_at <= ? ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
         (project, before),
     ).fetchone()
-    return dict(row) if row else None
+    return Checkpoint(row["id"], row["trigger"], row["content"], row["created_at"]) if row else None
 
 
 # -- transcripts -------------------------------------------------------------------------------
@@ -423,11 +446,12 @@ def save_transcript(conn: Connection, session_key: str, transcript: str, at: str
     return digest
 
 
-def get_transcript(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def get_transcript(conn: Connection, session_key: str) -> Transcript | None:
     row = conn.execute(
-        "SELECT * FROM session_transcripts WHERE session_key = ?", (session_key,)
+        "SELECT session_key, transcript, sha256, chars, created_at FROM session_transcripts WHERE session_key = ?",
+        (session_key,),
     ).fetchone()
-    return dict(row) if row else None
+    return Transcript(row["session_key"], row["transcript"], row["sha256"], row["chars"], row["created_at"]) if row else None
 
 
 # -- summary jobs (in memory_jobs, one live job per session) -------------------------------------
