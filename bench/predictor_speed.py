@@ -37,6 +37,7 @@ import torch
 
 from kenning.core.config import load_settings
 from kenning.predictor.client import SidecarClient
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.features import Sample
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.tokens import hash_tokens
@@ -65,12 +66,13 @@ def timed(fn, repeats: int, warmup: int = 5) -> list[float]:
     return out
 
 
-def candidates(n: int, rng: np.random.Generator, ids: list[str]) -> list[dict]:
+def candidates(n: int, rng: np.random.Generator, ids: list[str]) -> list[Candidate]:
     vecs = rng.normal(size=(n, DIMS)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    return [{"id": ids[i % len(ids)] if i < len(ids) else f"mem_{i:04d}", "embedding": vecs[i], "content": f"memory {i} about the deploy script",
-             "importance": float(rng.uniform()), "access_count": int(rng.integers(0, 20)),
-             "created_at": "2026-01-01T00:00:00.000Z", "superseded_by": None} for i in range(n)]
+    return [Candidate(id=ids[i % len(ids)] if i < len(ids) else f"mem_{i:04d}", embedding=vecs[i],
+                      content=f"memory {i} about the deploy script", importance=float(rng.uniform()),
+                      access_count=int(rng.integers(0, 20)), created_at="2026-01-01T00:00:00.000Z")
+            for i in range(n)]
 
 
 def bench_scoring(sizes: list[int], requests: int, home: Path, ids: list[str]) -> dict:
@@ -86,15 +88,15 @@ def bench_scoring(sizes: list[int], requests: int, home: Path, ids: list[str]) -
     try:
         for n in sizes:
             cands = candidates(n, rng, ids)
-            ctx = {"session_key": None, "project": "alpha", "embedding": cands[0]["embedding"],
-                   "timestamp": "2026-09-02T10:00:00.000Z", "session_gap_hours": 5.0}
+            ctx = ScoringContext(session_key=None, project="alpha", embedding=cands[0].embedding,
+                                 timestamp="2026-09-02T10:00:00.000Z", session_gap_hours=5.0)
             params = predictor.scoring.params(ctx, cands)
             as_lists = {k: v for k, v in params.items() if k not in ("candidate_embeddings_b64", "candidate_has_embedding")}
-            as_lists["candidate_embeddings"] = [c["embedding"].tolist() for c in cands]
-            sample = Sample("bench", [c["id"] for c in cands], cands[0]["embedding"], hash_tokens("bench"),
-                            [c["embedding"] for c in cands], [[] for _ in cands],
+            as_lists["candidate_embeddings"] = [c.embedding.tolist() for c in cands]
+            sample = Sample("bench", [c.id for c in cands], cands[0].embedding, hash_tokens("bench"),
+                            [c.embedding for c in cands], [[] for _ in cands],
                             np.asarray(params["candidate_features"], np.float32), 0)
-            effective = [c["importance"] for c in cands]
+            effective = [c.importance for c in cands]
             payload_b64 = len(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "score", "params": params}))
             payload_lists = len(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "score", "params": as_lists}))
 

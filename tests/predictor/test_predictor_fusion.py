@@ -117,6 +117,7 @@ def test_a_memory_created_after_the_models_training_data_is_unseen():
     """scoring._unseen: no history at all, or created after the newest session the serving model
     learned from (alpha.AlphaState.trained_through, from the sidecar's train_from_db answer)."""
     from kenning.predictor.alpha import AlphaState, record_training
+    from kenning.predictor.context import Candidate
     from kenning.predictor.history import NO_HISTORY
     from kenning.predictor.scoring import _unseen
 
@@ -126,7 +127,8 @@ def test_a_memory_created_after_the_models_training_data_is_unseen():
     seen = [0.0] * 12 + [0.1, 0.2, 0.8, 1.0, 0.5]
     params = {"candidate_ids": ["old", "new", "blank"],
               "candidate_features": [seen, seen, [0.0] * 12 + list(NO_HISTORY)]}
-    cands = [{"created_at": "2026-03-01T00:00:00Z"}, {"created_at": "2026-04-01T11:00:00Z"},
-             {"created_at": "2026-03-01T00:00:00Z"}]
+    cands = [Candidate(id="old", created_at="2026-03-01T00:00:00Z"),
+             Candidate(id="new", created_at="2026-04-01T11:00:00Z"),
+             Candidate(id="blank", created_at="2026-03-01T00:00:00Z")]
     assert _unseen(params, cands, state.trained_through) == ["new", "blank"]
     assert _unseen(params, cands, None) == ["blank"]  # nothing trained yet: history alone decides

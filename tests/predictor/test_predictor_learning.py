@@ -22,6 +22,7 @@ import pytest
 
 from kenning.core.types import MemoryDraft
 from kenning.predictor import checkpoint as ckpt
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.features import load_samples
 from kenning.predictor.history import NO_HISTORY, load_all, rated_useful
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
@@ -151,8 +152,8 @@ def test_history_features_from_real_session_rows(kenning):
     # training reads the same values as scoring: the session's own sample, as of its start
     def scoring(ids: list[str], at_iso: str, key: str) -> np.ndarray:  # the daemon's scoring path
         found = get_memories(conn, ids)
-        params = kenning.predictor.scoring.params({"session_key": key, "project": "hist", "timestamp": at_iso},
-                                                 [found[m].to_dict() for m in ids])
+        params = kenning.predictor.scoring.params(ScoringContext(session_key=key, project="hist", timestamp=at_iso),
+                                                 [Candidate.of(found[m]) for m in ids])
         return np.asarray(params["candidate_features"], np.float32)[:, 12:]
 
     scoring(cands[:3], at, "hist-2")  # scoring's history is loaded now, before hist-2 ends
@@ -260,8 +261,8 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_orde
     # scores say which candidates the model has no history for: fusion keeps their baseline rank
     fresh = kenning.remember_many([MemoryDraft(content="pp note 9: worker_9.py is new", project="pp")])[0].id
     known = get_memories(kenning.db.reader(), [*ids, fresh])
-    scores = kenning.predictor.score({"session_key": None, "project": "pp", "timestamp": day(5)},
-                                     [known[m].to_dict() for m in [*ids, fresh]])
+    scores = kenning.predictor.score(ScoringContext(session_key=None, project="pp", timestamp=day(5)),
+                                     [Candidate.of(known[m]) for m in [*ids, fresh]])
     assert rated and fresh in scores.unseen and not scores.unseen & rated
     kenning.sessions.session_start({"session_key": "pp-4", "project": "pp", "timestamp": day(5)})
     conn = kenning.db.reader()

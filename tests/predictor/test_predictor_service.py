@@ -9,13 +9,14 @@ import time
 
 import pytest
 
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.service import Predictor
 from kenning.store import predictor as store
 
 
 def candidates_for(user, plan, ids):
-    return [{"id": m, "embedding": user.vectors[m], "content": f"memory {m}", "importance": 0.5,
-             "access_count": 1, "created_at": "2025-12-01T00:00:00.000Z"} for m in ids]
+    return [Candidate(id=m, embedding=user.vectors[m], content=f"memory {m}", importance=0.5,
+                      access_count=1, created_at="2025-12-01T00:00:00.000Z") for m in ids]
 
 
 @pytest.fixture
@@ -30,8 +31,8 @@ def predictor(pred_settings, pdb):
 def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb, user):
     plan = user.session_plan(0)
     ids = user.candidates_for(plan)
-    ctx = {"session_key": plan["key"], "project": plan["project"], "embedding": user.context_vector(plan),
-           "timestamp": plan["at"].isoformat()}
+    ctx = ScoringContext(session_key=plan["key"], project=plan["project"], embedding=user.context_vector(plan),
+                         timestamp=plan["at"].isoformat())
     assert predictor.score(ctx, candidates_for(user, plan, ids)) is None  # untrained: baseline
     assert predictor.status_line() == "[predictor: collecting | 0/10 sessions | baseline only]"
     assert predictor.flush_contexts()
@@ -46,15 +47,15 @@ def test_cold_start_scores_none_then_trains_compares_and_records(predictor, pdb,
 
     plan = user.session_plan(12)
     ids = user.candidates_for(plan)
-    ctx = {"session_key": plan["key"], "project": plan["project"], "embedding": user.context_vector(plan),
-           "text": "next session", "timestamp": plan["at"].isoformat()}
+    ctx = ScoringContext(session_key=plan["key"], project=plan["project"], embedding=user.context_vector(plan),
+                         text="next session", timestamp=plan["at"].isoformat())
     scores = predictor.score(ctx, candidates_for(user, plan, ids))
     assert scores is not None and set(scores) == set(ids)
     fused = predictor.fuse(ids, scores, top_k=10)
     assert [f.memory_id for f in fused] == ids  # cold start: α = 1, baseline order, predictor ranks recorded
     assert all(f.predictor_rank is not None for f in fused)
     assert {f.source for f in fused} <= {"effective", "both", "predictor"}
-    user.record_session(pdb, 12, predictor_scores=scores, candidates=ids, context_vector=ctx["embedding"])
+    user.record_session(pdb, 12, predictor_scores=scores, candidates=ids, context_vector=ctx.embedding)
     out = predictor.on_session_end(plan["key"])
     assert out["status"] == "recorded" and out["ema_updated"] is True
     assert predictor.on_session_end(plan["key"])["status"] == "skipped"  # idempotent on retry
@@ -114,7 +115,7 @@ def test_a_hung_sidecar_means_baseline(pred_settings, pdb, user):
     try:
         plan = user.session_plan(0)
         ids = user.candidates_for(plan)
-        assert p.score({"session_key": plan["key"]}, candidates_for(user, plan, ids)) is None
+        assert p.score(ScoringContext(session_key=plan["key"]), candidates_for(user, plan, ids)) is None
         assert p.client.timeouts == 1
         assert p.fuse(ids, None)[0].memory_id == ids[0]
     finally:
@@ -125,7 +126,7 @@ def test_disabled_in_config_never_spawns(pred_settings, pdb):
     settings = pred_settings.model_copy(update={"predictor": pred_settings.predictor.model_copy(update={"enabled": False})})
     p = Predictor(settings, pdb)
     p.start()
-    assert p.client is None and p.score({"session_key": "s"}, [{"id": "m"}]) is None
+    assert p.client is None and p.score(ScoringContext(session_key="s"), [Candidate(id="m")]) is None
     assert p.status_line() == "[predictor: disabled | off in config | baseline fallback]"
     assert p.status()["mode"] == "disabled"
 

@@ -18,7 +18,7 @@ class StandInPredictor:
         if not self.answer:
             return None
         # prefer the least important memories: the opposite of the baseline
-        return {c["id"]: 1.0 - c["importance"] for c in candidates}
+        return {c.id: 1.0 - c.importance for c in candidates}
 
     def fuse(self, baseline_ranked_ids, predictor_scores, *, top_k=None):
         ranked = sorted(predictor_scores, key=lambda m: -predictor_scores[m])
@@ -51,8 +51,8 @@ def test_predictor_rankings_are_recorded_and_fused(kenning, monkeypatch):
     assert out["status_line"].startswith("[predictor: active") and out["status_line"] in out["inject"]
     assert out["predictor_used"] is True
     context, candidates = stand_in.contexts[0]
-    assert context["session_key"] == "p1" and context["embedding"] is not None and context["text"]
-    assert all(c["embedding"] is not None and c["id"] for c in candidates)
+    assert context.session_key == "p1" and context.embedding is not None and context.text
+    assert all(c.embedding is not None and c.id for c in candidates)
     rows = {r["memory_id"]: r for r in kenning.sessions.detail("p1")["memories"]}
     assert len(rows) == 20
     assert all(r["predictor_rank"] and r["baseline_rank"] and r["predictor_score"] is not None for r in rows.values())

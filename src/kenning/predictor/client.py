@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -33,6 +34,7 @@ from kenning.core import telemetry
 from kenning.core.errors import ProviderError
 from kenning.predictor import constants as C
 from kenning.predictor.guard import PARENT_ENV
+from kenning.predictor.protocol import ScoreReply, ScoreRequest
 
 
 class SidecarError(ProviderError):
@@ -66,7 +68,7 @@ class SidecarClient:
         self._consecutive_garbage = 0
         self.last_score_ms: float | None = None
         self.started_at: float | None = None
-        self.last_status: dict[str, Any] = {}
+        self.last_status: dict[str, object] = {}
         atexit.register(self.stop)
 
     # -- lifecycle -------------------------------------------------------------
@@ -203,7 +205,7 @@ class SidecarClient:
         self.start()
 
     # -- the wire ---------------------------------------------------------------
-    def _send(self, proc: subprocess.Popen, method: str, params: dict[str, Any]) -> Future:
+    def _send(self, proc: subprocess.Popen, method: str, params: Mapping[str, object]) -> Future:
         req_id = next(self._ids)
         fut: Future = Future()
         self._pending[req_id] = fut
@@ -252,7 +254,7 @@ class SidecarClient:
             if not fut.done():
                 fut.set_exception(exc)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 30.0) -> Any:
+    def call(self, method: str, params: Mapping[str, object] | None = None, timeout_s: float = 30.0) -> Any:
         """Send one request and wait for its result; raises SidecarError or TimeoutError."""
         proc = self._proc
         if self.disabled:
@@ -266,7 +268,7 @@ class SidecarClient:
             self._pending.pop(getattr(fut, "req_id", None), None)
             raise TimeoutError(f"{method} took longer than {timeout_s:.3f} s") from None
 
-    def score(self, params: dict[str, Any]) -> dict[str, Any] | None:
+    def score(self, params: ScoreRequest) -> ScoreReply | None:
         """Score or None (not ready, disabled, timeout, crash, error): None means baseline."""
         if self.disabled or not self.ready:
             return None
@@ -291,7 +293,7 @@ class SidecarClient:
         telemetry.record_latency("predictor_score", self.last_score_ms)
         return result
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> dict[str, object]:
         return {
             "running": self.alive, "pid": self.pid, "ready": self.ready, "disabled": self.disabled,
             "crashes_last_hour": self.crashes_last_hour(), "restarts": self.restarts,

@@ -26,9 +26,9 @@ whatever the judge says.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from kenning.predictor import constants as C
+from kenning.store.predictor import CandidateRow, ScoredSession
 
 FEEDBACK_BASE, FEEDBACK_COVERAGE, FEEDBACK_PER_RATING, FEEDBACK_CAP = 0.30, 0.60, 0.05, 0.95
 BEHAVIOUR_PER_SIGNAL, BEHAVIOUR_CAP = 0.12, 0.5
@@ -54,7 +54,7 @@ class Confidence:
     judge_part: float
     behaviour_part: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float | int | str | None]:
         return asdict(self)
 
     def explain(self) -> str:
@@ -71,7 +71,7 @@ def judge_trust(mae: float | None, labels: int) -> float:
     return max(TRUST_FLOOR, min(1.0, 1.0 - float(mae) / TRUST_MAE_SCALE))
 
 
-def session_confidence(session: dict[str, Any], rows: list[dict[str, Any]], touched: set[str],
+def session_confidence(session: ScoredSession, rows: list[CandidateRow], touched: set[str],
                        trust: float = 1.0) -> Confidence:
     """Training confidence of one scored session from its session_memories rows."""
     injected = [r for r in rows if r.get("was_injected")]

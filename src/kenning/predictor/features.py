@@ -24,11 +24,14 @@ import numpy as np
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
 from kenning.predictor.confidence import judge_trust
+from kenning.predictor.context import Candidate
 from kenning.predictor.history import HISTORY_FEATURES, NO_HISTORY, History, load_all, rated_useful
 from kenning.predictor.labels import SessionLabels, build_session_labels
+from kenning.predictor.protocol import ScoreRequest, ScoreSignals
 from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
 from kenning.store.backend import Connection
+from kenning.store.predictor import CandidateRow, ScoredSession, SessionContextRow
 
 if TYPE_CHECKING:
     from kenning.predictor.model import Batch
@@ -64,15 +67,28 @@ def time_features(at: datetime, session_gap_hours: float | None) -> list[float]:
             math.sin(tau * moy), math.cos(tau * moy), gap]
 
 
-def feature_row(memory: dict[str, Any], at: datetime, when: list[float], is_embedded: bool) -> list[float]:
-    created = memory.get("created_at") or memory.get("memory_created_at")
+def base_features(created: str | None, importance: float | None, access_count: int | None, superseded: bool,
+                  at: datetime, when: list[float], is_embedded: bool) -> list[float]:
+    """The 12 base features of one candidate (history features come from history.History)."""
     age_days = max(0.0, (at - parse_iso(created)).total_seconds() / 86400.0) if created else 0.0
-    superseded = bool(memory.get("superseded_by") or memory.get("is_superseded"))
     return [
-        math.log1p(age_days), float(memory.get("importance") if memory.get("importance") is not None else 0.5),
-        math.log1p(max(0, int(memory.get("access_count") or 0))), *when[:6], when[6],
+        math.log1p(age_days), float(importance if importance is not None else 0.5),
+        math.log1p(max(0, int(access_count or 0))), *when[:6], when[6],
         1.0 if is_embedded else 0.0, 1.0 if superseded else 0.0,
     ]
+
+
+def feature_row(memory: CandidateRow, at: datetime, when: list[float], is_embedded: bool) -> list[float]:
+    """The base features of a recorded candidate row (store.predictor.session_candidate_rows)."""
+    return base_features(memory.get("created_at") or memory.get("memory_created_at"), memory.get("importance"),
+                         memory.get("access_count"), bool(memory.get("superseded_by") or memory.get("is_superseded")),
+                         at, when, is_embedded)
+
+
+def candidate_features(candidate: Candidate, at: datetime, when: list[float], is_embedded: bool) -> list[float]:
+    """The base features of a candidate sent for scoring: the same values as `feature_row`."""
+    return base_features(candidate.created_at, candidate.importance, candidate.access_count,
+                         bool(candidate.superseded_by), at, when, is_embedded)
 
 
 @dataclass
@@ -156,12 +172,12 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
 def trust_of(conn: Connection) -> float:
     """How much the continuity judge is trusted now (confidence.judge_trust over the calibration)."""
     cal = store.judge_calibration(conn)
-    return judge_trust(cal["mae"], cal["labels"])
+    return judge_trust(cal.mae, cal.labels)
 
 
-def session_labels(conn: Connection, session: dict[str, Any], model_name: str | None, trust: float | None = None,
+def session_labels(conn: Connection, session: ScoredSession, model_name: str | None, trust: float | None = None,
                    history: History | None = None) -> tuple[
-        SessionLabels, list[dict[str, Any]], list[np.ndarray | None], np.ndarray | None, dict[str, Any]]:
+        SessionLabels, list[CandidateRow], list[np.ndarray | None], np.ndarray | None, SessionContextRow | dict[str, object]]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
     trust = trust_of(conn) if trust is None else trust
@@ -179,7 +195,7 @@ def session_labels(conn: Connection, session: dict[str, Any], model_name: str | 
     return labels, rows, vecs, ctx_vec, context
 
 
-def session_sample(conn: Connection, session: dict[str, Any], model_name: str | None, history: History,
+def session_sample(conn: Connection, session: ScoredSession, model_name: str | None, history: History,
                    trust: float = 1.0) -> tuple[list[Sample], SessionLabels]:
     """The labelled training samples of one scored session: its session-start sample (context:
     the session context, candidates: every recorded row) and one per recorded later pool (the
@@ -237,7 +253,7 @@ def recency_weight(age: int, half_life: float | None) -> float:
     return 0.5 ** (age / half_life) if half_life else 1.0
 
 
-def load_samples(conn: Connection, sessions: list[dict[str, Any]], model_name: str | None, history: History | None = None,
+def load_samples(conn: Connection, sessions: list[ScoredSession], model_name: str | None, history: History | None = None,
                  trust: float | None = None, half_life: float | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
     `trust` when loading several lists in one training run: they are read once). With
@@ -259,7 +275,7 @@ def load_samples(conn: Connection, sessions: list[dict[str, Any]], model_name: s
     return samples, skipped
 
 
-def signal_features(signals: dict[str, Any], embedded: list[bool]) -> np.ndarray:
+def signal_features(signals: ScoreSignals, embedded: list[bool]) -> np.ndarray:
     """Features from the seed's `signals` block when a caller sends no feature matrix
     (memory-level features unknown: age 0, importance 0.5, no accesses)."""
     tau = 2 * math.pi
@@ -275,7 +291,7 @@ def signal_features(signals: dict[str, Any], embedded: list[bool]) -> np.ndarray
     return np.asarray(rows, np.float32).reshape(len(embedded), C.N_FEATURES)
 
 
-def request_sample(params: dict[str, Any], native_dim: int) -> Sample:
+def request_sample(params: ScoreRequest, native_dim: int) -> Sample:
     """A Sample from a `score`/`train` request (embeddings as lists or base64 float32)."""
     ids = [str(i) for i in params.get("candidate_ids") or []]
     if not ids:  # the seed's `train` example names no ids: number the candidates

@@ -21,13 +21,13 @@ import bisect
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from kenning.core.clock import parse_iso
 from kenning.store import predictor as store
 from kenning.store.backend import Connection
+from kenning.store.predictor import SignalEvent, TimelineSession
 
 HISTORY_FEATURES = ("days_since_positive", "days_since_fts", "feedback_mean", "useful_prev_session", "co_use")
 # The gate starts with weights on them (constants.HISTORY_PRIOR): see model.py.
@@ -76,7 +76,7 @@ class History:
     timeline: dict[str | None, tuple[list[float], list[str]]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, events: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> History:
+    def build(cls, events: list[SignalEvent], sessions: list[TimelineSession]) -> History:
         h = cls()
         by_memory: dict[str, list[_Event]] = defaultdict(list)
         useful: dict[str, set[str]] = defaultdict(set)

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import parse_iso
 from kenning.predictor import constants as C
 from kenning.predictor.confidence import Confidence, session_confidence
+from kenning.store.predictor import CandidateRow, ScoredSession
 
 AGENT_WEIGHT, FTS_WEIGHT, CONTINUITY_WEIGHT = 0.7, 0.2, 0.1
 HIGH_SESSION_SCORE = 0.5
@@ -58,6 +59,21 @@ class CandidateLabel:
     judged: bool = True  # False: no evidence this session either way; the loss skips it
 
 
+class SessionLabelsJson(TypedDict):
+    """`SessionLabels.to_dict()`: the labels report (the API's /api/predictor/labels)."""
+
+    session_key: str
+    confidence: float
+    continuity: float
+    usable: bool
+    skip_reason: str | None
+    temperature: float
+    spread: float
+    confidence_parts: dict[str, float | int | str | None] | None
+    confidence_explained: str | None
+    labels: list[dict[str, object]]  # CandidateLabel fields (reports.labels adds the row's signals)
+
+
 @dataclass
 class SessionLabels:
     session_key: str
@@ -70,7 +86,7 @@ class SessionLabels:
     spread: float
     evidence: Confidence | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionLabelsJson:
         return {
             "session_key": self.session_key, "confidence": self.confidence,
             "continuity": self.continuity, "usable": self.usable, "skip_reason": self.skip_reason,
@@ -87,7 +103,7 @@ def _hours(earlier: str | None, later: str | None) -> float | None:
     return (parse_iso(later) - parse_iso(earlier)).total_seconds() / 3600.0
 
 
-def _negative(c: dict[str, Any], session_start: str | None) -> CandidateLabel | None:
+def _negative(c: CandidateRow, session_start: str | None) -> CandidateLabel | None:
     mid = c["memory_id"]
     if c.get("is_deleted") and c.get("was_injected"):
         hours = _hours(session_start, c.get("deleted_at"))
@@ -99,17 +115,17 @@ def _negative(c: dict[str, Any], session_start: str | None) -> CandidateLabel | 
     return None
 
 
-def _hits(c: dict[str, Any]) -> int:
+def _hits(c: CandidateRow) -> int:
     """FTS hits, plus one when the transcript touched the memory."""
     return int(c.get("fts_hit_count") or 0) + (1 if c.get("touched") else 0)
 
 
-def _touched_reason(c: dict[str, Any]) -> list[str]:
+def _touched_reason(c: CandidateRow) -> list[str]:
     return [f"touched ({c['touched']}): counts as an FTS hit"] if c.get("touched") else []
 
 
 def continuity_label(
-    c: dict[str, Any], session: dict[str, Any], cosine: float | None
+    c: CandidateRow, session: ScoredSession, cosine: float | None
 ) -> tuple[float, list[str]]:
     """The continuity + behavioural path (no agent feedback)."""
     cont = float(session.get("score") or 0.0)
@@ -163,7 +179,7 @@ def continuity_label(
     return label, reasons
 
 
-def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list[str]]:
+def agent_label(c: CandidateRow, session: ScoredSession) -> tuple[float, list[str]]:
     agent = float(c["agent_relevance_score"])
     cont = float(session.get("score") or 0.0)
     hits = int(c.get("fts_hit_count") or 0)  # the agent's rating outranks "touched"
@@ -177,7 +193,7 @@ def agent_label(c: dict[str, Any], session: dict[str, Any]) -> tuple[float, list
     return label, reasons
 
 
-def _unjudged(c: dict[str, Any], rated_useful: Collection[str]) -> bool:
+def _unjudged(c: CandidateRow, rated_useful: Collection[str]) -> bool:
     """Not shown and no sign this session that it was wanted (no FTS hit, not touched, judge
     relevance under 0.5), but rated useful before: its label is unknown."""
     rel = c.get("relevance_score")
@@ -186,7 +202,7 @@ def _unjudged(c: dict[str, Any], rated_useful: Collection[str]) -> bool:
 
 
 def label_candidate(
-    c: dict[str, Any], session: dict[str, Any], cosine: float | None, session_start: str | None,
+    c: CandidateRow, session: ScoredSession, cosine: float | None, session_start: str | None,
     rated_useful: Collection[str] = (),
 ) -> CandidateLabel:
     negative = _negative(c, session_start)
@@ -213,7 +229,7 @@ def label_candidate(
 HEURISTIC_JUDGE = "heuristic"  # session_scores.judge of the judge built from FTS hits and word overlap
 
 
-def comparison_relevance(rows: list[dict[str, Any]], touched: Collection[str], judge: str | None) -> dict[str, float]:
+def comparison_relevance(rows: list[CandidateRow], touched: Collection[str], judge: str | None) -> dict[str, float]:
     """What the session showed it wanted, for the predictor-vs-baseline comparison that earns α.
 
     Per candidate: the agent's rating where it rated the memory; else 1.0 when the transcript
@@ -247,7 +263,7 @@ def comparison_relevance(rows: list[dict[str, Any]], touched: Collection[str], j
 
 
 def build_session_labels(
-    session: dict[str, Any], candidates: list[dict[str, Any]], cosines: list[float | None],
+    session: ScoredSession, candidates: list[CandidateRow], cosines: list[float | None],
     session_start: str | None = None, *, touched: dict[str, str] | None = None, trust: float = 1.0,
     rated_useful: Collection[str] = (),
 ) -> SessionLabels:

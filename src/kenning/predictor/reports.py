@@ -6,6 +6,7 @@ and audit, the comparisons, the training log, drift, and the judge's calibration
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
@@ -79,7 +80,7 @@ def training_history(db: StoreDatabase, model_version: int, *, limit: int = 50, 
     conn = db.reader()
     rows, total = store.list_training_log(conn, limit=limit, offset=offset)
     return {"items": rows, "total": total, "limit": limit, "offset": offset,
-            "drift_resets": store.drift_resets(conn), "model_version": model_version}
+            "drift_resets": [asdict(r) for r in store.drift_resets(conn)], "model_version": model_version}
 
 
 def add_calibration(db: StoreDatabase, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
@@ -88,16 +89,15 @@ def add_calibration(db: StoreDatabase, session_key: str, memory_id: str, human_l
         raise InvalidInput("human_label must be within [-1, 1]")
     with db.with_write_tx() as conn:
         row = store.upsert_calibration(conn, session_key, memory_id, human_label)
-    return {**row, "summary": store.calibration_summary(db.reader())}
+    return {**row, "summary": asdict(store.calibration_summary(db.reader()))}
 
 
 def drift(db: StoreDatabase, state: AlphaState, cfg: PredictorSettings) -> dict[str, Any]:
     conn = db.reader()
     now = store.relevance_by_memory_age(conn, to_iso(utcnow() - timedelta(days=30)))
-    signal = (now["recent_avg"] - now["old_avg"]
-              if now["recent_avg"] is not None and now["old_avg"] is not None else None)
-    return {"drift_signal": signal, "recent_avg": now["recent_avg"], "old_avg": now["old_avg"],
-            "samples": now["samples"], "history": store.list_drift_signals(conn),
-            "drift_resets": state.drift_resets, "resets": store.drift_resets(conn),
+    signal = now.recent_avg - now.old_avg if now.recent_avg is not None and now.old_avg is not None else None
+    return {"drift_signal": signal, "recent_avg": now.recent_avg, "old_avg": now.old_avg,
+            "samples": now.samples, "history": [asdict(d) for d in store.list_drift_signals(conn)],
+            "drift_resets": state.drift_resets, "resets": [asdict(r) for r in store.drift_resets(conn)],
             "low_streak": state.low_streak, "threshold": C.DRIFT_RESET_THRESHOLD,
             "window": cfg.drift_reset_window, "success_rate": state.success_rate}

@@ -12,7 +12,8 @@ import queue
 import random
 import threading
 import time
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -20,15 +21,17 @@ from kenning.core import telemetry
 from kenning.core.clock import now_iso, parse_iso, to_iso
 from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
-from kenning.predictor.features import encode_b64, feature_row, time_features
+from kenning.predictor.context import Candidate, ScoringContext, VectorLike
+from kenning.predictor.features import candidate_features, encode_b64, time_features
 from kenning.predictor.fusion import Fused, PredictorScores, explore, rank_by_score, rrf_fuse
 from kenning.predictor.history import NO_HISTORY, History, load_all
 from kenning.predictor.lifecycle import Sidecar
+from kenning.predictor.protocol import ScoreReply, ScoreRequest
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 
 
-def _unseen(params: dict[str, Any], candidates: list[dict[str, Any]], trained_through: str | None) -> list[str]:
+def _unseen(params: ScoreRequest, candidates: Sequence[Candidate], trained_through: str | None) -> list[str]:
     """Candidates the serving model knows nothing about: history features all "never"
     (history.NO_HISTORY), or created after the newest session it learned from — a memory
     that came in after the last training (a drift's new preferences) is scored only by
@@ -37,20 +40,13 @@ def _unseen(params: dict[str, Any], candidates: list[dict[str, Any]], trained_th
     cutoff = parse_iso(trained_through) if trained_through else None
     out = []
     for m, row, c in zip(params.get("candidate_ids", []), params.get("candidate_features", []), candidates):
-        created = c.get("created_at") or c.get("memory_created_at")
+        created = c.created_at
         if tuple(row[-n:]) == NO_HISTORY or (cutoff is not None and created and parse_iso(created) > cutoff):
             out.append(m)
     return out
 
 
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if d.get(key) is not None:
-            return d[key]
-    return None
-
-
-def _vector(value: Any) -> np.ndarray | None:
+def _vector(value: VectorLike | None) -> np.ndarray | None:
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -59,26 +55,40 @@ def _vector(value: Any) -> np.ndarray | None:
     return arr if arr.ndim == 1 and arr.size else None
 
 
+@dataclass(frozen=True, slots=True)
+class _ContextRow:
+    """One scored pool's context, as store.predictor.upsert_session_context takes it."""
+
+    project: str | None
+    context_text: str
+    embedding: bytes | None
+    embedding_dims: int | None
+    alpha: float
+    model_version: int | None
+    scored: bool
+    latency_ms: float
+
+
 class ContextRecorder:
     """Writes each scored pool's context row (session_contexts) from a background thread, so
     recording never blocks scoring; `flush` waits for the queue (session end reads the rows)."""
 
     def __init__(self, db: StoreDatabase) -> None:
         self.db = db
-        self._queue: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, _ContextRow]] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def record(self, ctx: dict[str, Any], *, scored: bool, alpha: float, result: dict[str, Any] | None,
+    def record(self, ctx: ScoringContext, *, scored: bool, alpha: float, result: ScoreReply | None,
                latency_ms: float) -> None:
-        key = ctx.get("session_key")
+        key = ctx.session_key
         if not key or self.db.read_only:
             return
-        if ctx.get("phase"):  # a later pool of the session (e.g. 'prompt:1'): its own context row
-            key = f"{key}#{ctx['phase']}"
-        vec = _vector(_first(ctx, "embedding", "vector"))
-        row = dict(
-            project=ctx.get("project"), context_text=(_first(ctx, "text", "context") or "")[:4000],
+        if ctx.phase:  # a later pool of the session (e.g. 'prompt:1'): its own context row
+            key = f"{key}#{ctx.phase}"
+        vec = _vector(ctx.embedding)
+        row = _ContextRow(
+            project=ctx.project, context_text=(ctx.text or "")[:4000],
             embedding=vec.tobytes() if vec is not None else None,
             embedding_dims=int(vec.shape[0]) if vec is not None else None,
             alpha=alpha if scored else 1.0,
@@ -98,7 +108,7 @@ class ContextRecorder:
                 return
             try:
                 with self.db.with_write_tx() as conn:
-                    store.upsert_session_context(conn, key, **row)
+                    store.upsert_session_context(conn, key, **asdict(row))
             except Exception as exc:  # background boundary: recording must not break anything
                 telemetry.record_error("predictor", f"predictor_context_record_failed: {exc}", session_key=key)
             finally:
@@ -128,10 +138,11 @@ class Scoring:
         """The baseline's weight in the next fusion."""
         return A.current_alpha(self.cell.state, disabled=self.sidecar.serving_disabled)
 
-    def score(self, session_context: dict[str, Any], candidates: list[dict[str, Any]]) -> PredictorScores | None:
+    def score(self, session_context: ScoringContext, candidates: Sequence[Candidate]) -> PredictorScores | None:
         """Predictor scores by memory id, or None: use the baseline. Never raises."""
         started = time.perf_counter()
-        result, params = None, {}
+        result: ScoreReply | None = None
+        params: ScoreRequest = {}
         client = self.sidecar.client
         try:
             if client is not None and candidates:
@@ -150,37 +161,37 @@ class Scoring:
             top = max(scores, key=scores.get) if scores else None
             telemetry.log_event("predictor", "predictor.score", candidates=len(candidates),
                                 top_pick=top, latency_ms=round(latency, 2), alpha=self.alpha(),
-                                session_key=session_context.get("session_key"))
+                                session_key=session_context.session_key)
         return scores
 
-    def params(self, ctx: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any]:
+    def params(self, ctx: ScoringContext, candidates: Sequence[Candidate]) -> ScoreRequest:
         """The sidecar's `score` request for one pool (features, embeddings, signals)."""
-        at = parse_iso(ctx.get("timestamp") or now_iso())
-        gap = ctx.get("session_gap_hours")
+        at = parse_iso(ctx.timestamp or now_iso())
+        gap = ctx.session_gap_hours
         if gap is None:
             previous = store.previous_session_start(self.db.reader(), to_iso(at))
             gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
         when = time_features(at, gap)
-        vecs = [_vector(_first(c, "embedding", "vector")) for c in candidates]
+        vecs = [_vector(c.embedding) for c in candidates]
         dims = self.sidecar.native_dim
         has = [v is not None and v.shape[0] == dims for v in vecs]
         matrix = np.zeros((len(candidates), dims), np.float32)
         for i, v in enumerate(vecs):
             if has[i]:
                 matrix[i] = v
-        ctx_vec = _vector(_first(ctx, "embedding", "vector"))
-        ids = [str(_first(c, "id", "memory_id")) for c in candidates]
-        hist = self.history().features(ids, to_iso(at), ctx.get("project"), exclude=ctx.get("session_key"))
-        params: dict[str, Any] = {
-            "session_key": ctx.get("session_key"), "project": ctx.get("project"),
-            "context_text": _first(ctx, "text", "context"), "embedding_dims": dims,
+        ctx_vec = _vector(ctx.embedding)
+        ids = [str(c.id) for c in candidates]
+        hist = self.history().features(ids, to_iso(at), ctx.project, exclude=ctx.session_key)
+        params: ScoreRequest = {
+            "session_key": ctx.session_key, "project": ctx.project,
+            "context_text": ctx.text, "embedding_dims": dims,
             "candidate_ids": ids,
             "candidate_embeddings_b64": encode_b64(matrix), "candidate_has_embedding": has,
-            "candidate_texts": [None if has[i] else c.get("content") for i, c in enumerate(candidates)],
-            "candidate_features": [feature_row(c, at, when, has[i]) + hist[i].tolist()
+            "candidate_texts": [None if has[i] else c.content for i, c in enumerate(candidates)],
+            "candidate_features": [candidate_features(c, at, when, has[i]) + hist[i].tolist()
                                    for i, c in enumerate(candidates)],
             "signals": {"time_of_day": (at.hour + at.minute / 60) / 24, "day_of_week": at.weekday(),
-                        "month_of_year": at.month, "project": ctx.get("project"), "session_gap_hours": gap},
+                        "month_of_year": at.month, "project": ctx.project, "session_gap_hours": gap},
         }
         if ctx_vec is not None and ctx_vec.shape[0] == dims:
             params["context_embedding_b64"] = encode_b64(ctx_vec[None, :])

@@ -16,15 +16,13 @@ Interface for the sessions engineer (session-start / session-end), all thread-sa
                                                      # (min_training_sessions usable sessions, or a
                                                      # checkpoint); until then score() answers None
     # session-start, after pre-filter and baseline ranking:
-    scores = p.score(session_context, candidates)    # {memory_id: score} | None (None ⇒ baseline)
-        session_context = {"session_key", "project", "embedding": list|ndarray|None,
-                           "text": str|None, "timestamp": iso|None, "session_gap_hours": float|None,
-                           "phase": None at session start | "prompt:1" for the first prompt's pool}
+    scores = p.score(context, candidates)            # {memory_id: score} | None (None ⇒ baseline)
+        context = predictor.context.ScoringContext(session_key, project, text, embedding, timestamp,
+                  session_gap_hours, phase)    (phase: None at session start, "prompt:1" for the
+                  first prompt's pool)
         (a later pool is scored as of the session's start — pass its started_at as timestamp — so
         its history features match training; record its ranking with store.record_pool)
-        candidates = [{"id", "embedding": list|ndarray|bytes|None, "content", "importance",
-                       "access_count", "created_at", "superseded_by"}]   (Memory.to_dict() + embedding)
-        aliases accepted: "vector" for "embedding", "memory_id" for "id", "context" for "text".
+        candidates = [predictor.context.Candidate.of(memory, embedding) for each pool memory]
     fused = p.fuse(baseline_ranked_ids, scores, top_k=k)
         → [Fused(memory_id, final_score, baseline_rank, predictor_rank, source)] best first;
           source ∈ effective | predictor | both | exploration. Record every row in
@@ -41,6 +39,7 @@ parts record contexts, comparisons, state and training results.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,8 @@ from kenning.predictor import constants as C
 from kenning.predictor import reports, status
 from kenning.predictor.alpha import STATE_KEY, AlphaCell, AlphaState
 from kenning.predictor.client import SidecarClient
-from kenning.predictor.fusion import Fused
+from kenning.predictor.context import Candidate, ScoringContext
+from kenning.predictor.fusion import Fused, PredictorScores
 from kenning.predictor.lifecycle import Sidecar
 from kenning.predictor.scoring import Scoring
 from kenning.predictor.session_end import Recorded, SessionEnd, outcome_dict
@@ -97,7 +97,7 @@ class Predictor:
     def alpha(self) -> float:
         return self.scoring.alpha()
 
-    def score(self, session_context: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, float] | None:
+    def score(self, session_context: ScoringContext, candidates: Sequence[Candidate]) -> PredictorScores | None:
         return self.scoring.score(session_context, candidates)
 
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,

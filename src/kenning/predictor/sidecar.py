@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 import torch
@@ -39,6 +39,15 @@ from kenning.predictor.features import Sample, load_samples, request_sample, tru
 from kenning.predictor.history import load_all
 from kenning.predictor.guard import expected_parent, start_guard
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+from kenning.predictor.protocol import (
+    CheckpointMeta,
+    CheckpointReply,
+    CheckpointRequest,
+    RpcId,
+    ScoreReply,
+    ScoreRequest,
+    TrainRequest,
+)
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase, open_location
@@ -99,7 +108,7 @@ class Engine:
         return self._db
 
     # -- methods ---------------------------------------------------------------
-    def score(self, params: dict[str, Any]) -> dict[str, Any]:
+    def score(self, params: ScoreRequest) -> ScoreReply:
         model = self.model  # one reference: a concurrent swap cannot tear this request
         try:
             sample = request_sample(params, model.config.native_dim)
@@ -110,7 +119,7 @@ class Engine:
         return {"scores": [{"id": i, "score": float(s)} for i, s in zip(sample.ids, scores)],
                 "model_ready": self.trained, "model_version": self.model_version}
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         return {
             "trained": self.trained, "model_ready": self.trained, "model_version": self.model_version,
             "training_pairs": self.training_pairs, "last_trained": self.last_trained,
@@ -121,14 +130,14 @@ class Engine:
             "checkpoint_error": self.load_error, "torch_threads": torch.get_num_threads(),
         }
 
-    def save_checkpoint(self, params: dict[str, Any]) -> dict[str, Any]:
+    def save_checkpoint(self, params: CheckpointRequest) -> CheckpointReply:
         path = Path(params.get("path") or self.checkpoint_path or "")
         if not str(path):
             raise RpcError(-32602, "no checkpoint path (start with --checkpoint or pass path)")
         size = ckpt.save(self.model, path, flags=self.flags, meta=self._meta())
         return {"path": str(path), "bytes": size}
 
-    def load_checkpoint(self, params: dict[str, Any]) -> dict[str, Any]:
+    def load_checkpoint(self, params: CheckpointRequest) -> CheckpointReply:
         """Replace the serving model from a file; a bad file changes nothing (old model serves)."""
         path = Path(params.get("path") or self.checkpoint_path or "")
         try:
@@ -140,11 +149,12 @@ class Engine:
         self.total_steps = int(meta.get("steps", 0))
         return {"path": str(path), "model_version": self.model_version, "flags": flags}
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self) -> CheckpointMeta:
         return {"model_version": self.model_version, "steps": self.total_steps,
                 "training_pairs": self.training_pairs, "last_trained": self.last_trained}
 
-    def _run_training(self, recent, replay, canary, params: dict[str, Any], skipped: dict[str, int]) -> dict[str, Any]:
+    def _run_training(self, recent: list[Sample], replay: list[Sample], canary: list[Sample], params: TrainRequest,
+                      skipped: dict[str, int]) -> dict[str, object]:
         cfg = TrainConfig(
             epochs=int(params.get("epochs") or C.TRAIN_EPOCHS), lr=float(params.get("lr") or C.TRAIN_LR),
             time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
@@ -174,7 +184,7 @@ class Engine:
         out["steps_total"] = self.total_steps
         return out
 
-    def train(self, params: dict[str, Any]) -> dict[str, Any]:
+    def train(self, params: TrainRequest) -> dict[str, object]:
         sessions = params.get("sessions") or [params]
         try:
             samples = [request_sample(p, self.model.config.native_dim) for p in sessions]
@@ -186,7 +196,7 @@ class Engine:
         canary = [request_sample(p, self.model.config.native_dim) for p in canary_params] if canary_params else samples
         return self._run_training(samples, [], canary[:C.CANARY_SIZE], params, {})
 
-    def train_from_db(self, params: dict[str, Any]) -> dict[str, Any]:
+    def train_from_db(self, params: TrainRequest) -> dict[str, object]:
         conn = self.db().reader()
         min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
         model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
@@ -214,13 +224,13 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
           fault_file: Path | None = None) -> None:
     write_lock = threading.Lock()
 
-    def send(obj: dict[str, Any]) -> None:
+    def send(obj: dict[str, object]) -> None:
         line = json.dumps(obj, separators=(",", ":"))
         with write_lock:
             stdout.write(line + "\n")
             stdout.flush()
 
-    def reply(req_id: Any, result: Any = None, error: tuple[int, str] | None = None) -> None:
+    def reply(req_id: RpcId, result: object = None, error: tuple[int, str] | None = None) -> None:
         if req_id is None:
             return
         if error:
@@ -228,7 +238,7 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
         else:
             send({"jsonrpc": "2.0", "id": req_id, "result": result})
 
-    def run_training(req_id: Any, method: str, params: dict[str, Any]) -> None:
+    def run_training(req_id: RpcId, method: str, params: TrainRequest) -> None:
         try:
             reply(req_id, getattr(engine, method)(params))
         except RpcError as exc:

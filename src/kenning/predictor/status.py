@@ -4,6 +4,7 @@ health score (scorer seed §4.1)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -103,9 +104,9 @@ def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState,
         "waiting": f"starts once {cfg.min_training_sessions} usable sessions exist ({usable} so far)"}
     latency = _percentiles("predictor_score")
     calibration = store.calibration_summary(conn)
-    calibration_flag = calibration["mae"] is not None and calibration["mae"] > C.CALIBRATION_MAE_THRESHOLD
+    calibration_flag = calibration.mae is not None and calibration.mae > C.CALIBRATION_MAE_THRESHOLD
     drift_rows = store.list_drift_signals(conn, limit=1)
-    drift_signal = drift_rows[0]["drift_signal"] if drift_rows else None
+    drift_signal = drift_rows[0].drift_signal if drift_rows else None
     last_log, _ = store.list_training_log(conn, limit=1)
     last = last_log[0] if last_log else None
     score, status, why = health(cfg, state, side, latency, calibration_flag,
@@ -126,7 +127,7 @@ def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState,
         "last_training": last, "drift_resets": s.drift_resets, "scorer_drift_signal": drift_signal,
         "project_success_rates": {k: s.project_rates.get(k) for k in top_projects},
         "all_project_success_rates": dict(s.project_rates),
-        "calibration": {**calibration, "threshold": C.CALIBRATION_MAE_THRESHOLD, "flagged": calibration_flag},
+        "calibration": {**asdict(calibration), "threshold": C.CALIBRATION_MAE_THRESHOLD, "flagged": calibration_flag},
         "sidecar": side, "latency_ms": latency,
         "health": {"score": score, "status": status, "reason": why},
         "checkpoint": str(sidecar.checkpoint_path) if sidecar.checkpoint_path.exists() else None,

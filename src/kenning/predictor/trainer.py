@@ -52,10 +52,10 @@ class Trainer:
         since = to_iso(utcnow() - timedelta(days=30))
         row = store.relevance_by_memory_age(self.db.reader(), since)
         signal = None
-        if row["recent_avg"] is not None and row["old_avg"] is not None:
-            signal = row["recent_avg"] - row["old_avg"]
+        if row.recent_avg is not None and row.old_avg is not None:
+            signal = row.recent_avg - row.old_avg
         with self.db.with_write_tx() as conn:
-            store.insert_drift_signal(conn, signal, row["recent_avg"], row["old_avg"], row["samples"] or 0)
+            store.insert_drift_signal(conn, signal, row.recent_avg, row.old_avg, row.samples or 0)
 
     # -- running -----------------------------------------------------------------------
     def train_async(self, trigger: str) -> bool:
@@ -93,15 +93,15 @@ class Trainer:
         conn = self.db.reader()
         current = store.canary_rows(conn)
         lag = store.canary_lag_days(conn)  # session time: a replay or a busy week moves it too
-        stale = not current or min(r["added_at"] for r in current) < to_iso(
+        stale = not current or min(r.added_at for r in current) < to_iso(
             utcnow() - timedelta(days=C.CANARY_REFRESH_DAYS)) or (lag is not None and lag > C.CANARY_REFRESH_DAYS)
         if stale or len(current) < C.CANARY_SIZE:
             best = store.canary_candidates(conn, C.MIN_SCORER_CONFIDENCE, C.CANARY_SIZE)
-            if [r["session_key"] for r in best] != [r["session_key"] for r in current]:
+            if [r["session_key"] for r in best] != [r.session_key for r in current]:
                 with self.db.with_write_tx() as wconn:
                     store.replace_canary(wconn, [(r["session_key"], r["confidence"]) for r in best])
                 current = store.canary_rows(self.db.reader())
-        return [r["session_key"] for r in current]
+        return [r.session_key for r in current]
 
     def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, Any]:
         """Run train_from_db in the sidecar, log the outcome; returns the training summary."""

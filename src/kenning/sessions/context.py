@@ -20,6 +20,7 @@ from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.errors import InvalidInput
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
@@ -60,7 +61,7 @@ class DiversitySelect(Protocol):
 
 class SessionPredictor(Protocol):
     """What sessions ask of the learned scorer (predictor.service.Predictor)."""
-    def score(self, context: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, float] | None: ...
+    def score(self, context: ScoringContext, candidates: Sequence[Candidate]) -> dict[str, float] | None: ...
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
              top_k: int | None = None) -> list[Fused]: ...
     def status_line(self) -> str: ...

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.core.telemetry import record_error
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.store.vectors import get_embeddings
 
@@ -37,13 +38,13 @@ def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, me
         return None
     try:
         vectors = get_embeddings(deps.db.reader(), list({m.content_hash for m in memories}), deps.embedder.model_id)
-        context = {
-            "session_key": session["session_key"], "phase": phase, "project": session.get("project"),
-            "embedding": run_bounded(deadline, "prompt-context", lambda: deps.embedder.embed_query(prompt),
-                                     reserve_ms=RESERVE_MS),
-            "text": prompt, "timestamp": session.get("started_at"),
-        }
-        candidates = [{**m.to_dict(), "embedding": vectors.get(m.content_hash)} for m in memories]
+        context = ScoringContext(
+            session_key=session["session_key"], phase=phase, project=session.get("project"),
+            embedding=run_bounded(deadline, "prompt-context", lambda: deps.embedder.embed_query(prompt),
+                                  reserve_ms=RESERVE_MS),
+            text=prompt, timestamp=session.get("started_at"),
+        )
+        candidates = [Candidate.of(m, vectors.get(m.content_hash)) for m in memories]
         scores = run_bounded(deadline, "predictor-prompt", lambda: predictor.score(context, candidates),
                              reserve_ms=RESERVE_MS / 2)
         if not scores:

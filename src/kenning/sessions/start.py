@@ -19,6 +19,7 @@ from typing import Any
 
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
+from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
 from kenning.sessions import ranking
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
@@ -170,15 +171,9 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     predictor = deps.predictor
     if predictor is None or not hasattr(predictor, "score") or not pool:
         return None
-    session_context = {
-        "session_key": req.session_key, "project": req.project, "embedding": ctx.vector,
-        "text": ctx.text, "timestamp": req.at, "session_gap_hours": None, "cwd": req.cwd, "harness": req.harness,
-    }
-    candidates = [
-        {**c.memory.to_dict(), "embedding": c.vector, "effective_score": c.effective, "similarity": c.similarity,
-         "baseline_rank": c.baseline_rank, "prefilter_source": c.prefilter}
-        for c in pool
-    ]
+    session_context = ScoringContext(session_key=req.session_key, project=req.project, text=ctx.text,
+                                     embedding=ctx.vector, timestamp=req.at)
+    candidates = [Candidate.of(c.memory, c.vector) for c in pool]
     try:
         scores = run_bounded(deadline, "predictor", lambda: predictor.score(session_context, candidates),
                              reserve_ms=RESERVE_MS / 2)

@@ -11,11 +11,278 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.secrets import redact
 from kenning.store.backend import Connection
+
+# -- rows -------------------------------------------------------------------------
+# Training rows stay dicts (labels and features read them by column name, and tests build them
+# by hand): TypedDicts name their columns. Small read rows are frozen dataclasses.
+
+
+class ScoredSession(TypedDict):
+    """A scored session as training reads it (_SESSION_SELECT)."""
+
+    session_key: str
+    project: str | None
+    score: float
+    confidence: float
+    memories_used: int
+    novel_context_count: int
+    judge: str | None
+    started_at: str | None
+    scored_at: str
+    session_context_text: str | None
+    training_confidence: float | None
+
+
+class CandidateRow(TypedDict):
+    """One recorded session-start candidate joined with its memory and stored embedding."""
+
+    memory_id: str
+    source: str | None
+    effective_score: float | None
+    predictor_score: float | None
+    baseline_rank: int | None
+    predictor_rank: int | None
+    final_score: float | None
+    rank: int | None
+    was_injected: int
+    relevance_score: float | None
+    fts_hit_count: int
+    agent_relevance_score: float | None
+    agent_feedback_count: int
+    created_at: str
+    content: str | None
+    importance: float | None
+    access_count: int | None
+    memory_created_at: str | None
+    memory_updated_at: str | None
+    last_accessed_at: str | None
+    superseded_by: str | None
+    is_deleted: int | None
+    deleted_at: str | None
+    memory_project: str | None
+    vector: bytes | None
+    dims: int | None
+
+
+class SignalEvent(TypedDict):
+    """A candidate row that carries a signal (agent rating, FTS hit, touched)."""
+
+    session_key: str
+    memory_id: str
+    started_at: str
+    agent: float | None
+    ratings: int
+    fts: int
+    touched: int
+
+
+class TimelineSession(TypedDict):
+    session_key: str
+    project: str | None
+    started_at: str
+
+
+class SessionContextRow(TypedDict):
+    """What was scored for one pool (predictor_session_context)."""
+
+    session_key: str
+    project: str | None
+    context_text: str | None
+    embedding: bytes | None
+    embedding_dims: int | None
+    alpha: float
+    model_version: int | None
+    scored: int
+    latency_ms: float | None
+    created_at: str
+
+
+class PoolRow(TypedDict):
+    """A memory of a ranked pool beyond session start, as recorded (predictor_pools)."""
+
+    memory_id: str
+    baseline_rank: int | None
+    predictor_rank: int | None
+    predictor_score: float | None
+    final_rank: int | None
+
+
+class RecordedPoolRow(PoolRow):
+    session_key: str
+    phase: str
+    created_at: str
+
+
+class SessionEvidence(TypedDict):
+    """Why a session's labels may train the model (predictor_session_evidence)."""
+
+    session_key: str
+    confidence: float
+    usable: bool
+    parts: dict[str, object]
+    created_at: str
+
+
+class ComparisonRecord(TypedDict, total=False):
+    """What session end records of one comparison (predictor_comparisons; id and created_at default)."""
+
+    id: str
+    session_key: str
+    predictor_ndcg: float
+    baseline_ndcg: float
+    predictor_won: int
+    margin: float
+    scorer_confidence: float
+    ema_updated: int
+    success_rate: float
+    alpha: float
+    predictor_top_ids: list[str] | str
+    baseline_top_ids: list[str] | str
+    relevance_scores: dict[str, float] | str
+    fts_overlap_score: float | None
+    created_at: str
+
+
+class Comparison(TypedDict):
+    """A recorded comparison, decoded for the API (JSON columns parsed, `winner` derived)."""
+
+    id: str
+    session_key: str
+    predictor_ndcg: float
+    baseline_ndcg: float
+    predictor_won: bool
+    margin: float
+    scorer_confidence: float | None
+    ema_updated: bool
+    success_rate: float | None
+    alpha: float | None
+    predictor_top_ids: list[str]
+    baseline_top_ids: list[str]
+    relevance_scores: dict[str, float]
+    fts_overlap_score: float | None
+    created_at: str
+    winner: str
+
+
+class TrainingLogRecord(TypedDict, total=False):
+    """One training run as the trainer records it (predictor_training_log; created_at defaults)."""
+
+    model_version: int
+    trigger: str
+    loss: float | None
+    step: int
+    sample_count: int
+    samples_skipped: int
+    duration_ms: float
+    canary_ndcg: float | None
+    canary_ndcg_delta: float | None
+    canary_score_variance: float | None
+    canary_topk_churn: float | None
+    canary_topk_overlap: float | None
+    gates: dict[str, object] | str
+    swapped: int | bool
+    train_validation_failures: int
+    drift_resets: int
+    loss_curve: list[float] | str
+    error: str | None
+    created_at: str
+
+
+class TrainingLogEntry(TypedDict):
+    """A recorded training run, decoded for the API."""
+
+    id: int
+    model_version: int
+    trigger: str
+    loss: float | None
+    step: int
+    sample_count: int
+    samples_skipped: int
+    duration_ms: float
+    canary_ndcg: float | None
+    canary_ndcg_delta: float | None
+    canary_score_variance: float | None
+    canary_topk_churn: float | None
+    canary_topk_overlap: float | None
+    gates: dict[str, object]
+    swapped: bool
+    train_validation_failures: int
+    drift_resets: int
+    loss_curve: list[float]
+    error: str | None
+    created_at: str
+
+
+class CalibrationLabel(TypedDict):
+    session_key: str
+    memory_id: str
+    human_label: float
+    scorer_label: float | None
+    delta: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCalibration:
+    """The continuity judge against reference labels (human and agent)."""
+
+    labels: int
+    human_labels: int
+    agent_labels: int
+    mae: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationSummary:
+    """The human calibration set: labels, sessions, mean absolute error against the judge."""
+
+    labels: int
+    sessions: int
+    mae: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AgeRelevance:
+    """Average judge relevance of young (< 7 d) and old (> 30 d) memories."""
+
+    recent_avg: float | None
+    old_avg: float | None
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryEntry:
+    session_key: str
+    confidence: float
+    added_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DriftSignal:
+    id: int
+    drift_signal: float | None
+    recent_avg: float | None
+    old_avg: float | None
+    samples: int
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DriftReset:
+    """A training run the drift reset triggered."""
+
+    id: int
+    model_version: int | None
+    swapped: int
+    loss: float | None
+    created_at: str
+
 
 # -- training data (read-only) ------------------------------------------------
 
@@ -38,7 +305,7 @@ _SESSION_SELECT = (
 )
 
 
-def eligible_sessions(conn: Connection, min_confidence: float, limit: int) -> list[dict[str, Any]]:
+def eligible_sessions(conn: Connection, min_confidence: float, limit: int) -> list[ScoredSession]:
     """Most recent scored sessions that may carry training signal, newest first.
 
     The judge's confidence alone no longer decides (issue 11): a session is kept when its
@@ -51,7 +318,7 @@ def eligible_sessions(conn: Connection, min_confidence: float, limit: int) -> li
     return [dict(r) for r in rows]
 
 
-def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[dict[str, Any]]:
+def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[ScoredSession]:
     """The replay buffer: the top `size` usable historical sessions by continuity score."""
     rows = conn.execute(
         f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
@@ -60,7 +327,7 @@ def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[
     return [dict(r) for r in rows]
 
 
-def sessions_by_keys(conn: Connection, keys: list[str]) -> list[dict[str, Any]]:
+def sessions_by_keys(conn: Connection, keys: list[str]) -> list[ScoredSession]:
     if not keys:
         return []
     marks = ",".join("?" * len(keys))
@@ -68,7 +335,7 @@ def sessions_by_keys(conn: Connection, keys: list[str]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def session_score(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def session_score(conn: Connection, session_key: str) -> ScoredSession | None:
     rows = sessions_by_keys(conn, [session_key])
     return rows[0] if rows else None
 
@@ -85,7 +352,7 @@ def session_started_at(conn: Connection, session_key: str) -> str | None:
     return row[0] if row else None
 
 
-def session_candidate_rows(conn: Connection, session_key: str, model: str | None) -> list[dict[str, Any]]:
+def session_candidate_rows(conn: Connection, session_key: str, model: str | None) -> list[CandidateRow]:
     """Every candidate recorded for a session, joined with its memory and stored embedding."""
     rows = conn.execute(
         "SELECT sm.memory_id, sm.source, sm.effective_score, sm.predictor_score, sm.baseline_rank,"
@@ -111,7 +378,7 @@ def previous_session_start(conn: Connection, started_at: str) -> str | None:
     return row[0] if row and row[0] else None
 
 
-def session_context(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def session_context(conn: Connection, session_key: str) -> SessionContextRow | None:
     row = conn.execute(
         "SELECT * FROM predictor_session_context WHERE session_key = ?", (session_key,)
     ).fetchone()
@@ -130,7 +397,7 @@ def count_usable_sessions(conn: Connection) -> int:
 
 
 def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
-                  before: str | None = None) -> list[dict[str, Any]]:
+                  before: str | None = None) -> list[SignalEvent]:
     """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start."""
     clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
     params: list[Any] = []
@@ -157,8 +424,8 @@ def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, sess
 _ALL = object()
 
 
-def session_timeline(conn: Connection, *, project: Any = _ALL, before: str | None = None, exclude: str | None = None,
-                     limit: int | None = None) -> list[dict[str, Any]]:
+def session_timeline(conn: Connection, *, project: str | None | object = _ALL, before: str | None = None,
+                     exclude: str | None = None, limit: int | None = None) -> list[TimelineSession]:
     """Sessions (key, project, started_at), newest first; one project's when `project` is given."""
     clauses, params = ["started_at IS NOT NULL"], []
     if project is not _ALL:
@@ -195,7 +462,7 @@ def memory_entity_names(conn: Connection, memory_ids: list[str]) -> dict[str, li
     return out
 
 
-def judge_calibration(conn: Connection) -> dict[str, Any]:
+def judge_calibration(conn: Connection) -> JudgeCalibration:
     """The judge against reference labels: human labels (calibration table) and, where an
     independent (LLM) judge rated memories the agent also rated, the agent's scores mapped to 0..1."""
     human = conn.execute(
@@ -209,10 +476,11 @@ def judge_calibration(conn: Connection) -> dict[str, Any]:
     mae = None
     if n:
         mae = ((human[1] or 0.0) * (human[0] or 0) + (agent[1] or 0.0) * (agent[0] or 0)) / n
-    return {"labels": n, "human_labels": human[0] or 0, "agent_labels": agent[0] or 0, "mae": mae}
+    return JudgeCalibration(labels=n, human_labels=human[0] or 0, agent_labels=agent[0] or 0, mae=mae)
 
 
-def record_evidence(conn: Connection, session_key: str, *, confidence: float, usable: bool, parts: dict[str, Any]) -> None:
+def record_evidence(conn: Connection, session_key: str, *, confidence: float, usable: bool,
+                    parts: dict[str, object]) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO predictor_session_evidence(session_key, confidence, usable, parts, created_at)"
         " VALUES (?, ?, ?, ?, ?)", (session_key, confidence, int(usable), json.dumps(parts, sort_keys=True), now_iso()),
@@ -227,7 +495,7 @@ def record_touched(conn: Connection, session_key: str, touched: dict[str, str]) 
     )
 
 
-def session_evidence(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def session_evidence(conn: Connection, session_key: str) -> SessionEvidence | None:
     row = conn.execute("SELECT * FROM predictor_session_evidence WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None
@@ -237,7 +505,7 @@ def session_evidence(conn: Connection, session_key: str) -> dict[str, Any] | Non
     return data
 
 
-def record_pool(conn: Connection, session_key: str, phase: str, rows: list[dict[str, Any]], at: str | None = None) -> None:
+def record_pool(conn: Connection, session_key: str, phase: str, rows: list[PoolRow], at: str | None = None) -> None:
     """A ranked pool beyond session start (e.g. phase 'prompt:1'): replaces any earlier record."""
     stamp = at or now_iso()
     conn.execute("DELETE FROM predictor_pools WHERE session_key = ? AND phase = ?", (session_key, phase))
@@ -249,9 +517,9 @@ def record_pool(conn: Connection, session_key: str, phase: str, rows: list[dict[
     )
 
 
-def pools(conn: Connection, session_key: str) -> dict[str, list[dict[str, Any]]]:
+def pools(conn: Connection, session_key: str) -> dict[str, list[RecordedPoolRow]]:
     """{phase: rows in final order} of the session's recorded pools beyond session start."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[RecordedPoolRow]] = {}
     for r in conn.execute("SELECT * FROM predictor_pools WHERE session_key = ? ORDER BY phase, final_rank,"
                           " memory_id", (session_key,)):
         out.setdefault(r["phase"], []).append(dict(r))
@@ -261,13 +529,13 @@ def pools(conn: Connection, session_key: str) -> dict[str, list[dict[str, Any]]]
 # -- canary set ------------------------------------------------------------------
 
 
-def canary_rows(conn: Connection) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(
-        "SELECT * FROM predictor_canary ORDER BY confidence DESC, session_key"
+def canary_rows(conn: Connection) -> list[CanaryEntry]:
+    return [CanaryEntry(r["session_key"], r["confidence"], r["added_at"]) for r in conn.execute(
+        "SELECT session_key, confidence, added_at FROM predictor_canary ORDER BY confidence DESC, session_key"
     )]
 
 
-def canary_candidates(conn: Connection, min_confidence: float, size: int) -> list[dict[str, Any]]:
+def canary_candidates(conn: Connection, min_confidence: float, size: int) -> list[ScoredSession]:
     """The usable sessions with the highest training confidence among the 4 x size most recent
     (ties: most recent first), so the canary follows the user instead of freezing on old work."""
     rows = conn.execute(
@@ -333,7 +601,7 @@ def upsert_session_context(
 _COMPARISON_JSON = ("predictor_top_ids", "baseline_top_ids", "relevance_scores")
 
 
-def insert_comparison(conn: Connection, row: dict[str, Any]) -> str:
+def insert_comparison(conn: Connection, row: ComparisonRecord) -> str:
     data = dict(row)
     data.setdefault("id", uuid.uuid4().hex[:16])
     data.setdefault("created_at", now_iso())
@@ -350,7 +618,7 @@ def insert_comparison(conn: Connection, row: dict[str, Any]) -> str:
     return data["id"]
 
 
-def _decode_comparison(row: Any) -> dict[str, Any]:
+def _decode_comparison(row: Mapping[str, Any]) -> Comparison:
     data = dict(row)
     for name in _COMPARISON_JSON:
         data[name] = json.loads(data[name])
@@ -364,7 +632,7 @@ def list_comparisons(
     conn: Connection, *, winner: str | None = None, ema_updated: bool | None = None,
     min_margin: float | None = None, since: str | None = None, until: str | None = None,
     limit: int = 50, offset: int = 0,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Comparison], int]:
     """Comparisons newest first with the seed's filters; returns (page, total matching)."""
     clauses: list[str] = []
     params: list[Any] = []
@@ -395,12 +663,12 @@ def list_comparisons(
     return [_decode_comparison(r) for r in rows], total
 
 
-def get_comparison(conn: Connection, comparison_id: str) -> dict[str, Any] | None:
+def get_comparison(conn: Connection, comparison_id: str) -> Comparison | None:
     row = conn.execute("SELECT * FROM predictor_comparisons WHERE id = ?", (comparison_id,)).fetchone()
     return _decode_comparison(row) if row else None
 
 
-def comparison_for_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def comparison_for_session(conn: Connection, session_key: str) -> Comparison | None:
     row = conn.execute(
         "SELECT * FROM predictor_comparisons WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
         (session_key,),
@@ -411,7 +679,7 @@ def comparison_for_session(conn: Connection, session_key: str) -> dict[str, Any]
 # -- training log ---------------------------------------------------------------
 
 
-def insert_training_log(conn: Connection, row: dict[str, Any]) -> int:
+def insert_training_log(conn: Connection, row: TrainingLogRecord) -> int:
     data = dict(row)
     data.setdefault("created_at", now_iso())
     for name in ("gates", "loss_curve"):
@@ -429,7 +697,7 @@ def insert_training_log(conn: Connection, row: dict[str, Any]) -> int:
     return int(cur.lastrowid)
 
 
-def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> tuple[list[TrainingLogEntry], int]:
     total = conn.execute("SELECT COUNT(*) FROM predictor_training_log").fetchone()[0]
     rows = conn.execute(
         "SELECT * FROM predictor_training_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
@@ -447,7 +715,7 @@ def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> 
 # -- drift and calibration -----------------------------------------------------------
 
 
-def relevance_by_memory_age(conn: Connection, since: str) -> dict[str, Any]:
+def relevance_by_memory_age(conn: Connection, since: str) -> AgeRelevance:
     """Average judge relevance for young (< 7 d) vs old (> 30 d) memories, sessions since `since`."""
     row = conn.execute(
         "SELECT AVG(CASE WHEN age < 7 THEN rel END) AS recent_avg,"
@@ -459,7 +727,7 @@ def relevance_by_memory_age(conn: Connection, since: str) -> dict[str, Any]:
         "  WHERE sm.relevance_score IS NOT NULL AND sm.created_at >= ?)",
         (since,),
     ).fetchone()
-    return dict(row)
+    return AgeRelevance(row["recent_avg"], row["old_avg"], row["samples"])
 
 
 def insert_drift_signal(conn: Connection, drift_signal: float | None, recent_avg: float | None,
@@ -470,20 +738,22 @@ def insert_drift_signal(conn: Connection, drift_signal: float | None, recent_avg
     )
 
 
-def list_drift_signals(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(
-        "SELECT * FROM predictor_drift_signals ORDER BY id DESC LIMIT ?", (limit,)
+def list_drift_signals(conn: Connection, limit: int = 100) -> list[DriftSignal]:
+    return [DriftSignal(r["id"], r["drift_signal"], r["recent_avg"], r["old_avg"], r["samples"], r["created_at"])
+            for r in conn.execute(
+        "SELECT id, drift_signal, recent_avg, old_avg, samples, created_at FROM predictor_drift_signals"
+        " ORDER BY id DESC LIMIT ?", (limit,)
     )]
 
 
-def drift_resets(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(
+def drift_resets(conn: Connection, limit: int = 100) -> list[DriftReset]:
+    return [DriftReset(r["id"], r["model_version"], r["swapped"], r["loss"], r["created_at"]) for r in conn.execute(
         "SELECT id, model_version, swapped, loss, created_at FROM predictor_training_log"
         " WHERE trigger = 'drift_reset' ORDER BY id DESC LIMIT ?", (limit,)
     )]
 
 
-def upsert_calibration(conn: Connection, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+def upsert_calibration(conn: Connection, session_key: str, memory_id: str, human_label: float) -> CalibrationLabel:
     row = conn.execute(
         "SELECT relevance_score FROM session_memories WHERE session_key = ? AND memory_id = ?",
         (session_key, memory_id),
@@ -501,15 +771,15 @@ def upsert_calibration(conn: Connection, session_key: str, memory_id: str, human
             "scorer_label": scorer, "delta": delta}
 
 
-def calibration_summary(conn: Connection) -> dict[str, Any]:
+def calibration_summary(conn: Connection) -> CalibrationSummary:
     row = conn.execute(
         "SELECT COUNT(*) AS labels, COUNT(DISTINCT session_key) AS sessions, AVG(ABS(delta)) AS mae"
         " FROM predictor_calibration WHERE delta IS NOT NULL"
     ).fetchone()
-    return dict(row)
+    return CalibrationSummary(row["labels"], row["sessions"], row["mae"])
 
 
-def session_audit_rows(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def session_audit_rows(conn: Connection, session_key: str) -> list[dict[str, object]]:
     """session_memories for one session joined with memory content previews."""
     rows = conn.execute(
         "SELECT sm.*, substr(m.content, 1, 200) AS content_preview, m.superseded_by, m.is_deleted"
