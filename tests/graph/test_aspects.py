@@ -15,7 +15,7 @@ from kenning.store import sessions as session_store
 
 def _aspect_weights(kenning, name):
     entity = graph_store.find_entity(kenning.db.reader(), name)
-    return {a["name"]: a["weight"] for a in graph_store.entity_aspects(kenning.db.reader(), entity["id"])}
+    return {a["name"]: a["weight"] for a in graph_store.entity_aspects(kenning.db.reader(), entity.id)}
 
 
 def test_infer_aspect_rules():

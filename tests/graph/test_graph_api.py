@@ -70,6 +70,6 @@ def test_entities_sorted_by_relations_skip_unconnected_entities(tmp_path):
     by_mentions, _ = graph_store.list_entities(db.reader())
     by_relations, total = graph_store.list_entities(db.reader(), order="relations")
     db.close()
-    assert by_mentions[0]["name"] == "Noise"
-    assert by_relations[0]["name"] == "Redis" and total == 3
-    assert "Noise" not in {e["name"] for e in by_relations}
+    assert by_mentions[0].name == "Noise"
+    assert by_relations[0].name == "Redis" and total == 3
+    assert "Noise" not in {e.name for e in by_relations}

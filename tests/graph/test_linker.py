@@ -34,13 +34,13 @@ def test_mysql_to_postgresql_yields_both_entities_and_a_constraint(kenning):
     conn = kenning.db.reader()
     mysql, postgres = graph_store.find_entity(conn, "MySQL"), graph_store.find_entity(conn, "postgresql")
     assert mysql and postgres, "both databases become entities"
-    assert {mysql["name"], postgres["name"]} == {"MySQL", "PostgreSQL"}
-    linked = {m["id"] for m in graph_store.entity_memories(conn, postgres["id"])}
+    assert {mysql.name, postgres.name} == {"MySQL", "PostgreSQL"}
+    linked = {m["id"] for m in graph_store.entity_memories(conn, postgres.id)}
     assert linked == {stored.id}
-    relations = graph_store.entity_relations(conn, mysql["id"])
-    assert [(r["source_name"], r["relation_type"], r["target_name"]) for r in relations] == [
+    relations = graph_store.entity_relations(conn, mysql.id)
+    assert [(r.source_name, r.relation_type, r.target_name) for r in relations] == [
         ("MySQL", "replaced_by", "PostgreSQL")]
-    attrs = [a for aspect in graph_store.entity_aspects(conn, postgres["id"]) for a in aspect["attributes"]]
+    attrs = [a for aspect in graph_store.entity_aspects(conn, postgres.id) for a in aspect["attributes"]]
     assert attrs and all(a["kind"] == "constraint" and a["importance"] == 0.85 for a in attrs)
     assert attrs[0]["memory_id"] == stored.id and "PostgreSQL" in attrs[0]["content"]
 
@@ -111,10 +111,10 @@ def test_relation_confidence_is_a_running_average_and_mentions_follow_purges(tmp
         graph_store.persist_triples(conn, second, [{**triple, "confidence": 0.6}])
     conn = db.reader()
     billing = graph_store.find_entity(conn, "Billing")
-    (relation,) = graph_store.entity_relations(conn, billing["id"])
-    assert relation["mentions"] == 3
-    assert relation["confidence"] == pytest.approx((0.9 + 0.3 + 0.6) / 3)
-    assert billing["mentions"] == 2  # two memories mention it; re-persisting does not inflate
+    (relation,) = graph_store.entity_relations(conn, billing.id)
+    assert relation.mentions == 3
+    assert relation.confidence == pytest.approx((0.9 + 0.3 + 0.6) / 3)
+    assert billing.mentions == 2  # two memories mention it; re-persisting does not inflate
     with db.with_write_tx() as conn:
         memories.purge_memory(conn, first)
-    assert graph_store.find_entity(db.reader(), "billing")["mentions"] == 1
+    assert graph_store.find_entity(db.reader(), "billing").mentions == 1

@@ -44,8 +44,8 @@ def test_sweep_purges_in_order_within_batch_limits(kenning):
     assert _count(kenning, "SELECT COUNT(*) FROM memories WHERE id = ?", keep) == 1
     conn = kenning.db.reader()
     assert graph_store.find_entity(conn, "Zookeeper3") is None  # orphaned entities go
-    assert graph_store.find_entity(conn, "Zookeeper0")["mentions"] == 1  # still mentioned by `keep`
-    assert graph_store.find_entity(conn, "gRPC")["mentions"] == 1
+    assert graph_store.find_entity(conn, "Zookeeper0").mentions == 1  # still mentioned by `keep`
+    assert graph_store.find_entity(conn, "gRPC").mentions == 1
     assert _count(kenning, "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'zookeeper3'") == 0
     purged = _count(kenning, "SELECT COUNT(*) FROM memory_history WHERE event = 'purged'")
     assert purged == 7

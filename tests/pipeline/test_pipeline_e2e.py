@@ -234,5 +234,5 @@ def test_pipeline_facts_go_through_the_one_write_path(make_kenning, fake_llm):
     conn = k.db.reader()
     postgres = gstore.find_entity(conn, "PostgreSQL")
     assert postgres is not None
-    assert fact.id in {m["id"] for m in gstore.entity_memories(conn, postgres["id"])}
+    assert fact.id in {m["id"] for m in gstore.entity_memories(conn, postgres.id)}
     assert fact.type == "constraint" and fact.metadata.get("auto_protected") is True

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from kenning.core.errors import NotFound
 from kenning.store import graph as graph_store
 from kenning.store.backend import Connection
+from kenning.store.graph import Entity
 
 
-def find(conn: Connection, id_or_name: str) -> dict[str, Any]:
+def find(conn: Connection, id_or_name: str) -> Entity:
     """The entity with this id, else the one with this (canonical) name."""
     try:
         return graph_store.get_entity(conn, id_or_name)
@@ -24,19 +26,19 @@ def entity_view(conn: Connection, id_or_name: str, *, memory_limit: int = 50) ->
     """An entity with its relations, aspects (with attributes) and the memories that mention it."""
     entity = find(conn, id_or_name)
     relations = []
-    for rel in graph_store.entity_relations(conn, entity["id"]):
-        outgoing = rel["source_entity_id"] == entity["id"]
+    for rel in graph_store.entity_relations(conn, entity.id):
+        outgoing = rel.source_entity_id == entity.id
         relations.append({
-            "id": rel["id"], "type": rel["relation_type"], "direction": "out" if outgoing else "in",
-            "other_id": rel["target_entity_id"] if outgoing else rel["source_entity_id"],
-            "other_name": rel["target_name"] if outgoing else rel["source_name"],
-            "confidence": round(rel["confidence"], 4), "mentions": rel["mentions"], "strength": rel["strength"],
+            "id": rel.id, "type": rel.relation_type, "direction": "out" if outgoing else "in",
+            "other_id": rel.target_entity_id if outgoing else rel.source_entity_id,
+            "other_name": rel.target_name if outgoing else rel.source_name,
+            "confidence": round(rel.confidence, 4), "mentions": rel.mentions, "strength": rel.strength,
         })
     return {
-        **entity,
+        **asdict(entity),
         "relations": relations,
-        "aspects": graph_store.entity_aspects(conn, entity["id"]),
-        "memories": graph_store.entity_memories(conn, entity["id"], memory_limit),
+        "aspects": graph_store.entity_aspects(conn, entity.id),
+        "memories": graph_store.entity_memories(conn, entity.id, memory_limit),
     }
 
 
@@ -44,5 +46,5 @@ def entity_list(conn: Connection, *, query: str | None = None, entity_type: str 
                 limit: int = 50, offset: int = 0, order: str = "mentions") -> dict[str, Any]:
     items, total = graph_store.list_entities(conn, query=query, entity_type=entity_type, limit=limit, offset=offset,
                                              order=order)
-    return {"items": items, "total": total, "limit": limit, "offset": offset,
+    return {"items": [asdict(e) for e in items], "total": total, "limit": limit, "offset": offset,
             "stats": graph_store.graph_stats(conn)}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kenning.core import secrets
@@ -41,6 +42,45 @@ ENTITY_TYPES = frozenset(
 ATTRIBUTE_KINDS = frozenset({"attribute", "constraint"})
 MAX_NAME_CHARS = 200
 _WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A named thing of the knowledge graph (entities)."""
+
+    id: str
+    name: str
+    canonical_name: str
+    entity_type: str
+    mentions: int
+    description: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRelation:
+    """A relation touching an entity, with both ends' names."""
+
+    id: str
+    source_entity_id: str
+    target_entity_id: str
+    relation_type: str
+    strength: float
+    mentions: int
+    confidence: float
+    created_at: str
+    updated_at: str
+    source_name: str
+    target_name: str
+
+
+_ENTITY_COLUMNS = "id, name, canonical_name, entity_type, mentions, description, created_at, updated_at"
+
+
+def _entity(row: Mapping[str, Any]) -> Entity:
+    return Entity(row["id"], row["name"], row["canonical_name"], row["entity_type"], row["mentions"],
+                  row["description"], row["created_at"], row["updated_at"])
 _GENERIC_TYPES = ("unknown", "extracted")
 
 
@@ -264,17 +304,18 @@ def has_mentions(conn: Connection, memory_id: str, source: str | None = None) ->
     return row is not None
 
 
-def get_entity(conn: Connection, entity_id: str) -> dict[str, Any]:
-    row = conn.execute("SELECT * FROM entities WHERE id = ?", (entity_id,)).fetchone()
+def get_entity(conn: Connection, entity_id: str) -> Entity:
+    row = conn.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id = ?", (entity_id,)).fetchone()
     if row is None:
         raise NotFound(f"no entity with id {entity_id!r}")
-    return dict(row)
+    return _entity(row)
 
 
-def find_entity(conn: Connection, name: str) -> dict[str, Any] | None:
+def find_entity(conn: Connection, name: str) -> Entity | None:
     """The entity whose canonical name equals canonical_name(name), or None."""
-    row = conn.execute("SELECT * FROM entities WHERE canonical_name = ?", (canonical_name(name),)).fetchone()
-    return dict(row) if row else None
+    row = conn.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE canonical_name = ?",
+                       (canonical_name(name),)).fetchone()
+    return _entity(row) if row else None
 
 
 _ENTITY_ORDER = {
@@ -288,7 +329,7 @@ _ENTITY_ORDER = {
 def list_entities(
     conn: Connection, *, query: str | None = None, entity_type: str | None = None, limit: int = 50, offset: int = 0,
     order: str = "mentions",
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Entity], int]:
     """Entities by mentions or by relations (desc), optionally filtered by a name substring and type."""
     clauses, params = ["1 = 1"], []
     if order == "relations":
@@ -304,22 +345,25 @@ def list_entities(
     where = " AND ".join(clauses)
     total = conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", params).fetchone()[0]
     rows = conn.execute(
-        f"SELECT * FROM entities WHERE {where} ORDER BY {_ENTITY_ORDER[order]} LIMIT ? OFFSET ?",
+        f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE {where} ORDER BY {_ENTITY_ORDER[order]} LIMIT ? OFFSET ?",
         params + [limit, offset],
     ).fetchall()
-    return [dict(r) for r in rows], total
+    return [_entity(r) for r in rows], total
 
 
-def entity_relations(conn: Connection, entity_id: str, limit: int = 100) -> list[dict[str, Any]]:
+def entity_relations(conn: Connection, entity_id: str, limit: int = 100) -> list[EntityRelation]:
     """Relations touching the entity in either direction, with both names."""
     rows = conn.execute(
-        "SELECT r.*, s.name AS source_name, t.name AS target_name FROM relations r"
+        "SELECT r.id, r.source_entity_id, r.target_entity_id, r.relation_type, r.strength, r.mentions,"
+        " r.confidence, r.created_at, r.updated_at, s.name AS source_name, t.name AS target_name FROM relations r"
         " JOIN entities s ON s.id = r.source_entity_id JOIN entities t ON t.id = r.target_entity_id"
         " WHERE r.source_entity_id = ? OR r.target_entity_id = ?"
         " ORDER BY r.mentions DESC, r.confidence DESC LIMIT ?",
         (entity_id, entity_id, limit),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [EntityRelation(r["id"], r["source_entity_id"], r["target_entity_id"], r["relation_type"], r["strength"],
+                           r["mentions"], r["confidence"], r["created_at"], r["updated_at"], r["source_name"],
+                           r["target_name"]) for r in rows]
 
 
 def entity_aspects(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
