@@ -1,23 +1,87 @@
 """The CLI's two ways to reach memories: the running daemon over HTTP, or the store directly.
 
-Both answer with the same dict shapes as the HTTP API, so commands don't care which it is.
+Both implement `Backend`, one typed Protocol holding every call the CLI's commands make, and answer
+with the same dict shapes as the HTTP API, so commands don't care which it is
+(tests/cli/test_backend_protocol.py checks both against it, signature by signature).
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, urlsplit
 
 from kenning.core.config import Settings
+from kenning.core.errors import ConfigError, KenningError
 from kenning.core.types import MemoryDraft, MemoryFilter
 
 if TYPE_CHECKING:
     from kenning.client import KenningClient
+    from kenning.localstore import LocalStore
     from kenning.service import Kenning
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+ApiObject = dict[str, Any]  # one JSON object in the HTTP API's shape (the daemon's answer, or the same built here)
+DocumentProgress = Callable[[str, int, int], None]  # (stage, chunks done, chunks in all; 0: not known yet)
+GitProgress = Callable[[int, "int | None"], None]  # (commits done, commits in all; None: not known yet)
+DOCUMENT_POLL_S = 0.25
+DOCUMENT_QUEUED_GRACE_S = 2.0  # queued this long with no documents worker taking it: ingest it now
+DOCUMENT_MAX_WAIT_S = 3600.0
+GIT_POLL_S = 0.25
+
+
+class Backend(Protocol):
+    """Every call the CLI makes on memories, sessions, the graph, the pipeline, the predictor,
+    review and ingestion; the daemon's API answers shapes."""
+
+    where: str  # for messages: "daemon URL" or "local store PATH"
+
+    def close(self) -> None: ...
+
+    # -- memories
+    def remember(self, body: ApiObject) -> ApiObject: ...
+    def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]: ...
+    def recall(self, body: ApiObject) -> list[ApiObject]: ...
+    def get(self, memory_id: str) -> ApiObject: ...
+    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject: ...
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject: ...
+    def recover(self, memory_id: str) -> ApiObject: ...
+    def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
+             include_deleted: bool = False) -> ApiObject: ...
+    def stats(self) -> ApiObject: ...
+    def export(self, fmt: str, project: str | None = None) -> Iterator[str]: ...
+
+    # -- sessions, graph, pipeline
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject: ...
+    def session(self, session_key: str) -> ApiObject: ...
+    def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
+                 offset: int = 0) -> ApiObject: ...
+    def entity(self, name: str, *, memories: int = 50) -> ApiObject: ...
+    def pipeline_status(self) -> ApiObject: ...
+
+    # -- the predictor
+    def predictor_status(self) -> ApiObject: ...
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject: ...
+    def predictor_audit(self, session_key: str) -> ApiObject: ...
+    def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject: ...
+
+    # -- review of what kenning learned
+    def review_pending(self, *, status: str = "pending", project: str | None = None,
+                       session_key: str | None = None, limit: int = 100) -> ApiObject: ...
+    def review_accept(self, memory_id: str) -> ApiObject: ...
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject: ...
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject: ...
+    def review_rules(self) -> ApiObject: ...
+
+    # -- ingestion
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject: ...
+    def ingest_git(self, repo: Path, project: str | None, progress: GitProgress) -> ApiObject: ...
+
+
+REVIEW_ACTOR = "review-cli"
 
 
 class LocalBackend:
@@ -30,7 +94,7 @@ class LocalBackend:
         from kenning.localstore import LocalStore
 
         self.settings = settings
-        self.store = LocalStore(settings)
+        self.store: LocalStore = LocalStore(settings)
         self._kenning: Kenning | None = None
         self.where = f"local store {settings.db_path}"
 
@@ -51,69 +115,245 @@ class LocalBackend:
         else:
             self.store.close()
 
-    def remember(self, body: dict) -> dict:
+    def remember(self, body: ApiObject) -> ApiObject:
         """Raw-first: stored without a vector (no model load); the next recall or the daemon embeds it.
         As in the HTTP API, a given type is kept as is."""
         draft = MemoryDraft(**body, type_explicit="type" in body)
         result = self.kenning.remember(draft, actor=body.get("source") or "cli", embed=False)
         return {"id": result.id, "deduped": result.deduped}
 
-    def remember_batch(self, memories: list[dict]) -> list[dict]:
+    def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]:
         results = self.kenning.remember_many([MemoryDraft(**m) for m in memories], actor="cli-import")
         return [{"id": r.id, "deduped": r.deduped} for r in results]
 
-    def recall(self, body: dict) -> list[dict]:
+    def recall(self, body: ApiObject) -> list[ApiObject]:
         body = dict(body)
         self.kenning.embed_pending()
         query, limit, preset = body.pop("query"), body.pop("limit", None), body.pop("preset", None)
         hits = self.kenning.recall(query, limit=limit, filters=MemoryFilter(**body), config=preset)
         return [h.to_dict() for h in hits]
 
-    def get(self, memory_id: str) -> dict:
+    def get(self, memory_id: str) -> ApiObject:
         memory = self.store.get(memory_id)
         data = memory.to_dict()
         data["history"] = self.store.history(memory_id)
         data["lifecycle"] = self.store.lifecycle_of(memory)
         return data
 
-    def edit(self, memory_id: str, changes: dict) -> dict:
+    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject:
         reason = changes.pop("reason", None)
         return self.kenning.edit(memory_id, changes, actor="cli", reason=reason).to_dict()
 
-    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> dict:
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject:
         if purge:
             self.store.purge(memory_id, actor="cli", reason=reason)
             return {"id": memory_id, "purged": True}
         return self.store.forget(memory_id, actor="cli", reason=reason).to_dict()
 
-    def recover(self, memory_id: str) -> dict:
+    def recover(self, memory_id: str) -> ApiObject:
         return self.store.recover(memory_id, actor="cli").to_dict()
 
-    def list(self, **params: Any) -> dict:
-        limit, offset = params.pop("limit", 50), params.pop("offset", 0)
-        kind = params.pop("type", None)
-        filters = MemoryFilter(project=params.get("project"), types=[kind] if kind else None,
-                               include_deleted=params.get("include_deleted", False), include_superseded=True)
+    def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
+             include_deleted: bool = False) -> ApiObject:
+        filters = MemoryFilter(project=project, types=[type] if type else None,
+                               include_deleted=include_deleted, include_superseded=True)
         items, total = self.store.list(filters, limit=limit, offset=offset)
         return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
 
-    def stats(self) -> dict:
+    def stats(self) -> ApiObject:
         return self.store.stats()
 
     def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
         return self.store.export(fmt, MemoryFilter(project=project))
 
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject:
+        return self.store.sessions(limit=limit, offset=offset, project=project)
+
+    def session(self, session_key: str) -> ApiObject:
+        return self.store.session(session_key)
+
+    def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
+                 offset: int = 0) -> ApiObject:
+        return self.kenning.entities(query=query, entity_type=entity_type, limit=limit, offset=offset)
+
+    def entity(self, name: str, *, memories: int = 50) -> ApiObject:
+        return self.kenning.entity(name, memory_limit=memories)
+
+    def pipeline_status(self) -> ApiObject:
+        """Computed from the local store: the workers show as not running."""
+        data = self.kenning.pipeline_status()
+        data["waiting"] = ["daemon not running: workers are idle"] + data["waiting"]
+        return data
+
+    def predictor_status(self) -> ApiObject:
+        return self.kenning.predictor.status()
+
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject:
+        return self.kenning.predictor.training_history(limit=limit, offset=offset)
+
+    def predictor_audit(self, session_key: str) -> ApiObject:
+        return self.kenning.predictor.audit(session_key)
+
+    def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject:
+        """Train in this process: a sidecar runs for the duration of the command."""
+        p = self.kenning.predictor
+        p.sidecar.base_weights = str(base_weights) if base_weights else None
+        if not p.cfg.enabled:
+            raise ConfigError("the predictor is disabled in config.yaml (predictor.enabled: false)")
+        p.start(wait_ready=True, force=True)
+        return p.train_now("manual")
+
+    def review_pending(self, *, status: str = "pending", project: str | None = None,
+                       session_key: str | None = None, limit: int = 100) -> ApiObject:
+        return self.kenning.review.pending(status=status, project=project, session_key=session_key, limit=limit)
+
+    def review_accept(self, memory_id: str) -> ApiObject:
+        return self.kenning.review.accept(memory_id, actor=REVIEW_ACTOR)
+
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject:
+        return self.kenning.review.edit(memory_id, actor=REVIEW_ACTOR, **changes)
+
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject:
+        return self.kenning.review.reject(memory_id, reason=reason, actor=REVIEW_ACTOR)
+
+    def review_rules(self) -> ApiObject:
+        return self.kenning.review.rules()
+
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject:
+        """Submit and ingest in this process; a failure marks the document failed and is raised."""
+        k = self.kenning
+        doc_id = k.submit_document(
+            text=body.get("text"), url=body.get("url"), title=body.get("title"), project=body.get("project"),
+            tags=body.get("tags"), content_type=body.get("content_type"), enqueue=False,
+        )
+        try:
+            k.ingest_document(doc_id, progress=progress)
+        except Exception as exc:
+            k.mark_document_failed(doc_id, str(exc))
+            raise
+        return k.document(doc_id)
+
+    def ingest_git(self, repo: Path, project: str | None, progress: GitProgress) -> ApiObject:
+        return self.kenning.git.ingest(repo, project, progress=progress).to_dict()
+
 
 class DaemonBackend:
+    """The running daemon, over its HTTP API (`kenning.client`)."""
+
     def __init__(self, client: KenningClient) -> None:
         self.client = client
         self.where = f"daemon {client.base_url}"
 
-    def __getattr__(self, name: str):
-        return getattr(self.client, name)
-
     def close(self) -> None:
         self.client.close()
+
+    def remember(self, body: ApiObject) -> ApiObject:
+        return self.client.remember(body)
+
+    def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]:
+        return self.client.remember_batch(memories)
+
+    def recall(self, body: ApiObject) -> list[ApiObject]:
+        return self.client.recall(body)
+
+    def get(self, memory_id: str) -> ApiObject:
+        return self.client.get(memory_id)
+
+    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject:
+        return self.client.edit(memory_id, changes)
+
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject:
+        return self.client.forget(memory_id, purge=purge, reason=reason)
+
+    def recover(self, memory_id: str) -> ApiObject:
+        return self.client.recover(memory_id)
+
+    def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
+             include_deleted: bool = False) -> ApiObject:
+        return self.client.list(limit=limit, offset=offset, project=project, type=type,
+                                include_deleted=include_deleted)
+
+    def stats(self) -> ApiObject:
+        return self.client.stats()
+
+    def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
+        return self.client.export(fmt, project)
+
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject:
+        return self.client.sessions(limit=limit, offset=offset, project=project)
+
+    def session(self, session_key: str) -> ApiObject:
+        return self.client.session(session_key)
+
+    def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
+                 offset: int = 0) -> ApiObject:
+        params = ({"limit": limit} | ({"offset": offset} if offset else {}) | ({"q": query} if query else {})
+                  | ({"type": entity_type} if entity_type else {}))
+        return self.client.request("GET", "/api/graph/entities", params=params)
+
+    def entity(self, name: str, *, memories: int = 50) -> ApiObject:
+        return self.client.request("GET", f"/api/graph/entity/{quote(name, safe='')}", params={"memories": memories})
+
+    def pipeline_status(self) -> ApiObject:
+        return self.client.request("GET", "/api/pipeline/status")
+
+    def predictor_status(self) -> ApiObject:
+        return self.client.request("GET", "/api/predictor/status")
+
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject:
+        return self.client.request("GET", "/api/predictor/training", params={"limit": limit, "offset": offset})
+
+    def predictor_audit(self, session_key: str) -> ApiObject:
+        return self.client.request("GET", f"/api/predictor/audit/{session_key}")
+
+    def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject:
+        if base_weights is not None:
+            raise KenningError("--base-weights applies when the daemon is stopped (the running sidecar has its model)")
+        return self.client.request("POST", "/api/predictor/train", timeout=180.0)
+
+    def review_pending(self, *, status: str = "pending", project: str | None = None,
+                       session_key: str | None = None, limit: int = 100) -> ApiObject:
+        params = {"status": status, "project": project, "session_key": session_key, "limit": limit}
+        return self.client.request("GET", "/api/review", params={k: v for k, v in params.items() if v is not None})
+
+    def review_accept(self, memory_id: str) -> ApiObject:
+        return self.client.request("POST", f"/api/review/{memory_id}/accept")
+
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject:
+        return self.client.request("POST", f"/api/review/{memory_id}/edit", json=changes)
+
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject:
+        return self.client.request("POST", f"/api/review/{memory_id}/reject", json={"reason": reason} if reason else {})
+
+    def review_rules(self) -> ApiObject:
+        return self.client.request("GET", "/api/review/rules")
+
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject:
+        """Queue it, then poll until the documents worker is done (or ingest it now when no worker
+        takes it)."""
+        doc = self.client.request("POST", "/api/documents", json=body)
+        started = time.monotonic()
+        nudged = False
+        while time.monotonic() - started < DOCUMENT_MAX_WAIT_S:
+            state = self.client.request("GET", f"/api/documents/{doc['id']}")
+            progress(state["status"], state.get("memory_count") or 0, state.get("chunk_count") or 0)
+            if state["status"] in ("done", "failed"):
+                return state
+            if state["status"] == "queued" and not nudged and time.monotonic() - started > DOCUMENT_QUEUED_GRACE_S:
+                nudged = True  # no documents worker picked it up: ask the daemon to ingest it now
+                self.client.request("POST", f"/api/documents/{doc['id']}/process", timeout=DOCUMENT_MAX_WAIT_S)
+                continue
+            time.sleep(DOCUMENT_POLL_S)
+        raise KenningError(f"document {doc['id']} is still {state['status']} after {DOCUMENT_MAX_WAIT_S:.0f} s")
+
+    def ingest_git(self, repo: Path, project: str | None, progress: GitProgress) -> ApiObject:
+        run = self.client.request("POST", "/api/ingest/git", json={"path": str(repo), "project": project})
+        while run["status"] == "running":
+            progress(run["done"], run["total"] or None)
+            time.sleep(GIT_POLL_S)
+            run = self.client.request("GET", f"/api/ingest/git/{run['id']}")
+        progress(run["done"], run["total"])
+        return run
 
 
 def nothing_listens(base_url: str) -> bool:
@@ -131,7 +371,7 @@ def nothing_listens(base_url: str) -> bool:
     return False
 
 
-def open_backend(settings: Settings, *, prefer_daemon: bool = True):
+def open_backend(settings: Settings, *, prefer_daemon: bool = True) -> LocalBackend | DaemonBackend:
     if prefer_daemon and not nothing_listens(settings.base_url):
         from kenning.client import KenningClient
 

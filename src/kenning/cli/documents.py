@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -11,10 +10,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kenning.cli.context import console, fail, print_json
 from kenning.cli.memory import backend
-
-POLL_S = 0.25
-QUEUED_GRACE_S = 2.0
-MAX_WAIT_S = 3600.0
 
 
 def _body(source: str, title: str | None, project: str | None, tags: list[str]) -> dict:
@@ -35,43 +30,6 @@ def _body(source: str, title: str | None, project: str | None, tags: list[str]) 
     return body
 
 
-def _via_daemon(client, body: dict, progress: Progress, task) -> dict:
-    doc = client.request("POST", "/api/documents", json=body)
-    started = time.monotonic()
-    nudged = False
-    while time.monotonic() - started < MAX_WAIT_S:
-        state = client.request("GET", f"/api/documents/{doc['id']}")
-        total = state.get("chunk_count") or 0
-        progress.update(task, description=state["status"], total=total or None,
-                        completed=state.get("memory_count") or 0)
-        if state["status"] in ("done", "failed"):
-            return state
-        if state["status"] == "queued" and not nudged and time.monotonic() - started > QUEUED_GRACE_S:
-            nudged = True  # no documents worker picked it up: ask the daemon to ingest it now
-            client.request("POST", f"/api/documents/{doc['id']}/process", timeout=MAX_WAIT_S)
-            continue
-        time.sleep(POLL_S)
-    fail(f"document {doc['id']} is still {state['status']} after {MAX_WAIT_S:.0f} s")
-    return state
-
-
-def _locally(kenning, body: dict, progress: Progress, task) -> dict:
-    doc_id = kenning.submit_document(
-        text=body.get("text"), url=body.get("url"), title=body.get("title"), project=body.get("project"),
-        tags=body.get("tags"), content_type=body.get("content_type"), enqueue=False,
-    )
-
-    def note(stage: str, done: int, total: int) -> None:
-        progress.update(task, description=stage, total=total or None, completed=done)
-
-    try:
-        kenning.ingest_document(doc_id, progress=note)
-    except Exception as exc:
-        kenning.mark_document_failed(doc_id, str(exc))
-        raise
-    return kenning.document(doc_id)
-
-
 def ingest(
     source: str = typer.Argument(..., help="A text/Markdown/HTML file or an http(s) URL."),
     title: Optional[str] = typer.Option(None, help="Title (defaults to the file name or the page title)."),
@@ -84,10 +42,11 @@ def ingest(
     columns = (TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with backend() as b, Progress(*columns, console=console, transient=as_json) as progress:
         task = progress.add_task("queued", total=None)
-        if hasattr(b, "client"):
-            state = _via_daemon(b.client, body, progress, task)
-        else:
-            state = _locally(b.kenning, body, progress, task)
+
+        def note(stage: str, done: int, total: int) -> None:
+            progress.update(task, description=stage, total=total or None, completed=done)
+
+        state = b.ingest_document(body, note)  # the daemon's documents worker, or here
     state.pop("raw_content", None)
     if as_json:
         print_json(state)

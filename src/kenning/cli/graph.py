@@ -14,17 +14,6 @@ from kenning.cli.tables import Col, print_table
 graph_app = typer.Typer(no_args_is_help=True, help="Knowledge graph: entities and how they relate.")
 
 
-def _fetch(b, path: str, params: dict | None = None) -> dict:
-    """GET from the daemon, or answer the same shape from the local store."""
-    if hasattr(b, "client"):
-        return b.client.request("GET", path, params=params)
-    if path.startswith("/api/graph/entity/"):
-        return b.kenning.entity(path.rsplit("/", 1)[1], memory_limit=(params or {}).get("memories", 50))
-    p = params or {}
-    return b.kenning.entities(query=p.get("q"), entity_type=p.get("type"),
-                              limit=p.get("limit", 50), offset=p.get("offset", 0))
-
-
 @graph_app.command("show")
 def show(
     name: str = typer.Argument(..., help="Entity name (any casing) or id."),
@@ -32,10 +21,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one entity: relations, aspects with attributes/constraints, and memories."""
-    from urllib.parse import quote
-
     with backend() as b:
-        data = _fetch(b, f"/api/graph/entity/{quote(name, safe='')}", {"memories": memories})
+        data = b.entity(name, memories=memories)
     if as_json:
         print_json(data)
         return
@@ -64,9 +51,8 @@ def list_entities(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List entities, most mentioned first."""
-    params = {"limit": limit} | ({"q": query} if query else {}) | ({"type": type} if type else {})
     with backend() as b:
-        data = _fetch(b, "/api/graph/entities", params)
+        data = b.entities(query=query or None, entity_type=type or None, limit=limit)
     if as_json:
         print_json(data)
         return

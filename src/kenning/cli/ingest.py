@@ -8,7 +8,6 @@ this process on the local store.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -22,9 +21,6 @@ from kenning.cli.documents import ingest as ingest_document
 from kenning.cli.memory import backend
 from kenning.core.errors import KenningError
 from kenning.memory.git_history import open_repository
-
-POLL_S = 0.25
-
 
 class _DefaultToDocument(TyperGroup):
     """Route `kenning ingest X …` to `ingest document X …` unless X names a subcommand."""
@@ -44,16 +40,6 @@ def _columns() -> tuple:
     return (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
 
-def _via_daemon(client, repo: Path, project: str | None, progress: Progress, task) -> dict:
-    run = client.request("POST", "/api/ingest/git", json={"path": str(repo), "project": project})
-    while run["status"] == "running":
-        progress.update(task, total=run["total"] or None, completed=run["done"])
-        time.sleep(POLL_S)
-        run = client.request("GET", f"/api/ingest/git/{run['id']}")
-    progress.update(task, total=run["total"], completed=run["done"])
-    return run
-
-
 def ingest_git(path: Path, project: Optional[str], *, as_json: bool = False) -> dict:
     """Ingest `path`'s new commits with a progress bar; the finished run as a dict."""
     try:
@@ -62,12 +48,7 @@ def ingest_git(path: Path, project: Optional[str], *, as_json: bool = False) -> 
         fail(str(exc), code=2)
     with backend() as b, Progress(*_columns(), console=console, transient=as_json) as progress:
         task = progress.add_task("commits", total=None)
-        if hasattr(b, "client"):
-            run = _via_daemon(b.client, repo, project, progress, task)
-        else:
-            run = b.kenning.git.ingest(
-                repo, project, progress=lambda done, total: progress.update(task, total=total, completed=done),
-            ).to_dict()
+        run = b.ingest_git(repo, project, lambda done, total: progress.update(task, total=total, completed=done))
     if run["status"] == "failed":
         fail(f"git ingest of {run['repo']} failed: {run['error']}")
     return run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from kenning.cli.backend import LocalBackend, open_backend
+from kenning.cli.backend import Backend, LocalBackend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
@@ -30,7 +31,7 @@ EMPTY_STORE = (
 
 
 @contextmanager
-def backend(*, prefer_daemon: bool = True):
+def backend(*, prefer_daemon: bool = True) -> Iterator[Backend]:
     """The daemon when it answers (else the local store); KenningError → one line and an exit code."""
     try:
         b = open_backend(settings(), prefer_daemon=prefer_daemon)

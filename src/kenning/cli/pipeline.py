@@ -11,16 +11,6 @@ from kenning.cli.memory import backend
 pipeline_app = typer.Typer(no_args_is_help=True, help="Extraction pipeline: workers, job queue, LLM budget.")
 
 
-def _status(b) -> dict:
-    """From the daemon, or computed from the local store (workers then show as not running)."""
-    if hasattr(b, "client"):
-        return b.client.request("GET", "/api/pipeline/status")
-
-    data = b.kenning.pipeline_status()
-    data["waiting"] = ["daemon not running: workers are idle"] + data["waiting"]
-    return data
-
-
 def _print(data: dict) -> None:
     console.print(f"mode [bold]{data['mode']}[/bold]  provider "
                   f"{(data.get('provider') or {}).get('provider')}:{(data.get('provider') or {}).get('model')}")
@@ -50,7 +40,7 @@ def _print(data: dict) -> None:
 def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Workers, queue depths, dead jobs and the daily LLM token budget."""
     with backend() as b:
-        data = _status(b)
+        data = b.pipeline_status()  # offline: from the local store, the workers shown as not running
     if as_json:
         print_json(data)
     else:

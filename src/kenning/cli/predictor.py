@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from kenning.cli.backend import Backend
 from kenning.cli.context import console, fail, print_json
 from kenning.cli.memory import backend
 from kenning.cli.tables import Col, fmt, print_table
@@ -20,24 +21,11 @@ from kenning.core.errors import KenningError
 predictor_app = typer.Typer(no_args_is_help=True, help="The learned memory scorer: state, training, audits.")
 
 
-def _get(b, path: str, params: dict | None = None) -> dict:
-    if hasattr(b, "client"):
-        return b.client.request("GET", path, params=params)
-    p = b.kenning.predictor
-    if path == "/api/predictor/status":
-        return p.status()
-    if path == "/api/predictor/training":
-        return p.training_history(**(params or {}))
-    if path.startswith("/api/predictor/audit/"):
-        return p.audit(path.rsplit("/", 1)[1])
-    raise ValueError(path)
-
-
 @predictor_app.command("status")
 def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Mode, α, success rate, model version, parameter count, sidecar health."""
     with backend() as b:
-        data = _get(b, "/api/predictor/status")
+        data = b.predictor_status()
     if as_json:
         print_json(data)
         return
@@ -69,17 +57,7 @@ def train(
 ) -> None:
     """Train now from this user's sessions; the new model serves only if every gate passes."""
     with backend() as b:
-        if hasattr(b, "client"):
-            if base_weights is not None:
-                fail("--base-weights applies when the daemon is stopped (the running sidecar has its model)")
-            data = b.client.request("POST", "/api/predictor/train", timeout=180.0)
-        else:
-            p = b.kenning.predictor
-            p.sidecar.base_weights = str(base_weights) if base_weights else None
-            if not p.cfg.enabled:
-                fail("the predictor is disabled in config.yaml (predictor.enabled: false)")
-            p.start(wait_ready=True, force=True)
-            data = p.train_now("manual")
+        data = b.predictor_train(base_weights=base_weights)  # offline: a sidecar for the command's duration
     if as_json:
         print_json(data)
         return
@@ -101,7 +79,7 @@ def train(
 def history(limit: int = typer.Option(20, min=1, max=500), as_json: bool = typer.Option(False, "--json")) -> None:
     """Training runs: loss, canary metrics, gates, whether the model was swapped."""
     with backend() as b:
-        data = _get(b, "/api/predictor/training", {"limit": limit, "offset": 0})
+        data = b.predictor_training(limit=limit, offset=0)
     if as_json:
         print_json(data)
         return
@@ -125,7 +103,7 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
             as_json: bool = typer.Option(False, "--json")) -> None:
     """Predictor vs baseline for one session: both top-10s, NDCG, winner, the relevance they were scored on."""
     with backend() as b:
-        data = _get(b, f"/api/predictor/audit/{session_key}")
+        data = b.predictor_audit(session_key)
         cmp = data.get("comparison")
         texts = _memory_texts(b, [*cmp["baseline_top_ids"], *cmp["predictor_top_ids"]]) if cmp and not as_json else {}
     if as_json:
@@ -147,7 +125,7 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
                         rows, detail=Col("content", "content"), title=f"{side} top {len(rows)}")
 
 
-def _memory_texts(b, ids: list[str]) -> dict[str, str]:
+def _memory_texts(b: Backend, ids: list[str]) -> dict[str, str]:
     """Each memory's content ('(purged)' when it no longer exists), for showing rankings as text."""
     texts: dict[str, str] = {}
     for mid in dict.fromkeys(ids):
@@ -163,7 +141,7 @@ def labels(session_key: str = typer.Argument(..., help="Session key."),
            as_json: bool = typer.Option(False, "--json")) -> None:
     """The training label of every candidate in a session, and how it was built."""
     with backend() as b:
-        data = _get(b, f"/api/predictor/audit/{session_key}").get("labels")
+        data = b.predictor_audit(session_key).get("labels")
     if not data:
         fail(f"session {session_key} has no continuity score yet, so no labels")
     if as_json:

@@ -10,23 +10,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
-from kenning.cli.backend import LocalBackend
 from kenning.cli.context import console, fail, print_json
 from kenning.cli.memory import backend
 
 review_app = typer.Typer(help="Review what kenning learned: accept, edit or reject (non-destructive).",
                          invoke_without_command=True)
 STATUSES = ("pending", "accepted", "rejected", "learned")
-
-
-def _call(b, local, method: str, path: str, **kw) -> Any:
-    if isinstance(b, LocalBackend):
-        return local(b.kenning.review)
-    return b.request(method, path, **kw)
 
 
 @review_app.callback()
@@ -43,10 +36,8 @@ def review(
         return
     if status not in STATUSES:
         fail(f"--status must be one of {', '.join(STATUSES)}", code=2)
-    params = {"status": status, "project": project, "session_key": session, "limit": limit}
     with backend() as b:
-        data = _call(b, lambda r: r.pending(**params), "GET", "/api/review",
-                     params={k: v for k, v in params.items() if v is not None})
+        data = b.review_pending(status=status, project=project, session_key=session, limit=limit)
     if as_json:
         print_json(data)
         return
@@ -73,7 +64,7 @@ def review(
 def accept(memory_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """Vouch for a learned memory: no longer needs review, user-verified (a standing rule)."""
     with backend() as b:
-        data = _call(b, lambda r: r.accept(memory_id, actor="review-cli"), "POST", f"/api/review/{memory_id}/accept")
+        data = b.review_accept(memory_id)
     print_json(data) if as_json else console.print(f"accepted {data['id']}")
 
 
@@ -89,8 +80,7 @@ def edit(
         fail("give --content and/or --type", code=2)
     body = {k: v for k, v in {"content": content, "type": type}.items() if v is not None}
     with backend() as b:
-        data = _call(b, lambda r: r.edit(memory_id, actor="review-cli", **body), "POST",
-                     f"/api/review/{memory_id}/edit", json=body)
+        data = b.review_edit(memory_id, body)
     print_json(data) if as_json else console.print(f"edited and accepted {data['id']}")
 
 
@@ -101,10 +91,8 @@ def reject(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Reject a learned memory: kept (a query still finds it), never shown unasked again."""
-    body = {"reason": reason} if reason else {}
     with backend() as b:
-        data = _call(b, lambda r: r.reject(memory_id, reason=reason, actor="review-cli"), "POST",
-                     f"/api/review/{memory_id}/reject", json=body)
+        data = b.review_reject(memory_id, reason=reason)
     print_json(data) if as_json else console.print(f"rejected {data['id']} (kept; not shown unasked)")
 
 
@@ -112,7 +100,7 @@ def reject(
 def rules(as_json: bool = typer.Option(False, "--json")) -> None:
     """Per extraction rule: how many were learned, wait for review, were accepted and rejected."""
     with backend() as b:
-        data = _call(b, lambda r: r.rules(), "GET", "/api/review/rules")
+        data = b.review_rules()
     if as_json:
         print_json(data)
         return

@@ -6,24 +6,11 @@ from typing import Optional
 
 import typer
 
-from kenning.cli.backend import LocalBackend
 from kenning.cli.context import console, print_json
 from kenning.cli.memory import backend
 from kenning.cli.tables import Col, fmt, print_table
 
 sessions_app = typer.Typer(no_args_is_help=True, help="Inspect agent sessions.")
-
-
-def _list(b, **params) -> dict:
-    if isinstance(b, LocalBackend):
-        return b.store.sessions(**params)
-    return b.sessions(**params)
-
-
-def _detail(b, key: str) -> dict:
-    if isinstance(b, LocalBackend):
-        return b.store.session(key)
-    return b.session(key)
 
 
 @sessions_app.command("list")
@@ -34,7 +21,7 @@ def list_sessions(
 ) -> None:
     """Recent sessions with candidate / injected counts and continuity score."""
     with backend() as b:
-        data = _list(b, limit=limit, offset=0, project=project)
+        data = b.sessions(limit=limit, offset=0, project=project)
     if as_json:
         print_json(data)
         return
@@ -58,7 +45,7 @@ def show(
 ) -> None:
     """Candidates, injected memories, FTS hits, agent feedback and continuity for one session."""
     with backend() as b:
-        data = _detail(b, key)
+        data = b.session(key)
     if as_json:
         print_json(data)
         return

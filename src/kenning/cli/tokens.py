@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from kenning.cli.backend import LocalBackend
 from kenning.cli.context import console, print_json
 from kenning.cli.memory import backend
 from kenning.cli.tables import Col, print_table
@@ -25,6 +26,7 @@ token_app = typer.Typer(no_args_is_help=True, help="Per-user bearer tokens (team
 @contextmanager
 def _service() -> Iterator["Kenning"]:
     with backend(prefer_daemon=False) as local:
+        assert isinstance(local, LocalBackend)  # tokens live in this home's own store
         yield local.kenning
 
 
