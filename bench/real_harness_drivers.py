@@ -62,11 +62,14 @@ class Driver:
     name = ""  # the pin in tests/harness/clis.py
     harness = ""  # kenning's harness name on the session
     server_class: type = AnthropicServer
+    make_dirs = None  # tests/harness/cli_runners' `*_dirs(root, project)`: the harness's home under root
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.bin = cli_path(self.name)
         self.known: set[str] = set()
+        if self.make_dirs is not None:
+            self.home, _ = type(self).make_dirs(root / self.name, "scratch")
 
     def daemon_config(self) -> str | None:
         return None
@@ -154,10 +157,7 @@ class ClaudeCode(Driver):
 class Codex(Driver):
     name = harness = "codex"
     server_class = ResponsesServer
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.home, _ = codex_dirs(root / "codex", "unused")
+    make_dirs = staticmethod(codex_dirs)
 
     def daemon_config(self) -> str:
         return (f"sessions:\n  idle_end_minutes: {IDLE_END_MINUTES}\n  idle_check_s: 2\n"
@@ -183,11 +183,8 @@ class Codex(Driver):
 class Gemini(Driver):
     name, harness = "gemini", "gemini"
     server_class = GeminiServer
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.home, _ = gemini_dirs(root / "gemini", "unused")
-        self._next_id: str | None = None
+    make_dirs = staticmethod(gemini_dirs)
+    _next_id: str | None = None
 
     def blocks(self, request_text: str) -> list[str]:
         """Gemini CLI sends hook context HTML-escaped (`<hook_context>&lt;kenning-memories&gt;…`)."""
@@ -210,10 +207,7 @@ class Gemini(Driver):
 class OpenCode(Driver):
     name = harness = "opencode"
     server_class = ChatServer
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.home, _ = opencode_dirs(root / "opencode", "unused")
+    make_dirs = staticmethod(opencode_dirs)
 
     def connect(self, daemon_home: Path, port: int) -> None:
         connect("opencode", daemon=_KenningDaemon(daemon_home, port), **opencode_env(self.home))
