@@ -179,6 +179,36 @@ def test_an_amendment_that_names_the_rule_it_replaces_is_stored_and_supersedes_i
     assert http.get(f"/api/memory/{old_rule['id']}").json()["superseded_by"] == new_rule["id"]
 
 
+def test_the_same_amendment_for_another_component_supersedes_nothing(http):
+    """Two components amended the same way are two rules (bench/longrun.py: one component's amendment
+    superseded the other's, cosine ~0.95, and its current rule was lost)."""
+    project = f"par-{uuid.uuid4().hex[:6]}"
+    amend = "Amended rule, superseding ISO 8601 strings in UTC: {} uses unix epoch milliseconds for dates from now on."
+    first_key, _ = chat(http, project, "2025-01-10T10:00:00Z", [
+        ("user", "The dates of invoice-renderer keeps causing incidents; let's change it."),
+        ("assistant", amend.format("invoice-renderer"))])
+    second_key, summary = chat(http, project, "2025-02-10T10:00:00Z", [
+        ("user", "The dates of mail-digest keeps causing incidents; let's change it."),
+        ("assistant", amend.format("mail-digest"))])
+    first = next(m for m in session_memories(http, first_key) if m["type"] == "decision")
+    second = next(m for m in session_memories(http, second_key) if m["type"] == "decision")
+    assert "invoice-renderer" in first["content"] and "mail-digest" in second["content"]
+    assert summary["extraction"]["superseded"] == []
+    assert http.get(f"/api/memory/{first['id']}").json()["superseded_by"] is None
+
+
+def test_parallel_rules_differ_only_in_the_names_they_are_about():
+    from kenning.sessions.overlay import parallel_rules
+
+    assert parallel_rules("Amended rule, superseding pytest with real SQLite files: webhook-relay uses unittest.",
+                          "Amended rule, superseding pytest with real SQLite files: audit-trail uses unittest.")
+    assert not parallel_rules(SETTLED[1][1], AMENDED[1][1])  # an amendment of the same rule
+    assert not parallel_rules("Settled: ledger-sync uses exponential backoff capped at 30 seconds for retries.",
+                              "Amended rule, superseding exponential backoff capped at 30 seconds: ledger-sync uses a "
+                              "fixed 5 second delay with 3 attempts for retries from now on.")
+    assert not parallel_rules("merge_records keeps the newest record.", "merge_records keeps the fullest record.")
+
+
 AMENDED_AGAIN = [
     ("user", "Another amendment to the merge rule: ties between equally filled records need a winner."),
     ("assistant", "Amended rule, superseding the most-filled rule: merge_records keys on the lowercased email, the "

@@ -23,6 +23,7 @@ Embeddings are computed before any transaction; the supersession writes happen i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,20 @@ def _restates(text: str, vector: np.ndarray, known: list[_Known], amends: int = 
     return None
 
 
+_TOKEN = re.compile(r"\w[\w./-]*\w|\w")
+_NAME = re.compile(r"^[a-z]\w*(?:[-_./]\w+)+$")  # a joined name: invoice-renderer, merge_records, app.db
+
+
+def parallel_rules(a: str, b: str) -> bool:
+    """The same rule about two different named things ("…: mail-digest uses unix epoch milliseconds …" and
+    "…: invoice-renderer uses unix epoch milliseconds …"): word for word alike apart from names (joined
+    words) each names and the other does not. Neither amends the other, however close their vectors."""
+    wa, wb = _TOKEN.findall(a.lower()), _TOKEN.findall(b.lower())
+    only_a = {w for w in wa if _NAME.match(w)} - set(wb)
+    only_b = {w for w in wb if _NAME.match(w)} - set(wa)
+    return bool(only_a and only_b) and [w for w in wa if w not in only_a] == [w for w in wb if w not in only_b]
+
+
 def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list[tuple[Fact, str, np.ndarray, str]]) -> list[str]:
     """Supersede the project's earlier rules on the same subjects; returns the superseded ids."""
     rules = [c for c in created if c[0].type in RULE_TYPES]
@@ -112,6 +127,8 @@ def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list
         for old in earlier:
             old_vector = stored.get(old.content_hash)
             if old.id == new_id or old_vector is None or old.created_at > at:  # only an older memory loses
+                continue
+            if parallel_rules(old.content, fact.content):  # the same rule for another component
                 continue
             cosine = float(np.dot(_unit(old_vector[None, :])[0], vector))
             if cosine >= need and (old.id not in plan or plan[old.id][1] < at):
