@@ -289,5 +289,19 @@ class Kenning:
     def pipeline_status(self) -> dict[str, Any]:
         return pipeline_status(self.settings.pipeline, self.db, self.workers, self.llm)
 
+    def start_worker(self, name: str) -> dict[str, object]:
+        """Start one background worker (NotFound for an unknown name); its stats."""
+        self.workers.start(name)
+        return self.workers.get(name).stats()
+
+    def stop_worker(self, name: str) -> dict[str, object]:
+        self.workers.stop(name)
+        return self.workers.get(name).stats()
+
+    @property
+    def embedding_model(self) -> str:
+        """The id of the embedding model this service embeds with."""
+        return self.embedder.model_id
+
 
 open_local_store = localstore.open_local_store  # the store alone, for offline CLI commands (kenning.localstore)

@@ -25,7 +25,7 @@ def health(request: Request, k: Kenning = Depends(get_kenning)) -> HealthOut:
     """Liveness for anyone; version, model and home only with the token (when one is set)."""
     if not token_ok(request.headers.get("authorization"), k.settings.auth_token):
         return HealthOut(status="ok")
-    return HealthOut(status="ok", version=__version__, embedding_model=k.embedder.model_id,
+    return HealthOut(status="ok", version=__version__, embedding_model=k.embedding_model,
                      home=str(k.settings.home))
 
 

@@ -29,14 +29,12 @@ def list_jobs(
 
 @router.post("/api/pipeline/workers/{name}/start", responses=errors(404))
 def start_worker(name: str, k: Kenning = Depends(get_kenning)) -> dict:
-    k.workers.start(name)
-    return k.workers.get(name).stats()
+    return k.start_worker(name)
 
 
 @router.post("/api/pipeline/workers/{name}/stop", responses=errors(404))
 def stop_worker(name: str, k: Kenning = Depends(get_kenning)) -> dict:
-    k.workers.stop(name)
-    return k.workers.get(name).stats()
+    return k.stop_worker(name)
 
 
 @router.post("/api/pipeline/dead/requeue")
