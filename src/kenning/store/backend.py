@@ -10,7 +10,7 @@ backend runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,13 +19,22 @@ from kenning.core.config_store import StoreSettings
 from kenning.core.errors import StoreError
 
 
+class Row(Protocol):
+    """A result row of either backend: by column name or position (sqlean.Row, store.pg.db's row).
+    Its values are whatever the column holds (TEXT, INTEGER, REAL, BLOB or NULL)."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...  # the values in column order (`for a, b in rows`)
+    def keys(self) -> Sequence[str]: ...
+
+
 class Cursor(Protocol):
     rowcount: int
 
-    def fetchone(self) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def fetchmany(self, size: int = ...) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
+    def fetchone(self) -> Any: ...  # Row | None; Any so that `.fetchone()[0]` after COUNT(*) reads plainly
+    def fetchall(self) -> list[Row]: ...
+    def fetchmany(self, size: int = ...) -> list[Row]: ...
+    def __iter__(self) -> Iterator[Row]: ...
     @property
     def lastrowid(self) -> int | None: ...
 
@@ -33,8 +42,8 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """What the store's functions call on a connection (SQLite-dialect SQL, `?` parameters)."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
-    def executemany(self, sql: str, seq: Any) -> Any: ...
+    def execute(self, sql: str, params: Sequence[object] = ...) -> Cursor: ...
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> Cursor: ...
 
 
 class StoreDatabase(Protocol):
@@ -42,6 +51,7 @@ class StoreDatabase(Protocol):
 
     backend: str
     read_only: bool
+    path: Path | str  # the SQLite file, or the PostgreSQL URL without its password
 
     def with_write_tx(self) -> AbstractContextManager[Connection]: ...
     def reader(self) -> Connection: ...
@@ -50,7 +60,7 @@ class StoreDatabase(Protocol):
     def close(self) -> None: ...
 
 
-def is_postgres(conn: Any) -> bool:
+def is_postgres(conn: object) -> bool:
     """True when `conn` is a PostgreSQL connection (store-internal dispatch only)."""
     return getattr(conn, "backend", None) == "postgres"
 
@@ -94,4 +104,4 @@ def describe(store: StoreSettings, sqlite_path: Path) -> str:
     return redacted(store.url or "")
 
 
-__all__ = ["Connection", "Cursor", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_location", "open_store"]
+__all__ = ["Connection", "Cursor", "Row", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_location", "open_store"]

@@ -14,7 +14,7 @@ changes nothing. Pure (no LLM, no embedding): safe inside the migration's write 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from kenning.core import claims
 from kenning.store.backend import Connection
@@ -24,7 +24,16 @@ LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact")
 ACTOR = "claims-rescore"
 
 
-def rescore_learned(conn: Connection, at: str, *, actor: str = ACTOR) -> dict[str, Any]:
+class Rescored(TypedDict):
+    """What a rescore pass did: judged, kept, moved to review, and why (by reason)."""
+
+    judged: int
+    kept: int
+    needs_review: int
+    reasons: dict[str, int]
+
+
+def rescore_learned(conn: Connection, at: str, *, actor: str = ACTOR) -> Rescored:
     """Judge every live learned memory not judged yet; returns counts (judged, kept, moved to review, by reason)."""
     marks = ", ".join("?" for _ in LEARNED_SOURCES)
     rows = conn.execute(

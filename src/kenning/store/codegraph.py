@@ -4,7 +4,7 @@ the reverse-dependency closure and memory links. Callers hold the write transact
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Iterable, TypedDict
 
 from kenning.store.backend import Connection
 
@@ -55,7 +55,21 @@ def file_states(conn: Connection, project: str) -> dict[str, dict]:
     return {r["path"]: dict(r) for r in rows}
 
 
-def upsert_file(conn: Connection, project: str, row: dict[str, Any], now: str) -> int:
+class FileRecord(TypedDict):
+    """One parsed file as the indexer writes it (code_files)."""
+
+    path: str
+    language: str
+    module: str | None
+    content_hash: str
+    size: int
+    mtime_ns: int
+    is_test: bool
+    error_line: int | None
+    facts: dict[str, object]
+
+
+def upsert_file(conn: Connection, project: str, row: FileRecord, now: str) -> int:
     cur = conn.execute(
         "INSERT INTO code_files(project, path, language, module, content_hash, size, mtime_ns, is_test,"
         " error_line, facts, stale_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -283,7 +297,16 @@ def project_paths(conn: Connection, project: str) -> list[str]:
     return [r[0] for r in conn.execute("SELECT path FROM code_files WHERE project = ?", (project,))]
 
 
-def graph_stats(conn: Connection, project: str) -> dict[str, Any]:
+class CodeGraphStats(TypedDict):
+    files: int
+    files_with_syntax_errors: int
+    stale_files: int
+    nodes: int
+    edges: dict[str, int]
+    closure_rows: int
+
+
+def graph_stats(conn: Connection, project: str) -> CodeGraphStats:
     files = conn.execute("SELECT COUNT(*), SUM(error_line IS NOT NULL), SUM(stale_at IS NOT NULL) "
                          "FROM code_files WHERE project = ?", (project,)).fetchone()
     nodes = conn.execute("SELECT COUNT(*) FROM code_nodes n JOIN code_files f ON f.id = n.file_id "

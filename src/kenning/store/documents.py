@@ -4,16 +4,43 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import NotFound
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, Row
 
 STATUSES = ("queued", "extracting", "chunking", "embedding", "indexing", "done", "failed")
 
 
-def _row(row: Any) -> dict[str, Any]:
+class Document(TypedDict, total=False):
+    """A document (documents; `tags` decoded). Lists leave out raw_content."""
+
+    id: str
+    source_type: str
+    source_url: str | None
+    title: str | None
+    raw_content: str | None
+    content_type: str | None
+    byte_length: int | None
+    project: str | None
+    tags: list[str]
+    status: str
+    error: str | None
+    chunk_count: int
+    memory_count: int
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+
+
+class DocumentChunk(TypedDict):
+    chunk_index: int
+    memory_id: str
+    content: str | None
+
+
+def _row(row: Row) -> Document:
     data = dict(row)
     data["tags"] = json.loads(data.get("tags") or "[]")
     return data
@@ -36,14 +63,15 @@ def create_document(
     return doc_id
 
 
-def get_document(conn: Connection, doc_id: str) -> dict[str, Any]:
+def get_document(conn: Connection, doc_id: str) -> Document:
     row = conn.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
     if row is None:
         raise NotFound(f"no document with id {doc_id!r}")
     return _row(row)
 
 
-def list_documents(conn: Connection, *, status: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def list_documents(conn: Connection, *, status: str | None = None, limit: int = 50,
+                   offset: int = 0) -> tuple[list[Document], int]:
     where, params = ("WHERE status = ?", [status]) if status else ("", [])
     total = conn.execute(f"SELECT COUNT(*) FROM documents {where}", params).fetchone()[0]
     rows = conn.execute(
@@ -54,7 +82,7 @@ def list_documents(conn: Connection, *, status: str | None = None, limit: int = 
     return [_row(r) for r in rows], total
 
 
-def set_status(conn: Connection, doc_id: str, status: str, *, error: str | None = None, **fields: Any) -> None:
+def set_status(conn: Connection, doc_id: str, status: str, *, error: str | None = None, **fields: str | int | None) -> None:
     """Move a document to `status`; extra fields (title, raw_content, content_type, byte_length,
     chunk_count, memory_count) are updated with it."""
     allowed = {"title", "raw_content", "content_type", "byte_length", "chunk_count", "memory_count"}
@@ -62,7 +90,7 @@ def set_status(conn: Connection, doc_id: str, status: str, *, error: str | None 
     if unknown:
         raise ValueError(f"cannot set document field(s) {sorted(unknown)}")
     stamp = now_iso()
-    values: dict[str, Any] = {"status": status, "error": error, "updated_at": stamp, **fields}
+    values: dict[str, object] = {"status": status, "error": error, "updated_at": stamp, **fields}
     if status in ("done", "failed"):
         values["completed_at"] = stamp
     assignments = ", ".join(f"{k} = ?" for k in values)
@@ -83,7 +111,7 @@ def link_chunk(conn: Connection, doc_id: str, memory_id: str, chunk_index: int) 
     )
 
 
-def document_chunks(conn: Connection, doc_id: str) -> list[dict[str, Any]]:
+def document_chunks(conn: Connection, doc_id: str) -> list[DocumentChunk]:
     rows = conn.execute(
         "SELECT dm.chunk_index, dm.memory_id, m.content FROM document_memories dm"
         " LEFT JOIN memories m ON m.id = dm.memory_id WHERE dm.document_id = ? ORDER BY dm.chunk_index",

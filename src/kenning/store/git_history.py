@@ -7,7 +7,7 @@ repository, whatever happens to its memory later (a forgotten commit is not re-i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.store.backend import Connection
@@ -39,10 +39,20 @@ def record_commits(conn: Connection, repo: str, project: str | None, rows: Itera
     return added
 
 
-def get_repository(conn: Connection, repo: str) -> dict[str, Any] | None:
+class Repository(TypedDict):
+    """An ingested git repository (git_repositories)."""
+
+    repo: str
+    project: str | None
+    commit_count: int
+    last_ingested_at: str | None
+    created_at: str
+
+
+def get_repository(conn: Connection, repo: str) -> Repository | None:
     row = conn.execute("SELECT * FROM git_repositories WHERE repo = ?", (repo,)).fetchone()
     return dict(row) if row else None
 
 
-def list_repositories(conn: Connection) -> list[dict[str, Any]]:
+def list_repositories(conn: Connection) -> list[Repository]:
     return [dict(r) for r in conn.execute("SELECT * FROM git_repositories ORDER BY repo")]

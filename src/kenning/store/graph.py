@@ -28,12 +28,13 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kenning.core import secrets
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
-from kenning.store.backend import Connection
+from kenning.core.types import MemoryFilter
+from kenning.store.backend import Connection, Row
 from kenning.store.memories import filter_sql
 
 ENTITY_TYPES = frozenset(
@@ -75,10 +76,43 @@ class EntityRelation:
     target_name: str
 
 
+class EntityMemory(TypedDict):
+    """A live memory that mentions an entity."""
+
+    id: str
+    content: str
+    type: str
+    importance: float
+    project: str | None
+    created_at: str
+    mention_text: str
+    mention_confidence: float
+
+
+class EntityMatch(TypedDict):
+    id: str
+    name: str
+    canonical_name: str
+    mentions: int
+
+
+class NeighborEntity(TypedDict):
+    id: str
+    name: str
+    mentions: int
+    confidence: float
+
+
+class MemoryEntityLink(TypedDict):
+    memory_id: str
+    entity_id: str
+    confidence: float
+
+
 _ENTITY_COLUMNS = "id, name, canonical_name, entity_type, mentions, description, created_at, updated_at"
 
 
-def _entity(row: Mapping[str, Any]) -> Entity:
+def _entity(row: Row) -> Entity:
     return Entity(row["id"], row["name"], row["canonical_name"], row["entity_type"], row["mentions"],
                   row["description"], row["created_at"], row["updated_at"])
 _GENERIC_TYPES = ("unknown", "extracted")
@@ -386,7 +420,7 @@ def entity_aspects(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
     return aspects
 
 
-def entity_memories(conn: Connection, entity_id: str, limit: int = 50) -> list[dict[str, Any]]:
+def entity_memories(conn: Connection, entity_id: str, limit: int = 50) -> list[EntityMemory]:
     """Live memories that mention the entity, newest first."""
     rows = conn.execute(
         "SELECT m.id, m.content, m.type, m.importance, m.project, m.created_at, mem.mention_text,"
@@ -398,7 +432,7 @@ def entity_memories(conn: Connection, entity_id: str, limit: int = 50) -> list[d
     return [dict(r) for r in rows]
 
 
-def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int = 20) -> list[dict[str, Any]]:
+def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int = 20) -> list[EntityMatch]:
     """Entities whose canonical name equals a token or contains it as a whole word.
 
     Ordered by mentions (desc), at most `limit` (v2: 20 entity hits).
@@ -420,7 +454,7 @@ def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int
     return [dict(r) for r in rows]
 
 
-def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) -> list[dict[str, Any]]:
+def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) -> list[NeighborEntity]:
     """Entities one hop away through relations (both directions), strongest first."""
     if not entity_ids:
         return []
@@ -438,8 +472,8 @@ def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) 
 
 
 def memories_for_entities(
-    conn: Connection, entity_ids: list[str], *, limit: int = 200, filters=None
-) -> list[dict[str, Any]]:
+    conn: Connection, entity_ids: list[str], *, limit: int = 200, filters: MemoryFilter | None = None
+) -> list[MemoryEntityLink]:
     """(memory_id, entity_id, confidence) links for live memories passing `filters`.
 
     At most `limit` distinct memories, newest first.

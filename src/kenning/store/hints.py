@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.store.backend import Connection, is_postgres
@@ -75,7 +75,13 @@ def search_hints(conn: Connection, fts_query: str, *, limit: int = 100, filters=
     return [(r[0], float(r[1])) for r in rows]
 
 
-def memories_without_hints(conn: Connection, limit: int = 50) -> list[dict[str, Any]]:
+class HintBacklogItem(TypedDict):
+    id: str
+    content: str
+    type: str
+
+
+def memories_without_hints(conn: Connection, limit: int = 50) -> list[HintBacklogItem]:
     """Live memories that have no hints yet, newest first (the hints worker's backlog)."""
     rows = conn.execute(
         "SELECT m.id, m.content, m.type FROM memories m WHERE m.is_deleted = 0 AND m.superseded_by IS NULL"

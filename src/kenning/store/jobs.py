@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
-from kenning.store.backend import Connection, is_postgres
+from kenning.store.backend import Connection, Row, is_postgres
 from kenning.store.db import Database, IntegrityError
 
 STATUSES = ("pending", "leased", "completed", "dead")
@@ -62,13 +63,13 @@ class Job:
     priority: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = dict(self.__dict__)
         data.pop("extra", None)
         return data
 
 
-def _row_to_job(row: Any) -> Job:
+def _row_to_job(row: Row) -> Job:
     d = dict(row)
     return Job(
         id=d["id"], job_type=d["job_type"], memory_id=d["memory_id"], document_id=d["document_id"],
@@ -196,13 +197,13 @@ def latest_for_key(conn: Connection, job_type: str, dedup_key: str) -> Job | Non
     return _row_to_job(row) if row else None
 
 
-def _owned(worker_id: str | None) -> tuple[str, tuple[Any, ...]]:
+def _owned(worker_id: str | None) -> tuple[str, tuple[str, ...]]:
     if worker_id is None:
         return "", ()
     return " AND leased_by = ?", (worker_id,)
 
 
-def complete(db: Database, job_id: int, result: dict[str, Any] | None = None,
+def complete(db: Database, job_id: int, result: Mapping[str, object] | None = None,
              worker_id: str | None = None) -> bool:
     """Mark a leased job completed with its result payload; False if the lease was lost."""
     now = now_iso()

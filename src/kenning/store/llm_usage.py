@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.store.db import Database
@@ -32,7 +32,25 @@ def tokens_used(db: Database, day: str) -> int:
     return int(row[0])
 
 
-def usage_for_day(db: Database, day: str) -> list[dict[str, Any]]:
+class Usage(TypedDict):
+    """LLM tokens and calls, per (provider, model) of a day or summed per day."""
+
+    prompt_tokens: int
+    output_tokens: int
+    calls: int
+    refused: int
+
+
+class ModelUsage(Usage):
+    provider: str
+    model: str
+
+
+class DayUsage(Usage):
+    day: str
+
+
+def usage_for_day(db: Database, day: str) -> list[ModelUsage]:
     rows = db.reader().execute(
         "SELECT provider, model, prompt_tokens, output_tokens, calls, refused FROM llm_usage"
         " WHERE day = ? ORDER BY provider, model", (day,),
@@ -40,7 +58,7 @@ def usage_for_day(db: Database, day: str) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def recent_days(db: Database, limit: int = 14) -> list[dict[str, Any]]:
+def recent_days(db: Database, limit: int = 14) -> list[DayUsage]:
     rows = db.reader().execute(
         "SELECT day, SUM(prompt_tokens) AS prompt_tokens, SUM(output_tokens) AS output_tokens,"
         " SUM(calls) AS calls, SUM(refused) AS refused FROM llm_usage GROUP BY day"

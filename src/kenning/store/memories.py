@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, Row
 
 _JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "derived_from")
 _BOOL_FIELDS = ("pinned", "needs_review", "user_verified", "is_deleted")
@@ -31,7 +32,7 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def row_to_memory(row: Any) -> Memory:
+def row_to_memory(row: Row) -> Memory:
     data = dict(row)
     data.pop("rid", None)
     for name in _JSON_LIST_FIELDS:
@@ -44,7 +45,7 @@ def row_to_memory(row: Any) -> Memory:
 
 def add_history(
     conn: Connection, memory_id: str, event: str, *, old_content: str | None = None,
-    new_content: str | None = None, changes: dict[str, Any] | None = None,
+    new_content: str | None = None, changes: Mapping[str, object] | None = None,
     actor: str | None = None, reason: str | None = None, at: str | None = None,
 ) -> None:
     conn.execute(
@@ -55,7 +56,7 @@ def add_history(
     )
 
 
-def visibility_sql(viewer: Viewer | None, alias: str = "m") -> tuple[str, list[Any]]:
+def visibility_sql(viewer: Viewer | None, alias: str = "m") -> tuple[str, list[object]]:
     """What `viewer` may see (scopes personal | project | team | org): their own memories, org
     memories, and the non-personal memories of their team or of no team. None / sees_all: all."""
     if viewer is None or viewer.sees_all:
@@ -144,7 +145,7 @@ def get_memories(conn: Connection, ids: list[str]) -> dict[str, Memory]:
     return found
 
 
-def _encode(field: str, value: Any) -> Any:
+def _encode(field: str, value: object) -> object:
     if field in _JSON_LIST_FIELDS or field == "metadata":
         return json.dumps(value)
     if field in _BOOL_FIELDS:
@@ -153,7 +154,7 @@ def _encode(field: str, value: Any) -> Any:
 
 
 def update_memory(
-    conn: Connection, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+    conn: Connection, memory_id: str, changes: Mapping[str, object], *, actor: str | None = None,
     reason: str | None = None, event: str = "updated",
 ) -> Memory:
     """Apply `changes` (EDITABLE_FIELDS only) and record what changed."""
@@ -234,18 +235,32 @@ def purge_memory(conn: Connection, memory_id: str, *, actor: str | None = None, 
     add_history(conn, memory_id, "purged", actor=actor, reason=reason)
 
 
-def history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
+class HistoryEntry(TypedDict):
+    """One memory_history row (`changes` decoded)."""
+
+    id: int
+    memory_id: str
+    event: str
+    old_content: str | None
+    new_content: str | None
+    changes: dict[str, object]
+    actor: str | None
+    reason: str | None
+    created_at: str
+
+
+def history(conn: Connection, memory_id: str) -> list[HistoryEntry]:
     rows = conn.execute(
         "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,)
     ).fetchall()
     return [dict(r, changes=json.loads(r["changes"])) for r in rows]
 
 
-def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, list[Any]]:
+def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, list[object]]:
     """SQL conditions (joined by AND) and parameters for a MemoryFilter."""
     f = filters or MemoryFilter()
     clauses: list[str] = []
-    params: list[Any] = []
+    params: list[object] = []
     if not f.include_deleted:
         clauses.append(f"{alias}.is_deleted = 0")
     if not f.include_superseded:
@@ -393,7 +408,17 @@ def record_access(conn: Connection, ids: list[str], at: str | None = None) -> No
     )
 
 
-def stats(conn: Connection) -> dict[str, Any]:
+class MemoryStats(TypedDict):
+    total: int
+    live: int
+    deleted: int
+    superseded: int
+    pinned: int
+    by_type: dict[str, int]
+    by_project: dict[str, int]
+
+
+def stats(conn: Connection) -> MemoryStats:
     row = conn.execute(
         "SELECT COUNT(*) AS total, SUM(is_deleted = 0) AS live, SUM(is_deleted) AS deleted,"
         " SUM(superseded_by IS NOT NULL AND is_deleted = 0) AS superseded, SUM(pinned) AS pinned"

@@ -3,8 +3,6 @@ extraction provenance. Functions take the write connection and never commit."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kenning.core.clock import now_iso
 from kenning.store import memories
 from kenning.store.backend import Connection
@@ -23,6 +21,6 @@ def supersede(conn: Connection, old_id: str, by_id: str, *, reason: str, actor: 
     )
 
 
-def proposal_history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
+def proposal_history(conn: Connection, memory_id: str) -> list[memories.HistoryEntry]:
     """Audit rows of pipeline proposals whose source is `memory_id`."""
     return [h for h in memories.history(conn, memory_id) if h["event"] == "pipeline_proposal"]

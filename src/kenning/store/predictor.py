@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.secrets import redact
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, Row
 
 # -- rows -------------------------------------------------------------------------
 # Training rows stay dicts (labels and features read them by column name, and tests build them
@@ -618,7 +617,7 @@ def insert_comparison(conn: Connection, row: ComparisonRecord) -> str:
     return data["id"]
 
 
-def _decode_comparison(row: Mapping[str, Any]) -> Comparison:
+def _decode_comparison(row: Row) -> Comparison:
     data = dict(row)
     for name in _COMPARISON_JSON:
         data[name] = json.loads(data[name])

@@ -21,7 +21,7 @@ _REVIEW = "json_extract(m.metadata, '$.review.status')"
 _RULE = "COALESCE(json_extract(m.metadata, '$.claim.rule'), m.source, 'unknown')"
 
 
-def _learned_sql() -> tuple[str, list[Any]]:
+def _learned_sql() -> tuple[str, list[object]]:
     marks = ",".join("?" * len(LEARNED_SOURCES))
     return (f"(json_extract(m.metadata, '$.claim.rule') IS NOT NULL OR m.source IN ({marks}))",
             list(LEARNED_SOURCES))

@@ -15,16 +15,177 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.secrets import redact
-from kenning.core.types import Viewer
+from kenning.core.types import Memory, Viewer
 from kenning.store import jobs
 from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 from kenning.store.vectors import knn
 
 _LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
+
+
+# Session rows stay dicts (the sessions engine, the API and tests read them by column): TypedDicts
+# name their columns. Checkpoints and transcripts are frozen dataclasses.
+
+
+class SessionRow(TypedDict):
+    """A session (sessions table; `metadata` decoded)."""
+
+    session_key: str
+    harness: str | None
+    project: str | None
+    cwd: str | None
+    started_at: str
+    ended_at: str | None
+    prompt_count: int
+    last_checkpoint_at: str | None
+    status: str
+    context: str | None
+    status_line: str | None
+    last_prompt_at: str | None
+    prompts_since_checkpoint: int
+    metadata: dict[str, object]
+    transcript_path: str | None
+    owner: str | None
+
+
+class StaleSession(TypedDict):
+    session_key: str
+    transcript_path: str
+    last_at: str
+
+
+class SessionListItem(TypedDict):
+    session_key: str
+    harness: str | None
+    project: str | None
+    cwd: str | None
+    started_at: str
+    ended_at: str | None
+    status: str
+    prompt_count: int
+    score: float | None
+    confidence: float | None
+    judge: str | None
+    candidates: int
+    injected: int
+
+
+class CandidateRecord(TypedDict, total=False):
+    """One candidate as session start / a prompt records it (insert_candidates)."""
+
+    memory_id: str
+    source: str
+    prefilter_source: str | None
+    effective_score: float | None
+    similarity: float | None
+    predictor_score: float | None
+    baseline_rank: int | None
+    predictor_rank: int | None
+    final_score: float
+    rank: int
+    diversity_factor: float | None
+    was_injected: bool | int
+    inject_phase: str | None
+    fts_hit_count: int
+
+
+class SessionMemoryRow(TypedDict):
+    """A recorded candidate (session_memories) with its memory's content, type, importance, project."""
+
+    id: str
+    session_key: str
+    memory_id: str
+    source: str
+    effective_score: float | None
+    predictor_score: float | None
+    baseline_rank: int | None
+    predictor_rank: int | None
+    final_score: float
+    rank: int
+    was_injected: int
+    relevance_score: float | None
+    fts_hit_count: int
+    agent_preference: str | None
+    agent_relevance_score: float | None
+    agent_feedback_count: int
+    created_at: str
+    injected_at: str | None
+    inject_phase: str | None
+    prefilter_source: str | None
+    similarity: float | None
+    diversity_factor: float | None
+    content: str | None
+    type: str | None
+    importance: float | None
+    memory_project: str | None
+
+
+class CreatedMemory(TypedDict):
+    id: str
+    type: str
+    source: str | None
+    content: str
+    importance: float
+    created_at: str
+    superseded_by: str | None
+    is_deleted: int
+
+
+class SessionPrompt(TypedDict):
+    idx: int
+    prompt: str
+    fts_hits: int
+    injected: list[str]
+    created_at: str
+
+
+class SummaryJobView(TypedDict):
+    """A session's summary job in the shape the API has always returned."""
+
+    id: int
+    session_key: str
+    status: str  # pending | running | done | failed
+    attempts: int
+    error: str | None
+    result: object
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+    job_status: str
+    run_after: str | None
+    failed_at: str | None
+
+
+class ContinuityVerdict(TypedDict, total=False):
+    """What the continuity judge wrote (upsert_session_score; counts default to 0)."""
+
+    project: str | None
+    score: float
+    confidence: float
+    memories_recalled: int
+    memories_used: int
+    novel_context_count: int
+    missing_topics: list[str]
+    reasoning: str | None
+    judge: str
+
+
+class SessionScoreRow(TypedDict):
+    session_key: str
+    project: str | None
+    score: float
+    confidence: float
+    memories_recalled: int
+    memories_used: int
+    novel_context_count: int
+    missing_topics: list[str]
+    continuity_reasoning: str | None
+    judge: str
+    created_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +213,7 @@ def _new_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def _scope(project: str | None, at: str | None, viewer: Viewer | None = None) -> tuple[str, list[Any]]:
+def _scope(project: str | None, at: str | None, viewer: Viewer | None = None) -> tuple[str, list[object]]:
     """Memories visible to a session: its project's and global ones, created before `at`, that
     the session's user may see (teams)."""
     visible, params = visibility_sql(viewer)
@@ -106,7 +267,7 @@ def top_by_similarity(
 
 
 # -- sessions --------------------------------------------------------------------------------
-def get_session(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def get_session(conn: Connection, session_key: str) -> SessionRow | None:
     row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None
@@ -132,7 +293,7 @@ def set_status_line(conn: Connection, session_key: str, status_line: str) -> Non
     conn.execute("UPDATE sessions SET status_line = ? WHERE session_key = ?", (status_line, session_key))
 
 
-def note_prompt(conn: Connection, session_key: str, at: str) -> dict[str, Any]:
+def note_prompt(conn: Connection, session_key: str, at: str) -> SessionRow | dict[str, object]:
     """Count one prompt; returns the updated session row."""
     conn.execute(
         "UPDATE sessions SET prompt_count = prompt_count + 1, last_prompt_at = ?,"
@@ -154,7 +315,7 @@ def set_transcript_path(conn: Connection, session_key: str, path: str) -> None:
 
 
 def stale_sessions(conn: Connection, *, idle_before: str, limit: int = 50,
-                   harnesses: list[str] | None = None) -> list[dict[str, Any]]:
+                   harnesses: list[str] | None = None) -> list[StaleSession]:
     """Sessions still `active` whose last prompt (or start) is older than `idle_before` and
     that know their transcript's path, oldest first; only those of `harnesses` when given."""
     only = f" AND harness IN ({', '.join('?' for _ in harnesses)})" if harnesses else ""
@@ -198,7 +359,7 @@ def prompt_recorded_at(conn: Connection, session_key: str, at: str) -> bool:
 
 def list_sessions(
     conn: Connection, *, limit: int = 50, offset: int = 0, project: str | None = None
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[SessionListItem], int]:
     where, params = ("s.project = ?", [project]) if project is not None else ("1 = 1", [])
     total = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {where}", params).fetchone()[0]
     rows = conn.execute(
@@ -219,7 +380,7 @@ def scored_session_count(conn: Connection) -> int:
 
 
 # -- session_memories --------------------------------------------------------------------------
-def insert_candidates(conn: Connection, session_key: str, rows: list[dict[str, Any]], at: str) -> int:
+def insert_candidates(conn: Connection, session_key: str, rows: list[CandidateRecord], at: str) -> int:
     """Record candidates; a (session, memory) pair already present is left alone (idempotent)."""
     inserted = 0
     for row in rows:
@@ -242,7 +403,7 @@ def insert_candidates(conn: Connection, session_key: str, rows: list[dict[str, A
     return inserted
 
 
-def session_memories(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def session_memories(conn: Connection, session_key: str) -> list[SessionMemoryRow]:
     rows = conn.execute(
         "SELECT sm.*, m.content, m.type, m.importance, m.project AS memory_project"
         " FROM session_memories sm LEFT JOIN memories m ON m.id = sm.memory_id"
@@ -262,7 +423,7 @@ def episode_ids(conn: Connection, session_key: str) -> dict[int, str]:
     return {int(r[0]): r[1] for r in rows if r[0] is not None}
 
 
-def live_rules(conn: Connection, project: str | None, exclude_session: str, types: list[str]) -> list[Any]:
+def live_rules(conn: Connection, project: str | None, exclude_session: str, types: list[str]) -> list[Memory]:
     """The project's live memories of `types` (decisions, rules) not recorded by `exclude_session`."""
     marks = ",".join("?" * len(types))
     rows = conn.execute(
@@ -273,7 +434,7 @@ def live_rules(conn: Connection, project: str | None, exclude_session: str, type
     return [row_to_memory(r) for r in rows]
 
 
-def stale_companions(conn: Connection, old: Any) -> list[Any]:
+def stale_companions(conn: Connection, old: Memory) -> list[Memory]:
     """The live memories recorded with a superseded rule: its session's, or its sources."""
     if old.session_key:
         rows = conn.execute(f"SELECT * FROM memories m WHERE {_LIVE} AND m.session_key = ?",
@@ -285,7 +446,7 @@ def stale_companions(conn: Connection, old: Any) -> list[Any]:
     return [row_to_memory(r) for r in rows]
 
 
-def created_memories(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def created_memories(conn: Connection, session_key: str) -> list[CreatedMemory]:
     """The memories a session created (episodes and what was extracted from it), oldest first."""
     rows = conn.execute(
         "SELECT id, type, source, content, importance, created_at, superseded_by, is_deleted"
@@ -384,7 +545,7 @@ def add_prompt(
     )
 
 
-def session_prompts(conn: Connection, session_key: str) -> list[dict[str, Any]]:
+def session_prompts(conn: Connection, session_key: str) -> list[SessionPrompt]:
     rows = conn.execute(
         "SELECT idx, prompt, fts_hits, injected, created_at FROM session_prompts"
         " WHERE session_key = ? ORDER BY idx", (session_key,),
@@ -471,7 +632,7 @@ def lease_summary_job(conn: Connection, session_key: str, worker_id: str) -> job
     return jobs.lease_key_in_tx(conn, SUMMARY_JOB, session_key, worker_id)
 
 
-def get_summary_job(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def get_summary_job(conn: Connection, session_key: str) -> SummaryJobView | None:
     """The session's newest summary job in the shape the API has always returned (status
     pending | running | done | failed), with the queue's own status beside it."""
     job = jobs.latest_for_key(conn, SUMMARY_JOB, session_key)
@@ -488,7 +649,7 @@ def get_summary_job(conn: Connection, session_key: str) -> dict[str, Any] | None
 
 
 # -- session scores --------------------------------------------------------------------------
-def upsert_session_score(conn: Connection, session_key: str, score: dict[str, Any], at: str) -> None:
+def upsert_session_score(conn: Connection, session_key: str, score: ContinuityVerdict, at: str) -> None:
     conn.execute(
         "INSERT INTO session_scores(session_key, project, score, confidence, memories_recalled, memories_used,"
         " novel_context_count, missing_topics, continuity_reasoning, judge, created_at)"
@@ -506,7 +667,7 @@ def upsert_session_score(conn: Connection, session_key: str, score: dict[str, An
     )
 
 
-def get_session_score(conn: Connection, session_key: str) -> dict[str, Any] | None:
+def get_session_score(conn: Connection, session_key: str) -> SessionScoreRow | None:
     row = conn.execute("SELECT * FROM session_scores WHERE session_key = ?", (session_key,)).fetchone()
     if row is None:
         return None

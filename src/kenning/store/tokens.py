@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.core.types import Viewer
 from kenning.store.backend import Connection
+
+
+class TokenInfo(TypedDict):
+    """A token as listed (never its secret)."""
+
+    id: str
+    user: str
+    team: str
+    created_at: str
+    revoked_at: str | None
 
 
 def token_hash(secret: str) -> str:
@@ -19,7 +29,7 @@ def insert_token(conn: Connection, token_id: str, user: str, team: str, secret: 
                  (token_id, user, team, token_hash(secret), now_iso()))
 
 
-def list_tokens(conn: Connection, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+def list_tokens(conn: Connection, *, include_revoked: bool = False) -> list[TokenInfo]:
     where = "" if include_revoked else " WHERE revoked_at IS NULL"
     rows = conn.execute("SELECT id, user_name AS user, team, created_at, revoked_at FROM api_tokens"
                         f"{where} ORDER BY created_at, id").fetchall()
