@@ -6,7 +6,7 @@ dashboard and `kenning doctor`. Pure functions over what telemetry returns.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -25,7 +25,20 @@ ERROR_STAGES = ("extraction", "decision", "embedding", "mutation", "connector", 
 MAX_PAGE = 500
 
 
-def percentiles(values: list[float]) -> dict[str, Any]:
+class Percentiles(TypedDict):
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    mean: float | None
+    max: float | None
+
+
+class OperationLatency(Percentiles):
+    recent: list[dict[str, object]]  # the last samples: {at, ms}
+
+
+def percentiles(values: list[float]) -> Percentiles:
     if not values:
         return {"count": 0, "p50": None, "p95": None, "p99": None, "mean": None, "max": None}
     arr = np.asarray(values, dtype=float)
@@ -42,7 +55,7 @@ def percentiles(values: list[float]) -> dict[str, Any]:
 
 def latency_report(
     operation: str | None = None, since: str | None = None, recent: int = 50
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, OperationLatency]:
     """Per-operation p50/p95/p99 over the latency window, plus the last `recent` samples."""
     since_iso = normalize_iso(since) if since else None
     samples = telemetry.latency_samples(None if operation in AGGREGATES else operation)
@@ -60,7 +73,7 @@ def latency_report(
     return out
 
 
-def _page(items: list[dict[str, Any]], limit: int, offset: int) -> dict[str, Any]:
+def _page(items: list[dict[str, Any]], limit: int, offset: int) -> dict[str, object]:
     if limit < 1 or limit > MAX_PAGE:
         raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
     if offset < 0:
@@ -70,7 +83,7 @@ def _page(items: list[dict[str, Any]], limit: int, offset: int) -> dict[str, Any
 
 def error_report(
     stage: str | None = None, since: str | None = None, limit: int = 100, offset: int = 0
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Newest-first page of the error ring, optionally by stage and time, with per-stage counts."""
     since_iso = normalize_iso(since) if since else None
     everything = telemetry.recent_errors()
@@ -90,7 +103,7 @@ def log_report(
     since: str | None = None,
     limit: int = 100,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Newest-first page of structured logs filtered by category, level, text and time."""
     since_iso = normalize_iso(since) if since else None
     items = telemetry.recent_logs(category=category, level=level, limit=telemetry.LOG_RING_SIZE)

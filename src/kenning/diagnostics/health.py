@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from kenning.core.clock import parse_iso, utcnow
+from kenning.core.config_observability import ObservabilitySettings
+from kenning.diagnostics.analytics import OperationLatency
 from kenning.predictor.status import sidecar_verdict
+from kenning.store import diagnostics as sql
 
 HEALTHY = 0.8
 DEGRADED = 0.5
@@ -42,8 +45,25 @@ class Problem:
     message: str
     fix: str
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> ProblemReport:
         return {"severity": self.severity, "message": self.message, "fix": self.fix}
+
+
+class ProblemReport(TypedDict):
+    severity: str
+    message: str
+    fix: str
+
+
+class DomainReport(TypedDict):
+    """One domain of the diagnostics report (`Domain.as_dict`)."""
+
+    domain: str
+    score: float
+    status: str
+    summary: str
+    metrics: dict[str, Any]
+    problems: list[ProblemReport]
 
 
 @dataclass
@@ -64,7 +84,7 @@ class Domain:
         self.score = min(self.score, ceiling)
         self.problems.append(Problem("error" if ceiling < DEGRADED else "warning", message, fix))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DomainReport:
         score = round(max(0.0, min(1.0, self.score)), 3)
         return {
             "domain": self.name,
@@ -81,23 +101,23 @@ class Facts:
     """Everything the domains look at, gathered once per report."""
 
     now: str
-    thresholds: Any  # ObservabilitySettings
-    storage: dict[str, Any]
-    index: dict[str, Any]
-    duplicates: dict[str, Any]
-    mutations: dict[str, Any]
-    queue: dict[str, Any]
-    job_outcomes: list[dict[str, Any]]
-    sessions: dict[str, Any]
+    thresholds: ObservabilitySettings
+    storage: sql.StorageStats
+    index: sql.IndexStats
+    duplicates: sql.DuplicateStats
+    mutations: sql.MutationStats
+    queue: sql.QueueStats
+    job_outcomes: list[sql.JobOutcome]
+    sessions: sql.SessionStats
     errors: list[dict[str, Any]]  # telemetry error ring, newest first
     logs: list[dict[str, Any]]  # telemetry logs, newest first
-    latency: dict[str, dict[str, Any]]  # per-operation percentiles
+    latency: dict[str, OperationLatency]  # per-operation percentiles
     db_bytes: int = 0
     wal_bytes: int = 0
     embedding: dict[str, Any] = field(default_factory=dict)  # {"model", "ok", "error"}
     llm: dict[str, Any] = field(default_factory=dict)  # {"provider", "available", "budget_left"}
     predictor: dict[str, Any] | None = None  # the predictor component's status, if any
-    predictor_tables: dict[str, Any] = field(default_factory=dict)
+    predictor_tables: sql.PredictorTableStats | dict[str, object] = field(default_factory=dict)
     predictor_settings: dict[str, Any] = field(default_factory=dict)
     scored_sessions: int = 0
     connector: dict[str, Any] = field(default_factory=dict)  # {"claude_code_installed": bool|None}

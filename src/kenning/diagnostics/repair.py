@@ -6,17 +6,30 @@ vector. Embedding happens before the write transaction (never inside it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.store import diagnostics as sql
 from kenning.store import vectors
+from kenning.store.backend import StoreDatabase
 
 ACTIONS = ("rebuild_fts", "reembed")
 
 
-def rebuild_fts(db: Any) -> dict[str, Any]:
+class Repaired(TypedDict, total=False):
+    """One repair's outcome (or why it was skipped)."""
+
+    action: str
+    fts_rows: int | None
+    fts_missing: int
+    model: str
+    embedded: int
+    skipped: str
+
+
+def rebuild_fts(db: StoreDatabase) -> Repaired:
     with db.with_write_tx() as conn:
         sql.rebuild_fts(conn)
     with db.snapshot() as conn:
@@ -25,7 +38,7 @@ def rebuild_fts(db: Any) -> dict[str, Any]:
     return {"action": "rebuild_fts", "fts_rows": stats["fts_rows"], "fts_missing": stats["fts_missing"]}
 
 
-def reembed(db: Any, embedder: Any, limit: int = 5000, batch: int = 64) -> dict[str, Any]:
+def reembed(db: StoreDatabase, embedder: EmbeddingProvider, limit: int = 5000, batch: int = 64) -> Repaired:
     model = embedder.model_id
     missing = vectors.missing_embeddings(db.reader(), model, limit)
     done = 0
@@ -40,11 +53,11 @@ def reembed(db: Any, embedder: Any, limit: int = 5000, batch: int = 64) -> dict[
     return {"action": "reembed", "model": model, "embedded": done}
 
 
-def run(db: Any, embedder: Any | None, actions: list[str]) -> list[dict[str, Any]]:
+def run(db: StoreDatabase, embedder: EmbeddingProvider | None, actions: list[str]) -> list[Repaired]:
     unknown = [a for a in actions if a not in ACTIONS]
     if unknown:
         raise InvalidInput(f"unknown repair action(s) {unknown}; choose from {list(ACTIONS)}")
-    out = []
+    out: list[Repaired] = []
     for action in actions:
         if action == "rebuild_fts":
             out.append(rebuild_fts(db))

@@ -14,17 +14,19 @@ import time
 import weakref
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Callable, Protocol, TypedDict, TypeVar
 
 from kenning.core import spool, transcript_file
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
+from kenning.core.config import Settings
 from kenning.core.errors import NotFound
 from kenning.diagnostics import analytics
-from kenning.diagnostics.health import DOMAINS, Facts, status_for
+from kenning.diagnostics.health import DOMAINS, DomainReport, Facts, status_for
 from kenning.store import diagnostics as sql
 from kenning.store import predictor as pstore
 from kenning.store import review as review_sql
+from kenning.store.backend import StoreDatabase
 
 # Domains whose cold-start/disabled status is expected and does not pull the composite down.
 _INFORMATIONAL = {"cold_start", "disabled"}
@@ -39,12 +41,15 @@ class Probes:
     llm_provider: str | None = None
     llm_available: Callable[[], bool] | None = None
     llm_budget_left: Callable[[], int | None] | None = None
-    predictor_status: Callable[[], dict[str, Any]] | None = None
+    predictor_status: Callable[[], dict[str, object]] | None = None
     claude_code_installed: Callable[[], bool | None] | None = None
-    workers: Callable[[], dict[str, Any]] | None = None
+    workers: Callable[[], dict[str, object]] | None = None
 
 
-def _call(probe: Callable[[], Any] | None, default: Any = None) -> tuple[Any, str | None]:
+T = TypeVar("T")
+
+
+def _call(probe: Callable[[], T] | None, default: T | None = None) -> tuple[T | None, str | None]:
     if probe is None:
         return default, None
     try:
@@ -53,14 +58,22 @@ def _call(probe: Callable[[], Any] | None, default: Any = None) -> tuple[Any, st
         return default, f"{type(exc).__name__}: {exc}"
 
 
-def _file_size(path: Any) -> int:
+def _file_size(path: str | os.PathLike[str]) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
         return 0
 
 
-def disk_usage(path: Any) -> dict[str, Any]:
+class DiskUsage(TypedDict, total=False):
+    """The home disk's size, free bytes and use (empty when it cannot be read)."""
+
+    total: int
+    free: int
+    used_pct: float
+
+
+def disk_usage(path: str | os.PathLike[str]) -> DiskUsage:
     try:
         usage = shutil.disk_usage(path)
     except OSError:
@@ -69,7 +82,7 @@ def disk_usage(path: Any) -> dict[str, Any]:
     return {"total": usage.total, "free": usage.free, "used_pct": round(used_pct, 2)}
 
 
-def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
+def gather_facts(db: StoreDatabase, settings: Settings, probes: Probes | None = None) -> Facts:
     probes = probes or Probes()
     now = now_iso()
     day_ago = to_iso(utcnow() - timedelta(days=1))
@@ -87,11 +100,11 @@ def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
         gate = getattr(settings.predictor, "confidence_gate", 0.6)
         scored = sql.scored_session_count(conn, gate)
 
-    embedding: dict[str, Any] = {"model": probes.embedding_model}
+    embedding: dict[str, object] = {"model": probes.embedding_model}
     if probes.embedding_check is not None:
         _, err = _call(probes.embedding_check)
         embedding.update(ok=err is None, error=err)
-    llm: dict[str, Any] = {"provider": probes.llm_provider}
+    llm: dict[str, object] = {"provider": probes.llm_provider}
     if probes.llm_available is not None:
         available, err = _call(probes.llm_available, False)
         llm.update(available=bool(available), error=err)
@@ -131,14 +144,19 @@ def gather_facts(db: Any, settings: Any, probes: Probes | None = None) -> Facts:
     )
 
 
-def domain_report(facts: Facts, name: str) -> dict[str, Any]:
+def domain_report(facts: Facts, name: str) -> DomainReport:
     fn = DOMAINS.get(name)
     if fn is None:
         raise NotFound(f"unknown diagnostics domain {name!r}; one of: {', '.join(DOMAINS)}")
     return fn(facts).as_dict()
 
 
-def composite(domains: dict[str, dict[str, Any]]) -> dict[str, Any]:
+class Composite(TypedDict):
+    score: float
+    status: str
+
+
+def composite(domains: dict[str, DomainReport]) -> Composite:
     """Mean of the counted domains, capped so that one red domain makes the whole report red."""
     counted = [d for d in domains.values() if d["status"] not in _INFORMATIONAL]
     if not counted:
@@ -153,12 +171,12 @@ def composite(domains: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"score": score, "status": status_for(score)}
 
 
-def offline_probes(db: Any, settings: Any) -> Probes:
+def offline_probes(db: StoreDatabase, settings: Settings) -> Probes:
     """The probes a report can take without a daemon: the stored embedding model and the LLM named."""
     return Probes(embedding_model=pstore.embedding_model_in_use(db.reader()), llm_provider=settings.llm.provider)
 
 
-def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[str, Any]:
+def build_report(db: StoreDatabase, settings: Settings, probes: Probes | None = None) -> dict[str, object]:
     facts = gather_facts(db, settings, probes)
     domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
     problems = [
@@ -175,28 +193,37 @@ def build_report(db: Any, settings: Any, probes: Probes | None = None) -> dict[s
     }
 
 
-def _throttled(check: Callable[[], Any], ttl_s: float = 30.0) -> Callable[[], None]:
+def _throttled(check: Callable[[], object], ttl_s: float = 30.0) -> Callable[[], None]:
     """Run a costly probe at most every `ttl_s` seconds; replay its last failure meanwhile."""
-    state: dict[str, Any] = {"at": -ttl_s, "error": None}
+    at = -ttl_s
+    error: Exception | None = None
 
     def run() -> None:
-        if time.monotonic() - state["at"] >= ttl_s:
-            state["at"] = time.monotonic()
+        nonlocal at, error
+        if time.monotonic() - at >= ttl_s:
+            at = time.monotonic()
             try:
                 check()
-                state["error"] = None
+                error = None
             except Exception as exc:  # re-raised below as the probe's own failure
-                state["error"] = exc
-        if state["error"] is not None:
-            raise state["error"]
+                error = exc
+        if error is not None:
+            raise error
 
     return run
 
 
-_PROBES: "weakref.WeakKeyDictionary[Any, Probes]" = weakref.WeakKeyDictionary()
+class ProbedService(Protocol):
+    """What the probes need of a running service (this layer cannot import kenning.service);
+    its embedder, llm and predictor are read by duck typing, each optional."""
+
+    settings: Settings
 
 
-def probes_from(service: Any) -> Probes:
+_PROBES: "weakref.WeakKeyDictionary[ProbedService, Probes]" = weakref.WeakKeyDictionary()
+
+
+def probes_from(service: ProbedService) -> Probes:
     """Probes for a running service, built once per service (so throttling holds)."""
     probes = _PROBES.get(service)
     if probes is None:
@@ -204,7 +231,7 @@ def probes_from(service: Any) -> Probes:
     return probes
 
 
-def _build_probes(service: Any) -> Probes:
+def _build_probes(service: ProbedService) -> Probes:
     """Build probes from a running service by duck typing (this layer cannot import it)."""
     settings = service.settings
     probes = Probes(llm_provider=settings.llm.provider)

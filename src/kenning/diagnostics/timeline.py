@@ -8,15 +8,15 @@ trained, drift_reset) — seed §4.4. Each event: {at, source, event, summary, d
 from __future__ import annotations
 
 import json
-from typing import Any
-
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any, TypedDict
 
 from kenning.core import telemetry
 from kenning.core.clock import parse_iso, to_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store import timeline as sql
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, StoreDatabase
 
 SOURCES = ("session", "history", "job", "log", "error", "predictor")
 # A training run that a session's end triggers lands shortly after the session ended.
@@ -30,12 +30,32 @@ _PREDICTOR_LOG = {
 }
 
 
-def _ev(_at: str | None, _source: str, _event: str, _summary: str, **details: Any) -> dict[str, Any]:
+class Event(TypedDict):
+    """One timeline event: when, which source (SOURCES), what, a line, and the row it came from."""
+
+    at: str | None
+    source: str
+    event: str
+    summary: str
+    details: dict[str, object]
+
+
+class Timeline(TypedDict):
+    id: str
+    kind: str  # "session" | "memory"
+    entities: list[dict[str, Any]]
+    total: int
+    limit: int
+    offset: int
+    events: list[Event]
+
+
+def _ev(_at: str | None, _source: str, _event: str, _summary: str, **details: object) -> Event:
     """One event; positional-only names so row columns like `source` can ride in details."""
     return {"at": _at, "source": _source, "event": _event, "summary": _summary, "details": details}
 
 
-def _json(value: Any) -> Any:
+def _json(value: object) -> object:
     if isinstance(value, str) and value[:1] in "[{":
         try:
             return json.loads(value)
@@ -44,7 +64,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-def _history_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _history_events(rows: list[dict[str, Any]]) -> list[Event]:
     out = []
     for h in rows:
         text = h.get("new_content") or h.get("old_content") or h.get("memory_content") or ""
@@ -57,7 +77,7 @@ def _history_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _job_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _job_events(rows: list[dict[str, Any]]) -> list[Event]:
     out = []
     for j in rows:
         kind = j.get("job_type") or "job"
@@ -72,13 +92,13 @@ def _job_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _mentions(entry: dict[str, Any], ident: str) -> bool:
+def _mentions(entry: Mapping[str, object], ident: str) -> bool:
     fields = [v for k, v in entry.items() if k not in ("at", "level", "category")]
     return any(ident == v or (isinstance(v, (list, tuple)) and ident in v) for v in fields) or \
         any(isinstance(v, dict) and ident in v.values() for v in fields)
 
 
-def _telemetry_events(ident: str) -> list[dict[str, Any]]:
+def _telemetry_events(ident: str) -> list[Event]:
     out = []
     for e in telemetry.recent_errors():
         if _mentions(e["context"], ident):
@@ -95,7 +115,7 @@ def _telemetry_events(ident: str) -> list[dict[str, Any]]:
     return out
 
 
-def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[Event]:
     if not rows:
         return []
     start_rows = [r for r in rows if r.get("source") != "fts_only"]
@@ -129,8 +149,8 @@ def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
-def _session_events(conn: Connection, key: str) -> tuple[list[dict[str, Any]], str | None, str | None]:
-    out: list[dict[str, Any]] = []
+def _session_events(conn: Connection, key: str) -> tuple[list[Event], str | None, str | None]:
+    out: list[Event] = []
     row = sql.session_row(conn, key)
     start = end = None
     if row:
@@ -165,7 +185,7 @@ def _session_events(conn: Connection, key: str) -> tuple[list[dict[str, Any]], s
     return out, start, end
 
 
-def _merge_predictor_logs(stored: list[dict[str, Any]], logged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _merge_predictor_logs(stored: list[Event], logged: list[Event]) -> list[Event]:
     """A predictor event known from the tables absorbs the log line of the same name (no duplicates)."""
     from_tables = {e["event"]: e for e in stored if e["source"] == "predictor"}
     out = list(stored)
@@ -179,8 +199,8 @@ def _merge_predictor_logs(stored: list[dict[str, Any]], logged: list[dict[str, A
 
 
 def build_timeline(
-    db: Any, ident: str, *, source: str | None = None, limit: int = 500, offset: int = 0
-) -> dict[str, Any]:
+    db: StoreDatabase, ident: str, *, source: str | None = None, limit: int = 500, offset: int = 0
+) -> Timeline:
     if not ident or len(ident) > 200:
         raise InvalidInput("timeline id must be a session key or memory id (1-200 chars)")
     if source is not None and source not in SOURCES:
@@ -192,7 +212,7 @@ def build_timeline(
         is_session = sql.session_exists(conn, ident)
         if not (is_memory or is_session):
             raise NotFound(f"no session or memory with id {ident!r}")
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         entities = sql.memory_entities(conn, ident) if is_memory else []
         if is_memory:
             events += _history_events(sql.memory_history(conn, ident))

@@ -8,9 +8,100 @@ answer instead of failing: diagnostics must describe a broken store, not crash o
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from kenning.store.backend import Connection, is_postgres
+
+
+class StorageStats(TypedDict):
+    page_size: int
+    page_count: int
+    freelist_count: int
+    journal_mode: str
+    integrity: list[str]  # quick_check's lines ("ok" when sound)
+    schema_version: int | None
+
+
+class IndexStats(TypedDict, total=False):
+    """Full-text and embedding coverage of the memories (None where a table is missing)."""
+
+    live_memories: int
+    total_memories: int
+    fts_rows: int | None
+    fts_missing: int
+    fts_orphans: int
+    embedding_model: str | None
+    embeddings: int
+    embedding_models: dict[str, int]
+    embeddings_missing: int | None
+    live_hashes: int
+
+
+class DuplicateExample(TypedDict):
+    content_hash: str
+    ids: list[str]
+
+
+class DuplicateStats(TypedDict):
+    live_memories: int
+    duplicate_groups: int
+    duplicate_rows: int
+    examples: list[DuplicateExample]
+
+
+class MutationStats(TypedDict):
+    events_24h: dict[str, int]
+    dangling_supersessions: int
+    memories_without_history: int
+
+
+class JobTableStats(TypedDict, total=False):
+    table: str
+    by_status: dict[str, int]
+    by_type: dict[str, dict[str, int]]
+    oldest_pending_at: str | None
+    expired_leases: int
+
+
+class QueueStats(TypedDict):
+    tables: dict[str, JobTableStats]
+
+
+class JobOutcome(TypedDict):
+    id: int
+    kind: str | None
+    produced: int | None
+
+
+class JobError(TypedDict):
+    id: int
+    status: str
+    kind: str
+    error: str
+    at: str
+    table: str
+
+
+class SessionStats(TypedDict):
+    sessions: int
+    last_started_at: str | None
+    active: int
+    scored: int
+
+
+class SessionScoreBrief(TypedDict):
+    session_key: str
+    project: str | None
+    score: float
+    confidence: float
+    judge: str
+    created_at: str
+
+
+class PredictorTableStats(TypedDict):
+    comparisons: int
+    trainings: int
+    last_training: dict[str, object] | None  # the newest predictor_training_log row
 
 
 def table_exists(conn: Connection, name: str) -> bool:
@@ -38,7 +129,7 @@ def _first_column(cols: set[str], *names: str) -> str | None:
 
 
 # -- storage ----------------------------------------------------------------------
-def storage_stats(conn: Connection) -> dict[str, Any]:
+def storage_stats(conn: Connection) -> StorageStats:
     if is_postgres(conn):
         return _postgres_storage_stats(conn)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -59,7 +150,7 @@ def storage_stats(conn: Connection) -> dict[str, Any]:
     }
 
 
-def _postgres_storage_stats(conn: Connection) -> dict[str, Any]:
+def _postgres_storage_stats(conn: Connection) -> StorageStats:
     """The server keeps its own write-ahead log and free space; the check here is the store's own
     invariant: the full-text side table holds one row per memory (its trigger kept up)."""
     size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
@@ -74,10 +165,10 @@ def _postgres_storage_stats(conn: Connection) -> dict[str, Any]:
 
 
 # -- index: FTS and embeddings in sync with memories --------------------------------
-def index_stats(conn: Connection, embedding_model: str | None) -> dict[str, Any]:
+def index_stats(conn: Connection, embedding_model: str | None) -> IndexStats:
     live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-    out: dict[str, Any] = {"live_memories": live, "total_memories": total}
+    out: IndexStats = {"live_memories": live, "total_memories": total}
     # the full-text side table's row per memory: FTS5's docsize (id) here, the tsvector table (rid) on Postgres
     fts_table, key = ("memories_fts", "rid") if is_postgres(conn) else ("memories_fts_docsize", "id")
     if table_exists(conn, fts_table):
@@ -116,7 +207,7 @@ def index_stats(conn: Connection, embedding_model: str | None) -> dict[str, Any]
 
 
 # -- duplicates ----------------------------------------------------------------------
-def duplicate_stats(conn: Connection, sample: int = 5) -> dict[str, Any]:
+def duplicate_stats(conn: Connection, sample: int = 5) -> DuplicateStats:
     groups = conn.execute(
         "SELECT content_hash, COALESCE(project, '') AS project, COUNT(*) AS n,"
         " GROUP_CONCAT(id) AS ids FROM memories WHERE is_deleted = 0"
@@ -133,7 +224,7 @@ def duplicate_stats(conn: Connection, sample: int = 5) -> dict[str, Any]:
 
 
 # -- mutations: history audit and supersession integrity -----------------------------
-def mutation_stats(conn: Connection, since: str) -> dict[str, Any]:
+def mutation_stats(conn: Connection, since: str) -> MutationStats:
     events = dict(conn.execute(
         "SELECT event, COUNT(*) FROM memory_history WHERE created_at >= ? GROUP BY event", (since,)
     ).fetchall())
@@ -149,12 +240,12 @@ def mutation_stats(conn: Connection, since: str) -> dict[str, Any]:
 
 
 # -- queue: memory_jobs, the one job queue (pipeline jobs and session summaries) -------------
-def _job_table_stats(conn: Connection, table: str, now: str, lease_cutoff: str | None) -> dict[str, Any] | None:
+def _job_table_stats(conn: Connection, table: str, now: str, lease_cutoff: str | None) -> JobTableStats | None:
     cols = table_columns(conn, table)
     if not cols or "status" not in cols:
         return None
     by_status = dict(conn.execute(f"SELECT status, COUNT(*) FROM {table} GROUP BY status").fetchall())
-    out: dict[str, Any] = {"table": table, "by_status": by_status}
+    out: JobTableStats = {"table": table, "by_status": by_status}
     if "job_type" in cols:
         by_type: dict[str, dict[str, int]] = {}
         for job_type, status, count in conn.execute(
@@ -178,13 +269,13 @@ def _job_table_stats(conn: Connection, table: str, now: str, lease_cutoff: str |
     return out
 
 
-def queue_stats(conn: Connection, now: str, lease_cutoff: str | None = None) -> dict[str, Any]:
+def queue_stats(conn: Connection, now: str, lease_cutoff: str | None = None) -> QueueStats:
     """The job table: counts by status (and by job type), oldest pending, leases older than `lease_cutoff`."""
     stats = _job_table_stats(conn, "memory_jobs", now, lease_cutoff)
     return {"tables": {"memory_jobs": stats} if stats is not None else {}}
 
 
-def recent_job_outcomes(conn: Connection, limit: int) -> list[dict[str, Any]]:
+def recent_job_outcomes(conn: Connection, limit: int) -> list[JobOutcome]:
     """The last `limit` finished extraction-like jobs with how much each produced.
 
     A job "produced" something when it left a result with facts/memories, or when
@@ -229,7 +320,7 @@ def _count_outputs(raw: str) -> int | None:
     return total
 
 
-def job_errors(conn: Connection, limit: int = 20) -> list[dict[str, Any]]:
+def job_errors(conn: Connection, limit: int = 20) -> list[JobError]:
     """The newest jobs (any type) that carry an error."""
     if not table_exists(conn, "memory_jobs"):
         return []
@@ -240,7 +331,7 @@ def job_errors(conn: Connection, limit: int = 20) -> list[dict[str, Any]]:
 
 
 # -- sessions / connectors -----------------------------------------------------------
-def session_stats(conn: Connection) -> dict[str, Any]:
+def session_stats(conn: Connection) -> SessionStats:
     if not table_exists(conn, "sessions"):
         return {"sessions": 0, "last_started_at": None, "active": 0, "scored": 0}
     row = conn.execute(
@@ -259,7 +350,7 @@ def scored_session_count(conn: Connection, min_confidence: float) -> int:
     ).fetchone()[0]
 
 
-def recent_session_scores(conn: Connection, limit: int = 10) -> list[dict[str, Any]]:
+def recent_session_scores(conn: Connection, limit: int = 10) -> list[SessionScoreBrief]:
     if not table_exists(conn, "session_scores"):
         return []
     return [dict(r) for r in conn.execute(
@@ -268,8 +359,8 @@ def recent_session_scores(conn: Connection, limit: int = 10) -> list[dict[str, A
     )]
 
 
-def predictor_table_stats(conn: Connection) -> dict[str, Any]:
-    out: dict[str, Any] = {"comparisons": 0, "trainings": 0, "last_training": None}
+def predictor_table_stats(conn: Connection) -> PredictorTableStats:
+    out: PredictorTableStats = {"comparisons": 0, "trainings": 0, "last_training": None}
     if table_exists(conn, "predictor_comparisons"):
         out["comparisons"] = conn.execute("SELECT COUNT(*) FROM predictor_comparisons").fetchone()[0]
     if table_exists(conn, "predictor_training_log"):
