@@ -3,18 +3,19 @@ weight of their entity aspects; every N sessions stale aspects decay (graph.aspe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
+from kenning.graph.aspects import FeedbackConfig
 from kenning.graph.aspects import apply_pending_sessions, feedback_config, feedback_telemetry
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 INTERVAL_S = 30.0
 
 
 class AspectFeedbackWorker(Worker):
-    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg: FeedbackConfig, **kw: Unpack[Backoff]) -> None:
         super().__init__("aspect-feedback", interval_s=INTERVAL_S, **kw)
         self.db = db
         self.cfg = cfg
@@ -24,7 +25,7 @@ class AspectFeedbackWorker(Worker):
         self.counters["processed"] += len(done)
         return 0.0 if len(done) >= 20 else None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return feedback_telemetry()
 
 

@@ -44,11 +44,12 @@ import random
 import threading
 import time
 import traceback
-from typing import Any
+from typing import TypedDict
 
 from kenning.core import telemetry
 from kenning.core.activity import bulk_write_active
 from kenning.core.clock import now_iso
+from kenning.core.config_pipeline import WorkerSettings
 from kenning.store import jobs as jobstore
 from kenning.store.db import Database
 from kenning.store.jobs import Job, backoff_delay
@@ -63,7 +64,24 @@ class JobDeferred(Exception):
         self.reason = reason
 
 
-def backoff_from_settings(worker_settings: Any) -> dict[str, float]:
+class Backoff(TypedDict, total=False):
+    """A worker's retry backoff (Worker's keyword arguments)."""
+
+    backoff_base_s: float
+    backoff_cap_s: float
+    backoff_jitter_s: float
+
+
+class LeaseOptions(Backoff, total=False):
+    """LeaseWorker's keyword arguments beyond its name and database."""
+
+    job_types: tuple[str, ...] | None
+    poll_s: float
+    worker_id: str | None
+    max_attempts: int | None
+
+
+def backoff_from_settings(worker_settings: WorkerSettings) -> Backoff:
     """Backoff keyword arguments for Worker/LeaseWorker from `settings.pipeline.worker`."""
     return {
         "backoff_base_s": worker_settings.backoff_base_ms / 1000.0,
@@ -104,7 +122,7 @@ class Worker:
         """One unit of work; return seconds until the next tick (None ⇒ interval_s)."""
         raise NotImplementedError
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         """Worker-specific numbers merged into stats()."""
         return {}
 
@@ -169,13 +187,13 @@ class Worker:
             jitter_s=self.backoff_jitter_s, rng=self._rng,
         )
 
-    def _note_error(self, message: str, trace: str | None = None, **context: Any) -> None:
+    def _note_error(self, message: str, trace: str | None = None, **context: object) -> None:
         self.last_error = message
         self.last_error_at = now_iso()
         telemetry.record_error(self.name, message, worker=self.name, trace=trace, **context)
 
-    def stats(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def stats(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "name": self.name,
             "running": self.running,
             "interval_s": self.interval_s,
@@ -216,7 +234,7 @@ class LeaseWorker(Worker):
         self.last_job_at: str | None = None
 
     # -- override ----------------------------------------------------------
-    def handle(self, job: Job) -> dict[str, Any] | None:
+    def handle(self, job: Job) -> dict[str, object] | None:
         """Process one leased job. Raise to fail it; raise JobDeferred to give it back."""
         raise NotImplementedError
 
@@ -279,7 +297,7 @@ class LeaseWorker(Worker):
                          job_type=job.job_type, attempts=job.attempts, status=status)
         return self.failure_delay()
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"job_types": list(self.job_types), "current_job": self.current_job,
                 "last_job_at": self.last_job_at, "worker_id": self.worker_id}
 
@@ -304,6 +322,6 @@ class LeaseReaper(Worker):
         self.counters["processed"] += outcome["requeued"] + outcome["dead"]
         return None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"reaped": self.reaped, "reaped_dead": self.reaped_dead,
                 "lease_timeout_ms": self.lease_timeout_ms}

@@ -7,24 +7,25 @@ mark the document failed when the job's attempts are exhausted.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
-from kenning.memory.write import WritePath
+from kenning.core.config_pipeline import DocumentSettings
 from kenning.memory.documents import JOB_TYPE, DocumentError, ingest_document, mark_failed
+from kenning.memory.write import WritePath
 from kenning.store import documents as doc_store
 from kenning.store.jobs import Job
-from kenning.workers.base import LeaseWorker, backoff_from_settings
+from kenning.workers.base import LeaseOptions, LeaseWorker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 class DocumentsWorker(LeaseWorker):
     job_types = (JOB_TYPE,)
 
-    def __init__(self, writer: WritePath, cfg, **kw: Any) -> None:
+    def __init__(self, writer: WritePath, cfg: DocumentSettings, **kw: Unpack[LeaseOptions]) -> None:
         super().__init__("documents", writer.db, **kw)
         self.writer = writer
         self.cfg = cfg
 
-    def handle(self, job: Job) -> dict[str, Any]:
+    def handle(self, job: Job) -> dict[str, object]:
         doc_id = job.document_id or job.payload.get("document_id")
         if not doc_id:
             return {"skipped": "job has no document_id"}

@@ -3,16 +3,18 @@ in small batches every `embedding_tracker.poll_ms`, draining at once while work 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
+from kenning.core.config_pipeline import EmbeddingTrackerSettings
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class EmbeddingTrackerWorker(Worker):
-    def __init__(self, db: StoreDatabase, embedder, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, embedder: EmbeddingProvider, cfg: EmbeddingTrackerSettings, **kw: Unpack[Backoff]) -> None:
         super().__init__("embedding-tracker", interval_s=cfg.poll_ms / 1000.0, **kw)
         self.db = db
         self.embedder = embedder
@@ -25,7 +27,7 @@ class EmbeddingTrackerWorker(Worker):
         self.counters["failed"] += result["failed"]
         return 0.0 if result["refreshed"] and result["remaining"] else None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         t = self.tracker
         return {"refreshed": t.processed, "fetch_failures": t.failed, "skipped_cycles": t.skipped_cycles,
                 "last_cycle_at": t.last_cycle_at, "queue_depth": t.queue_depth, "model": self.embedder.model_id}

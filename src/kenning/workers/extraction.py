@@ -9,7 +9,7 @@ job caught mid-way is deferred without spending an attempt. `pipeline.enabled: f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from kenning.core.types import MemoryFilter, Viewer
 from kenning.pipeline.decision import Candidate, CandidateFinder
@@ -17,21 +17,21 @@ from kenning.pipeline.hooks import EXTRACT_JOB
 from kenning.pipeline.runner import PipelineContext, run_extraction
 from kenning.providers.budget import BudgetExhausted
 from kenning.store.jobs import Job
-from kenning.workers.base import JobDeferred, LeaseWorker, backoff_from_settings
+from kenning.workers.base import JobDeferred, LeaseOptions, LeaseWorker, backoff_from_settings
 from kenning.workers.deps import RecallFn, WorkerDeps
 
 
 class ExtractionWorker(LeaseWorker):
     job_types = (EXTRACT_JOB,)
 
-    def __init__(self, ctx: PipelineContext, **kw: Any) -> None:
+    def __init__(self, ctx: PipelineContext, **kw: Unpack[LeaseOptions]) -> None:
         super().__init__("extraction", ctx.db, **kw)
         self.ctx = ctx
 
     def blocked_reason(self) -> str | None:
         return self.ctx.provider.blocked_reason()
 
-    def handle(self, job: Job) -> dict[str, Any] | None:
+    def handle(self, job: Job) -> dict[str, object] | None:
         if not job.memory_id:
             raise ValueError(f"extract job {job.id} has no memory_id")
         try:
@@ -39,7 +39,7 @@ class ExtractionWorker(LeaseWorker):
         except BudgetExhausted as exc:
             raise JobDeferred(exc.retry_after_s, str(exc)) from exc
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         provider = self.ctx.provider
         return {**super().extra_stats(), "mode": self.ctx.settings.mode,
                 "provider": provider.name, "model": provider.model}

@@ -8,20 +8,21 @@ worker's lifetime so one bad memory never blocks the rest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
+from kenning.core.config_pipeline import HintSettings
 from kenning.pipeline.hints import generate_hints
 from kenning.providers.llm import BaseLLMProvider
 from kenning.store import hints as hint_store
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 BATCH = 8
 
 
 class HintsWorker(Worker):
-    def __init__(self, db: StoreDatabase, llm: BaseLLMProvider, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, llm: BaseLLMProvider, cfg: HintSettings, **kw: Unpack[Backoff]) -> None:
         super().__init__("hints", interval_s=cfg.poll / 1000.0, **kw)
         self.db = db
         self.llm = llm
@@ -52,7 +53,7 @@ class HintsWorker(Worker):
             self.counters["processed"] += 1
         return 0.0 if len(backlog) == BATCH else None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"hints_written": self.hints_written, "skipped_memories": len(self.skipped)}
 
 

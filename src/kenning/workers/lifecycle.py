@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from kenning.core import telemetry
+from kenning.core.config_observer import LifecycleSettings
 from kenning.observer.lifecycle import run
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class LifecycleWorker(Worker):
-    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg: LifecycleSettings, **kw: Unpack[Backoff]) -> None:
         super().__init__("lifecycle", interval_s=cfg.interval_hours * 3600.0, **kw)
         self.db = db
         self.cfg = cfg
@@ -25,7 +26,7 @@ class LifecycleWorker(Worker):
             telemetry.log_event("lifecycle", "pruning pass", **self.last_run)
         return None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"last_run": self.last_run}
 
 

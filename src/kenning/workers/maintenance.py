@@ -6,16 +6,17 @@ With `autonomous.enabled: false` or `autonomous.frozen: true` the interval never
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from kenning.core import telemetry
+from kenning.core.config import Settings
 from kenning.pipeline.maintenance import Maintainer
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class MaintenanceWorker(Worker):
-    def __init__(self, maintainer: Maintainer, settings, **kw: Any) -> None:
+    def __init__(self, maintainer: Maintainer, settings: Settings, **kw: Unpack[Backoff]) -> None:
         auto = settings.pipeline.autonomous
         super().__init__("maintenance", interval_s=auto.maintenance_interval_ms / 1000.0, **kw)
         self.maintainer = maintainer
@@ -43,7 +44,7 @@ class MaintenanceWorker(Worker):
         self.counters["processed"] += 1
         return None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"mode": self.settings.pipeline.autonomous.maintenance_mode, **self.maintainer.stats()}
 
 

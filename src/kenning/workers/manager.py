@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
 
 from kenning.core import telemetry
 from kenning.core.errors import NotFound
@@ -92,7 +91,7 @@ class WorkerManager:
             for worker in self.workers.values():
                 worker.stop(timeout_s)
 
-    def stats(self) -> dict[str, dict[str, Any]]:
+    def stats(self) -> dict[str, dict[str, object]]:
         data = {name: worker.stats() for name, worker in sorted(self.workers.items())}
         for name in self.disabled:
             data[name] = {"name": name, "running": False, "disabled": True}

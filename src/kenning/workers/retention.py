@@ -3,19 +3,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from kenning.core import telemetry
+from kenning.core.config_pipeline import RetentionSettings
 from kenning.pipeline.retention import sweep
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Worker, backoff_from_settings
+from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 CATCH_UP_S = 5.0
 
 
 class RetentionWorker(Worker):
-    def __init__(self, db: StoreDatabase, cfg, **kw: Any) -> None:
+    def __init__(self, db: StoreDatabase, cfg: RetentionSettings, **kw: Unpack[Backoff]) -> None:
         super().__init__("retention", interval_s=cfg.interval_ms / 1000.0, **kw)
         self.db = db
         self.cfg = cfg
@@ -33,7 +34,7 @@ class RetentionWorker(Worker):
             telemetry.log_event("retention", "sweep", steps=result["steps"])
         return CATCH_UP_S if result["more"] else None
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> dict[str, object]:
         return {"totals": self.totals, "last_sweep": self.last_sweep}
 
 

@@ -7,8 +7,6 @@ mode and flags — and, when something waits, a plain sentence saying why.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.providers.budget import BudgetedProvider
 from kenning.store import jobs
@@ -19,14 +17,14 @@ from kenning.workers.manager import WorkerManager
 RECENT_DEAD = 20
 
 
-def _dead_jobs(db: StoreDatabase) -> list[dict[str, Any]]:
+def _dead_jobs(db: StoreDatabase) -> list[dict[str, object]]:
     keep = ("id", "job_type", "memory_id", "document_id", "attempts", "max_attempts", "last_error",
             "failed_at", "created_at")
     return [{k: j.to_dict()[k] for k in keep} for j in jobs.list_jobs(db, status="dead", limit=RECENT_DEAD)]
 
 
 def pipeline_status(s: PipelineSettings, db: StoreDatabase, manager: WorkerManager | None,
-                    llm: BudgetedProvider | None) -> dict[str, Any]:
+                    llm: BudgetedProvider | None) -> dict[str, object]:
     depths = jobs.queue_depths(db)
     totals = {status: sum(d[status] for d in depths.values()) for status in jobs.STATUSES}
     workers = manager.stats() if manager is not None else {}

@@ -10,24 +10,24 @@ queue has. A synchronous session-end (`wait: true`) leases its own job and runs 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from kenning.sessions.context import SessionDeps
 from kenning.sessions.end import summarize
 from kenning.store.jobs import Job
 from kenning.store.sessions import SUMMARY_JOB
-from kenning.workers.base import LeaseWorker, backoff_from_settings
+from kenning.workers.base import LeaseOptions, LeaseWorker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
 class SummaryWorker(LeaseWorker):
     job_types = (SUMMARY_JOB,)
 
-    def __init__(self, deps: SessionDeps, **kw: Any) -> None:
+    def __init__(self, deps: SessionDeps, **kw: Unpack[LeaseOptions]) -> None:
         super().__init__("summaries", deps.db, **kw)
         self.deps = deps
 
-    def handle(self, job: Job) -> dict[str, Any] | None:
+    def handle(self, job: Job) -> dict[str, object] | None:
         key = job.payload.get("session_key") or job.dedup_key
         if not key:
             raise ValueError(f"session_summary job {job.id} names no session")
