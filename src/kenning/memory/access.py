@@ -12,12 +12,13 @@ import getpass
 import re
 import secrets
 import uuid
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.types import Viewer
 from kenning.store import tokens as store
 from kenning.store.backend import StoreDatabase
+from kenning.store.tokens import TokenInfo
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 DEFAULT_TEAM = "default"
@@ -35,7 +36,16 @@ def local_viewer() -> Viewer:
     return Viewer(local_user(), None, sees_all=True)
 
 
-def create_token(db: StoreDatabase, user: str, team: str = DEFAULT_TEAM) -> dict[str, Any]:
+class NewToken(TypedDict):
+    """A token just made: the only answer that carries its secret."""
+
+    id: str
+    user: str
+    team: str
+    token: str
+
+
+def create_token(db: StoreDatabase, user: str, team: str = DEFAULT_TEAM) -> NewToken:
     """A new token for `user` in `team`; the answer is the only place the secret ever appears."""
     for what, value in (("user name", user), ("team", team)):
         if not NAME_PATTERN.match(value or ""):
@@ -48,7 +58,7 @@ def create_token(db: StoreDatabase, user: str, team: str = DEFAULT_TEAM) -> dict
     return {"id": token_id, "user": user, "team": team, "token": secret}
 
 
-def list_tokens(db: StoreDatabase, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+def list_tokens(db: StoreDatabase, *, include_revoked: bool = False) -> list[TokenInfo]:
     return store.list_tokens(db.reader(), include_revoked=include_revoked)
 
 

@@ -32,8 +32,10 @@ from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import MemoryDraft
+from kenning.memory.write import RememberResult
 from kenning.store import git_history as store
 from kenning.store.backend import StoreDatabase
+from kenning.store.git_history import Repository
 
 SOURCE = "git"
 TAG = "git"
@@ -49,7 +51,7 @@ _FORMAT = "%x1e%H%x1f%aI%x1f%cI%x1f%an%x1f%s%x1f%b%x1f"
 _GIT_CONFIG = ("-c", "core.quotepath=off", "-c", "i18n.logOutputEncoding=UTF-8", "-c", "core.fsmonitor=false")
 
 Progress = Callable[[int, int], None]
-RememberMany = Callable[..., list]
+RememberMany = Callable[..., list[RememberResult]]  # WritePath.remember_many
 
 
 @dataclass(frozen=True)
@@ -170,11 +172,11 @@ class IngestRun:
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def _store_batch(remember_many: RememberMany, drafts: list[MemoryDraft]) -> list[Any]:
+def _store_batch(remember_many: RememberMany, drafts: list[MemoryDraft]) -> list[RememberResult | None]:
     """One remember_many call; if the write path refuses the batch (e.g. `secrets: reject` on
     one commit), the commits one by one, None for each refused one."""
     try:
@@ -290,5 +292,5 @@ class GitIngest:
             raise NotFound(f"no git ingest run {run_id!r}")
         return run
 
-    def repositories(self) -> list[dict[str, Any]]:
+    def repositories(self) -> list[Repository]:
         return store.list_repositories(self.db.reader())

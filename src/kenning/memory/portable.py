@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +26,7 @@ from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
 from kenning.core.types import MEMORY_TYPES, Memory, MemoryFilter
 from kenning.store import memories as store
+from kenning.store.backend import Connection
 
 EXPORT_FORMATS = ("json", "jsonl", "markdown", "claude-md")
 IMPORT_FORMATS = ("json", "jsonl", "markdown", "claude-md", "agents-md", "cursorrules")
@@ -113,7 +114,7 @@ def parse(text: str, fmt: str) -> list[Record]:
     return _parse_markdown(text, fmt)
 
 
-def import_body(record: dict[str, Any]) -> dict[str, Any]:
+def import_body(record: Mapping[str, object]) -> dict[str, object]:
     """A remember body from an exported memory (or a hand-written one): the store's own derived
     fields are dropped; anything else is left for validation to accept or refuse."""
     body = {k: v for k, v in record.items() if k not in EXPORT_ONLY_FIELDS}
@@ -124,7 +125,7 @@ def import_body(record: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _object(value: Any, where: str) -> Record:
+def _object(value: object, where: str) -> Record:
     if not isinstance(value, dict):
         raise InvalidInput(f"{where}: each record must be a JSON object with a string 'content'")
     return Record(where, import_body(value))
@@ -254,7 +255,7 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def _comment_fields(raw: str, number: int) -> dict[str, Any]:
+def _comment_fields(raw: str, number: int) -> dict[str, object]:
     try:
         fields = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -271,7 +272,7 @@ def section_order(types: Iterable[str]) -> list[str]:
     return [t for t in FIRST_TYPES if t in present] + sorted(present - set(FIRST_TYPES))
 
 
-def export_chunks(reader: Callable[[], Any], fmt: str, filters: MemoryFilter | None = None,
+def export_chunks(reader: Callable[[], Connection], fmt: str, filters: MemoryFilter | None = None,
                   *, page: int = 1000) -> Iterator[str]:
     """The export of every live, current memory matching `filters`, as text chunks, read a page
     at a time (`reader()` gives a read connection for each page)."""

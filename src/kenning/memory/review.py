@@ -14,8 +14,8 @@ were learned, wait, were accepted and rejected, so a noisy rule shows itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
@@ -27,12 +27,53 @@ EditFn = Callable[..., Memory]  # service.edit(memory_id, changes, *, actor, rea
 MAX_LIMIT = 500
 
 
+class ReviewItem(TypedDict):
+    """A learned memory as review shows it (`item`)."""
+
+    id: str
+    content: str
+    type: str
+    confidence: float
+    needs_review: bool
+    user_verified: bool
+    source: str | None
+    project: str | None
+    session_key: str | None
+    created_at: str
+    rule: str | None
+    evidence: dict[str, object] | None  # metadata.claim: rule, speaker, acceptance, ...
+    review: dict[str, object] | None  # metadata.review: status, at, by, reason
+
+
+class ReviewSession(TypedDict):
+    session_key: str | None
+    harness: str | None
+    started_at: str | None
+    project: str | None
+    task: str | None
+    memories: list[ReviewItem]
+
+
+class ReviewPage(TypedDict):
+    status: str
+    total: int
+    limit: int
+    offset: int
+    sessions: list[ReviewSession]
+
+
+class RuleReport(TypedDict):
+    rules: list[dict[str, object]]  # {rule, learned, pending, accepted, rejected, rejected_share}
+    rejected: int
+    pending: int
+
+
 class Review:
     def __init__(self, db: StoreDatabase, edit: EditFn, get: Callable[..., Memory]) -> None:
         self.db, self._edit, self._get = db, edit, get
 
     def pending(self, *, status: str = "pending", project: str | None = None, session_key: str | None = None,
-                limit: int = 100, offset: int = 0, viewer: Viewer | None = None) -> dict[str, Any]:
+                limit: int = 100, offset: int = 0, viewer: Viewer | None = None) -> ReviewPage:
         """{sessions: [{session_key, harness, started_at, task, memories: [...]}], total, status}."""
         if status not in store.STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(store.STATUSES)}")
@@ -42,7 +83,7 @@ class Review:
             raise InvalidInput("offset must be a non-negative integer")
         rows, total = store.list_learned(self.db.reader(), status=status, project=project, session_key=session_key,
                                          viewer=viewer, limit=limit, offset=offset)
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, ReviewSession] = {}
         for row in rows:
             memory, session = row["memory"], row["session"]
             key = memory.session_key or ""
@@ -56,21 +97,21 @@ class Review:
             group["memories"].append(item(memory))
         return {"status": status, "total": total, "limit": limit, "offset": offset, "sessions": list(groups.values())}
 
-    def accept(self, memory_id: str, *, actor: str = "review", viewer: Viewer | None = None) -> dict[str, Any]:
+    def accept(self, memory_id: str, *, actor: str = "review", viewer: Viewer | None = None) -> ReviewItem:
         memory = self._get(memory_id, viewer)
         changes = {"needs_review": False, "user_verified": True,
                    "metadata": _with_review(memory, "accepted", actor)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: accepted", viewer=viewer))
 
     def edit(self, memory_id: str, *, content: str | None = None, type: str | None = None, actor: str = "review",
-             viewer: Viewer | None = None) -> dict[str, Any]:
+             viewer: Viewer | None = None) -> ReviewItem:
         if content is None and type is None:
             raise InvalidInput("an edit needs content or type")
         if content is not None and (not isinstance(content, str) or not content.strip()):
             raise InvalidInput("content must be a non-empty string")
         memory = self._get(memory_id, viewer)
-        changes: dict[str, Any] = {"needs_review": False, "user_verified": True,
-                                   "metadata": _with_review(memory, "edited", actor)}
+        changes: dict[str, object] = {"needs_review": False, "user_verified": True,
+                                      "metadata": _with_review(memory, "edited", actor)}
         if content is not None:
             changes["content"] = content.strip()
         if type is not None:
@@ -78,14 +119,14 @@ class Review:
         return item(self._edit(memory_id, changes, actor=actor, reason="review: edited", viewer=viewer))
 
     def reject(self, memory_id: str, *, reason: str | None = None, actor: str = "review",
-               viewer: Viewer | None = None) -> dict[str, Any]:
+               viewer: Viewer | None = None) -> ReviewItem:
         if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
             raise InvalidInput("reason must be a string of at most 500 characters")
         memory = self._get(memory_id, viewer)
         changes = {"user_verified": False, "metadata": _with_review(memory, "rejected", actor, reason)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: rejected", viewer=viewer))
 
-    def sessions(self, session_keys: list[str], viewer: Viewer | None = None) -> dict[str, Any]:
+    def sessions(self, session_keys: list[str], viewer: Viewer | None = None) -> dict[str, dict[str, dict[str, object]]]:
         """What each session was about (its task: first prompt, else context) and what it taught; a
         team server's user sees only their own sessions."""
         if not isinstance(session_keys, list) or len(session_keys) > 200:
@@ -96,7 +137,7 @@ class Review:
             value["task"] = _task(value)
         return {"sessions": about}
 
-    def rules(self) -> dict[str, Any]:
+    def rules(self) -> RuleReport:
         """Per extraction rule: learned / pending / accepted / rejected, and the rejected share of
         what was reviewed (the noisy rules first)."""
         counts = store.rule_counts(self.db.reader())
@@ -108,21 +149,21 @@ class Review:
         return {"rules": out, "rejected": sum(r["rejected"] for r in out), "pending": sum(r["pending"] for r in out)}
 
 
-def _task(session: dict[str, Any] | None) -> str | None:
+def _task(session: Mapping[str, object] | None) -> str | None:
     if not session:
         return None
     text = session.get("first_prompt") or session.get("context")
-    return " ".join(text.split())[:300] if text else None
+    return " ".join(text.split())[:300] if isinstance(text, str) and text else None
 
 
-def _with_review(memory: Memory, status: str, actor: str, reason: str | None = None) -> dict[str, Any]:
+def _with_review(memory: Memory, status: str, actor: str, reason: str | None = None) -> dict[str, object]:
     review = {"status": status, "at": now_iso(), "by": actor}
     if reason:
         review["reason"] = reason
     return {**(memory.metadata or {}), "review": review, "reviewed_at": review["at"]}
 
 
-def item(memory: Memory) -> dict[str, Any]:
+def item(memory: Memory) -> ReviewItem:
     """A learned memory as review shows it: content, type, confidence and the evidence behind it."""
     meta = memory.metadata or {}
     claim = meta.get("claim") if isinstance(meta.get("claim"), dict) else None

@@ -9,8 +9,9 @@ instead of being kept locally where the team would never see it (see docs/teams.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -48,7 +49,7 @@ class TeamServer:
     def is_shared(draft: MemoryDraft) -> bool:
         return draft.scope in SHARED_SCOPES
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
+    def _post(self, path: str, body: Mapping[str, object]) -> Any:
         assert self._http is not None
         try:
             response = self._http.post(path, json=body)
@@ -67,7 +68,7 @@ class TeamServer:
             raise TeamUnavailable(f"team server {self.url} failed ({response.status_code}: {message})")
         return response.json()
 
-    def remember_many(self, drafts: list[MemoryDraft]) -> list[dict[str, Any]]:
+    def remember_many(self, drafts: list[MemoryDraft]) -> list[StoredRef]:
         """Store the drafts on the server, all or nothing (its batch route); [{id, deduped}]."""
         bodies = [_body(d) for d in drafts]
         return self._post("/api/memory/batch", {"memories": bodies})["results"]
@@ -92,7 +93,14 @@ class TeamServer:
         return merged[:limit], state
 
 
-def _body(draft: MemoryDraft) -> dict[str, Any]:
+class StoredRef(TypedDict):
+    """The team server's answer for one stored draft."""
+
+    id: str
+    deduped: bool
+
+
+def _body(draft: MemoryDraft) -> dict[str, object]:
     body = {k: v for k, v in asdict(draft).items() if k not in _NOT_SENT and v not in (None, [], {})}
     if not draft.type_explicit:
         body.pop("type", None)

@@ -13,7 +13,7 @@ What extends the path is passed in explicitly by the service that builds it:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -163,7 +163,7 @@ class WritePath:
     def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> RememberResult:
         return self.remember_many([draft], actor=actor, embed=embed)[0]
 
-    def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+    def edit(self, memory_id: str, changes: Mapping[str, object], *, actor: str | None = None,
              reason: str | None = None) -> Memory:
         """Edit fields; new content is re-embedded before the transaction opens."""
         check_changes(changes)
