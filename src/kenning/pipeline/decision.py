@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kenning.core.types import Viewer
 from kenning.pipeline.extraction import Fact
@@ -30,7 +29,7 @@ class Candidate:
     type: str = "fact"
     score: float = 0.0
 
-    def for_prompt(self) -> dict[str, Any]:
+    def for_prompt(self) -> prompt.CandidatePayload:
         return {"id": self.id, "type": self.type, "content": self.content}
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from kenning.core.clock import now_iso
 from kenning.core.telemetry import record_error
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.store import retention as ret_store
 from kenning.store.backend import StoreDatabase
 from kenning.store.vectors import upsert_embedding
@@ -30,7 +31,7 @@ class TrackerStats:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def refresh_cycle(db: StoreDatabase, embedder, batch_size: int, stats: TrackerStats) -> dict[str, Any]:
+def refresh_cycle(db: StoreDatabase, embedder: EmbeddingProvider, batch_size: int, stats: TrackerStats) -> dict[str, object]:
     """One tracker cycle; returns what it did."""
     stats.last_cycle_at = now_iso()
     model = embedder.model_id
@@ -54,7 +55,7 @@ def refresh_cycle(db: StoreDatabase, embedder, batch_size: int, stats: TrackerSt
     return {"refreshed": len(done), "failed": failed, "remaining": stats.queue_depth, "model": model}
 
 
-def pending_notice(db: StoreDatabase, embedder) -> str | None:
+def pending_notice(db: StoreDatabase, embedder: EmbeddingProvider) -> str | None:
     """One line for the daemon's start when memories lack a vector for the current model (a model or
     runtime switch, or raw-first writes); the tracker re-embeds them in the background."""
     stale = ret_store.count_stale_embeddings(db.reader(), embedder.model_id)

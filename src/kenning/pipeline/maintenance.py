@@ -17,11 +17,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
+from kenning.core.config import Settings
 from kenning.core.telemetry import log_event
 from kenning.pipeline import retention
+from kenning.providers.embedding import EmbeddingProvider
 from kenning.store import jobs as jobstore
 from kenning.store.backend import StoreDatabase
 from kenning.store.diagnostics import index_stats, rebuild_fts
@@ -41,7 +43,27 @@ class Recommendation:
         return {"action": self.action, "reason": self.reason, "severity": self.severity}
 
 
-def diagnose(db: StoreDatabase, settings, embedding_model: str | None = None) -> dict[str, Any]:
+class MaintenanceReport(TypedDict):
+    """Per-domain numbers and scores (queue, index, storage, embeddings) and their mean."""
+
+    at: str
+    domains: dict[str, dict[str, float | int | None]]
+    score: float
+
+
+class Cycle(TypedDict, total=False):
+    """One maintenance cycle: the report before, the recommendations, what ran and the report after."""
+
+    mode: str
+    before: MaintenanceReport
+    recommendations: list[dict[str, str]]
+    actions: list[dict[str, object]]
+    halted: list[str]
+    after: MaintenanceReport
+    delta: float
+
+
+def diagnose(db: StoreDatabase, settings: Settings, embedding_model: str | None = None) -> MaintenanceReport:
     """Health report: per-domain numbers and scores, and a composite score (their mean)."""
     conn = db.reader()
     by_status = jobstore.count_by_status(db)
@@ -69,7 +91,7 @@ def diagnose(db: StoreDatabase, settings, embedding_model: str | None = None) ->
     return {"at": now_iso(), "domains": domains, "score": round(composite, 4)}
 
 
-def recommend(report: dict[str, Any]) -> list[Recommendation]:
+def recommend(report: MaintenanceReport) -> list[Recommendation]:
     """Translate a report into repair actions (v2 thresholds)."""
     d = report["domains"]
     out: list[Recommendation] = []
@@ -108,7 +130,8 @@ class RateLimit:
 class Maintainer:
     """Runs maintenance cycles; owns the rate limits and the halt tracker."""
 
-    def __init__(self, db: StoreDatabase, settings, *, embedder=None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, db: StoreDatabase, settings: Settings, *, embedder: EmbeddingProvider | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.db = db
         self.settings = settings
         self.embedder = embedder
@@ -126,10 +149,10 @@ class Maintainer:
         self.non_improving: dict[str, int] = {}
         self.halted: set[str] = set()
         self.cycles = 0
-        self.last: dict[str, Any] | None = None
+        self.last: Cycle | None = None
 
     # -- repair actions --------------------------------------------------------------
-    def _run(self, action: str) -> dict[str, Any]:
+    def _run(self, action: str) -> dict[str, object]:
         if action == "requeue_dead_jobs":
             return {"requeued": jobstore.requeue_dead(self.db, limit=100)}
         if action == "release_stale_leases":
@@ -144,7 +167,7 @@ class Maintainer:
             return self._reembed_missing()
         raise ValueError(f"unknown maintenance action {action!r}")
 
-    def _reembed_missing(self) -> dict[str, Any]:
+    def _reembed_missing(self) -> dict[str, object]:
         from kenning.store.vectors import missing_embeddings, upsert_embedding
 
         if self.embedder is None:
@@ -158,13 +181,13 @@ class Maintainer:
         return {"embedded": len(rows)}
 
     # -- the cycle ---------------------------------------------------------------------
-    def cycle(self, mode: str | None = None) -> dict[str, Any]:
+    def cycle(self, mode: str | None = None) -> Cycle:
         """diagnose → recommend → (execute: repair under limits → re-diagnose)."""
         mode = mode or self.settings.pipeline.autonomous.maintenance_mode
         self.cycles += 1
         before = self.diagnose()
         recs = recommend(before)
-        result: dict[str, Any] = {"mode": mode, "before": before, "recommendations": [r.to_dict() for r in recs],
+        result: Cycle = {"mode": mode, "before": before, "recommendations": [r.to_dict() for r in recs],
                                   "actions": [], "halted": sorted(self.halted)}
         if not recs:
             self.non_improving.clear()
@@ -180,8 +203,8 @@ class Maintainer:
         self.last = result
         return result
 
-    def _execute(self, rec: Recommendation, score_before: float) -> dict[str, Any]:
-        entry: dict[str, Any] = {"action": rec.action, "reason": rec.reason}
+    def _execute(self, rec: Recommendation, score_before: float) -> dict[str, object]:
+        entry: dict[str, object] = {"action": rec.action, "reason": rec.reason}
         if rec.action in self.halted:
             return {**entry, "status": "halted"}
         limit = self.limits[rec.action]
@@ -207,10 +230,10 @@ class Maintainer:
         return {**entry, "status": "error" if "error" in outcome else "done", "outcome": outcome,
                 "score_after": round(score_after, 4)}
 
-    def diagnose(self) -> dict[str, Any]:
+    def diagnose(self) -> MaintenanceReport:
         return diagnose(self.db, self.settings, getattr(self.embedder, "model_id", None))
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return {"cycles": self.cycles, "halted": sorted(self.halted), "non_improving": dict(self.non_improving),
                 "last_score": self.last["before"]["score"] if self.last else None,
                 "last_recommendations": self.last["recommendations"] if self.last else []}

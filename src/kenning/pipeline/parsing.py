@@ -9,14 +9,13 @@ back as warnings; callers decide what a partial result means.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from kenning.providers.llm import clean_output
 
 _DECODER = json.JSONDecoder()
 
 
-def _first_value(text: str) -> Any:
+def _first_value(text: str) -> object:
     """The first complete JSON object/array in `text` (leading chatter allowed)."""
     for index, char in enumerate(text):
         if char in "{[":
@@ -28,9 +27,9 @@ def _first_value(text: str) -> Any:
     return None
 
 
-def salvage_objects(text: str) -> list[dict[str, Any]]:
+def salvage_objects(text: str) -> list[dict[str, object]]:
     """Every innermost-complete `{...}` object that parses, left to right, without overlaps."""
-    found: list[dict[str, Any]] = []
+    found: list[dict[str, object]] = []
     index, end_of_last = 0, -1
     while True:
         index = text.find("{", index)
@@ -49,8 +48,8 @@ def salvage_objects(text: str) -> list[dict[str, Any]]:
             index += 1
 
 
-def parse_json_output(raw: str) -> tuple[Any | None, list[str]]:
-    """(parsed value or None, warnings). Never raises."""
+def parse_json_output(raw: str) -> tuple[object, list[str]]:
+    """(parsed value or None, warnings): untrusted model output, for the caller to narrow. Never raises."""
     if not isinstance(raw, str) or not raw.strip():
         return None, ["empty LLM output"]
     text = clean_output(raw)

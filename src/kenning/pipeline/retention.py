@@ -11,10 +11,11 @@ limited to `batch_limit` rows (the rest is caught by later sweeps):
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kenning.core.clock import to_iso, utcnow
+from kenning.core.config_pipeline import RetentionSettings
 from kenning.store import jobs as jobstore
 from kenning.store import retention as ret_store
 from kenning.store.backend import StoreDatabase
@@ -22,11 +23,11 @@ from kenning.store.backend import StoreDatabase
 STEPS = ("graph_links", "embeddings", "tombstones", "history", "completed_jobs", "dead_jobs")
 
 
-def _cutoff(days: float, now=None) -> str:
+def _cutoff(days: float, now: datetime | None = None) -> str:
     return to_iso((now or utcnow()) - timedelta(days=days))
 
 
-def sweep(db: StoreDatabase, cfg, *, now=None) -> dict[str, Any]:
+def sweep(db: StoreDatabase, cfg: RetentionSettings, *, now: datetime | None = None) -> dict[str, object]:
     """One retention pass with `cfg` = settings.pipeline.retention. Returns per-step counts
     in execution order, plus `more` = True when a batch limit was hit."""
     limit = cfg.batch_limit

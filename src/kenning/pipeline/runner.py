@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+import numpy as np
 
 from kenning.core import telemetry
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.errors import NotFound
 from kenning.core.text import normalize_content
-from kenning.core.types import Viewer
+from kenning.core.types import Memory, Viewer
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
 from kenning.pipeline.extraction import ExtractionResult, Fact, extract, restates_source
@@ -54,7 +55,7 @@ class PipelineContext:
         return f"{self.provider.name}:{self.provider.model}"
 
 
-def _skip_reason(memory_id: str, db: Database) -> tuple[Any, str | None]:
+def _skip_reason(memory_id: str, db: Database) -> tuple[Memory | None, str | None]:
     try:
         memory = mstore.get_memory(db.reader(), memory_id)
     except NotFound:
@@ -77,7 +78,7 @@ def _candidates(ctx: PipelineContext, text: str, exclude: set[str], project: str
     return [c for c in found if c.id not in exclude and c.score >= cfg.candidate_min_score][: cfg.candidates]
 
 
-def drop_source_noops(memory: Any, proposals: list[Proposal]) -> tuple[list[Proposal], int]:
+def drop_source_noops(memory: Memory, proposals: list[Proposal]) -> tuple[list[Proposal], int]:
     """A fact that IS the source memory (same content hash), or a plain fact that restates it
     (`restates_source`), proposed as ADD or NONE changes nothing: the raw memory already holds it.
     Those are not proposals worth an audit row; an UPDATE/DELETE from such a fact (the new memory
@@ -88,7 +89,7 @@ def drop_source_noops(memory: Any, proposals: list[Proposal]) -> tuple[list[Prop
     return kept, len(proposals) - len(kept)
 
 
-def decide_all(ctx: PipelineContext, memory: Any, facts: list[Fact],
+def decide_all(ctx: PipelineContext, memory: Memory, facts: list[Fact],
                warnings: list[str]) -> list[Proposal]:
     """A proposal per fact (facts whose decision answer is unusable are skipped with a warning)."""
     proposals = []
@@ -116,7 +117,7 @@ def flag_contradictions(ctx: PipelineContext, proposals: list[Proposal]) -> None
             p.review_needed, p.contradiction = True, found
 
 
-def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, Any]:
+def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, np.ndarray]:
     """Embed every fact in ONE batch before any transaction: the vectors serve the candidate
     search (primed into the embedder's query cache) and the writes (keyed by content_hash)."""
     if not facts:
@@ -129,7 +130,7 @@ def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, Any]:
     return {normalize_content(t).content_hash: v for t, v in zip(texts, vectors)}
 
 
-def prefetch_vectors(proposals: list[Proposal], vectors: dict[str, Any], mode: str) -> dict[str, Any]:
+def prefetch_vectors(proposals: list[Proposal], vectors: dict[str, np.ndarray], mode: str) -> dict[str, np.ndarray]:
     """The vectors of facts that may be inserted (none in shadow mode)."""
     if mode not in ("controlled-write", "full"):
         return {}
@@ -150,7 +151,7 @@ def persist_graph(ctx: PipelineContext, memory_id: str, result: ExtractionResult
         return None
 
 
-def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, Any]:
+def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, object]:
     """Process one memory; the returned dict is the job's result payload."""
     settings = ctx.settings
     memory, skip = _skip_reason(memory_id, ctx.db)

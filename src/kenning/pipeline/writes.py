@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -71,7 +70,7 @@ class WriteOutcome:
     review_needed: int = 0
     audits: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"outcomes": dict(self.outcomes), "reasons": dict(self.reasons), "created": self.created,
                 "deduped": self.deduped, "superseded": self.superseded,
                 "review_needed": self.review_needed, "audits": self.audits}

@@ -8,7 +8,7 @@ one is judged again here before it is written. The answer passes the seeds' conf
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -59,7 +59,18 @@ Input (same data as JSON):
 """
 
 
-def build_prompt(candidates: list[dict[str, Any]]) -> str:
+class ClaimCandidate(TypedDict, total=False):
+    """One sentence the claim gate asks about."""
+
+    id: str
+    text: str
+    type: str | None
+    speaker: str | None
+    rule: str | None
+    antecedent: str | None
+
+
+def build_prompt(candidates: list[ClaimCandidate]) -> str:
     numbered = "\n".join(
         f"{c['id']}. ({c.get('speaker') or 'unknown'}, proposed {c.get('type') or 'fact'}) {c['text']}"
         + (f"  [answering: {c['antecedent']}]" if c.get("antecedent") else "") for c in candidates)

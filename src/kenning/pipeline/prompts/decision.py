@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -48,7 +48,19 @@ Input (same data as JSON):
 """
 
 
-def build_prompt(fact: dict[str, Any], candidates: list[dict[str, Any]]) -> str:
+class FactPayload(TypedDict):
+    content: str
+    type: str
+    confidence: float
+
+
+class CandidatePayload(TypedDict):
+    id: str
+    type: str
+    content: str
+
+
+def build_prompt(fact: FactPayload, candidates: list[CandidatePayload]) -> str:
     numbered = "\n".join(
         f"{i}. [id={c['id']}] ({c.get('type', 'fact')}) {c['content']}" for i, c in enumerate(candidates, 1)
     )
