@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from kenning.codegraph.indexer import index_path, refresh_files
 from kenning.codegraph.views import project_for_path
@@ -16,14 +15,14 @@ from kenning.store.backend import StoreDatabase
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
-def edited_files(tool_name: Any, tool_input: Any) -> list[str]:
+def edited_files(tool_name: object, tool_input: object) -> list[str]:
     if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
         return []
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
     return [path] if isinstance(path, str) and path.strip() else []
 
 
-def on_tool_use(db: StoreDatabase, tool_name: Any, tool_input: Any, cwd: str | None = None) -> dict | None:
+def on_tool_use(db: StoreDatabase, tool_name: object, tool_input: object, cwd: str | None = None) -> dict[str, object] | None:
     """The post-tool-use hook's call: re-index the file an Edit/Write touched, if it is indexed code."""
     files = edited_files(tool_name, tool_input)
     if not files:

@@ -47,7 +47,7 @@ class FileFacts:
     default_export: str | None = None   # JS/TS `export default name`
     relations: list[list[str]] = field(default_factory=list)  # [kind, from qualname, to name]: Rust impls
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Plain dicts for json.dumps (vars() instead of dataclasses.asdict: ~10x cheaper)."""
         return {"language": self.language, "defs": [vars(d) for d in self.defs],
                 "imports": [vars(i) for i in self.imports], "calls": [vars(c) for c in self.calls],

@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import to_iso, utcnow
 from kenning.graph.decisions import is_decision_content
@@ -68,8 +68,18 @@ def feedback_telemetry() -> dict[str, int]:
         return dict(_telemetry)
 
 
+class FeedbackResult(TypedDict):
+    aspects_updated: int
+    confirmations: int
+    decayed: int
+
+
+class SessionFeedback(FeedbackResult):
+    session_key: str
+
+
 def apply_fts_feedback(db: StoreDatabase, memory_ids: list[str], cfg: FeedbackConfig = FeedbackConfig(),
-                       session_key: str | None = None) -> dict[str, Any]:
+                       session_key: str | None = None) -> FeedbackResult:
     """Raise the weight of aspects whose memories were confirmed by FTS hits this session.
 
     `memory_ids` are the memories with fts_hit_count > 0 in the session (the sessions
@@ -92,7 +102,8 @@ def apply_fts_feedback(db: StoreDatabase, memory_ids: list[str], cfg: FeedbackCo
     return {"aspects_updated": updated, "confirmations": sum(counts.values()), "decayed": decayed}
 
 
-def apply_pending_sessions(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig(), limit: int = 20) -> list[dict[str, Any]]:
+def apply_pending_sessions(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig(),
+                           limit: int = 20) -> list[SessionFeedback]:
     """Feed back every ended session not yet applied (each session counts once)."""
     done = []
     for key in graph_store.sessions_awaiting_feedback(db.reader(), limit):

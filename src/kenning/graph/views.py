@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from kenning.core.errors import NotFound
 from kenning.store import graph as graph_store
@@ -22,7 +21,7 @@ def find(conn: Connection, id_or_name: str) -> Entity:
         return found
 
 
-def entity_view(conn: Connection, id_or_name: str, *, memory_limit: int = 50) -> dict[str, Any]:
+def entity_view(conn: Connection, id_or_name: str, *, memory_limit: int = 50) -> dict[str, object]:
     """An entity with its relations, aspects (with attributes) and the memories that mention it."""
     entity = find(conn, id_or_name)
     relations = []
@@ -43,7 +42,7 @@ def entity_view(conn: Connection, id_or_name: str, *, memory_limit: int = 50) ->
 
 
 def entity_list(conn: Connection, *, query: str | None = None, entity_type: str | None = None,
-                limit: int = 50, offset: int = 0, order: str = "mentions") -> dict[str, Any]:
+                limit: int = 50, offset: int = 0, order: str = "mentions") -> dict[str, object]:
     items, total = graph_store.list_entities(conn, query=query, entity_type=entity_type, limit=limit, offset=offset,
                                              order=order)
     return {"items": [asdict(e) for e in items], "total": total, "limit": limit, "offset": offset,
