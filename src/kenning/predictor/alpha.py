@@ -44,7 +44,7 @@ class AlphaState:
     project_counts: dict[str, int] = field(default_factory=dict)
     recent_keys: list[str] = field(default_factory=list)  # last sessions applied (idempotent end)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod

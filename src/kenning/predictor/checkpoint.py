@@ -20,6 +20,7 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ class CheckpointError(KenningError):
     """A checkpoint file is missing, truncated, corrupt or for another model shape."""
 
 
-def to_bytes(model: CrossAttentionScorer, *, flags: int = 0, meta: dict[str, Any] | None = None) -> bytes:
+def to_bytes(model: CrossAttentionScorer, *, flags: int = 0, meta: Mapping[str, object] | None = None) -> bytes:
     state = model.state_dict()
     header = {
         "config": model.config.to_dict(),
@@ -95,7 +96,7 @@ def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionS
 
 
 def save(model: CrossAttentionScorer, path: Path | str, *, flags: int = 0,
-         meta: dict[str, Any] | None = None) -> int:
+         meta: Mapping[str, object] | None = None) -> int:
     """Write atomically (temp + fsync + rename); returns the byte count."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ class ScorerConfig:
     dropout: float = C.CANDIDATE_DROPOUT  # on the candidates' encodings, training only
     seed: int = 0  # initialisation seed: same seed, same weights
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 from kenning.core.config import Settings
 from kenning.predictor import constants as C
@@ -52,7 +52,8 @@ from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused, PredictorScores
 from kenning.predictor.lifecycle import Sidecar
 from kenning.predictor.scoring import Scoring
-from kenning.predictor.session_end import Recorded, SessionEnd, outcome_dict
+from kenning.predictor.labels import SessionLabelsJson
+from kenning.predictor.session_end import Recorded, SessionEnd, SessionEndOutcome, outcome_dict
 from kenning.predictor.trainer import Trainer
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
@@ -112,7 +113,7 @@ class Predictor:
         return status.status_line(self.cfg, self.db, self.cell.state, self.sidecar.client, self.alpha())
 
     # -- session end ----------------------------------------------------------------
-    def on_session_end(self, session_key: str) -> dict[str, Any]:
+    def on_session_end(self, session_key: str) -> SessionEndOutcome:
         """Record the session (comparison, EMA/α), maybe trigger training; then refresh the
         history features scoring reads (this session's signals included)."""
         try:
@@ -128,31 +129,31 @@ class Predictor:
     def train_async(self, trigger: str) -> bool:
         return self.trainer.train_async(trigger)
 
-    def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, Any]:
+    def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, object]:
         return self.trainer.train_now(trigger, timeout_s)
 
     # -- reading ----------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         return status.build_status(self.cfg, self.db, self.cell.state, self.sidecar, alpha=self.alpha(),
                                    training_in_progress=self.trainer.in_progress())
 
-    def labels(self, session_key: str) -> dict[str, Any]:
+    def labels(self, session_key: str) -> SessionLabelsJson:
         return reports.labels(self.db, session_key)
 
-    def audit(self, session_key: str) -> dict[str, Any]:
+    def audit(self, session_key: str) -> reports.AuditReport:
         return reports.audit(self.db, session_key)
 
-    def comparisons(self, **filters: Any) -> dict[str, Any]:
+    def comparisons(self, **filters: Unpack[reports.ComparisonFilters]) -> reports.ComparisonsPage:
         return reports.comparisons(self.db, **filters)
 
-    def comparison(self, comparison_id: str) -> dict[str, Any]:
+    def comparison(self, comparison_id: str) -> dict[str, object]:
         return reports.comparison(self.db, comparison_id)
 
-    def training_history(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    def training_history(self, limit: int = 50, offset: int = 0) -> reports.TrainingHistory:
         return reports.training_history(self.db, self.cell.state.model_version, limit=limit, offset=offset)
 
-    def add_calibration(self, session_key: str, memory_id: str, human_label: float) -> dict[str, Any]:
+    def add_calibration(self, session_key: str, memory_id: str, human_label: float) -> dict[str, object]:
         return reports.add_calibration(self.db, session_key, memory_id, human_label)
 
-    def drift(self) -> dict[str, Any]:
+    def drift(self) -> reports.DriftReport:
         return reports.drift(self.db, self.cell.state, self.cfg)

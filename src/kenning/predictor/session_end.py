@@ -9,7 +9,7 @@ is the trainer's call (`trainer.Trainer.after_session`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kenning.core import telemetry
 from kenning.core.config_predictor import PredictorSettings
@@ -134,7 +134,24 @@ class SessionEnd:
                                     success_rate=state.success_rate, drift_resets=state.drift_resets)
 
 
-def outcome_dict(outcome: Recorded | Skipped, *, alpha: float, training_triggered: bool) -> dict[str, Any]:
+class SessionEndOutcome(TypedDict, total=False):
+    """`Predictor.on_session_end`'s answer: skipped (with the reason) or recorded."""
+
+    status: str  # "skipped" | "recorded"
+    reason: str
+    comparison_id: str | None
+    ema_updated: bool
+    predictor_won: bool | None
+    events: list[str]
+    alpha: float
+    success_rate: float
+    training_triggered: bool
+    confidence: float
+    usable: bool
+    touched: int
+
+
+def outcome_dict(outcome: Recorded | Skipped, *, alpha: float, training_triggered: bool) -> SessionEndOutcome:
     """`Predictor.on_session_end`'s answer (the API and the sessions' end job read it)."""
     if isinstance(outcome, Skipped):
         return {"status": "skipped", "reason": outcome.reason}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,7 @@ def _percentiles(operation: str) -> dict[str, float | None]:
     return {"p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95)), "count": len(samples)}
 
 
-def sidecar_verdict(enabled: bool, sidecar: Mapping[str, Any] | None) -> tuple[str, str] | None:
+def sidecar_verdict(enabled: bool, sidecar: Mapping[str, object] | None) -> tuple[str, str] | None:
     """(status, why) for a predictor that cannot serve, None when its sidecar is up.
 
     The one rule behind both GET /api/predictor/status's `health` and the doctor's predictor
@@ -60,7 +59,7 @@ def mode(cfg: PredictorSettings, state: A.AlphaState, client: SidecarClient | No
     return "active"
 
 
-def health(cfg: PredictorSettings, state: A.AlphaState, sidecar: Mapping[str, Any], latency: dict[str, Any],
+def health(cfg: PredictorSettings, state: A.AlphaState, sidecar: Mapping[str, object], latency: Mapping[str, float | None],
            calibration_flag: bool, drift_flag: bool) -> tuple[float, str, str | None]:
     """(score, status, why): `sidecar_verdict` first, then the model's own record."""
     verdict = sidecar_verdict(cfg.enabled, sidecar)
@@ -95,7 +94,7 @@ def status_line(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, 
 
 
 def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, sidecar: Sidecar, *,
-                 alpha: float, training_in_progress: bool) -> dict[str, Any]:
+                 alpha: float, training_in_progress: bool) -> dict[str, object]:
     conn = db.reader()
     client = sidecar.client
     usable = store.count_usable_sessions(conn)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
@@ -52,12 +51,12 @@ class TrainResult:
     samples_used: int
     duration_ms: float
     canary: dict[str, float] = field(default_factory=dict)
-    gates: dict[str, Any] = field(default_factory=dict)
+    gates: dict[str, bool | str] = field(default_factory=dict)
     loss_curve: list[float] = field(default_factory=list)
     stopped_early: bool = False
     error: str | None = None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         out = {k: v for k, v in self.__dict__.items() if k != "model"}
         return out
 
@@ -104,8 +103,9 @@ def canary_metrics(
     }
 
 
-def run_gates(all_finite: bool, metrics: dict[str, float], previous_trained: bool) -> dict[str, Any]:
-    gates: dict[str, Any] = {"finite": all_finite}
+def run_gates(all_finite: bool, metrics: dict[str, float], previous_trained: bool) -> dict[str, bool | str]:
+    """Each gate's verdict (True / False / 'skipped' / 'waived'), `passed`, and a `reason` when none could run."""
+    gates: dict[str, bool | str] = {"finite": all_finite}
     if not metrics:
         gates["variance"] = False
         gates["reason"] = "no canary sessions to validate on"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from datetime import timedelta
-from typing import Any
 
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
@@ -103,7 +102,7 @@ class Trainer:
                 current = store.canary_rows(self.db.reader())
         return [r.session_key for r in current]
 
-    def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, Any]:
+    def train_now(self, trigger: str = "manual", timeout_s: float = C.TRAIN_TIME_CAP_S + 90) -> dict[str, object]:
         """Run train_from_db in the sidecar, log the outcome; returns the training summary."""
         if self.sidecar.client is None and self.cfg.enabled:
             self.sidecar.start(force=True)  # a training request is reason enough to run the sidecar

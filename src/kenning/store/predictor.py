@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.secrets import redact
@@ -170,8 +170,8 @@ class Comparison(TypedDict):
     winner: str
 
 
-class TrainingLogRecord(TypedDict, total=False):
-    """One training run as the trainer records it (predictor_training_log; created_at defaults)."""
+class _TrainingRun(TypedDict):
+    """The figures of one training run (predictor_training_log's columns)."""
 
     model_version: int
     trigger: str
@@ -185,37 +185,27 @@ class TrainingLogRecord(TypedDict, total=False):
     canary_score_variance: float | None
     canary_topk_churn: float | None
     canary_topk_overlap: float | None
-    gates: dict[str, object] | str
-    swapped: int | bool
     train_validation_failures: int
     drift_resets: int
-    loss_curve: list[float] | str
     error: str | None
-    created_at: str
 
 
-class TrainingLogEntry(TypedDict):
+class TrainingLogRecord(_TrainingRun):
+    """One training run as the trainer records it (JSON columns as objects or text)."""
+
+    gates: dict[str, object] | str
+    swapped: int | bool
+    loss_curve: list[float] | str
+    created_at: NotRequired[str]  # now, when left out
+
+
+class TrainingLogEntry(_TrainingRun):
     """A recorded training run, decoded for the API."""
 
     id: int
-    model_version: int
-    trigger: str
-    loss: float | None
-    step: int
-    sample_count: int
-    samples_skipped: int
-    duration_ms: float
-    canary_ndcg: float | None
-    canary_ndcg_delta: float | None
-    canary_score_variance: float | None
-    canary_topk_churn: float | None
-    canary_topk_overlap: float | None
     gates: dict[str, object]
     swapped: bool
-    train_validation_failures: int
-    drift_resets: int
     loss_curve: list[float]
-    error: str | None
     created_at: str
 
 
