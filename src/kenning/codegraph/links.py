@@ -15,6 +15,7 @@ from typing import Iterable
 
 from kenning.codegraph.views import project_for_path
 from kenning.core.clock import now_iso
+from kenning.core.types import MemoryDraft
 from kenning.store import codegraph as store
 from kenning.store.backend import Connection, StoreDatabase
 
@@ -58,7 +59,7 @@ def _paths(conn: Connection, project: str, token: str) -> list[str]:
     return matches if len(matches) <= 3 else []
 
 
-def link_in_tx(conn: Connection, memory_id: str, draft) -> None:
+def link_in_tx(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
     """An in-transaction hook of the write path (memory.write.WritePath): link a new memory to the code it names."""
     projects = store.indexed_projects(conn)
     if not projects:

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TypedDict
 
 from kenning.core.clock import to_iso, utcnow
+from kenning.core.config_pipeline import GraphSettings
 from kenning.graph.decisions import is_decision_content
 from kenning.store import graph as graph_store
 from kenning.store.backend import StoreDatabase
@@ -124,7 +125,7 @@ def decay_aspects(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig()) -> 
     return n
 
 
-def feedback_config(graph_settings) -> FeedbackConfig:
+def feedback_config(graph_settings: GraphSettings) -> FeedbackConfig:
     """FeedbackConfig from `settings.pipeline.graph`."""
     g = graph_settings
     return FeedbackConfig(delta=g.feedback_delta, min_weight=g.feedback_min_weight, max_weight=g.feedback_max_weight,

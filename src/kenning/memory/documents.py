@@ -30,6 +30,7 @@ import httpcore
 
 from kenning.codegraph.chunking import chunk_code
 from kenning.core import secrets
+from kenning.core.config_pipeline import DocumentSettings
 from kenning.core.errors import InvalidInput, ProviderError
 from kenning.core.types import MemoryDraft
 from kenning.memory import write
@@ -37,6 +38,7 @@ from kenning.memory.urlguard import GuardedBackend, UrlRefused, check_url
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
 from kenning.store.backend import StoreDatabase
+from kenning.store.documents import Document
 
 JOB_TYPE = "document_ingest"
 ALLOWED_CONTENT_TYPES = ("text/html", "application/json", "application/xml", "application/xhtml+xml")
@@ -190,7 +192,7 @@ def _protect(text: str, policy: str, what: str) -> str:
         raise DocumentError(str(exc)) from exc
 
 
-def _source_content(db: StoreDatabase, doc: dict, cfg, secret_policy: str) -> tuple[str, dict]:
+def _source_content(db: StoreDatabase, doc: Document, cfg: DocumentSettings, secret_policy: str) -> tuple[str, dict]:
     """The document's text and the fields learned while extracting it (secrets policy applied)."""
     if doc["source_type"] == "url":
         fetched = fetch_url(doc["source_url"], timeout_s=cfg.fetch_timeout_ms / 1000.0,
@@ -209,7 +211,7 @@ def _source_content(db: StoreDatabase, doc: dict, cfg, secret_policy: str) -> tu
     return text, {}
 
 
-def _store_chunk(writer: write.WritePath, doc: dict, index: int, chunk: str, cfg) -> tuple[str, bool]:
+def _store_chunk(writer: write.WritePath, doc: Document, index: int, chunk: str, cfg: DocumentSettings) -> tuple[str, bool]:
     tags = [doc["title"][:100]] if doc.get("title") else []
     item = writer.prepare([MemoryDraft(  # validated and embedded outside the write tx
         content=chunk, type="document_chunk", importance=cfg.chunk_importance, tags=tags,
@@ -223,7 +225,7 @@ def _store_chunk(writer: write.WritePath, doc: dict, index: int, chunk: str, cfg
     return result.id, result.deduped
 
 
-def ingest_document(writer: write.WritePath, doc_id: str, cfg, progress: Progress | None = None) -> dict:
+def ingest_document(writer: write.WritePath, doc_id: str, cfg: DocumentSettings, progress: Progress | None = None) -> dict:
     """Run one document through extracting → chunking → embedding → indexing → done; its chunks
     are stored through the write path (`writer`, whose secrets policy applies to the fetched text)."""
     db, secret_policy = writer.db, writer.secret_policy

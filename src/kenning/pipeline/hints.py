@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from kenning.pipeline.parsing import parse_json_output
-from kenning.providers.llm import GenerateOptions
+from kenning.providers.llm import BaseLLMProvider, GenerateOptions
 from kenning.providers.offline import render_task_block
 
 MAX_HINT_CHARS = 200
@@ -44,6 +44,6 @@ def parse_hints(raw: str, max_hints: int) -> tuple[list[str], list[str]]:
     return hints[:max_hints], warnings
 
 
-def generate_hints(llm, content: str, *, max_hints: int, timeout_ms: int) -> tuple[list[str], list[str]]:
+def generate_hints(llm: BaseLLMProvider, content: str, *, max_hints: int, timeout_ms: int) -> tuple[list[str], list[str]]:
     raw = llm.generate(build_prompt(content, max_hints), GenerateOptions(timeout_s=timeout_ms / 1000.0, task="hints"))
     return parse_hints(raw, max_hints)

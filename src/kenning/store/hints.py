@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TypedDict
 
 from kenning.core.clock import now_iso
+from kenning.core.types import MemoryFilter
 from kenning.store.backend import Connection, is_postgres
 from kenning.store.memories import filter_sql
 
@@ -44,7 +45,8 @@ def has_hints(conn: Connection, memory_id: str) -> bool:
     return conn.execute("SELECT 1 FROM memory_hints WHERE memory_id = ? LIMIT 1", (memory_id,)).fetchone() is not None
 
 
-def search_hints(conn: Connection, fts_query: str, *, limit: int = 100, filters=None) -> list[tuple[str, float]]:
+def search_hints(conn: Connection, fts_query: str, *, limit: int = 100,
+                 filters: MemoryFilter | None = None) -> list[tuple[str, float]]:
     """(memory_id, bm25) for live memories whose hints match `fts_query` (an FTS5 MATCH
     expression), best first; bm25 is FTS5's rank (more negative is better)."""
     if not fts_query.strip():

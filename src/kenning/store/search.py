@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -95,7 +96,8 @@ def vector_search(
     return _exact_scan(conn, vector, model, where, params, limit)
 
 
-def _filtered(conn: Connection, column: str, hits, where, params, limit) -> list[tuple[str, float]]:
+def _filtered(conn: Connection, column: str, hits: Sequence[tuple[int | str, float]], where: str,
+              params: Sequence[object], limit: int) -> list[tuple[str, float]]:
     """(memory_id, score) of the memories passing the filters whose `column` (rid or
     content_hash) has a hit, best score first."""
     score = dict(hits)
@@ -113,7 +115,8 @@ def _filtered(conn: Connection, column: str, hits, where, params, limit) -> list
     return [(r[0], score[r[1]]) for r in rows[:limit]]
 
 
-def _exact_scan(conn: Connection, vector, model, where, params, limit) -> list[tuple[str, float]]:
+def _exact_scan(conn: Connection, vector: np.ndarray, model: str, where: str, params: Sequence[object],
+                limit: int) -> list[tuple[str, float]]:
     rows = conn.execute(
         "SELECT m.id, e.vector FROM memories m JOIN embeddings e"
         f" ON e.content_hash = m.content_hash AND e.model = ? WHERE {where}",

@@ -17,6 +17,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TypedDict
 
+import numpy as np
+
 from kenning.core.secrets import redact
 from kenning.core.types import Memory, Viewer
 from kenning.store import jobs
@@ -246,7 +248,7 @@ def top_by_effective_score(conn: Connection, *, project: str | None, at: str, li
 
 
 def top_by_similarity(
-    conn: Connection, vector, model: str, *, project: str | None, at: str | None, limit: int,
+    conn: Connection, vector: np.ndarray, model: str, *, project: str | None, at: str | None, limit: int,
     viewer: Viewer | None = None,
 ) -> list[tuple[str, float]]:
     """(memory id, cosine) of the memories nearest to `vector`, honouring the session scope."""
