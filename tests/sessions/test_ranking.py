@@ -92,6 +92,30 @@ def test_a_useful_rating_at_session_start_restarts_the_count_and_a_query_rating_
     assert topic in _start(kenning, "q8", project, "2026-07-08T09:00:00Z")["memory_ids"]
 
 
+def test_low_ratings_where_a_query_found_a_memory_do_not_count_against_it_at_session_start(kenning):
+    project = "asked"
+    rule = _remember(kenning, "Never call the billing API from a request handler", type="constraint",
+                     project=project, importance=0.8)
+    for n, day in enumerate(("01", "02", "03"), start=1):
+        key = f"a{n}"
+        # session start shows it and the agent finds it useful there ...
+        assert rule in _start(kenning, key, project, f"2026-08-{day}T09:00:00Z")["memory_ids"]
+        kenning.sessions.feedback({"session_key": key, "memory_feedback": {rule: 1.0}})
+    # ... while a memory a query found twice and rated down (another subject) is not demoted by that
+    other = _remember(kenning, "The billing API client retries twice on 503", type="fact", project=project,
+                      confidence=0.6, importance=0.4)
+    for n, day in enumerate(("04", "05"), start=4):
+        key = f"a{n}"
+        _start(kenning, key, project, f"2026-08-{day}T09:00:00Z")
+        found = kenning.sessions.user_prompt_submit({"session_key": key, "prompt": "does the billing API client retry on 503?",
+                                                     "timestamp": f"2026-08-{day}T09:01:00Z"})
+        assert other in found["memory_ids"]
+        kenning.sessions.feedback({"session_key": key, "memory_feedback": {other: 0.0, rule: 1.0}})
+    judged = ranking.verdicts(kenning.db.reader(), [kenning.get(other)], "2026-08-06T00:00:00Z",
+                              kenning.settings.sessions.ranking)
+    assert judged[other][0] == ranking.ELIGIBLE and judged[other][1].low_sessions == 0
+
+
 def test_raw_exchanges_commits_and_unreviewed_claims_wait_for_a_query(kenning):
     project = "rawness"
     rule = _remember(kenning, "The importer must skip rows without an owner", type="constraint", project=project)

@@ -7,13 +7,14 @@ A memory shown unasked is a claim, so it must carry evidence of its own. Each me
 **verdict** from what is recorded about it (`evidence`):
 - `raw`: an exchange, a commit, a session's task (types `ranking.raw_types`, sources
   `ranking.raw_sources`): a query finds it (prompts, MCP), session start and steps never show it;
-- `demoted`: the agent rated it at or below `low_rating` in `low_sessions_to_leave` sessions
-  since the last evidence that it belongs at session start (a useful rating where session start
-  showed it, a review — accept or edit —, a pin): it leaves session start until such evidence
-  supports it again. Ratings count per phase: a useful rating where a query found the memory (a
-  prompt, a step) says it is useful when asked, not that it should open sessions, so it does not
-  bring a demoted memory back (a topic memory rated useful whenever its topic is asked about, and
-  down at every session start about another topic, stays out of session start);
+- `demoted`: the agent rated it at or below `low_rating` in `low_sessions_to_leave` sessions where
+  session start showed it, since the last evidence that it belongs there (a useful rating where
+  session start showed it, a review — accept or edit —, a pin): it leaves session start until
+  such evidence supports it again. Ratings count per phase: a rating where a query found the
+  memory (a prompt, a step) says whether it helped when asked, not whether it should open
+  sessions, so neither a useful nor a low one moves it in or out of that count (a topic memory
+  rated useful whenever its topic is asked about, and down at every session start about another
+  topic, stays out of session start);
 - `rejected`: the user rejected it in review (kept; a query still finds it);
 - `needs_review`: learned below the confidence gate, not yet accepted (review) nor rated
   useful where a query found it: not shown unasked;
@@ -55,7 +56,7 @@ class Evidence:
     needs_review: bool
     raw: bool
     useful_sessions: int  # sessions rating it useful (any phase: confirmed by use)
-    low_sessions: int  # sessions rating it low since the last start evidence (useful at start, review)
+    low_sessions: int  # sessions rating it low at session start since the last start evidence (useful there, review)
     demoted: bool
     rejected: bool = False  # the user rejected it in review (kept, never shown unasked)
     useful_at_start: int = 0  # sessions rating it useful where session start showed it
@@ -72,8 +73,9 @@ def is_raw(memory: Any, cfg: RankingSettings) -> bool:
 
 def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
     """Evidence per memory as of `at` (ratings of sessions that started before it). The count against
-    a memory (low ratings, any phase) starts again only on evidence that it belongs at session start:
-    a useful rating there, or a review (accept / edit; `metadata.reviewed_at`)."""
+    a memory holds low ratings where session start showed it, and starts again only on evidence that it
+    belongs there: a useful rating at session start, or a review (accept / edit; `metadata.reviewed_at`).
+    Every useful rating, wherever it was shown, counts as confirmed by use (`useful_sessions`)."""
     history = store.rating_history(conn, [m.id for m in memories], at)
     out: dict[str, Evidence] = {}
     for memory in memories:
@@ -86,7 +88,7 @@ def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) ->
                 useful += 1
                 if shown_at_start:  # new evidence for session start: the count against it starts again
                     at_start, low = at_start + 1, 0
-            elif score <= cfg.low_rating and started_at > reviewed:
+            elif score <= cfg.low_rating and shown_at_start and started_at > reviewed:
                 low += 1
         demoted = low >= cfg.low_sessions_to_leave and not memory.pinned
         out[memory.id] = Evidence(
