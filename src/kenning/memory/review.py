@@ -126,7 +126,7 @@ class Review:
         changes = {"user_verified": False, "metadata": _with_review(memory, "rejected", actor, reason)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: rejected", viewer=viewer))
 
-    def sessions(self, session_keys: list[str], viewer: Viewer | None = None) -> dict[str, dict[str, dict[str, object]]]:
+    def sessions(self, session_keys: list[str], viewer: Viewer | None = None) -> dict[str, dict[str, store.SessionAbout]]:
         """What each session was about (its task: first prompt, else context) and what it taught; a
         team server's user sees only their own sessions."""
         if not isinstance(session_keys, list) or len(session_keys) > 200:

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import sqlean
 
@@ -238,7 +237,3 @@ def savepoint(conn: Connection, name: str) -> Iterator[Connection]:
         conn.execute(f"RELEASE {name}")
         raise
     conn.execute(f"RELEASE {name}")
-
-
-def rows_to_dicts(rows: list[Any]) -> list[dict[str, Any]]:
-    return [dict(r) for r in rows]

@@ -100,7 +100,7 @@ def _later(seconds: float) -> str:
 
 def enqueue(
     db: Database, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
-    payload: dict[str, Any] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
+    payload: Mapping[str, object] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
     priority: int = 0, delay_s: float = 0.0,
 ) -> tuple[int, bool]:
     """Add a job; returns (job_id, created). A live duplicate returns (its id, False).
@@ -116,7 +116,7 @@ def enqueue(
 
 def enqueue_in_tx(
     conn: Connection, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
-    payload: dict[str, Any] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
+    payload: Mapping[str, object] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
     priority: int = 0, delay_s: float = 0.0,
 ) -> tuple[int, bool]:
     """enqueue() on the caller's write connection (e.g. the memory's own insert tx)."""

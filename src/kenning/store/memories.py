@@ -32,7 +32,7 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def row_to_memory(row: Row) -> Memory:
+def row_to_memory(row: Row | Mapping[str, object]) -> Memory:
     data = dict(row)
     data.pop("rid", None)
     for name in _JSON_LIST_FIELDS:

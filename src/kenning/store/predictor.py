@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -558,12 +559,12 @@ def replace_canary(conn: Connection, rows: list[tuple[str, float]], at: str | No
 # -- state and per-session context (daemon writes) ------------------------------------
 
 
-def load_state(conn: Connection, key: str) -> dict[str, Any] | None:
+def load_state(conn: Connection, key: str) -> dict[str, object] | None:
     row = conn.execute("SELECT value FROM predictor_state WHERE key = ?", (key,)).fetchone()
     return json.loads(row[0]) if row else None
 
 
-def save_state(conn: Connection, key: str, value: dict[str, Any]) -> None:
+def save_state(conn: Connection, key: str, value: Mapping[str, object]) -> None:
     conn.execute(
         "INSERT INTO predictor_state(key, value, updated_at) VALUES (?, ?, ?)"
         " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",

@@ -9,9 +9,9 @@ not rejected). Nothing here writes: the review actions go through the write path
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from kenning.core.types import Viewer
+from kenning.core.types import Memory, Viewer
 from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 
@@ -19,6 +19,35 @@ LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact", "observer")
 STATUSES = ("pending", "accepted", "rejected", "learned")
 _REVIEW = "json_extract(m.metadata, '$.review.status')"
 _RULE = "COALESCE(json_extract(m.metadata, '$.claim.rule'), m.source, 'unknown')"
+
+
+class LearnedSession(TypedDict):
+    session_key: str
+    harness: str | None
+    started_at: str
+    context: str | None
+    project: str | None
+    first_prompt: str | None
+
+
+class Learned(TypedDict):
+    """A learned memory with the session it came from (None when the session is unknown)."""
+
+    memory: Memory
+    session: LearnedSession | None
+
+
+class SessionAbout(TypedDict):
+    """What a session was about (its first prompt, else its context) and what it taught."""
+
+    harness: str | None
+    context: str | None
+    first_prompt: str | None
+    learned: int
+    pending: int
+    rejected: int
+    examples: list[dict[str, str]]  # {id, type, content} of the first three
+    task: NotRequired[str | None]  # memory.review adds it
 
 
 def _learned_sql() -> tuple[str, list[object]]:
@@ -37,7 +66,7 @@ def _status_sql(status: str) -> str:
 
 
 def list_learned(conn: Connection, *, status: str, project: str | None, session_key: str | None, viewer: Viewer | None,
-                 limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+                 limit: int, offset: int) -> tuple[list[Learned], int]:
     """([{memory, session: {...} | None}], total) newest session first, then in writing order."""
     learned, params = _learned_sql()
     visible, vparams = visibility_sql(viewer)
@@ -60,10 +89,10 @@ def list_learned(conn: Connection, *, status: str, project: str | None, session_
         " ORDER BY COALESCE(s.started_at, m.created_at) DESC, m.session_key, m.rid LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()
-    out = []
+    out: list[Learned] = []
     for row in rows:
         data = dict(row)
-        session = None
+        session: LearnedSession | None = None
         if data.get("session_key") and data.get("s_started_at") is not None:
             session = {"session_key": data["session_key"], "harness": data.get("s_harness"),
                        "started_at": data.get("s_started_at"), "context": data.get("s_context"),
@@ -89,7 +118,7 @@ def rule_counts(conn: Connection) -> dict[str, dict[str, int]]:
                    "rejected": int(r[4] or 0)} for r in rows}
 
 
-def session_about(conn: Connection, session_keys: list[str], owner: str | None = None) -> dict[str, dict[str, Any]]:
+def session_about(conn: Connection, session_keys: list[str], owner: str | None = None) -> dict[str, SessionAbout]:
     """What each session was about and what it taught: {key: {first_prompt, learned, pending,
     rejected, examples: [{id, type, content}]}} (learned memories only; raw episodes are not
     lessons). Keys without a session are left out."""
@@ -97,7 +126,7 @@ def session_about(conn: Connection, session_keys: list[str], owner: str | None =
     if not keys:
         return {}
     marks = ",".join("?" * len(keys))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SessionAbout] = {}
     mine = " AND s.owner = ?" if owner is not None else ""  # a team server's user: their own sessions only
     for row in conn.execute(
         "SELECT s.session_key, s.harness, s.context,"

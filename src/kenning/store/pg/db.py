@@ -16,7 +16,7 @@ so inside a write transaction each INSERT/UPDATE runs under a savepoint.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -60,7 +60,7 @@ class Row(tuple):
 _ROW_TYPES: dict[tuple[str, ...], type[Row]] = {}
 
 
-def _row_factory(cursor):
+def _row_factory(cursor: psycopg.Cursor) -> type[Row]:
     names = tuple(c.name for c in cursor.description or ())
     row_type = _ROW_TYPES.get(names)
     if row_type is None:
@@ -71,12 +71,12 @@ def _row_factory(cursor):
 class _NumericLoader(Loader):
     """numeric (SUM over bigint, AVG) → int or float, never Decimal (as SQLite returns)."""
 
-    def load(self, data):
+    def load(self, data: bytes | bytearray | memoryview) -> int | float:
         value = Decimal(bytes(data).decode())
         return int(value) if value == value.to_integral_value() else float(value)
 
 
-def _param(value: Any) -> Any:
+def _param(value: object) -> object:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, np.generic):
@@ -127,7 +127,7 @@ class PgConnection:
     def _table_info(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return _table_info(self.raw, table)
 
-    def execute(self, sql: str, params: Any = ()) -> PgCursor:
+    def execute(self, sql: str, params: Sequence[object] = ()) -> PgCursor:
         text = translate(sql, self._table_info)
         values = tuple(_param(p) for p in (params or ()))
         cursor = psycopg.ClientCursor(self.raw, row_factory=_row_factory)
@@ -149,7 +149,7 @@ class PgConnection:
         cursor.nextset()  # from SAVEPOINT's result to the statement's
         return PgCursor(self, cursor)
 
-    def executemany(self, sql: str, seq) -> PgCursor | None:
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> PgCursor | None:
         last = None
         for params in seq:
             last = self.execute(sql, params)

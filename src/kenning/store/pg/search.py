@@ -16,6 +16,8 @@ starving the result.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import psycopg
 
@@ -28,7 +30,7 @@ MAX_EF_SEARCH = 1000
 _HNSW_READY: set[tuple[str, int]] = set()
 
 
-def _prepared(conn: PgConnection, sql: str, params) -> list[tuple]:
+def _prepared(conn: PgConnection, sql: str, params: Sequence[object]) -> list[tuple]:
     """The rows of a read statement (SQLite-dialect placeholders, `store.pg.translate`) bound on the
     server and prepared: recall's statements are parsed and planned once per connection, not per
     query (at 10k memories the BM25 statement took 2.5 ms prepared, 7.7 ms bound client-side). Not
@@ -162,7 +164,7 @@ def upsert_embedding(conn: PgConnection, content_hash: str, model: str, vector: 
                                 (content_hash, model)).fetchone()[0])
 
 
-def lease_job(conn: PgConnection, job_types, worker_id: str, now: str):
+def lease_job(conn: PgConnection, job_types: Sequence[str], worker_id: str, now: str) -> dict[str, object] | None:
     """Take the oldest ready pending job: FOR UPDATE SKIP LOCKED, so concurrent workers in any
     number of processes never wait on or take the same row."""
     marks = ",".join("%s" for _ in job_types)

@@ -87,5 +87,5 @@ class EmbeddedPostgres:
     def __enter__(self) -> EmbeddedPostgres:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
