@@ -33,18 +33,21 @@ _LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
 # name their columns. Checkpoints and transcripts are frozen dataclasses.
 
 
-class SessionRow(TypedDict):
-    """A session (sessions table; `metadata` decoded)."""
-
+class _SessionBasics(TypedDict):
     session_key: str
     harness: str | None
     project: str | None
     cwd: str | None
     started_at: str
     ended_at: str | None
-    prompt_count: int
-    last_checkpoint_at: str | None
     status: str
+    prompt_count: int
+
+
+class SessionRow(_SessionBasics):
+    """A session (sessions table; `metadata` decoded)."""
+
+    last_checkpoint_at: str | None
     context: str | None
     status_line: str | None
     last_prompt_at: str | None
@@ -60,15 +63,9 @@ class StaleSession(TypedDict):
     last_at: str
 
 
-class SessionListItem(TypedDict):
-    session_key: str
-    harness: str | None
-    project: str | None
-    cwd: str | None
-    started_at: str
-    ended_at: str | None
-    status: str
-    prompt_count: int
+class SessionListItem(_SessionBasics):
+    """A session as listed, with its continuity score and candidate counts."""
+
     score: float | None
     confidence: float | None
     judge: str | None
@@ -162,8 +159,8 @@ class SummaryJobView(TypedDict):
     failed_at: str | None
 
 
-class ContinuityVerdict(TypedDict, total=False):
-    """What the continuity judge wrote (upsert_session_score; counts default to 0)."""
+class _ContinuityFigures(TypedDict):
+    """The continuity judge's figures for one session (session_scores' columns)."""
 
     project: str | None
     score: float
@@ -172,21 +169,18 @@ class ContinuityVerdict(TypedDict, total=False):
     memories_used: int
     novel_context_count: int
     missing_topics: list[str]
+    judge: str
+
+
+class ContinuityVerdict(_ContinuityFigures):
+    """What the continuity judge wrote (upsert_session_score)."""
+
     reasoning: str | None
-    judge: str
 
 
-class SessionScoreRow(TypedDict):
+class SessionScoreRow(_ContinuityFigures):
     session_key: str
-    project: str | None
-    score: float
-    confidence: float
-    memories_recalled: int
-    memories_used: int
-    novel_context_count: int
-    missing_topics: list[str]
     continuity_reasoning: str | None
-    judge: str
     created_at: str
 
 
