@@ -137,16 +137,19 @@ def live_memories(http: httpx.Client) -> list[dict]:
             return items
 
 
-def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int], list[list[str]]]:
-    """(share of live memories with a near-duplicate in their project, count by type, examples)."""
+def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int], list[list[str]], float]:
+    """(share of live memories with a near-duplicate in their project, count by type, examples, the same
+    share leaving out a memory's own source: a claim extracted from an exchange and that exchange —
+    `derived_from` — take one slot in recall, so they never compete as duplicates)."""
     if not items:
-        return 0.0, {}, []
+        return 0.0, {}, [], 0.0
     # one text per call: a padded batch shifts a text's vector by up to 0.04 cosine (measured)
     vectors = np.asarray([embedder.embed_many([m["content"]])[0] for m in items], dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     projects = np.array([m.get("project") or "" for m in items])
     by_type: dict[str, int] = {}
     examples = []
+    unrelated = 0
     for i in range(len(items)):
         same = projects == projects[i]
         same[i] = False
@@ -158,7 +161,11 @@ def near_duplicates(items: list[dict], embedder) -> tuple[float, dict[str, int],
             by_type[items[i]["type"]] = by_type.get(items[i]["type"], 0) + 1
             if len(examples) < 4:
                 examples.append([items[i]["content"][:160], items[int(others[scores.argmax()])]["content"][:160]])
-    return sum(by_type.values()) / len(items), by_type, examples
+            own = set(items[i].get("derived_from") or [])
+            if any(float(score) >= NEAR_DUP and items[o]["id"] not in own
+                   and items[i]["id"] not in (items[o].get("derived_from") or []) for o, score in zip(others, scores)):
+                unrelated += 1
+    return sum(by_type.values()) / len(items), by_type, examples, unrelated / len(items)
 
 
 def config_text(predictor: str) -> str:
@@ -233,7 +240,7 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
                                    "inject": s.get("inject", "")})
                 if (n + 1) % window == 0:
                     items = live_memories(http)
-                    share, dup_types, examples = near_duplicates(items, embedder)
+                    share, dup_types, examples, share_unrelated = near_duplicates(items, embedder)
                     done = rows[-window:]
                     windows.append({
                         "sessions": f"{n + 2 - window}-{n + 1}",
@@ -241,6 +248,7 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
                         "live_memories": len(items),
                         "live_per_session": round(len(items) / (n + 1), 3),
                         "near_duplicate_share": round(share, 4),
+                        "near_duplicate_share_not_own_source": round(share_unrelated, 4),
                         "near_duplicates_by_type": dup_types,
                         "near_duplicate_examples": examples,
                         "by_type": dict(sorted({t: sum(m["type"] == t for m in items)
