@@ -134,7 +134,7 @@ class RecallIn(_Body):
     until: IsoTime | None = None
     include_superseded: bool = False
     budget_chars: Annotated[int, Field(ge=1, le=1_000_000), BeforeValidator(_whole_number)] | None = None
-    preset: Preset | None = Field(None, description="Recall preset: " + ", ".join(PRESETS) + ".")
+    preset: Preset | None = Field(None, strict=False, description="Recall preset: " + ", ".join(PRESETS) + ".")
 
     def to_filter(self) -> MemoryFilter:
         return MemoryFilter(
