@@ -26,7 +26,6 @@ from kenning.hooks.transport import post
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from kenning.hooks.transport import Deadline
 
@@ -42,8 +41,8 @@ def kenning_home(environ: Mapping[str, str] | None = None) -> str:
     return os.path.expanduser(env.get("KENNING_HOME") or os.path.join("~", ".kenning"))
 
 
-def spool_request(path: str, body: Mapping[str, Any], *, transcript_path: str | None, harness: str,
-                  environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def spool_request(path: str, body: Mapping[str, object], *, transcript_path: str | None, harness: str,
+                  environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """Spool one undelivered hook request; {spooled, dropped, name}."""
     kept = {k: v for k, v in body.items() if k not in ("transcript", "transcript_refused")}
     record = {"harness": harness, "path": path, "body": kept,
@@ -60,7 +59,7 @@ def _flush_max(environ: Mapping[str, str] | None) -> int:
 
 
 def flush(base_url: str, token: str | None, deadline: Deadline, *, environ: Mapping[str, str] | None = None,
-          config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+          config: Mapping[str, object] | None = None) -> dict[str, int | bool]:
     """Hand this home's spooled events to the daemon at `base_url` (see the module doc); never
     raises, never runs past `deadline`. Returns the replay counts plus `local` (the daemon of this
     home answered: it replays them itself); {} when there was nothing to send."""
@@ -70,16 +69,17 @@ def flush(base_url: str, token: str | None, deadline: Deadline, *, environ: Mapp
         return {}
     local: list[bool] = []
 
-    def handle(record: dict[str, Any]) -> str:
+    def handle(record: dict[str, object]) -> str:  # a spooled record, as read back from its file
         if deadline.at - time.monotonic() < FLUSH_MIN_LEFT_S:
             return "retry"
         body, path = record.get("body"), record.get("path")
         if not isinstance(body, dict) or not isinstance(body.get("session_key"), str) or not isinstance(path, str):
             return "rejected"
-        request: dict[str, Any] = {"session_key": body["session_key"], "event": record.get("spool_name"),
-                                   "path": path, "body": body, "spooled_at": record.get("spooled_at")}
-        if path in CARRIES_TRANSCRIPT and isinstance(record.get("transcript_path"), str):
-            reading = transcript_file.read_whole(record["transcript_path"], deadline, environ=environ, config=config)
+        request: dict[str, object] = {"session_key": body["session_key"], "event": record.get("spool_name"),
+                                      "path": path, "body": body, "spooled_at": record.get("spooled_at")}
+        transcript_path = record.get("transcript_path")
+        if path in CARRIES_TRANSCRIPT and isinstance(transcript_path, str):
+            reading = transcript_file.read_whole(transcript_path, deadline, environ=environ, config=config)
             if reading.text is not None:
                 request["transcript"] = reading.text
             elif reading.reason and reading.reason != "no_path":
@@ -94,8 +94,7 @@ def flush(base_url: str, token: str | None, deadline: Deadline, *, environ: Mapp
         return "done"
 
     try:
-        counts: dict[str, Any] = replay(home, handle, Limits.from_env(environ), max_events=limit,
-                                        until=deadline.at - FLUSH_MIN_LEFT_S)
+        counts = replay(home, handle, Limits.from_env(environ), max_events=limit, until=deadline.at - FLUSH_MIN_LEFT_S)
     except Exception:  # noqa: BLE001 - the agent goes on whatever the spool holds
         return {}
     return {**counts, "local": bool(local)}

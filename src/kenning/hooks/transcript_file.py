@@ -19,12 +19,11 @@ from kenning.core.transcript_file import (  # noqa: F401 - re-exported for the h
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from kenning.hooks.transport import Deadline
 
 
-def roots(environ: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None) -> list[str]:
+def roots(environ: Mapping[str, str] | None = None, config: Mapping[str, object] | None = None) -> list[str]:
     """The transcript folders a hook may read: the harness defaults, KENNING_TRANSCRIPT_ROOTS and
     `sessions.transcript_roots` of config.yaml (a list, or one os.pathsep-separated string)."""
     sessions = (config or {}).get("sessions") if isinstance((config or {}).get("sessions"), dict) else {}
@@ -35,14 +34,14 @@ def roots(environ: Mapping[str, str] | None = None, config: Mapping[str, Any] | 
 
 
 def read_whole(path: object, deadline: Deadline | None = None, *, environ: Mapping[str, str] | None = None,
-               config: Mapping[str, Any] | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Reading:
+               config: Mapping[str, object] | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Reading:
     """The whole transcript, or a refusal (see the module doc)."""
     return read_transcript(path, roots=roots(environ, config), max_bytes=max_bytes,
                            deadline_at=deadline.at if deadline is not None else None)
 
 
 def read_tail(path: object, limit: int, deadline: Deadline | None = None, *,
-              environ: Mapping[str, str] | None = None, config: Mapping[str, Any] | None = None) -> Reading:
+              environ: Mapping[str, str] | None = None, config: Mapping[str, object] | None = None) -> Reading:
     """The last `limit` bytes of the transcript from a line start, or a refusal."""
     return read_transcript(path, roots=roots(environ, config), tail=limit,
                            deadline_at=deadline.at if deadline is not None else None)

@@ -17,7 +17,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start; annotations are strings here
-    from typing import Any
+    from collections.abc import Mapping
 
 DEFAULT_PORT = 3850
 DEFAULT_TIMEOUT_S = 2.0
@@ -42,10 +42,11 @@ def _scalar(raw: str) -> str | None:
     return raw.split(" #", 1)[0].rstrip()
 
 
-def _simple_config(text: str) -> dict[str, Any] | None:
+def _simple_config(text: str) -> dict[str, object] | None:
     """host, port, auth_token, sessions.hook_timeout_s and sessions.transcript_roots from plain
     `key: value` YAML; None if unsure."""
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
+    sessions: dict[str, str] = {}  # found["sessions"] once it has a key
     section: str | None = None
     child_indent: int | None = None
     for line in text.splitlines():
@@ -74,17 +75,20 @@ def _simple_config(text: str) -> dict[str, Any] | None:
             parsed = _scalar(value)  # one os.pathsep-separated string; a YAML list goes to PyYAML
             if not parsed:
                 return None
-            found.setdefault("sessions", {})[key] = parsed
+            found.setdefault("sessions", sessions)
+            sessions[key] = parsed
         if indent == child_indent and simple_key and key == "hook_timeout_s":
             parsed = _scalar(value)
             if parsed is None:
                 return None
-            found.setdefault("sessions", {})[key] = parsed
+            found.setdefault("sessions", sessions)
+            sessions[key] = parsed
     return found
 
 
-def read_config(home: str) -> dict[str, Any]:
-    """The daemon-related keys of `$KENNING_HOME/config.yaml` ({} when absent or unreadable)."""
+def read_config(home: str) -> dict[str, object]:
+    """The daemon-related keys of `$KENNING_HOME/config.yaml` ({} when absent or unreadable). A
+    YAML config is the user's file: any shape, read with isinstance checks."""
     try:
         with open(os.path.join(home, "config.yaml"), encoding="utf-8") as handle:
             text = handle.read()
@@ -116,7 +120,8 @@ def daemon_endpoint(environ: dict[str, str] | None = None) -> tuple[str, str | N
         host = "127.0.0.1"
     port = env.get("KENNING_PORT") or data.get("port") or DEFAULT_PORT
     token = env.get("KENNING_TOKEN") or data.get("auth_token") or None
-    sessions = data.get("sessions") if isinstance(data.get("sessions"), dict) else {}
+    given = data.get("sessions")
+    sessions = given if isinstance(given, dict) else {}
     try:
         timeout = float(env.get("KENNING_HOOK_TIMEOUT") or sessions.get("hook_timeout_s") or DEFAULT_TIMEOUT_S)
     except (TypeError, ValueError):
@@ -196,7 +201,7 @@ def _dechunk(body: bytes) -> bytes:
         body = rest[size + 2:]
 
 
-def parse_answer(raw: bytes) -> Any:
+def parse_answer(raw: bytes) -> object:
     """The JSON body of a 2xx HTTP/1.x answer; ValueError for anything else."""
     head, sep, body = raw.partition(b"\r\n\r\n")
     status_line = head.split(b"\r\n", 1)[0].split()
@@ -214,8 +219,8 @@ def parse_answer(raw: bytes) -> Any:
     return json.loads(body.decode("utf-8") or "null")
 
 
-def post(base_url: str, path: str, body: dict[str, Any], *, token: str | None, timeout: float,
-         deadline: Deadline | None = None, failure: list[str] | None = None) -> dict | None:
+def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | None, timeout: float,
+         deadline: Deadline | None = None, failure: list[str] | None = None) -> dict[str, object] | None:
     """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any
     failure. `failure`, when given, gets 'unreachable' (no daemon answered within the deadline: the
     caller may spool the event) or 'refused' (a non-2xx or unreadable answer), then 'http-<status>'

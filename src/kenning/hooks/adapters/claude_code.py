@@ -33,7 +33,7 @@ from kenning.hooks.adapters.hookrun import Context, inject_of, project_of, strin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from kenning.hooks.wire import Answer, HookSpecificOutput, Payload, Request, ToolUseBody
 
 HARNESS = "claude-code"
 EVENTS = {  # kenning's installed name → Claude Code's event name
@@ -112,7 +112,7 @@ def last_assistant_raw(tail: str) -> str:
     return ""
 
 
-def tool_response(response: Any, limit: int = MAX_OUTPUT_CHARS) -> Any:
+def tool_response(response: object, limit: int = MAX_OUTPUT_CHARS) -> dict[str, object] | str | None:
     """The tool's response as the observer reads it: a dict of scalars or a string, cut to `limit`."""
     if isinstance(response, dict):
         return {k: (v[:limit] if isinstance(v, str) else v) for k, v in list(response.items())[:20]
@@ -129,7 +129,7 @@ def parse_feedback(text: str | None) -> dict[str, float]:
     return parse(text)
 
 
-def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     name = claude_event(event)
     key = string(payload, "session_id")
     if not name or not key or not key.strip():
@@ -150,7 +150,7 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
         return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
     if name in ("PostToolUse", "PostToolUseFailure"):
         tool_input = payload.get("tool_input")
-        body: dict[str, Any] = {
+        body: ToolUseBody = {
             "session_key": key, "harness": HARNESS, "tool_name": string(payload, "tool_name"),
             "tool_input": tool_input if isinstance(tool_input, dict) else None, "cwd": cwd,
             "tool_use_id": string(payload, "tool_use_id"),
@@ -180,7 +180,7 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     return []
 
 
-def render(event: str, answer: dict[str, Any]) -> str:
+def render(event: str, answer: Answer) -> str:
     """Claude Code's stdout: the injection as `additionalContext` of the events that take one."""
     name = claude_event(event)
     inject = inject_of(answer)
@@ -188,7 +188,8 @@ def render(event: str, answer: dict[str, Any]) -> str:
         return ""
     import json
 
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": inject}})
+    out: HookSpecificOutput = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": inject}}
+    return json.dumps(out)
 
 
 def handle(event: str, stdin_text: str, environ: dict[str, str] | None = None) -> str:

@@ -29,7 +29,7 @@ from kenning.hooks.adapters.hookrun import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from kenning.hooks.wire import Payload, Request
 
 HARNESS = "codex"
 INJECTING = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"})
@@ -51,7 +51,8 @@ def exit_status(rollout_tail: str, call_id: str | None) -> tuple[int | None, str
         payload = entry.get("payload") if isinstance(entry, dict) else None
         if not isinstance(payload, dict):
             continue
-        item = payload.get("item") if isinstance(payload.get("item"), dict) else {}
+        given = payload.get("item")
+        item = given if isinstance(given, dict) else {}
         if payload.get("type") == "item_completed" and item.get("id") == call_id and isinstance(item.get("exit_code"), int):
             return item["exit_code"], item.get("aggregated_output") if isinstance(item.get("aggregated_output"), str) else None
         if payload.get("type") == "function_call_output" and payload.get("call_id") == call_id:
@@ -62,7 +63,7 @@ def exit_status(rollout_tail: str, call_id: str | None) -> tuple[int | None, str
     return None, None
 
 
-def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []
@@ -76,12 +77,13 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
         code, recorded = exit_status(ctx.tail(transcript_path, 128 * 1024), call_id)
         response = payload.get("tool_response")
         output = response if isinstance(response, str) else json.dumps(response, default=str) if response else ""
-        args = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else None
+        tool_input = payload.get("tool_input")
+        args = tool_input if isinstance(tool_input, dict) else None
         error = f"exit code {code}: {(recorded or output)[-2000:]}" if code else None
         return [tool_use(key, HARNESS, string(payload, "tool_name"), args, output, cwd=string(payload, "cwd"),
                          call_id=call_id, exit_code=code, error=error)]
     if event == "Stop":
-        found: list[tuple[str, dict[str, Any]]] = [("/api/hooks/pre-compaction", {
+        found: list[Request] = [("/api/hooks/pre-compaction", {
             "session_key": key, "trigger": "turn-end", "transcript": ctx.whole(transcript_path)})]
         scores = parse_feedback(string(payload, "last_assistant_message"))
         if scores:

@@ -25,7 +25,7 @@ from kenning.hooks.adapters.hookrun import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from kenning.hooks.wire import Payload, Request
 
 HARNESS = "gemini"
 INJECTING = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
@@ -40,7 +40,7 @@ ARGS = {"absolute_path": "file_path", "path": "path", "dir_path": "path"}
 
 
 
-def tool_outcome(response: Any) -> tuple[str, str | None]:
+def tool_outcome(response: object) -> tuple[str, str | None]:
     """(the tool's output, its error or None) from Gemini CLI's `tool_response`."""
     if not isinstance(response, dict):
         return (str(response) if response else ""), None
@@ -57,7 +57,7 @@ def tool_outcome(response: Any) -> tuple[str, str | None]:
     return output, None
 
 
-def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []

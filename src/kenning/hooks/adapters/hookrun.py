@@ -23,8 +23,12 @@ from kenning.hooks.transport import Deadline, daemon_endpoint, post, read_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
-    from collections.abc import Callable
-    from typing import Any
+    from collections.abc import Callable, Mapping
+
+    from kenning.core.transcript_file import Reading
+    from kenning.hooks.wire import (
+        Answer, HookSpecificOutput, Payload, Request, SessionStartBody, ToolUseBody,
+    )
 
 CARRIES_TRANSCRIPT_MIN_S = 10.0  # a request carrying a whole transcript never gets less than this
 TAIL_BYTES = 256 * 1024
@@ -39,20 +43,26 @@ class Context:
         self.config = read_config(kenning_home(environ))
         self.refused: str | None = None
 
-    def _note(self, reading: Any) -> str | None:
+    def _note(self, reading: Reading) -> str | None:
         if reading.reason and reading.reason != "no_path" and self.refused is None:
             self.refused = reading.reason
         return reading.text
 
-    def whole(self, path: Any) -> str | None:
+    def whole(self, path: str | None) -> str | None:
         return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config))
 
-    def tail(self, path: Any, limit: int = TAIL_BYTES) -> str:
+    def tail(self, path: str | None, limit: int = TAIL_BYTES) -> str:
         return self._note(transcript_file.read_tail(path, limit, self.deadline, environ=self.environ,
                                                     config=self.config)) or ""
 
 
-def string(payload: dict[str, Any], name: str) -> str | None:
+if TYPE_CHECKING:
+    # an adapter's two functions: the daemon requests one invocation makes, what the harness gets back
+    RequestsFn = Callable[[str, Payload, Context], list[Request]]
+    RenderFn = Callable[[str, Answer], str]
+
+
+def string(payload: Payload, name: str) -> str | None:
     value = payload.get(name)
     return value if isinstance(value, str) else None
 
@@ -80,8 +90,8 @@ def strip_blocks(text: str) -> str:
     return strip_harness_text(text).strip()
 
 
-def neutral_tool(tools: dict[str, str], arg_names: dict[str, str], name: str | None,
-                 args: Any) -> tuple[str | None, dict[str, Any] | None]:
+def neutral_tool(tools: Mapping[str, str], arg_names: Mapping[str, str], name: str | None,
+                 args: object) -> tuple[str | None, dict[str, object] | None]:
     """A harness's tool call in the names kenning's observer reads (Claude Code's: Bash, Read,
     Edit, Write, Grep, Glob …; `file_path`, `old_string` …); names not in the tables stay."""
     renamed = tools.get(name or "", name)
@@ -90,27 +100,27 @@ def neutral_tool(tools: dict[str, str], arg_names: dict[str, str], name: str | N
     return renamed, {arg_names.get(k, k): v for k, v in args.items()}
 
 
-def session_start(key: str, harness: str, payload: dict[str, Any], source: str | None = None,
-                  context: str | None = None) -> tuple[str, dict[str, Any]]:
+def session_start(key: str, harness: str, payload: Payload, source: str | None = None,
+                  context: str | None = None) -> tuple[str, SessionStartBody]:
     """The session-start request (with the transcript's path: the daemon may end the session from it)."""
     cwd = string(payload, "cwd")
-    body = {"session_key": key, "harness": harness, "project": project_of(cwd), "cwd": cwd,
+    body: SessionStartBody = {"session_key": key, "harness": harness, "project": project_of(cwd), "cwd": cwd,
             "source": source or string(payload, "source") or "startup",
             "transcript_path": string(payload, "transcript_path")}
     return "/api/hooks/session-start", ({**body, "context": context} if context else body)
 
 
-def prompt_submit(key: str, text: str | None) -> list[tuple[str, dict[str, Any]]]:
+def prompt_submit(key: str, text: str | None) -> list[Request]:
     """The user-prompt-submit request for what the user typed (harness blocks cut off); none when empty."""
     prompt = strip_blocks(text or "")
     return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
 
 
-def tool_use(key: str, harness: str, name: str | None, args: dict[str, Any] | None, output: str, *,
+def tool_use(key: str, harness: str, name: str | None, args: Mapping[str, object] | None, output: str, *,
              cwd: str | None, call_id: str | None = None, exit_code: int | None = None,
-             error: str | None = None, limit: int = 8000) -> tuple[str, dict[str, Any]]:
+             error: str | None = None, limit: int = 8000) -> tuple[str, ToolUseBody]:
     """The post-tool-use request; a non-zero `exit_code` or an `error` makes it a failed tool."""
-    body: dict[str, Any] = {
+    body: ToolUseBody = {
         "session_key": key, "harness": harness, "tool_name": name, "tool_input": args,
         "tool_response": {"output": output[:limit], **({"exit_code": exit_code} if exit_code is not None else {})},
         "cwd": cwd, "tool_use_id": call_id,
@@ -121,8 +131,8 @@ def tool_use(key: str, harness: str, name: str | None, args: dict[str, Any] | No
     return "/api/hooks/post-tool-use", body
 
 
-def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, dict[str, Any], Context], list],
-           render: Callable[[str, dict[str, Any]], str], carries: frozenset[str] = frozenset(),
+def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, render: RenderFn,
+           carries: frozenset[str] = frozenset(),
            environ: dict[str, str] | None = None) -> str:
     """What to print for one hook invocation ('' when nothing). Never raises. `carries`: the
     events that upload a whole transcript (their deadline is at least CARRIES_TRANSCRIPT_MIN_S)."""
@@ -133,7 +143,7 @@ def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, d
             return ""
         deadline = Deadline(max(timeout, CARRIES_TRANSCRIPT_MIN_S) if event in carries else timeout)
         ctx = Context(deadline, environ)
-        first: dict[str, Any] | None = None
+        first: dict[str, object] | None = None
         for index, (path, body) in enumerate(requests(event, payload, ctx)):
             if ctx.refused and "transcript" in body:
                 body["transcript_refused"] = ctx.refused
@@ -151,23 +161,24 @@ def handle(harness: str, event: str, stdin_text: str, requests: Callable[[str, d
         return ""
 
 
-def inject_of(answer: dict[str, Any] | None) -> str:
+def inject_of(answer: Answer | None) -> str:
     inject = answer.get("inject") if isinstance(answer, dict) else None
     return inject if isinstance(inject, str) and inject.strip() else ""
 
 
-def hook_specific_output(injecting: frozenset[str]) -> Callable[[str, dict[str, Any]], str]:
+def hook_specific_output(injecting: frozenset[str]) -> RenderFn:
     """`render` for harnesses that read `hookSpecificOutput.additionalContext` (Codex, Gemini CLI)."""
-    def render(event: str, answer: dict[str, Any]) -> str:
+    def render(event: str, answer: Answer) -> str:
         inject = inject_of(answer)
         if event not in injecting or not inject:
             return ""
-        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}})
+        out: HookSpecificOutput = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}}
+        return json.dumps(out)
 
     return render
 
 
-def main(harness: str, argv: list[str], requests: Callable, render: Callable, carries: frozenset[str]) -> int:
+def main(harness: str, argv: list[str], requests: RequestsFn, render: RenderFn, carries: frozenset[str]) -> int:
     """`kenning hook <harness> <event>`: read stdin, print the answer, exit 0."""
     event = argv[0] if argv else ""
     try:

@@ -24,7 +24,7 @@ from kenning.hooks.adapters.hookrun import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from kenning.hooks.wire import Answer, OpenCodeOutput, Payload, Request
 
 HARNESS = "opencode"
 INJECTING = {"session.created", "chat.message", "tool.execute.after"}
@@ -37,7 +37,7 @@ ARGS = {"filePath": "file_path", "oldString": "old_string", "newString": "new_st
 
 
 
-def messages_as_jsonl(messages: Any) -> str | None:
+def messages_as_jsonl(messages: object) -> str | None:
     """OpenCode's messages, one `{"info", "parts"}` object per line (None when there are none)."""
     if not isinstance(messages, list):
         return None
@@ -46,7 +46,7 @@ def messages_as_jsonl(messages: Any) -> str | None:
     return "\n".join(rows) + "\n" if rows else None
 
 
-def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     key = string(payload, "session_id")
     if not key or not key.strip():
         return []
@@ -55,7 +55,8 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     if event == "chat.message":
         return prompt_submit(key, string(payload, "prompt"))
     if event == "tool.execute.after":
-        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+        given = payload.get("metadata")
+        metadata = given if isinstance(given, dict) else {}
         output = payload.get("output")
         text = output if isinstance(output, str) else json.dumps(output, default=str) if output else ""
         exit_code = metadata.get("exit") if isinstance(metadata.get("exit"), int) else None
@@ -72,9 +73,12 @@ def requests(event: str, payload: dict[str, Any], ctx: Context) -> list[tuple[st
     return []
 
 
-def render(event: str, answer: dict[str, Any]) -> str:
+def render(event: str, answer: Answer) -> str:
     inject = inject_of(answer)
-    return json.dumps({"additionalContext": inject}) if event in INJECTING and inject else ""
+    if event not in INJECTING or not inject:
+        return ""
+    out: OpenCodeOutput = {"additionalContext": inject}
+    return json.dumps(out)
 
 
 def main(argv: list[str]) -> int:
