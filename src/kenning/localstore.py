@@ -9,6 +9,7 @@ and start in a fraction of the time. Everything that stores or searches memories
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,13 @@ from kenning.store.backend import StoreDatabase, describe, open_store
 
 if TYPE_CHECKING:
     from kenning.codegraph.indexer import IndexReport
+    from kenning.diagnostics.health import DomainReport
+    from kenning.diagnostics.repair import Repaired
     from kenning.diagnostics.report import Probes
+    from kenning.diagnostics.timeline import Timeline
+    from kenning.observer.lifecycle import LifecycleView
     from kenning.providers.embedding import EmbeddingProvider
+    from kenning.store.memories import HistoryEntry
 
 
 def open_local_store(settings: Settings) -> StoreDatabase:
@@ -34,13 +40,22 @@ def open_local_store(settings: Settings) -> StoreDatabase:
     return open_store(settings.store, settings.db_path)
 
 
-def stats(db: StoreDatabase, settings: Settings, model_id: str) -> dict[str, Any]:
+class StoreStats(store.MemoryStats):
+    """`kenning stats` and /api/stats: the store's counts, then the model and where the store is."""
+
+    embedding_model: str
+    db_path: str
+    db_bytes: int
+
+
+def stats(db: StoreDatabase, settings: Settings, model_id: str) -> StoreStats:
     """Counts by type and project, where the store is and how big, and the embedding model's id."""
-    data = store.stats(db.reader())
-    data["embedding_model"] = model_id
-    data["db_path"] = describe(settings.store, settings.db_path)
-    data["db_bytes"] = settings.db_path.stat().st_size if settings.db_path.exists() else 0
-    return data
+    return StoreStats(
+        **store.stats(db.reader()),
+        embedding_model=model_id,
+        db_path=describe(settings.store, settings.db_path),
+        db_bytes=settings.db_path.stat().st_size if settings.db_path.exists() else 0,
+    )
 
 
 class LocalStore:
@@ -59,11 +74,11 @@ class LocalStore:
     def get(self, memory_id: str, viewer: Viewer | None = None) -> Memory:
         return store.check_visible(self.db.reader(), memory_id, viewer)
 
-    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[HistoryEntry]:
         self.get(memory_id, viewer)
         return store.history(self.db.reader(), memory_id)
 
-    def lifecycle_of(self, memory: Memory) -> dict[str, Any]:
+    def lifecycle_of(self, memory: Memory) -> LifecycleView:
         """Trust level, decayed confidence, half-life and when pruning would take it (for `show`)."""
         return lifecycle.describe(memory, self.settings.observer.lifecycle)
 
@@ -75,7 +90,7 @@ class LocalStore:
         """Live, current memories as `fmt` text chunks (memory.portable), read page by page."""
         return portable.export_chunks(self.db.reader, fmt, filters)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         from kenning.providers.registry import build_embedding_provider  # its id only: the model is not loaded
 
         return stats(self.db, self.settings, build_embedding_provider(self.settings.embedding).model_id)
@@ -118,27 +133,27 @@ class LocalStore:
 
     # -- the code graph (kenning.codegraph): `kenning code …` offline, /api/code through the service --
     def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
-                    cwd: str | None = None) -> dict[str, Any]:
+                    cwd: str | None = None) -> dict[str, object]:
         """What depends on `target` (a path, path:symbol or dotted name), its tests and linked memories."""
         from kenning.codegraph import impact
 
         return impact.impact(self.db.reader(), target, project=project, depth=depth, cwd=cwd)
 
-    def code_memories(self, files: list[str], *, project: str | None = None, depth: int = 1,
-                      limit: int = 20) -> dict[str, Any]:
+    def code_memories(self, files: builtins.list[str], *, project: str | None = None, depth: int = 1,
+                      limit: int = 20) -> dict[str, object]:
         """Memories attached to these files or their code neighbourhood, nearest first."""
         from kenning.codegraph import links
 
         return links.neighbourhood_memories(self.db.reader(), files, project=project, depth=depth, limit=limit)
 
-    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, Any]:
+    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, object]:
         """Module boundaries of `project` (or the only / the enclosing indexed one): Louvain communities."""
         from kenning.codegraph import impact, modules
 
         name = impact.choose_project(self.db.reader(), project, cwd)
         return modules.module_boundaries(self.db.reader(), name, resolution=resolution)
 
-    def code_projects(self) -> dict[str, Any]:
+    def code_projects(self) -> dict[str, object]:
         from kenning.codegraph import views
 
         return views.projects(self.db.reader())
@@ -158,25 +173,26 @@ class LocalStore:
             return indexer.index_path(self.db, root, project)
         return indexer.index_path(self.db, root, project, progress=progress)
 
-    def code_refresh(self, project: str, files: list[str]) -> IndexReport:
+    def code_refresh(self, project: str, files: builtins.list[str]) -> IndexReport:
         """Re-index a few changed files of an indexed project."""
         from kenning.codegraph import indexer
 
         return indexer.refresh_files(self.db, project, files)
 
     # -- diagnostics (kenning.diagnostics): `kenning doctor` offline, /api/diagnostics through the service --
-    def diagnostics(self, probes: Probes | None = None) -> dict[str, Any]:
+    def diagnostics(self, probes: Probes | None = None) -> dict[str, object]:
         """The health report; without live `probes` (no daemon), what the stored data tells."""
         from kenning.diagnostics import report
 
         return report.build_report(self.db, self.settings, probes or report.offline_probes(self.db, self.settings))
 
-    def diagnostics_domain(self, domain: str, probes: Probes) -> dict[str, Any]:
+    def diagnostics_domain(self, domain: str, probes: Probes) -> DomainReport:
         from kenning.diagnostics import report
 
         return report.domain_report(report.gather_facts(self.db, self.settings, probes), domain)
 
-    def repair(self, actions: list[str], embedder: EmbeddingProvider | None = None) -> list[dict[str, Any]]:
+    def repair(self, actions: builtins.list[str],
+               embedder: EmbeddingProvider | None = None) -> builtins.list[Repaired]:
         """Safe repairs (rebuild the FTS index, embed memories lacking vectors); without an
         `embedder`, the configured one is built."""
         from kenning.diagnostics import repair
@@ -185,7 +201,7 @@ class LocalStore:
         return repair.run(self.db, embedder if embedder is not None else build_embedding_provider(self.settings.embedding), actions)
 
     def timeline(self, ident: str, *, source: str | None = None, limit: int = 500,
-                 offset: int = 0) -> dict[str, Any]:
+                 offset: int = 0) -> Timeline:
         """History, jobs, logs, errors and predictor events of a session key or a memory id."""
         from kenning.diagnostics.timeline import build_timeline
 

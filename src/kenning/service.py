@@ -9,17 +9,20 @@ The daemon, the CLI's offline mode and the tests all build one `Kenning` and cal
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import replace
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from kenning.codegraph.indexer import IndexReport
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, timed
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
+from kenning.diagnostics.health import DomainReport
+from kenning.diagnostics.repair import Repaired
 from kenning.diagnostics.report import probes_from
+from kenning.diagnostics.timeline import Timeline
 from kenning.memory import access, documents as doc_ingest, write
 from kenning import localstore
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
@@ -30,12 +33,20 @@ from kenning.graph import views as graph_views
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
 from kenning.store.backend import StoreDatabase
+from kenning.store.memories import HistoryEntry
+from kenning.store.tokens import TokenInfo
 from kenning.wiring import AccessTracker, Wiring, wire
 from kenning.workers.status import pipeline_status
 
 __all__ = ["AccessTracker", "JOB_STATUSES", "Kenning", "open_local_store"]
 
 JOB_STATUSES = jobstore.STATUSES
+
+
+class DocumentView(doc_store.Document, total=False):
+    """A document as /api/documents/{id} shows it: with its chunks when asked for."""
+
+    chunks: list[doc_store.DocumentChunk]
 
 
 class Kenning:
@@ -106,10 +117,10 @@ class Kenning:
     def team_mode(self) -> bool:
         return access.team_mode(self.db)
 
-    def create_token(self, user: str, team: str = access.DEFAULT_TEAM) -> dict[str, Any]:
+    def create_token(self, user: str, team: str = access.DEFAULT_TEAM) -> access.NewToken:
         return access.create_token(self.db, user, team)
 
-    def list_tokens(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+    def list_tokens(self, *, include_revoked: bool = False) -> list[TokenInfo]:
         return access.list_tokens(self.db, include_revoked=include_revoked)
 
     def revoke_token(self, id_or_user: str) -> list[str]:
@@ -169,10 +180,10 @@ class Kenning:
         """The memory; NotFound also when `viewer` may not see it."""
         return self.reads.get(memory_id, viewer)
 
-    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, viewer: Viewer | None = None) -> list[HistoryEntry]:
         return self.reads.history(memory_id, viewer)
 
-    def edit(self, memory_id: str, changes: dict[str, Any], *, actor: str | None = None,
+    def edit(self, memory_id: str, changes: Mapping[str, object], *, actor: str | None = None,
              reason: str | None = None, viewer: Viewer | None = None) -> Memory:
         self.get(memory_id, viewer)
         with timed("mutate"):
@@ -196,22 +207,22 @@ class Kenning:
     def export(self, fmt: str, filters: MemoryFilter | None = None) -> Iterator[str]:
         return self.reads.export(fmt, filters)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> localstore.StoreStats:
         return localstore.stats(self.db, self.settings, self.embedder.model_id)
 
     # -- reads for the API and the CLI (they reach store/, graph/ and workers/ only through here) --
     def documents(self, *, status: str | None = None, limit: int = 50, offset: int = 0
-                  ) -> tuple[list[dict[str, Any]], int]:
+                  ) -> tuple[builtins.list[doc_store.Document], int]:
         return doc_store.list_documents(self.db.reader(), status=status, limit=limit, offset=offset)
 
-    def document(self, doc_id: str, *, chunks: bool = False) -> dict[str, Any]:
-        doc = doc_store.get_document(self.db.reader(), doc_id)
+    def document(self, doc_id: str, *, chunks: bool = False) -> DocumentView:
+        doc: DocumentView = {**doc_store.get_document(self.db.reader(), doc_id)}
         if chunks:
             doc["chunks"] = doc_store.document_chunks(self.db.reader(), doc_id)
         return doc
 
     def submit_document(self, *, text: str | None = None, url: str | None = None, title: str | None = None,
-                        project: str | None = None, tags: list[str] | None = None,
+                        project: str | None = None, tags: builtins.list[str] | None = None,
                         content_type: str | None = None, enqueue: bool = True) -> str:
         """Store a document (pasted text or a URL to fetch) for ingestion; queued for the documents
         worker when `enqueue`, else the caller runs `ingest_document` itself. Returns its id."""
@@ -223,7 +234,7 @@ class Kenning:
         )
 
     def ingest_document(self, doc_id: str, *,
-                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, object]:
         """Run a submitted document through chunking and embedding into `document_chunk` memories."""
         return doc_ingest.ingest_document(self.writer, doc_id, self.settings.pipeline.documents, progress=progress)
 
@@ -231,22 +242,22 @@ class Kenning:
         doc_ingest.mark_failed(self.db, doc_id, error)
 
     def timeline(self, ident: str, *, source: str | None = None, limit: int = 500,
-                 offset: int = 0) -> dict[str, Any]:
+                 offset: int = 0) -> Timeline:
         return self.reads.timeline(ident, source=source, limit=limit, offset=offset)
 
     # -- the code graph: the same reads as the offline CLI's (LocalStore) ---------------------
     def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
-                    cwd: str | None = None) -> dict[str, Any]:
+                    cwd: str | None = None) -> dict[str, object]:
         return self.reads.code_impact(target, project=project, depth=depth, cwd=cwd)
 
-    def code_memories(self, files: list[str], *, project: str | None = None, depth: int = 1,
-                      limit: int = 20) -> dict[str, Any]:
+    def code_memories(self, files: builtins.list[str], *, project: str | None = None, depth: int = 1,
+                      limit: int = 20) -> dict[str, object]:
         return self.reads.code_memories(files, project=project, depth=depth, limit=limit)
 
-    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, Any]:
+    def code_modules(self, project: str | None, *, resolution: float = 1.0, cwd: str | None = None) -> dict[str, object]:
         return self.reads.code_modules(project, resolution=resolution, cwd=cwd)
 
-    def code_projects(self) -> dict[str, Any]:
+    def code_projects(self) -> dict[str, object]:
         return self.reads.code_projects()
 
     def code_project_for_path(self, path: str) -> tuple[str, str] | None:
@@ -255,29 +266,29 @@ class Kenning:
     def code_index(self, root: Path | str, project: str) -> IndexReport:
         return self.reads.code_index(root, project)
 
-    def code_refresh(self, project: str, files: list[str]) -> IndexReport:
+    def code_refresh(self, project: str, files: builtins.list[str]) -> IndexReport:
         return self.reads.code_refresh(project, files)
 
     # -- diagnostics, with this service's live probes (embedder, LLM, predictor) -------------------
-    def diagnostics(self) -> dict[str, Any]:
+    def diagnostics(self) -> dict[str, object]:
         return self.reads.diagnostics(probes_from(self))
 
-    def diagnostics_domain(self, domain: str) -> dict[str, Any]:
+    def diagnostics_domain(self, domain: str) -> DomainReport:
         return self.reads.diagnostics_domain(domain, probes_from(self))
 
-    def repair(self, actions: list[str]) -> list[dict[str, Any]]:
+    def repair(self, actions: builtins.list[str]) -> builtins.list[Repaired]:
         return self.reads.repair(actions, self.embedder)
 
     def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
-                 offset: int = 0, order: str = "mentions") -> dict[str, Any]:
+                 offset: int = 0, order: str = "mentions") -> dict[str, object]:
         return graph_views.entity_list(self.db.reader(), query=query, entity_type=entity_type, limit=limit,
                                        offset=offset, order=order)
 
-    def entity(self, id_or_name: str, *, memory_limit: int = 50) -> dict[str, Any]:
+    def entity(self, id_or_name: str, *, memory_limit: int = 50) -> dict[str, object]:
         return graph_views.entity_view(self.db.reader(), id_or_name, memory_limit=memory_limit)
 
     def jobs(self, *, status: str | None = None, job_type: str | None = None, memory_id: str | None = None,
-             limit: int = 50) -> list[dict[str, Any]]:
+             limit: int = 50) -> builtins.list[dict[str, object]]:
         if status is not None and status not in JOB_STATUSES:
             raise InvalidInput(f"unknown job status {status!r}; one of {', '.join(JOB_STATUSES)}")
         return [j.to_dict() for j in jobstore.list_jobs(self.db, status=status, job_type=job_type,
@@ -286,7 +297,7 @@ class Kenning:
     def requeue_dead_jobs(self, *, job_type: str | None = None, limit: int = 100) -> int:
         return jobstore.requeue_dead(self.db, job_type=job_type, limit=limit)
 
-    def pipeline_status(self) -> dict[str, Any]:
+    def pipeline_status(self) -> dict[str, object]:
         return pipeline_status(self.settings.pipeline, self.db, self.workers, self.llm)
 
     def start_worker(self, name: str) -> dict[str, object]:
