@@ -15,11 +15,15 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from kenning.hooks.adapters.claude_code import EVENTS
+
+# A config file kenning edits is the user's: read as a JSON object (`dict[str, object]`) whose
+# every value is checked with isinstance before use; kenning's own entries are typed below.
 
 CLAUDE_EVENTS: dict[str, tuple[str, str | None, int]] = {
     # Claude Code event → (kenning hook event, matcher, timeout seconds)
@@ -33,6 +37,39 @@ CLAUDE_EVENTS: dict[str, tuple[str, str | None, int]] = {
 }
 assert all(event in EVENTS for event, _, _ in CLAUDE_EVENTS.values())
 _OURS = re.compile(r"(?:^|[\s/\\'\"])kenning(?:\.exe)?['\"]?\s+hook\s|-m\s+kenning\.hooks\s")
+
+
+class CommandHook(TypedDict):
+    """One hook entry kenning writes into a Claude-Code-shaped hook file (key order as written)."""
+
+    type: str  # "command"
+    name: NotRequired[str]  # Gemini CLI shows it
+    command: str
+    timeout: int  # seconds (milliseconds for Gemini CLI)
+
+
+class HookGroup(TypedDict):
+    """`{"matcher"?, "hooks": [...]}`: the entries of one event."""
+
+    matcher: NotRequired[str]
+    hooks: list[CommandHook]
+
+
+class McpServer(TypedDict):
+    """kenning's entry under `mcpServers` (.mcp.json, Cursor's mcp.json, Claude Desktop's config)."""
+
+    command: str
+    args: list[str]
+    env: NotRequired[dict[str, str]]
+
+
+class McpConfig(TypedDict):
+    mcpServers: dict[str, McpServer]
+
+
+def hook_group(matcher: str | None, entry: CommandHook) -> HookGroup:
+    """One event's group holding `entry` (`matcher` first when there is one, as written before)."""
+    return {"matcher": matcher, "hooks": [entry]} if matcher is not None else {"hooks": [entry]}
 
 
 class InstallError(Exception):
@@ -61,7 +98,7 @@ def hook_command(event: str, env: dict[str, str] | None = None) -> str:
     return " ".join([*assignments, *(shlex.quote(part) for part in [*kenning_command(), "hook", event])])
 
 
-def is_ours(entry: Any) -> bool:
+def is_ours(entry: object) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("command"), str) and bool(_OURS.search(entry["command"] + " "))
 
 
@@ -69,7 +106,7 @@ def _backup_paths(path: Path) -> tuple[Path, Path]:
     return path.with_name(path.name + ".kenning-backup"), path.with_name(path.name + ".kenning-created")
 
 
-def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+def _read(path: Path) -> tuple[bytes | None, dict[str, object]]:
     if not path.exists():
         return None, {}
     raw = path.read_bytes()
@@ -84,7 +121,7 @@ def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     return raw, data
 
 
-def _dump(data: dict[str, Any]) -> bytes:
+def _dump(data: Mapping[str, object]) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -107,7 +144,7 @@ def _save_original(path: Path, raw: bytes | None, already_ours: bool) -> None:
         backup.write_bytes(raw)
 
 
-def _comparable(data: Any) -> Any:
+def _comparable(data: object) -> object:
     """For "did anything else change?": empty hook containers count as absent."""
     if not isinstance(data, dict):
         return data
@@ -124,7 +161,7 @@ def _comparable(data: Any) -> Any:
     return result
 
 
-def _finish_uninstall(path: Path, cleaned: dict[str, Any], raw: bytes) -> Outcome:
+def _finish_uninstall(path: Path, cleaned: dict[str, object], raw: bytes) -> Outcome:
     backup, created = _backup_paths(path)
     if backup.exists():
         original = backup.read_bytes()
@@ -152,13 +189,13 @@ def _finish_uninstall(path: Path, cleaned: dict[str, Any], raw: bytes) -> Outcom
 
 
 # -- Claude Code settings.json ------------------------------------------------------------------
-def _strip_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def _strip_hooks(data: dict[str, object]) -> tuple[dict[str, object], bool]:
     """A copy of `data` without our hook entries (containers we emptied are removed)."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return data, False
     found = False
-    new_hooks: dict[str, Any] = {}
+    new_hooks: dict[str, object] = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):
             new_hooks[event] = groups
@@ -197,8 +234,7 @@ def install_claude_code(path: Path, env: dict[str, str] | None = None) -> Outcom
     merged = dict(stripped)
     merged_hooks = dict(hooks or {})
     for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
-        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(event, env), "timeout": timeout}]
+        group = hook_group(matcher, {"type": "command", "command": hook_command(event, env), "timeout": timeout})
         existing = merged_hooks.get(claude_event)
         if existing is not None and not isinstance(existing, list):
             raise InstallError(f"{path}: hooks.{claude_event} is not a list; nothing was changed")
@@ -223,12 +259,15 @@ def uninstall_claude_code(path: Path) -> Outcome:
 
 
 # -- MCP client config (.mcp.json / claude_desktop_config.json) ----------------------------------
-def mcp_server_entry(env: dict[str, str] | None = None) -> dict[str, Any]:
+def mcp_server_entry(env: dict[str, str] | None = None) -> McpServer:
     argv = kenning_command()
-    return {"command": argv[0], "args": [*argv[1:], "mcp"], **({"env": dict(env)} if env else {})}
+    entry: McpServer = {"command": argv[0], "args": [*argv[1:], "mcp"]}
+    if env:
+        entry["env"] = dict(env)
+    return entry
 
 
-def mcp_config(env: dict[str, str] | None = None) -> dict[str, Any]:
+def mcp_config(env: dict[str, str] | None = None) -> McpConfig:
     return {"mcpServers": {"kenning": mcp_server_entry(env)}}
 
 

@@ -15,12 +15,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from kenning.hooks.install import CLAUDE_EVENTS, is_ours
+from kenning.hooks.install import CLAUDE_EVENTS, HookGroup, hook_group, is_ours
 
 PLUGIN_NAME = "kenning"
 VIA_ENV = "KENNING_HOOK_VIA"
+
+
+class PluginHooks(TypedDict):
+    """The plugin's hooks/hooks.json."""
+
+    description: str
+    hooks: dict[str, list[HookGroup]]  # Claude Code event → its groups
 
 
 def claude_dir() -> Path:
@@ -35,7 +42,7 @@ def _settings_files(project_dir: Path | None) -> list[Path]:
     return files
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path) -> dict[str, object]:  # a settings file: the user's JSON, read with isinstance
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -77,13 +84,12 @@ def plugin_defers(environ: dict[str, str] | None = None) -> bool:
     return settings_with_hooks(Path(project) if project else Path.cwd()) is not None
 
 
-def plugin_hooks() -> dict[str, Any]:
+def plugin_hooks() -> PluginHooks:
     """The plugin's hooks/hooks.json: every hook `kenning connect claude-code` installs, run as a plugin hook."""
-    hooks: dict[str, list[dict[str, Any]]] = {}
+    hooks: dict[str, list[HookGroup]] = {}
     for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
-        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [{"type": "command", "command": f"{VIA_ENV}=plugin kenning hook {event}", "timeout": timeout}]
-        hooks[claude_event] = [group]
+        command = f"{VIA_ENV}=plugin kenning hook {event}"
+        hooks[claude_event] = [hook_group(matcher, {"type": "command", "command": command, "timeout": timeout})]
     return {"description": "kenning: memories in at session start, prompt and tool step; the session recorded at the end",
             "hooks": hooks}
 

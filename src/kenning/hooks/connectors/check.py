@@ -13,7 +13,7 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from kenning.hooks.connectors import codex, cursor, gemini, opencode
 from kenning.hooks.connectors.hookjson import installed_commands
@@ -21,6 +21,21 @@ from kenning.hooks.install import CLAUDE_EVENTS, InstallError
 from kenning.hooks.transport import daemon_endpoint
 
 _PLUGIN_ENV = re.compile(r"^const KENNING_ENV = (\{.*\});$", re.MULTILINE)
+
+
+class HarnessCheck(TypedDict):
+    """One installed harness and scope, as `kenning doctor` shows it (report["harnesses"]). Every check
+    here fills all the keys; the entry the CLI makes when the checks themselves fail has no events,
+    reaches or trusted."""
+
+    harness: str
+    scope: str  # user | project
+    path: str  # the file holding kenning's hooks (or MCP entry, or plugin)
+    events: NotRequired[list[str]]
+    reaches: NotRequired[list[str]]  # the daemon URLs the hooks talk to
+    trusted: NotRequired[bool | None]  # Codex only: None when unknown
+    problems: list[str]
+    fix: NotRequired[str]
 
 
 def command_env(command: str) -> dict[str, str]:
@@ -47,7 +62,7 @@ def reaches(env: dict[str, str]) -> str:
 
 
 def _check(harness: str, scope: str, where: Path, expected: list[str], commands: dict[str, list[str]],
-           here: str) -> dict[str, Any]:
+           here: str) -> HarnessCheck:
     problems: list[str] = []
     missing = [event for event in expected if event not in commands]
     if missing:
@@ -64,10 +79,10 @@ def _scopes(project: Path) -> list[tuple[str, Path | None]]:
 
 
 def check_harnesses(here: str, project: Path, codex_bin: str | None = None,
-                    environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                    environ: dict[str, str] | None = None) -> list[HarnessCheck]:
     """One entry per installed harness and scope: {harness, scope, path, events, reaches, trusted,
     problems, fix}; `here` is this daemon's URL."""
-    found: list[dict[str, Any]] = []
+    found: list[HarnessCheck] = []
     for scope, where in _scopes(project):
         claude = (where or Path.home()) / ".claude" / "settings.json"
         commands = installed_commands(claude)
@@ -99,7 +114,7 @@ def check_harnesses(here: str, project: Path, codex_bin: str | None = None,
     return found
 
 
-def _with_fix(entry: dict[str, Any], harness: str, scope: str) -> dict[str, Any]:
+def _with_fix(entry: HarnessCheck, harness: str, scope: str) -> HarnessCheck:
     flag = " --project" if scope == "project" else ""
     if any("trust" in p for p in entry["problems"]) and not any("missing" in p or "reach" in p
                                                                  for p in entry["problems"]):
@@ -139,14 +154,14 @@ def _codex_trusted(hooks_file: Path, project: Path, codex_bin: str | None, envir
     return True
 
 
-def _opencode_check(scope: str, path: Path, source: str, here: str) -> dict[str, Any]:
+def _opencode_check(scope: str, path: Path, source: str, here: str) -> HarnessCheck:
     match = _PLUGIN_ENV.search(source)
     try:
         env = json.loads(match.group(1)) if match else {}
     except ValueError:
         env = {}
-    entry = {"harness": "opencode", "scope": scope, "path": str(path), "events": ["plugin"],
-             "reaches": [reaches(env)], "trusted": None, "problems": []}
+    entry: HarnessCheck = {"harness": "opencode", "scope": scope, "path": str(path), "events": ["plugin"],
+                           "reaches": [reaches(env)], "trusted": None, "problems": []}
     if entry["reaches"] != [here]:
         entry["problems"].append(f"the plugin reaches {entry['reaches'][0]}, not this daemon ({here})")
     if source != opencode.plugin_source(env):

@@ -24,8 +24,6 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
 from kenning.hooks.connectors.hookjson import HookSpec, install_hooks, installed_commands, uninstall_hooks
 from kenning.hooks.install import InstallError, Outcome, is_ours
 
@@ -57,8 +55,9 @@ def find_codex(explicit: str | None = None) -> str | None:
 
 
 # -- hooks/list through `codex app-server` (JSON-RPC over stdio) ---------------------------------
-def list_hooks(codex: str, home: Path, cwd: Path, timeout: float = APP_SERVER_TIMEOUT_S) -> list[dict[str, Any]]:
-    """Every hook Codex sees for `cwd` (key, command, currentHash, trustStatus, sourcePath…)."""
+def list_hooks(codex: str, home: Path, cwd: Path, timeout: float = APP_SERVER_TIMEOUT_S) -> list[dict[str, object]]:
+    """Every hook Codex sees for `cwd` (key, command, currentHash, trustStatus, sourcePath…), as Codex
+    wrote it: its JSON, each field read with isinstance."""
     requests = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "kenning", "version": "1"}}},
         {"method": "initialized"},
@@ -78,10 +77,12 @@ def list_hooks(codex: str, home: Path, cwd: Path, timeout: float = APP_SERVER_TI
         proc.wait()
     if "error" in answer:
         raise InstallError(f"codex app-server hooks/list failed: {answer['error']}")
-    return [hook for entry in answer.get("result", {}).get("data", []) for hook in entry.get("hooks", [])]
+    result = answer.get("result", {})
+    data = result.get("data", []) if isinstance(result, dict) else []
+    return [hook for entry in data if isinstance(entry, dict) for hook in entry.get("hooks", []) if isinstance(hook, dict)]
 
 
-def _read_reply(proc: subprocess.Popen, request_id: int, timeout: float) -> dict[str, Any]:
+def _read_reply(proc: subprocess.Popen[str], request_id: int, timeout: float) -> dict[str, object]:
     """The JSON-RPC answer to `request_id` (other messages — notifications — are passed over)."""
     import queue
     import threading

@@ -12,9 +12,9 @@ is not kenning's is never overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from kenning.hooks.connectors.files import remove_owned, write_owned
 from kenning.hooks.install import Outcome, install_mcp, uninstall_mcp
@@ -26,6 +26,22 @@ MAX_RULE_CHARS = 400
 HEADER = "<!-- kenning: the standing rules of project {project}; rewritten by `kenning connect cursor --rules` -->"
 
 
+class ListedMemory(TypedDict, total=False):
+    """A memory as the API lists it (core.types.Memory.to_dict): the fields the rule file reads."""
+
+    id: str
+    content: str
+    type: str
+    importance: float
+    confidence: float
+    pinned: bool
+    needs_review: bool
+    user_verified: bool
+    superseded_by: str | None
+    is_deleted: bool
+    created_at: str
+
+
 def mcp_path(project: Path | None) -> Path:
     return (project if project is not None else Path.home()) / ".cursor" / "mcp.json"
 
@@ -34,7 +50,7 @@ def rules_path(project_dir: Path) -> Path:
     return project_dir / ".cursor" / "rules" / "kenning.mdc"
 
 
-def standing(memories: Iterable[dict[str, Any]], min_confidence: float = MIN_CONFIDENCE) -> list[dict[str, Any]]:
+def standing(memories: Iterable[ListedMemory], min_confidence: float = MIN_CONFIDENCE) -> list[ListedMemory]:
     """The memories a session start shows unasked as rules: live, not waiting for review, of a rule
     type, and pinned, user-verified or held with at least `min_confidence`; strongest first."""
     kept = [
@@ -48,7 +64,7 @@ def standing(memories: Iterable[dict[str, Any]], min_confidence: float = MIN_CON
     return kept[:MAX_RULES]
 
 
-def render_rules(project: str, rules: list[dict[str, Any]]) -> str:
+def render_rules(project: str, rules: Sequence[ListedMemory]) -> str:
     lines = ["---", f"description: Standing rules of {project}, kept by kenning (memory for coding agents)",
              "alwaysApply: true", "---", HEADER.format(project=project), ""]
     if not rules:
@@ -68,7 +84,7 @@ def _is_ours(path: Path) -> bool:
         return False
 
 
-def write_rules(project_dir: Path, project: str, rules: list[dict[str, Any]]) -> Outcome:
+def write_rules(project_dir: Path, project: str, rules: Sequence[ListedMemory]) -> Outcome:
     path = rules_path(project_dir)
     if path.exists() and not _is_ours(path):
         return Outcome(path, False, f"{path} is not kenning's; nothing was changed")

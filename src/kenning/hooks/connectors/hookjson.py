@@ -11,11 +11,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 from kenning.hooks.install import (
-    InstallError, Outcome, _dump, _read, _save_original, _strip_hooks, _write, is_ours, kenning_command,
-    uninstall_claude_code,
+    CommandHook, InstallError, Outcome, _dump, _read, _save_original, _strip_hooks, _write, hook_group, is_ours,
+    kenning_command, uninstall_claude_code,
 )
 
 
@@ -46,13 +44,11 @@ def install_hooks(path: Path, harness: str, specs: tuple[HookSpec, ...], env: di
         raise InstallError(f"{path}: \"hooks\" is not an object; nothing was changed")
     merged_hooks = dict(hooks or {})
     for spec in specs:
-        entry: dict[str, Any] = {"type": "command"}
-        if named:
-            entry["name"] = f"kenning-{spec.event}"
-        entry["command"] = harness_hook_command(harness, spec.event, env)
-        entry["timeout"] = spec.timeout_s * 1000 if timeout_ms else spec.timeout_s
-        group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher is not None else {}
-        group["hooks"] = [entry]
+        command = harness_hook_command(harness, spec.event, env)
+        timeout = spec.timeout_s * 1000 if timeout_ms else spec.timeout_s
+        entry: CommandHook = ({"type": "command", "name": f"kenning-{spec.event}", "command": command, "timeout": timeout}
+                              if named else {"type": "command", "command": command, "timeout": timeout})
+        group = hook_group(spec.matcher, entry)
         existing = merged_hooks.get(spec.event)
         if existing is not None and not isinstance(existing, list):
             raise InstallError(f"{path}: hooks.{spec.event} is not a list; nothing was changed")
@@ -74,7 +70,8 @@ def installed_commands(path: Path) -> dict[str, list[str]]:
         _, data = _read(path)
     except (InstallError, OSError):
         return {}
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    given = data.get("hooks")
+    hooks = given if isinstance(given, dict) else {}
     found: dict[str, list[str]] = {}
     for event, groups in hooks.items():
         for group in groups if isinstance(groups, list) else []:
