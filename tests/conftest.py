@@ -91,7 +91,7 @@ PG_TEMPLATE = "kenning_template"
 def pg_template(pg_server) -> str:
     """A migrated database that each test's database copies (CREATE DATABASE ... TEMPLATE)."""
     from kenning.core.config_store import StoreSettings
-    from kenning.store.backend import open_store
+    from kenning.store.factory import open_store
 
     url = pg_server.create_database(PG_TEMPLATE)
     open_store(StoreSettings(backend="postgres", url=url), Path("unused")).close()
@@ -125,7 +125,7 @@ def store_config(backend: str, request) -> dict[str, str]:
 def db(store_config: dict[str, str], tmp_path: Path):
     """An open, migrated store on the test's backend."""
     from kenning.core.config_store import StoreSettings
-    from kenning.store.backend import open_store
+    from kenning.store.factory import open_store
 
     database = open_store(StoreSettings(**store_config), tmp_path / "m.db")
     yield database

@@ -21,7 +21,8 @@ from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.memory import portable
 from kenning.observer import lifecycle
 from kenning.store import memories as store
-from kenning.store.backend import StoreDatabase, describe, open_store
+from kenning.store.backend import StoreDatabase
+from kenning.store.factory import describe, open_store
 
 if TYPE_CHECKING:
     from kenning.codegraph.indexer import IndexReport

@@ -41,7 +41,8 @@ from kenning.retrieval.scoring import effective_score
 from kenning.sessions.context import SessionDeps
 from kenning.sessions.manager import SessionManager
 from kenning.store import memories as store
-from kenning.store.backend import StoreDatabase, open_store
+from kenning.store.backend import StoreDatabase
+from kenning.store.factory import open_store
 from kenning.store.vectors import knn
 from kenning.workers.deps import WorkerDeps
 from kenning.workers.manager import WorkerManager

@@ -12,7 +12,7 @@ from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.providers.offline import parse_task_block
 from kenning.store import graph as gstore
 from kenning.store import jobs
-from kenning.store.backend import open_store
+from kenning.store.factory import open_store
 
 
 def drain(k, limit: int = 20) -> None:

@@ -100,7 +100,7 @@ def test_deferred_job_keeps_its_attempts(db):
 
 KILLED_WORKER = """
 import os, sys
-from kenning.store.backend import open_location
+from kenning.store.factory import open_location
 from kenning.store import jobs
 db = open_location(sys.argv[1])
 job = jobs.lease(db, ["test"], "doomed-worker")

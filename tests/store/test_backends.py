@@ -14,7 +14,7 @@ from kenning.core.errors import ConfigError, StoreError
 from kenning.core.types import MemoryDraft
 from kenning.store import jobs
 from kenning.store import memories as store
-from kenning.store.backend import open_store
+from kenning.store.factory import open_store
 from kenning.store.search import bm25_search
 
 

@@ -13,7 +13,7 @@ from kenning.core.text import normalize_content
 from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.store import memories as store
 from kenning.core.config_store import StoreSettings
-from kenning.store.backend import open_store
+from kenning.store.factory import open_store
 from kenning.store.db import open_database
 from kenning.store.migrations import discover, for_backend, migrate
 from kenning.store.search import bm25_search, vector_search

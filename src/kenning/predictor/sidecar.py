@@ -50,7 +50,8 @@ from kenning.predictor.protocol import (
 )
 from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
-from kenning.store.backend import StoreDatabase, open_location
+from kenning.store.backend import StoreDatabase
+from kenning.store.factory import open_location
 
 
 class RpcError(Exception):

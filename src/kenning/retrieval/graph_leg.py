@@ -19,17 +19,16 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kenning.core.text import STOP_WORDS
 from kenning.core.telemetry import record_error, record_latency
 from kenning.core.types import MemoryFilter
+from kenning.retrieval.legs import GraphLookup, RecallContext
 from kenning.store import graph as graph_store
 
 if TYPE_CHECKING:
     from kenning.retrieval.fusion import FusedHit
-    from kenning.retrieval.legs import RecallContext
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9+#._/-]*[a-z0-9+#]|[a-z0-9]{2,}")
 ENTITY_LIMIT = 20
@@ -41,20 +40,6 @@ HUB_MIN_MENTIONS = 20  # ... once it has at least this many mentions
 LEG_MIN_RELATIVE = 0.5  # the leg keeps memories scoring at least half the best graph score ...
 LEG_MAX = 20  # ... and at most this many: a long tail of weak links only dilutes fusion
 CO_LOCATED_MIN = 2  # shared non-hub entities with the top results that make a hit "co-located"
-
-
-@dataclass
-class GraphLookup:
-    """Result of one graph traversal: memory scores (best first) and how it went."""
-
-    scores: dict[str, float] = field(default_factory=dict)
-    entities: list[str] = field(default_factory=list)
-    neighbors: list[str] = field(default_factory=list)
-    timed_out: bool = False
-    error: str | None = None
-
-    def ranked(self) -> list[tuple[str, float]]:
-        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def query_tokens(query: str) -> list[str]:

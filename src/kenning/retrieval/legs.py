@@ -1,4 +1,5 @@
-"""The recall context, the leg and stage signatures, and the two base legs (BM25, vector).
+"""The recall context (and the graph lookup its legs share), the leg and stage signatures, and the two
+base legs (BM25, vector).
 
 A leg is `fn(ctx) -> [(memory_id, leg_score)]` best first. A stage is
 `fn(ctx, hits) -> hits` run after fusion. Both are named in retrieval.catalogue, so configs
@@ -10,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,8 +22,19 @@ from kenning.retrieval.hints import with_hints
 from kenning.store.backend import Connection
 from kenning.store.search import bm25_search, vector_search
 
-if TYPE_CHECKING:
-    from kenning.retrieval.graph_leg import GraphLookup
+
+@dataclass
+class GraphLookup:
+    """Result of one graph traversal (retrieval.graph_leg): memory scores (best first) and how it went."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+    neighbors: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    error: str | None = None
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The store interface both backends implement, and the one place that picks a backend.
+"""The store interface both backends implement (store.factory picks one).
 
 `Database` (SQLite, store/db.py) and `PostgresDatabase` (store/pg/db.py) expose the same
 surface: `with_write_tx()`, `reader()`, `snapshot()`, `close()`, `checkpoint()`; their
@@ -15,7 +15,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from kenning.core.config_store import StoreSettings
 from kenning.core.errors import StoreError
 
 
@@ -65,43 +64,4 @@ def is_postgres(conn: object) -> bool:
     return getattr(conn, "backend", None) == "postgres"
 
 
-def open_store(store: StoreSettings, sqlite_path: Path) -> StoreDatabase:
-    """Open (creating if needed) and migrate the configured store."""
-    from kenning.store.migrations import migrate
-
-    if store.backend == "sqlite":
-        from kenning.store.db import Database
-
-        db: StoreDatabase = Database(sqlite_path)
-    else:
-        from kenning.store.pg.db import PostgresDatabase, require_pgvector
-
-        db = PostgresDatabase(store.url or "")
-        require_pgvector(db)
-    migrate(db)
-    return db
-
-
-def open_location(location: str | Path, *, read_only: bool = False) -> StoreDatabase:
-    """A handle on an existing store given as a SQLite file path or a postgresql:// URL (child
-    processes such as the predictor sidecar get the location as an argument)."""
-    text = str(location)
-    if text.startswith(("postgresql://", "postgres://")):
-        from kenning.store.pg.db import PostgresDatabase
-
-        return PostgresDatabase(text, read_only=read_only)
-    from kenning.store.db import Database
-
-    return Database(Path(text), read_only=read_only)
-
-
-def describe(store: StoreSettings, sqlite_path: Path) -> str:
-    """Where the store lives, for status lines (no password)."""
-    if store.backend == "sqlite":
-        return str(sqlite_path)
-    from kenning.store.pg.db import redacted
-
-    return redacted(store.url or "")
-
-
-__all__ = ["Connection", "Cursor", "Row", "StoreDatabase", "StoreError", "describe", "is_postgres", "open_location", "open_store"]
+__all__ = ["Connection", "Cursor", "Row", "StoreDatabase", "StoreError", "is_postgres"]
