@@ -11,14 +11,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kenning.core.clock import parse_iso, to_iso
-from kenning.sessions.context import SessionDeps
+from kenning.sessions.context import SessionDeps, bare_session
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
+from kenning.store.sessions import SessionRow
 
 RECENT_PROMPTS = 5
 
 
-def is_due(deps: SessionDeps, session: dict, at: str) -> bool:
+def is_due(deps: SessionDeps, session: SessionRow, at: str) -> bool:
     cfg = deps.settings
     if cfg.checkpoint_prompt_interval and session.get("prompts_since_checkpoint", 0) >= cfg.checkpoint_prompt_interval:
         return True
@@ -32,7 +33,7 @@ def is_due(deps: SessionDeps, session: dict, at: str) -> bool:
 def summary_text(deps: SessionDeps, session_key: str, context: str | None, trigger: str) -> str:
     """Checkpoint body: caller context, then the last prompts and what was injected."""
     conn = deps.db.reader()
-    session = store.get_session(conn, session_key) or {}
+    session = store.get_session(conn, session_key) or bare_session(session_key)
     prompts = store.session_prompts(conn, session_key)[-RECENT_PROMPTS:]
     injected = [r["memory_id"] for r in store.session_memories(conn, session_key) if r["was_injected"]]
     lines = [f"checkpoint ({trigger}) for session {session_key}"

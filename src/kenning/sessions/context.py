@@ -9,11 +9,13 @@ once; every seam is typed by the protocols below (what sessions call, nothing mo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypedDict, TypeVar
+
+import numpy as np
 
 from kenning.core import events
 from kenning.core.clock import normalize_iso, now_iso
@@ -22,9 +24,11 @@ from kenning.core.errors import InvalidInput
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
+from kenning.predictor.session_end import SessionEndOutcome
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
 from kenning.store.jobs import Job
+from kenning.store.sessions import SessionRow
 
 
 class Hit(Protocol):
@@ -53,10 +57,25 @@ class Stored(Protocol):
     deduped: bool
 
 
+class Pickable(Protocol):
+    """What diversity selection reads of a candidate: the shape of retrieval.diversity.Selectable,
+    which sessions may not import (a sibling); session start's candidates (start._Scored) have it."""
+    @property
+    def score(self) -> float: ...
+    @property
+    def chars(self) -> int: ...
+    @property
+    def vector(self) -> np.ndarray | None: ...
+
+
+_P = TypeVar("_P", bound=Pickable)
+_T = TypeVar("_T")
+
+
 class DiversitySelect(Protocol):
     """retrieval.diversity.diversity_select: (candidate, adjusted score) in selection order."""
-    def __call__(self, items: Sequence[Any], *, limit: int, budget_chars: int | None = None,
-                 threshold: float = ..., decay: float = ..., floor: float = ...) -> list[tuple[Any, float]]: ...
+    def __call__(self, items: Sequence[_P], *, limit: int, budget_chars: int | None = None,
+                 threshold: float = ..., decay: float = ..., floor: float = ...) -> list[tuple[_P, float]]: ...
 
 
 class SessionPredictor(Protocol):
@@ -65,7 +84,7 @@ class SessionPredictor(Protocol):
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
              top_k: int | None = None) -> list[Fused]: ...
     def status_line(self) -> str: ...
-    def on_session_end(self, session_key: str) -> dict[str, Any]: ...
+    def on_session_end(self, session_key: str) -> SessionEndOutcome: ...
 
 
 class SummaryRunner(Protocol):
@@ -73,6 +92,31 @@ class SummaryRunner(Protocol):
     worker_id: str
     def wake(self) -> None: ...  # a job was queued: lease it now rather than at the next poll
     def run_leased(self, job: Job) -> Job: ...  # run a job leased under worker_id; the job after
+
+
+class ClaimCandidate(TypedDict):
+    """A candidate claim the session's summary hands the LLM claim gate (overlay._gate)."""
+    id: str  # its index in the batch, as a string
+    text: str
+    type: str
+    speaker: str | None  # from the offline claim test's evidence (core.claims.Evidence), when recorded
+    rule: str | None
+    antecedent: str | None
+
+
+class ClaimVerdict(TypedDict):
+    """The gate's verdict on one candidate (pipeline.prompts.claims.ClaimJudgement, dumped)."""
+    id: str
+    durable: bool
+    type: str
+    confidence: float
+    reason: str
+
+
+class ClaimGateFn(Protocol):
+    """The LLM claim gate (pipeline.claim_gate.ClaimGate): {candidate id: verdict} for the candidates
+    it judged with a valid answer; raises on a provider failure."""
+    def __call__(self, candidates: list[ClaimCandidate]) -> Mapping[str, ClaimVerdict]: ...
 
 
 @dataclass
@@ -89,7 +133,7 @@ class SessionDeps:
     predictor: SessionPredictor | None = None
     # the LLM claim gate (pipeline.claim_gate): candidates [{id, text, type, …}] -> {id: {durable, type,
     # confidence, reason}}; None = the offline claim test alone (core.claims)
-    claim_gate: Callable[[list[dict[str, Any]]], dict[str, dict[str, Any]]] | None = None
+    claim_gate: ClaimGateFn | None = None
 
 
 class Deadline:
@@ -118,7 +162,7 @@ class Deadline:
 _OPTIONAL_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hook-optional")
 
 
-def run_bounded(deadline: Deadline, stage: str, fn: Callable[[], Any], *, reserve_ms: float) -> Any | None:
+def run_bounded(deadline: Deadline, stage: str, fn: Callable[[], _T], *, reserve_ms: float) -> _T | None:
     """Run optional work for at most the budget left minus `reserve_ms`; None when cut.
 
     Work that overruns keeps going in the background (an embedding lands in the query cache,
@@ -136,8 +180,9 @@ def run_bounded(deadline: Deadline, stage: str, fn: Callable[[], Any], *, reserv
         return None
 
 
-def resolve_at(timestamp: str | None) -> str:
-    """The request's notion of "now": its `timestamp` for replays, else the clock."""
+def resolve_at(timestamp: object) -> str:
+    """The request's notion of "now": its `timestamp` for replays, else the clock. `timestamp` is the
+    caller's JSON value (None, an ISO string; anything else is refused)."""
     if timestamp is None or timestamp == "":
         return now_iso()
     if not isinstance(timestamp, str):
@@ -145,6 +190,15 @@ def resolve_at(timestamp: str | None) -> str:
     return normalize_iso(timestamp)
 
 
-def require_key(session_key: Any) -> str:
-    """The one session-key rule (core.events.session_key)."""
+def require_key(session_key: object) -> str:
+    """The one session-key rule (core.events.session_key); `session_key` is the caller's JSON value."""
     return events.session_key(session_key)
+
+
+def bare_session(session_key: str, started_at: str = "") -> SessionRow:
+    """A session with nothing recorded, for a key the store has no row for (the handlers then read
+    None, 0 and `started_at`, "" when unknown)."""
+    return {"session_key": session_key, "harness": None, "project": None, "cwd": None, "started_at": started_at,
+            "ended_at": None, "status": "active", "prompt_count": 0, "last_checkpoint_at": None, "context": None,
+            "status_line": None, "last_prompt_at": None, "prompts_since_checkpoint": 0, "metadata": {},
+            "transcript_path": None, "owner": None}

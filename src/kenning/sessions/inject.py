@@ -6,7 +6,14 @@ the `<memory-feedback>` request (agent-relevance-feedback seed) naming the ids t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+class InjectItem(TypedDict):
+    """One memory to render: its id, content and type (None: a fact)."""
+    memory_id: str
+    content: str
+    type: str | None
+
 
 GROUPS: list[tuple[str, frozenset[str]]] = [
     ("Constraints and decisions", frozenset({"constraint", "decision", "requirement"})),
@@ -50,7 +57,7 @@ def item_cost(content: str) -> int:
 
 
 def render_block(
-    items: list[dict[str, Any]], *, header: str, status_line: str | None = None, tag: str = "kenning-memories",
+    items: list[InjectItem], *, header: str, status_line: str | None = None, tag: str = "kenning-memories",
     continuity: str | None = None,
 ) -> str:
     """items: dicts with memory_id, content, type, in rank order; `continuity`: the one line about
@@ -79,14 +86,14 @@ def render_block(
     return "\n".join(lines)
 
 
-def session_start_text(items: list[dict[str, Any]], status_line: str, continuity: str | None = None) -> str:
+def session_start_text(items: list[InjectItem], status_line: str, continuity: str | None = None) -> str:
     return render_block(
         items, status_line=status_line, continuity=continuity,
         header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
     )
 
 
-def prompt_text(items: list[dict[str, Any]], feedback_ids: list[str]) -> str:
+def prompt_text(items: list[InjectItem], feedback_ids: list[str]) -> str:
     block = render_block(items, header="Memories relevant to this prompt:") if items else ""
     if not feedback_ids:
         return block

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.telemetry import record_error
-from kenning.core.types import MemoryFilter, Viewer
+from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint
-from kenning.sessions.context import Deadline, SessionDeps, run_bounded
-from kenning.sessions.inject import item_cost, prompt_text
+from kenning.sessions.context import Deadline, Hit, Recalled, SessionDeps, bare_session, run_bounded
+from kenning.sessions.inject import InjectItem, item_cost, prompt_text
 from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
 from kenning.sessions.ranking import prompt_order
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
+from kenning.store.sessions import CandidateRecord, SessionRow
 from kenning.store.memories import get_memories
 from kenning.store.predictor import record_pool
 from kenning.store.search import bm25_search
@@ -49,9 +50,21 @@ MAX_FEEDBACK_IDS = 30
 class PromptRequest:
     session_key: str
     prompt: str
-    memory_feedback: dict[str, Any] | None = None
+    memory_feedback: object = None  # the caller's JSON value: {memory id: score}, cleaned by clean_feedback
     at: str = ""
     viewer: Viewer | None = None  # a team server's user: only what they may see is offered
+
+
+class PromptAnswer(TypedDict):
+    """What a prompt answers (SessionManager.user_prompt_submit; the hook's JSON): PromptResult's fields."""
+    inject: str
+    memory_ids: list[str]
+    fts_hits: int
+    fts_only: int
+    feedback_applied: int
+    feedback_ignored: int
+    checkpoint_id: int | None
+    cut: list[str]
 
 
 @dataclass
@@ -65,12 +78,19 @@ class PromptResult:
     checkpoint_id: int | None = None
     cut: list[str] = field(default_factory=list)
 
+    def answer(self) -> PromptAnswer:
+        """The answer as JSON-ready data (what dataclasses.asdict gave: the fields in order, lists copied)."""
+        return {"inject": self.inject, "memory_ids": list(self.memory_ids), "fts_hits": self.fts_hits,
+                "fts_only": self.fts_only, "feedback_applied": self.feedback_applied,
+                "feedback_ignored": self.feedback_ignored, "checkpoint_id": self.checkpoint_id, "cut": list(self.cut)}
 
-def clean_feedback(raw: Any) -> tuple[dict[str, float], int]:
+
+def clean_feedback(raw: object) -> tuple[dict[str, float], int]:
     """(valid scores, how many entries were ignored). Accepts only {str: number in [-1, 1]}."""
     if not isinstance(raw, dict):
         return {}, 0 if raw is None else 1
-    valid, ignored = {}, 0
+    valid: dict[str, float] = {}
+    ignored = 0
     for key, value in raw.items():
         if (isinstance(key, str) and isinstance(value, (int, float)) and not isinstance(value, bool)
                 and math.isfinite(value) and -1.0 <= value <= 1.0):
@@ -80,7 +100,7 @@ def clean_feedback(raw: Any) -> tuple[dict[str, float], int]:
     return valid, ignored
 
 
-def apply_feedback(deps: SessionDeps, session_key: str, raw: Any, *, shown_only: bool = False) -> tuple[int, int]:
+def apply_feedback(deps: SessionDeps, session_key: str, raw: object, *, shown_only: bool = False) -> tuple[int, int]:
     """Fold agent feedback into the session's rows (`shown_only`: injected rows only, a team
     server's users); (applied, ignored). Fail-open."""
     scores, ignored = clean_feedback(raw)
@@ -96,14 +116,14 @@ def apply_feedback(deps: SessionDeps, session_key: str, raw: Any, *, shown_only:
     return len(applied), ignored + len(scores) - len(applied)
 
 
-def ensure_session(deps: SessionDeps, session_key: str, at: str) -> dict[str, Any]:
+def ensure_session(deps: SessionDeps, session_key: str, at: str) -> SessionRow:
     """The session row; created bare when a prompt arrives before (or without) session-start."""
     session = store.get_session(deps.db.reader(), session_key)
     if session is None:
         with deps.db.with_write_tx() as conn:
             store.create_session(conn, session_key, harness=None, project=None, cwd=None, context=None,
                                  started_at=at)
-        session = store.get_session(deps.db.reader(), session_key) or {}
+        session = store.get_session(deps.db.reader(), session_key) or bare_session(session_key, at)
     return session
 
 
@@ -126,24 +146,27 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         budget = max(cfg.inject_budget_chars, used + cfg.prompt_budget_chars)
     else:
         state = store.session_memory_state(conn, req.session_key)
-    hits = None
+    recalled: Recalled | None = None
     if limit:
         try:
-            hits = run_bounded(
+            recalled = run_bounded(
                 deadline, "recall", lambda: deps.recall(req.prompt, limit=limit * 3, filters=filters),
                 reserve_ms=RESERVE_MS,
             )
         except Exception as exc:  # recall failing costs this prompt's hybrid ranking, nothing else
             record_error("sessions", f"prompt recall failed: {exc}", session_key=req.session_key)
     # the prompt's FTS matches are what recall's BM25 leg found (one query); searched here only without it
-    matches = hits.bm25_matches if hits is not None else None
+    matches = recalled.bm25_matches if recalled is not None else None
     fts = matches[:FTS_LIMIT] if matches is not None else bm25_search(conn, req.prompt, filters, FTS_LIMIT)
     fts_ids = [m for m, _ in fts]
     fts_in_pool = [m for m in fts_ids if m in state]
     fts_outside = [m for m in fts_ids if m not in state]
-    if hits is None:  # recall cut or failed: fall back to the FTS matches, best first
+    hits: list[Hit]
+    if recalled is None:  # recall cut or failed: fall back to the FTS matches, best first
         found = get_memories(conn, fts_ids)
         hits = [_Hit(found[m], score, {"bm25": {"score": score}}) for m, score in fts if m in found]
+    else:
+        hits = list(recalled)
 
     rank_cfg = cfg.ranking
     floor = {"relative_floor": rank_cfg.prompt_relative_floor, "similarity_margin": rank_cfg.prompt_similarity_margin}
@@ -153,7 +176,8 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
         if ranking is not None and cfg.prompt_predictor_order:
             hits = prompt_order(hits, cfg.prompt_min_similarity, ranking.order, **floor)
-    chosen, merged = [], []
+    chosen: list[Hit] = []
+    merged: list[str] = []
     for hit in hits:
         memory = hit.memory
         cost = item_cost(memory.content)
@@ -170,7 +194,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     chosen_ids = [h.memory.id for h in chosen]
     base_rank = store.max_rank(conn, req.session_key)
     fts_score = dict(fts)
-    new_rows = []
+    new_rows: list[CandidateRecord] = []
     for offset, memory_id in enumerate(dict.fromkeys([*fts_outside, *(m for m in chosen_ids if m not in state)]), 1):
         injected = memory_id in chosen_ids
         hit_score = next((h.score for h in chosen if h.memory.id == memory_id), None)
@@ -183,7 +207,8 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         })
     with deps.db.with_write_tx() as wconn:
         updated = store.note_prompt(wconn, req.session_key, req.at)
-        index = int(updated.get("prompt_count") or 1)
+        count = updated.get("prompt_count")
+        index = count if isinstance(count, int) and count else 1
         store.increment_fts_hits(wconn, req.session_key, fts_in_pool)
         store.insert_candidates(wconn, req.session_key, new_rows, req.at)
         existing = [m for m in chosen_ids if m in state]
@@ -196,7 +221,8 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     if deadline.allows("checkpoint", 5.0):
         checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
     feedback_ids = [*chosen_ids, *merged][:MAX_FEEDBACK_IDS] if cfg.agent_feedback else []
-    items = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type} for h in chosen]
+    items: list[InjectItem] = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type}
+                               for h in chosen]
     return PromptResult(
         inject=prompt_text(items, feedback_ids), memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
         fts_only=len(fts_outside), feedback_applied=applied, feedback_ignored=ignored,
@@ -206,8 +232,9 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
 
 @dataclass
 class _Hit:
-    memory: Any
+    """An FTS match standing in for a recall hit (context.Hit) when recall was cut or failed."""
+    memory: Memory
     score: float
-    legs: dict[str, Any]
+    legs: dict[str, dict[str, float]]
 
 

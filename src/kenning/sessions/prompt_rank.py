@@ -13,11 +13,13 @@ No predictor, a cold one, or a cut budget: None, and the recall order stands.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kenning.core.telemetry import record_error
+from kenning.core.types import Memory
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
+from kenning.store.predictor import PoolRow
+from kenning.store.sessions import SessionRow
 from kenning.store.vectors import get_embeddings
 
 PHASE = "prompt:1"
@@ -27,10 +29,10 @@ RESERVE_MS = 40.0
 @dataclass
 class PoolRanking:
     order: list[str]  # memory ids, best first (fused)
-    rows: list[dict[str, Any]] = field(default_factory=list)  # for store.predictor.record_pool
+    rows: list[PoolRow] = field(default_factory=list)  # for store.predictor.record_pool
 
 
-def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, memories: list[Any],
+def rank_prompt_pool(deps: SessionDeps, session: SessionRow, prompt: str, memories: list[Memory],
                      deadline: Deadline, phase: str = PHASE) -> PoolRanking | None:
     """Rank `memories` (Memory objects in the baseline order: recall's) for this prompt."""
     predictor = deps.predictor
@@ -59,7 +61,7 @@ def rank_prompt_pool(deps: SessionDeps, session: dict[str, Any], prompt: str, me
     order += [m for m in baseline if m not in order]
     by_score = sorted(scores, key=lambda m: (-float(scores[m]), m))
     p_rank = {m: i for i, m in enumerate(by_score, 1)}
-    rows = [{"memory_id": m, "baseline_rank": baseline.index(m) + 1 if m in baseline else None,
+    rows: list[PoolRow] = [{"memory_id": m, "baseline_rank": baseline.index(m) + 1 if m in baseline else None,
              "predictor_rank": p_rank.get(m), "predictor_score": scores.get(m), "final_rank": i}
             for i, m in enumerate(order, 1)]
     return PoolRanking(order=order, rows=rows)

@@ -34,14 +34,18 @@ comparing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeVar
 
 from kenning.core.config_sessions import RankingSettings
 from kenning.core.telemetry import record_error
+from kenning.core.types import Memory, Viewer
+from kenning.sessions.context import Hit, SessionPredictor
 from kenning.sessions.inject import item_cost
 from kenning.sessions.transcript import last_assistant_text
 from kenning.store import ranking as store
+from kenning.store.backend import Connection
 
 STANDING, ELIGIBLE = "standing", "eligible"
 HELD = ("raw", "rejected", "demoted", "needs_review")
@@ -67,11 +71,28 @@ class Evidence:
         return 0 if self.pinned or self.verified else (1 if self.useful_sessions else 2)
 
 
-def is_raw(memory: Any, cfg: RankingSettings) -> bool:
+class Ranked(Protocol):
+    """A session-start candidate as the baseline orders it (start._Scored)."""
+    @property
+    def memory(self) -> Memory: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def evidence(self) -> Evidence | None: ...
+    @property
+    def effective(self) -> float: ...
+    @property
+    def similarity(self) -> float | None: ...
+
+
+H = TypeVar("H", bound=Hit)
+
+
+def is_raw(memory: Memory, cfg: RankingSettings) -> bool:
     return memory.type in cfg.raw_types or (memory.source or "") in cfg.raw_sources
 
 
-def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
+def evidence(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
     """Evidence per memory as of `at` (ratings of sessions that started before it). The count against
     a memory holds low ratings where session start showed it, and starts again only on evidence that it
     belongs there: a useful rating at session start, or a review (accept / edit; `metadata.reviewed_at`).
@@ -81,7 +102,7 @@ def evidence(conn, memories: list[Any], at: str | None, cfg: RankingSettings) ->
     for memory in memories:
         meta = memory.metadata or {}
         reviewed = str(meta.get("reviewed_at") or "")
-        review = meta.get("review") if isinstance(meta.get("review"), dict) else {}
+        review = found if isinstance(found := meta.get("review"), dict) else {}
         useful = low = at_start = 0
         for started_at, score, shown_at_start in history.get(memory.id, ()):
             if score >= cfg.useful_rating:
@@ -117,13 +138,15 @@ def verdict(ev: Evidence, cfg: RankingSettings) -> str:
     return ELIGIBLE
 
 
-def verdicts(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> dict[str, tuple[str, Evidence]]:
+def verdicts(conn: Connection, memories: Sequence[Memory], at: str | None,
+             cfg: RankingSettings) -> dict[str, tuple[str, Evidence]]:
     evs = evidence(conn, memories, at, cfg)
     return {m: (verdict(ev, cfg), ev) for m, ev in evs.items()}
 
 
 # -- session start -----------------------------------------------------------------------------
-def standing_pool(conn, *, project: str | None, at: str, viewer, cfg: RankingSettings, limit: int) -> list[str]:
+def standing_pool(conn: Connection, *, project: str | None, at: str, viewer: Viewer | None, cfg: RankingSettings,
+                  limit: int) -> list[str]:
     """The standing-rule candidates session start adds to its pool (the evidence leg)."""
     return store.standing_candidates(
         conn, project=project, at=at, viewer=viewer, min_confidence=cfg.standing_min_confidence,
@@ -131,15 +154,15 @@ def standing_pool(conn, *, project: str | None, at: str, viewer, cfg: RankingSet
     )
 
 
-def baseline_key(cand: Any) -> tuple:
+def baseline_key(cand: Ranked) -> tuple[int, int, float, float, str]:
     """Sort key of the session-start baseline: standing rules (by strength, then effective
     score), then the eligible, then the held; candidates carry .verdict, .evidence, .effective,
     .similarity, .memory."""
-    strength = cand.evidence.strength if cand.verdict == STANDING else 0
+    strength = cand.evidence.strength if cand.verdict == STANDING and cand.evidence is not None else 0
     return (_TIER[cand.verdict], strength, -cand.effective, -(cand.similarity or 0.0), cand.memory.id)
 
 
-def baseline_score(cand: Any) -> float:
+def baseline_score(cand: Ranked) -> float:
     """A score in the baseline's order (what diversity selection compares): standing rules by
     strength (3 + effective for the user's word, 2 + for rated useful, 1 + for confident),
     everything else below them at half its effective score."""
@@ -148,7 +171,7 @@ def baseline_score(cand: Any) -> float:
     return cand.effective / 2
 
 
-def predictor_has_influence(predictor: Any) -> bool:
+def predictor_has_influence(predictor: SessionPredictor | None) -> bool:
     """True once the predictor's fused order may fill slots: its alpha (the baseline's weight)
     is below 1. A predictor without an alpha (a stand-in) is taken at its word."""
     alpha = getattr(predictor, "alpha", None)
@@ -161,7 +184,7 @@ def predictor_has_influence(predictor: Any) -> bool:
         return False
 
 
-def showable(cand: Any, cfg: RankingSettings, influence: bool) -> bool:
+def showable(cand: Ranked, cfg: RankingSettings, influence: bool) -> bool:
     """May this session-start candidate take a slot?"""
     if cand.verdict == STANDING:
         return True
@@ -184,8 +207,8 @@ def _one_line(text: str | None, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def continuity_item(conn, *, project: str | None, at: str, session_key: str,
-                    cfg: RankingSettings, viewer: Any = None) -> Continuity | None:
+def continuity_item(conn: Connection, *, project: str | None, at: str, session_key: str,
+                    cfg: RankingSettings, viewer: Viewer | None = None) -> Continuity | None:
     """One compact item for the project's latest earlier session: its task and its outcome. On a
     team server (`viewer` not seeing all) only that user's own sessions count."""
     if not cfg.continuity:
@@ -208,12 +231,12 @@ def continuity_item(conn, *, project: str | None, at: str, session_key: str,
 
 
 # -- the first prompt ----------------------------------------------------------------------------
-def _leg_score(hit: Any, leg: str) -> float | None:
+def _leg_score(hit: Hit, leg: str) -> float | None:
     value = ((getattr(hit, "legs", None) or {}).get(leg) or {}).get("score")
     return None if value is None else float(value)
 
 
-def relevant_hit(hit: Any, min_similarity: float, top_bm25: float | None = None, top_cosine: float | None = None,
+def relevant_hit(hit: Hit, min_similarity: float, top_bm25: float | None = None, top_cosine: float | None = None,
                  relative_floor: float = 0.0, similarity_margin: float = 1.0) -> bool:
     """Worth a prompt's injection: matched by keywords at least `relative_floor` as well as the
     best keyword match of this prompt, or semantically close enough (at least `min_similarity`
@@ -228,8 +251,8 @@ def relevant_hit(hit: Any, min_similarity: float, top_bm25: float | None = None,
     return top_cosine is None or cosine >= top_cosine - similarity_margin
 
 
-def prompt_order(hits: list[Any], min_similarity: float, predictor_order: list[str] | None,
-                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> list[Any]:
+def prompt_order(hits: Sequence[H], min_similarity: float, predictor_order: list[str] | None,
+                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> list[H]:
     """A prompt's hits worth injecting, in recall order or (when given) the predictor's fused
     order; hits the user rejected in review (still recallable) come after the others."""
     bm25 = [s for s in (_leg_score(h, "bm25") for h in hits) if s is not None]
@@ -248,7 +271,7 @@ FLOOR_EXEMPT_TYPES = frozenset({"decision", "constraint", "preference", "gotcha"
 FLOOR_EXEMPT_SOURCES = frozenset({"git"})
 
 
-def _floor_exempt(hit: Any) -> bool:
+def _floor_exempt(hit: Hit) -> bool:
     """A stated rule or a commit the query's keywords found is kept whatever the prompt's best
     match scored: an amendment often shares fewer words with the task than the rule it amends (the
     stale rule alone would be shown); claims are few and have passed the claim test; a commit is the
@@ -259,13 +282,13 @@ def _floor_exempt(hit: Any) -> bool:
             or (getattr(memory, "source", None) or "") in FLOOR_EXEMPT_SOURCES)
 
 
-def _rejected(hit: Any) -> bool:
+def _rejected(hit: Hit) -> bool:
     review = (getattr(hit.memory, "metadata", None) or {}).get("review")
     return isinstance(review, dict) and review.get("status") == "rejected"
 
 
 # -- step injection --------------------------------------------------------------------------------
-def admit_unasked(conn, memories: list[Any], at: str | None, cfg: RankingSettings) -> list[Any]:
+def admit_unasked(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: RankingSettings) -> list[Memory]:
     """The memories (in order) a step may show: not raw, not waiting for review, not demoted."""
     judged = verdicts(conn, memories, at, cfg)
     return [m for m in memories if judged[m.id][0] not in HELD]

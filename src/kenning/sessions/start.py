@@ -15,16 +15,19 @@ without recording anything twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
+
+import numpy as np
 
 from kenning.core.telemetry import record_error
-from kenning.core.types import Viewer
+from kenning.core.types import Memory, Viewer
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
 from kenning.sessions import ranking
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
-from kenning.sessions.inject import item_cost, session_start_text
+from kenning.sessions.inject import InjectItem, item_cost, session_start_text
 from kenning.store import sessions as store
+from kenning.store.sessions import CandidateRecord, SessionMemoryRow, SessionRow
 from kenning.store.memories import get_memories
 from kenning.store.vectors import get_embeddings
 
@@ -42,6 +45,18 @@ class StartRequest:
     viewer: Viewer | None = None  # a team server's user: only what they may see is offered
 
 
+class StartAnswer(TypedDict):
+    """What session start answers (SessionManager.session_start; the hook's JSON): StartResult's fields."""
+    inject: str
+    memory_ids: list[str]
+    candidates: int
+    status_line: str
+    created: bool
+    cut: list[str]
+    predictor_used: bool
+    continuity: str | None
+
+
 @dataclass
 class StartResult:
     inject: str
@@ -53,14 +68,20 @@ class StartResult:
     predictor_used: bool = False
     continuity: str | None = None
 
+    def answer(self) -> StartAnswer:
+        """The answer as JSON-ready data (what dataclasses.asdict gave: the fields in order, lists copied)."""
+        return {"inject": self.inject, "memory_ids": list(self.memory_ids), "candidates": self.candidates,
+                "status_line": self.status_line, "created": self.created, "cut": list(self.cut),
+                "predictor_used": self.predictor_used, "continuity": self.continuity}
+
 
 @dataclass
 class _Scored:
-    memory: Any
+    memory: Memory
     prefilter: str
     effective: float
     similarity: float | None = None
-    vector: Any = None
+    vector: np.ndarray | None = None
     baseline_rank: int = 0
     predictor_score: float | None = None
     predictor_rank: int | None = None
@@ -68,7 +89,7 @@ class _Scored:
     factor: float | None = None
     source: str = "effective"  # which ranker put it here: effective | predictor | both | exploration
     verdict: str = ranking.ELIGIBLE  # sessions.ranking: standing | eligible | raw | demoted | needs_review
-    evidence: Any = None
+    evidence: ranking.Evidence | None = None
 
     # the attribute names diversity_select reads
     @property
@@ -159,7 +180,7 @@ class _Ctx:
     """The session context as the predictor wants it (text + its embedding when we made one)."""
 
     text: str
-    vector: Any = None
+    vector: np.ndarray | None = None
 
 
 def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
@@ -237,11 +258,11 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     return injected + rest, injected, bool(fused)
 
 
-def _items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _items(rows: list[SessionMemoryRow]) -> list[InjectItem]:
     return [{"memory_id": r["memory_id"], "content": r.get("content") or "", "type": r.get("type")} for r in rows]
 
 
-def replay_existing(deps: SessionDeps, session: dict[str, Any], viewer: Viewer | None = None) -> StartResult | None:
+def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | None = None) -> StartResult | None:
     """The injection already recorded for this session, or None when none was recorded; on a team
     server, less what `viewer` may not see (sessions have no owner: a key sent again by another
     user must not replay someone's personal memories)."""
@@ -291,7 +312,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
     injected_ids = {c.memory.id for c in injected} if inject_now else set()
     if not inject_now:
         cont = None
-    rows = [
+    rows: list[CandidateRecord] = [
         {
             "memory_id": c.memory.id, "source": c.source, "prefilter_source": c.prefilter,
             "effective_score": c.effective, "similarity": c.similarity, "predictor_score": c.predictor_score,
@@ -309,7 +330,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         )
         store.insert_candidates(conn, req.session_key, rows, req.at)
         store.set_status_line(conn, req.session_key, line)
-    items = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
+    items: list[InjectItem] = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
              for c in injected if c.memory.id in injected_ids and not (cont and c.memory.id == cont.memory_id)]
     ids = [i["memory_id"] for i in items] + ([cont.memory_id] if cont and cont.memory_id else [])
     return StartResult(
@@ -319,7 +340,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
     )
 
 
-def _continuity_rows(cont: ranking.Continuity | None, rows: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+def _continuity_rows(cont: ranking.Continuity | None, rows: list[CandidateRecord], at: str) -> list[CandidateRecord]:
     """The continuity item's row when it is a memory (the session's task, type work_state): injected,
     on its candidate row when the pool has it. An item built from the session's prompt and
     transcript names no memory and has no row (a replay builds it again)."""
@@ -327,7 +348,7 @@ def _continuity_rows(cont: ranking.Continuity | None, rows: list[dict[str, Any]]
         return []
     for row in rows:
         if row["memory_id"] == cont.memory_id:
-            row.update(was_injected=True, inject_phase="session-start", prefilter_source=CONTINUITY)
+            row["was_injected"], row["inject_phase"], row["prefilter_source"] = True, "session-start", CONTINUITY
             return []
     return [{"memory_id": cont.memory_id, "source": "effective", "prefilter_source": CONTINUITY,
              "effective_score": None, "similarity": None, "predictor_score": None, "baseline_rank": len(rows) + 1,
