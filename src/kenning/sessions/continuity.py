@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from kenning.core.text import STOP_WORDS
 from kenning.sessions.transcript import Turn
+from kenning.store.sessions import ContinuityVerdict, SessionMemoryRow, SessionPrompt
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}")
 _STOP = STOP_WORDS | frozenset(
@@ -51,7 +51,7 @@ class ContinuityResult:
     reasoning: str = ""
     judge: str = "heuristic"
 
-    def as_row(self, project: str | None) -> dict[str, Any]:
+    def as_row(self, project: str | None) -> ContinuityVerdict:
         return {
             "project": project, "score": self.score, "confidence": self.confidence,
             "memories_recalled": self.memories_recalled, "memories_used": self.memories_used,
@@ -75,7 +75,7 @@ def _overlap(memory_id: str, content: str, convo_words: set[str], convo_text: st
 
 
 def heuristic_judge(
-    rows: list[dict[str, Any]], turns: list[Turn], prompts: list[dict[str, Any]]
+    rows: Sequence[SessionMemoryRow], turns: list[Turn], prompts: Sequence[SessionPrompt]
 ) -> ContinuityResult:
     """Score every session_memories row from feedback, FTS hits and transcript overlap."""
     convo = "\n".join(t.text for t in turns if t.role in ("user", "assistant"))
@@ -85,8 +85,9 @@ def heuristic_judge(
     for row in rows:
         overlap = _overlap(row["memory_id"], row.get("content") or "", convo_words, convo)
         fts = _clip(row.get("fts_hit_count", 0) / 2.0)
-        if row.get("agent_feedback_count"):
-            feedback = (float(row["agent_relevance_score"]) + 1.0) / 2.0
+        rated = row.get("agent_relevance_score")  # set with agent_feedback_count (store.apply_feedback)
+        if row.get("agent_feedback_count") and rated is not None:
+            feedback = (float(rated) + 1.0) / 2.0
             value = 0.6 * feedback + 0.2 * fts + 0.2 * overlap
         else:
             value = 0.5 * fts + 0.5 * overlap
@@ -162,7 +163,8 @@ Return ONLY JSON:
 """
 
 
-def _extract_json(text: str) -> Any:
+def _extract_json(text: str) -> object:
+    """The JSON object in the judge's answer (untrusted: JudgeOutput validates it)."""
     text = re.sub(r"<think>.*?</think>", "", text or "", flags=re.DOTALL)
     text = re.sub(r"```(?:json)?", "", text)
     start, end = text.find("{"), text.rfind("}")
@@ -172,8 +174,8 @@ def _extract_json(text: str) -> Any:
 
 
 def llm_judge(
-    generate: Callable[[str], str], rows: list[dict[str, Any]], turns: list[Turn],
-    prompts: list[dict[str, Any]], *, max_transcript_chars: int = 24_000,
+    generate: Callable[[str], str], rows: Sequence[SessionMemoryRow], turns: list[Turn],
+    prompts: Sequence[SessionPrompt], *, max_transcript_chars: int = 24_000,
 ) -> ContinuityResult:
     """Ask the LLM; raises ValueError / ValidationError when the answer is unusable."""
     injected = [r for r in rows if r.get("was_injected")]

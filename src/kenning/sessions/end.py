@@ -13,19 +13,20 @@ predictor the session is over. No LLM or embedding call ever runs inside a write
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, Required, TypedDict, cast
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, record_error
 from kenning.sessions.continuity import ContinuityResult, heuristic_judge, llm_judge
-from kenning.sessions.context import SessionDeps
-from kenning.sessions.episodes import store_episodes, turn_positions
-from kenning.sessions.overlay import store_key_facts
+from kenning.sessions.context import SessionDeps, bare_session
+from kenning.sessions.episodes import EpisodesResult, store_episodes, turn_positions
+from kenning.sessions.overlay import Extraction, store_key_facts
 from kenning.core.secrets import redact
-from kenning.sessions.transcript import parse_transcript
+from kenning.sessions.transcript import Turn, parse_transcript
 from kenning.store import sessions as store
 from kenning.store.jobs import Job
+from kenning.store.sessions import ContinuityVerdict, SessionMemoryRow, SessionPrompt, SessionRow
 
 
 @dataclass
@@ -33,6 +34,40 @@ class EndRequest:
     session_key: str
     transcript: str | None = None
     at: str = ""
+
+
+class SummaryResult(TypedDict):
+    """What the summary job did for one session (summarize(); the job's stored result)."""
+    episodes: EpisodesResult  # without `ids`
+    extraction: Extraction
+    score: ContinuityVerdict
+    scored_memories: int
+
+
+class _StoredSummary(TypedDict, total=False):
+    """A summary job's stored result: SummaryResult's keys, read back from JSON."""
+    episodes: EpisodesResult
+    extraction: Extraction
+    score: ContinuityVerdict
+    scored_memories: int
+
+
+class SummaryOutcome(_StoredSummary, total=False):
+    """A waiting session end's `summary`: status "done" with the job's result (SummaryResult's keys);
+    else "running" / "failed" with the error, the job's status and its attempts."""
+    session_key: Required[str | None]  # the job's session (its payload's, else its dedup key)
+    status: Required[str]
+    error: str | None
+    job_status: str
+    attempts: int
+
+
+class EndAnswer(TypedDict):
+    """What session end answers (SessionManager.session_end; the hook's JSON): the job queued, or,
+    when the caller waited, its summary (None: another worker is running it now)."""
+    queued: bool
+    job_id: int
+    summary: NotRequired[SummaryOutcome | None]
 
 
 @dataclass
@@ -59,35 +94,39 @@ def session_end(deps: SessionDeps, req: EndRequest, *, lease_for: str | None = N
         return Ended(job_id, leased)
 
 
-def check_transcript(deps: SessionDeps, transcript: Any) -> None:
+def check_transcript(deps: SessionDeps, transcript: object) -> str:
+    """The caller's transcript (its JSON value) when it is a string within the limit; else InvalidInput."""
     if not isinstance(transcript, str):
         raise InvalidInput("transcript must be a string")
     if len(transcript) > deps.settings.transcript_max_chars:
         raise InvalidInput(f"transcript is {len(transcript)} characters; the limit is {deps.settings.transcript_max_chars}")
+    return transcript
 
 
-def compaction_episodes(deps: SessionDeps, session_key: str, transcript: str, at: str) -> dict[str, Any]:
+def compaction_episodes(deps: SessionDeps, session_key: str, transcript: object, at: str) -> EpisodesResult:
     """Pre-compaction: keep the transcript so far and store its episodes now (a long session's
-    early exchanges would otherwise wait for session end); session end adds only the rest."""
-    check_transcript(deps, transcript)
+    early exchanges would otherwise wait for session end); session end adds only the rest.
+    `transcript`: the caller's JSON value (checked here)."""
+    transcript = check_transcript(deps, transcript)
     with deps.db.with_write_tx() as conn:
         kept = transcript if deps.settings.store_raw_transcripts else redact(transcript)
         store.save_transcript(conn, session_key, kept, at)
-    session = store.get_session(deps.db.reader(), session_key) or {"session_key": session_key}
+    session = store.get_session(deps.db.reader(), session_key) or bare_session(session_key)
     result = store_episodes(deps, session, parse_transcript(transcript), at)
     result.pop("ids", None)
     return result
 
 
-def _extract(deps: SessionDeps, session: dict[str, Any], transcript: str, turns, prompts, at: str,
-             episode_ids: dict[int, str]) -> dict[str, Any]:
+def _extract(deps: SessionDeps, session: SessionRow, transcript: str, turns: list[Turn],
+             prompts: list[SessionPrompt], at: str, episode_ids: dict[int, str]) -> Extraction:
     if deps.remember is None:
         return {"via": "none", "stored": []}
     positions = turn_positions(turns, deps.settings.episode_unit)
     return store_key_facts(deps, session, turns, [p["prompt"] for p in prompts], positions, episode_ids, at)
 
 
-def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
+def _judge(deps: SessionDeps, rows: list[SessionMemoryRow], turns: list[Turn],
+           prompts: list[SessionPrompt]) -> ContinuityResult:
     if deps.generate is not None and deps.settings.llm_judge and any(r.get("was_injected") for r in rows):
         try:
             return llm_judge(deps.generate, rows, turns, prompts)
@@ -96,29 +135,34 @@ def _judge(deps: SessionDeps, rows, turns, prompts) -> ContinuityResult:
     return heuristic_judge(rows, turns, prompts)
 
 
-def summary_outcome(job: Job) -> dict[str, Any]:
+def summary_outcome(job: Job) -> SummaryOutcome:
     """What a synchronous session-end answers for its job once run: the summary when done, else
     the error and whether the job will be retried (pending), is dead, or runs elsewhere (leased)."""
     key = job.payload.get("session_key") or job.dedup_key
     if job.status == "completed":
-        return {"session_key": key, "status": "done", **(job.result or {})}
+        return {"session_key": key, "status": "done", **_stored_result(job)}
     # leased: the run outlived its lease, the reaper requeued it and a worker runs it again now
     status = "running" if job.status == "leased" else "failed"
     return {"session_key": key, "status": status, "error": job.last_error, "job_status": job.status,
             "attempts": job.attempts}
 
 
-def summarize(deps: SessionDeps, key: str) -> dict[str, Any]:
+def _stored_result(job: Job) -> _StoredSummary:
+    """A completed summary job's result: what summarize() returned, stored as JSON ({} when none)."""
+    return cast(_StoredSummary, job.result or {})
+
+
+def summarize(deps: SessionDeps, key: str) -> SummaryResult:
     """The summary job's work for one session; raises on failure (the queue retries it)."""
     conn = deps.db.reader()
-    session = store.get_session(conn, key) or {"session_key": key}
+    session = store.get_session(conn, key) or bare_session(key)
     at = session.get("ended_at") or now_iso()
     transcript_row = store.get_transcript(conn, key)
     transcript = transcript_row.transcript if transcript_row else ""
     turns = parse_transcript(transcript)
     prompts = store.session_prompts(conn, key)
     episodes = store_episodes(deps, session, turns, at)
-    extraction = (_extract(deps, session, transcript, turns, prompts, at, episodes["ids"]) if (transcript or prompts)
+    extraction: Extraction = (_extract(deps, session, transcript, turns, prompts, at, episodes["ids"]) if (transcript or prompts)
                   else {"via": "skipped"})
     rows = store.session_memories(deps.db.reader(), key)
     verdict = _judge(deps, rows, turns, prompts)

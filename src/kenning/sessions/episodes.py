@@ -15,7 +15,7 @@ on top (`sessions.summary`), never the only copy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from kenning.core.types import MemoryDraft
 from kenning.sessions.context import SessionDeps
 from kenning.sessions.transcript import Turn
 from kenning.store import sessions as store
+from kenning.store.sessions import SessionRow
 
 EPISODE_TYPE = "episode"
 EPISODE_SOURCE = "session-episode"
@@ -35,6 +36,17 @@ EPISODE_SOURCE = "session-episode"
 REPEAT_COSINE = 0.9
 EPISODE_IMPORTANCE = 0.3  # below curated memories: session-start prefers them, recall still finds episodes
 _LABEL = {"user": "User", "assistant": "Assistant"}
+
+
+class EpisodesResult(TypedDict):
+    """What storing a session's episodes did: how many were stored and skipped, the repeats dropped,
+    the error when the write failed; `ids` (episode position -> memory id) for the extraction that
+    follows, left out of the answers (end.summarize, end.compaction_episodes)."""
+    stored: int
+    skipped: int
+    repeats: NotRequired[int]
+    error: NotRequired[str]
+    ids: NotRequired[dict[int, str]]
 
 
 @dataclass
@@ -86,7 +98,7 @@ def split_episodes(turns: list[Turn], unit: str, max_chars: int) -> list[Episode
     return episodes
 
 
-def store_episodes(deps: SessionDeps, session: dict[str, Any], turns: list[Turn], at: str) -> dict[str, Any]:
+def store_episodes(deps: SessionDeps, session: SessionRow, turns: list[Turn], at: str) -> EpisodesResult:
     """Store the session's not-yet-stored episodes; {"stored": n, "skipped": n, "ids": {position: id}}."""
     cfg = deps.settings
     key = session["session_key"]
@@ -125,7 +137,8 @@ def _drop_repeats(deps: SessionDeps, project: str | None, episodes: list[Episode
     vectors = np.asarray(deps.embedder.embed_many([e.text for e in episodes]), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     conn = deps.db.reader()
-    kept, kept_vectors = [], []
+    kept: list[Episode] = []
+    kept_vectors: list[np.ndarray] = []
     for episode, vector in zip(episodes, vectors):
         nearest = store.top_by_similarity(conn, vector, deps.embedder.model_id, project=project, at=None, limit=1)
         if (nearest and nearest[0][1] >= REPEAT_COSINE) or any(float(v @ vector) >= REPEAT_COSINE for v in kept_vectors):

@@ -25,21 +25,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
 from kenning.core import claims
 from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
-from kenning.core.types import MemoryDraft
-from kenning.sessions.context import SessionDeps
+from kenning.core.types import Memory, MemoryDraft
+from kenning.sessions.context import ClaimGateFn, SessionDeps
 from kenning.sessions.episodes import EPISODE_TYPE
 from kenning.sessions.summary import Fact, key_facts, opening_task
 from kenning.sessions.transcript import Turn
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
 from kenning.store import sessions as store
+from kenning.store.sessions import SessionRow
 from kenning.store.vectors import get_embeddings
 
 SOURCE = "session-summary"
@@ -53,11 +54,31 @@ SUPERSEDE_COSINE = {2: 0.55, 1: 0.7, 0: 0.85}
 RULE_TYPES = ("decision", "constraint")
 
 
+class StoredFact(TypedDict):
+    """A key fact the extraction wrote (or found already stored: `deduped`)."""
+    id: str
+    deduped: bool
+    type: str
+    needs_review: bool
+    rule: str | None  # the claim test's rule that kept it
+
+
+class Extraction(TypedDict):
+    """What the extraction overlay did (the summary job's `extraction`): `via` "key-facts" with the
+    rest; "none" (no write path: `stored` only) or "skipped" (no transcript nor prompts: nothing else)."""
+    via: str
+    task: NotRequired[str | None]
+    stored: NotRequired[list[StoredFact]]
+    restatements: NotRequired[int]
+    superseded: NotRequired[list[str]]
+    gated_out: NotRequired[int]
+
+
 @dataclass
 class _Known:
     id: str
     normalized: str
-    vector: Any
+    vector: np.ndarray | None
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
@@ -65,7 +86,7 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def _known_memories(deps: SessionDeps, session: dict[str, Any], vectors: np.ndarray) -> list[_Known]:
+def _known_memories(deps: SessionDeps, session: SessionRow, vectors: np.ndarray) -> list[_Known]:
     """What a restatement could restate: the memories shown to the session and the project's
     nearest live non-episode memories to any candidate sentence."""
     conn = deps.db.reader()
@@ -111,7 +132,7 @@ def parallel_rules(a: str, b: str) -> bool:
     return bool(only_a and only_b) and [w for w in wa if w not in only_a] == [w for w in wb if w not in only_b]
 
 
-def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list[tuple[Fact, str, np.ndarray, str]]) -> list[str]:
+def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tuple[Fact, str, np.ndarray, str]]) -> list[str]:
     """Supersede the project's earlier rules on the same subjects; returns the superseded ids."""
     rules = [c for c in created if c[0].type in RULE_TYPES]
     if not rules:
@@ -121,7 +142,7 @@ def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list
     if not earlier:
         return []
     stored = get_embeddings(conn, list({m.content_hash for m in earlier}), deps.embedder.model_id)
-    plan: dict[str, tuple[str, str, Any]] = {}  # old id -> (new id, at, old memory)
+    plan: dict[str, tuple[str, str, Memory]] = {}  # old id -> (new id, at, old memory)
     for fact, new_id, vector, at in rules:
         need = SUPERSEDE_COSINE[fact.amends]
         for old in earlier:
@@ -149,8 +170,8 @@ def _supersede_earlier(deps: SessionDeps, session: dict[str, Any], created: list
     return list(plan)
 
 
-def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn], prompts: list[str],
-                    episode_of_turn: list[int | None], episode_ids: dict[int, str], at: str) -> dict[str, Any]:
+def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], prompts: list[str],
+                    episode_of_turn: list[int | None], episode_ids: dict[int, str], at: str) -> Extraction:
     """Remember the session's key facts (derived from its episodes) and apply amendments."""
     key = session["session_key"]
     facts = key_facts(turns, prompts, deps.settings.summary_max_facts)
@@ -162,7 +183,9 @@ def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn
         return {"via": "key-facts", "task": task, "stored": [], "restatements": 0, "superseded": [], "gated_out": gated}
     vectors = _unit(np.asarray(deps.embedder.embed_many([f.content for f in facts]), dtype=np.float32))
     known = _known_memories(deps, session, vectors)
-    stored, created, restatements = [], [], 0
+    stored: list[StoredFact] = []
+    created: list[tuple[Fact, str, np.ndarray, str]] = []
+    restatements = 0
     for fact, vector in zip(facts, vectors):
         if _restates(fact.content, vector, known, fact.amends):
             restatements += 1
@@ -195,7 +218,7 @@ def store_key_facts(deps: SessionDeps, session: dict[str, Any], turns: list[Turn
             "gated_out": gated}
 
 
-def _gate(gate, facts: list[Fact], key: str) -> tuple[list[Fact], int]:
+def _gate(gate: ClaimGateFn, facts: list[Fact], key: str) -> tuple[list[Fact], int]:
     """The LLM claim gate over the rules' candidates; on failure the rules' verdicts stand."""
     try:
         verdicts = gate([{"id": str(i), "text": f.content, "type": f.type, "speaker": f.evidence.get("speaker"),
