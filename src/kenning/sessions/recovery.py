@@ -15,32 +15,34 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso
 from kenning.core.errors import Forbidden
 from kenning.core.types import Viewer
 from kenning.sessions.context import SessionDeps
 from kenning.store import sessions as store
+from kenning.store.sessions import StaleSession
 
 
 class Recovery:
     def __init__(self, deps: SessionDeps) -> None:
         self.deps = deps
 
-    def note_transcript_path(self, session_key: str, path: Any) -> None:
+    def note_transcript_path(self, session_key: str, path: object) -> None:
+        """Note where the harness keeps the transcript; `path` is the hook's JSON value (kept only
+        when it is a plausible path string)."""
         if isinstance(path, str) and path.strip() and len(path) <= 4096 and "\x00" not in path:
             with self.deps.db.with_write_tx() as conn:
                 store.set_transcript_path(conn, session_key, path)
 
     def stale(self, idle_minutes: float, *, now: str | None = None, limit: int = 50,
-              harnesses: list[str] | None = None) -> list[dict[str, Any]]:
+              harnesses: list[str] | None = None) -> list[StaleSession]:
         """Active sessions (of `harnesses`, when given) idle past `idle_minutes` whose transcript
         file was not touched since."""
         cutoff = parse_iso(now or now_iso()) - timedelta(minutes=idle_minutes)
         rows = store.stale_sessions(self.deps.db.reader(), idle_before=to_iso(cutoff), limit=limit,
                                     harnesses=harnesses)
-        found = []
+        found: list[StaleSession] = []
         for row in rows:
             try:
                 touched = os.stat(os.path.expanduser(row["transcript_path"])).st_mtime
@@ -65,8 +67,9 @@ class Recovery:
         session = store.get_session(self.deps.db.reader(), session_key)
         return bool(session and session.get("status") == "ended")
 
-    def check_owner(self, session_key: Any, viewer: Viewer | None, *, claim: bool = False) -> None:
-        """Raise Forbidden when `viewer` (a team server's user) is not the session's owner;
+    def check_owner(self, session_key: object, viewer: Viewer | None, *, claim: bool = False) -> None:
+        """Raise Forbidden when `viewer` (a team server's user) is not the session's owner (`session_key`:
+        the caller's JSON value; one that is not a string is left to the handler's own check);
         with `claim`, a session without an owner becomes theirs. The local user (and the admin)
         may use any session."""
         if viewer is None or viewer.sees_all or not isinstance(session_key, str):
