@@ -39,8 +39,9 @@ repetition, the cues read) and a confidence; the writers store it as `metadata.c
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 RULESET = "claims-v1"
 EVIDENCE_KEY = "claim"  # memories.metadata[EVIDENCE_KEY] holds Evidence.to_dict()
@@ -162,7 +163,7 @@ def asks_for_work(sentence: str) -> bool:
     return "?" in own or bool(_TASK_ASK.search(own) or _BUG_REPORT.search(own) or _PROBLEM.search(own))
 
 
-def reads_as_task(text: str, split=None) -> bool:
+def reads_as_task(text: str, split: Callable[[str], list[str]] | None = None) -> bool:
     """Does a session's opening turn read as its task (a request, bug report or question)? A turn that
     only states rules ("We decided to deploy billing with helm only.") is not a task: its sentences are
     judged as claims like any other."""
@@ -303,6 +304,19 @@ class Context:
     allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
 
 
+class EvidenceDict(TypedDict):
+    """Evidence as stored in a memory's metadata (`Evidence.to_dict`)."""
+
+    rule: str
+    speaker: str
+    accepted: bool | None
+    repetition: int
+    confidence: float
+    cues: list[str]
+    antecedent: str | None
+    ruleset: str
+
+
 @dataclass
 class Evidence:
     rule: str  # the extraction rule that fired (rejections are counted per rule)
@@ -314,8 +328,10 @@ class Evidence:
     antecedent: str | None = None
     ruleset: str = RULESET
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> EvidenceDict:
+        return EvidenceDict(rule=self.rule, speaker=self.speaker, accepted=self.accepted, repetition=self.repetition,
+                            confidence=self.confidence, cues=list(self.cues), antecedent=self.antecedent,
+                            ruleset=self.ruleset)
 
 
 @dataclass
@@ -552,7 +568,7 @@ def _similar(a: str, b: str) -> bool:
     return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
 
 
-def judge_turns(turns: list[tuple[str, str]], split) -> list[tuple[int, str, Verdict]]:
+def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]]) -> list[tuple[int, str, Verdict]]:
     """Every sentence of a conversation judged in its context: [(turn index, sentence, verdict)].
     `turns`: (role, text) with role 'user' | 'assistant' (others are skipped); `split`: the
     sentence splitter. The first user turn is the session's task when it reads as one (`reads_as_task`:

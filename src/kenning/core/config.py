@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,11 +153,11 @@ class Settings(_Strict):
         return f"http://{host}:{self.port}"
 
 
-def _snake(key: Any) -> str:
+def _snake(key: object) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", str(key)).lower()  # camelCase aliases too
 
 
-def refuse_removed_keys(data: dict[str, Any], config_path: Path) -> None:
+def refuse_removed_keys(data: Mapping[str, object], config_path: Path) -> None:
     """A key removed because it did nothing is an error naming it, never silently accepted."""
     for dotted, why in REMOVED_KEYS.items():
         node: Any = data
@@ -178,7 +179,7 @@ MOVED_KEYS: dict[str, str] = {
 }
 
 
-def read_moved_keys(data: dict[str, Any]) -> None:
+def read_moved_keys(data: dict[str, object]) -> None:
     """Move each MOVED_KEYS value found in `data` (snake or camelCase) to its new place."""
     for old, new in MOVED_KEYS.items():
         node: Any = data
@@ -189,7 +190,8 @@ def read_moved_keys(data: dict[str, Any]) -> None:
         found = [k for k in node if _snake(k) == leaf] if isinstance(node, dict) else []
         if not found:
             continue
-        value, target = node.pop(found[0]), data
+        value = node.pop(found[0])
+        target: object = data
         *parents, leaf = new.split(".")
         for part in parents:
             target = target.setdefault(part, {}) if isinstance(target, dict) else None
@@ -202,13 +204,14 @@ def default_home(environ: dict[str, str] | None = None) -> Path:
     return Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
 
 
-def load_settings(environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
     """Read `$KENNING_HOME/config.yaml`, apply env vars and overrides, validate.
 
     Raises ConfigError whose message says which key is wrong and where.
     """
     env = dict(os.environ if environ is None else environ)
-    home = Path(overrides.pop("home", None) or default_home(env))
+    given = overrides.pop("home", None)  # a str or a Path
+    home = Path(str(given)) if given else default_home(env)
     data: dict[str, Any] = {}
     config_path = home / "config.yaml"
     if config_path.exists():

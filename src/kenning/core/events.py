@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypedDict, Union
 
 from kenning.core.errors import InvalidInput
 from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS
@@ -47,7 +47,7 @@ class Harness(StrEnum):
     GENERIC = "generic"
 
 
-def harness_of(value: Any) -> Harness:
+def harness_of(value: object) -> Harness:
     """The Harness a free-form name denotes ('claude-code', 'Claude Code', 'codex', …); GENERIC when unknown."""
     if isinstance(value, Harness):
         return value
@@ -60,7 +60,7 @@ def harness_of(value: Any) -> Harness:
     return aliases.get(name, Harness.GENERIC)
 
 
-def session_key(value: Any) -> str:
+def session_key(value: object) -> str:
     """The one session-key rule: a string with a visible character, at most MAX_SESSION_KEY_CHARS
     (200) characters once surrounding blanks are stripped. Raises InvalidInput otherwise."""
     if not isinstance(value, str) or not value.strip() or not _VISIBLE.search(value):
@@ -177,6 +177,15 @@ class Turn:
     is_error: bool | None = None
 
 
+class ReadingDiagnostics(TypedDict):
+    """How a transcript read went: its reader, the turns it kept, the entries skipped and unknown (by type)."""
+
+    format: str
+    turns: int
+    skipped: dict[str, int]
+    unknown: dict[str, int]
+
+
 @dataclass
 class TranscriptReading:
     """What a transcript reader returns: the turns, the tool results among them as events, and
@@ -194,7 +203,7 @@ class TranscriptReading:
     def unknown_type(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
 
-    def diagnostics(self) -> dict[str, Any]:
+    def diagnostics(self) -> ReadingDiagnostics:
         return {"format": self.format, "turns": len(self.turns), "skipped": dict(self.skipped),
                 "unknown": dict(self.unknown)}
 
@@ -247,7 +256,7 @@ def parse_feedback(text: str | None) -> dict[str, float]:
 
 
 # -- wire form --------------------------------------------------------------------------------------
-def event_to_dict(event: HookEvent) -> dict[str, Any]:
+def event_to_dict(event: HookEvent) -> dict[str, object]:
     """A JSON-ready dict with `kind` (the inverse of event_from_dict); None values are left out."""
     data = asdict(event)
     data["harness"] = event.harness.value
@@ -255,7 +264,7 @@ def event_to_dict(event: HookEvent) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def event_from_dict(data: dict[str, Any]) -> Event:
+def event_from_dict(data: object) -> Event:
     """The event a dict denotes (its `kind`); InvalidInput for an unknown kind or bad fields."""
     if not isinstance(data, dict):
         raise InvalidInput("an event must be a JSON object")

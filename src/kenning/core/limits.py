@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import InvalidInput
@@ -84,7 +84,8 @@ def json_body_problem(body: bytes) -> str | None:
     return None
 
 
-def check_text(name: str, value: str | None, max_chars: int, *, visible: bool = False) -> None:
+def check_text(name: str, value: object, max_chars: int, *, visible: bool = False) -> None:
+    """`value` (from a caller: untrusted) is None or a string within the limits."""
     if value is None:
         return
     if not isinstance(value, str):
@@ -111,7 +112,8 @@ def check_created_at(value: str | datetime | None, name: str = "created_at") -> 
     return to_iso(when)
 
 
-def check_metadata(metadata: dict[str, Any]) -> None:
+def check_metadata(metadata: object) -> None:
+    """`metadata` (from a caller: untrusted) is a JSON object within MAX_METADATA_BYTES."""
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object")
     try:
@@ -144,7 +146,7 @@ def check_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS) -> Memor
     return draft if created_at == draft.created_at else replace(draft, created_at=created_at)
 
 
-def check_changes(changes: dict[str, Any]) -> None:
+def check_changes(changes: Mapping[str, object]) -> None:
     """The limits of `check_draft` for the plain fields an edit changes (content: validate_draft)."""
     if "tags" in changes:
         tags = changes["tags"]

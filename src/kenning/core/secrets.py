@@ -39,11 +39,12 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar, cast
 
 from kenning.core.errors import InvalidInput
 
 SecretPolicy = Literal["redact", "reject", "allow"]
+_V = TypeVar("_V")  # protect_value's value: the answer has its shape
 POLICIES: tuple[str, ...] = ("redact", "reject", "allow")
 MARKER_PREFIX = "[REDACTED"
 MARKER = re.compile(r"\[REDACTED(?::[a-z0-9-]+)?\]")
@@ -311,12 +312,13 @@ def protect(text: str, policy: str = "redact", *, what: str = "content") -> str:
     return redact(text)
 
 
-def protect_value(value: Any, policy: str = "redact", *, what: str = "metadata") -> Any:
-    """`protect` applied to every string inside a JSON-like value (dicts, lists, strings)."""
+def protect_value(value: _V, policy: str = "redact", *, what: str = "metadata") -> _V:
+    """`protect` applied to every string inside a JSON-like value (dicts, lists, strings); the
+    answer has the shape of `value`."""
     if isinstance(value, str):
-        return protect(value, policy, what=what)
+        return cast(_V, protect(value, policy, what=what))
     if isinstance(value, dict):
-        return {k: protect_value(v, policy, what=f"{what}.{k}") for k, v in value.items()}
+        return cast(_V, {k: protect_value(v, policy, what=f"{what}.{k}") for k, v in value.items()})
     if isinstance(value, list):
-        return [protect_value(v, policy, what=what) for v in value]
+        return cast(_V, [protect_value(v, policy, what=what) for v in value])
     return value

@@ -21,9 +21,31 @@ import secrets as _random
 import time
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # hooks import this module: typing stays unloaded at run time
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import TypedDict
+
+    class Spooled(TypedDict):
+        """What `append` did: whether the event is waiting in the spool, how many it dropped, its name."""
+
+        spooled: bool
+        dropped: int
+        name: str | None
+
+    class DropInfo(TypedDict):
+        """The drop log read back: how many events were dropped, the last drop, the count per reason."""
+
+        dropped: int
+        last_dropped_at: str | None
+        drop_reasons: dict[str, int]
+
+    class SpoolStats(DropInfo):
+        """What doctor and health show of the spool."""
+
+        depth: int
+        bytes: int
+        oldest_at: str | None
+
 
 VERSION = 1
 DIRNAME = "spool"
@@ -83,7 +105,7 @@ def _pending(folder: str) -> list[str]:
         return []
 
 
-def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, Any] | None = None) -> None:
+def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, object] | None = None) -> None:
     entry = {"at": _iso(time.time()), "reason": reason, "spooled_at": _iso(_born(name))}
     if record is None:
         try:
@@ -120,7 +142,7 @@ def _compact_dropped(log: str) -> None:
     os.rename(tmp, log)
 
 
-def _read_dropped(log: str) -> dict[str, Any]:
+def _read_dropped(log: str) -> DropInfo:
     dropped, last, reasons = 0, None, {}
     try:
         with open(log, encoding="utf-8") as handle:
@@ -178,7 +200,7 @@ def enforce(home: str, limits: Limits | None = None, *, now: float | None = None
     return dropped
 
 
-def append(home: str, record: Mapping[str, Any], limits: Limits | None = None) -> dict[str, Any]:
+def append(home: str, record: Mapping[str, object], limits: Limits | None = None) -> Spooled:
     """Spool one event (a JSON-able dict: path, body, transcript_path, …); never raises, never
     waits on another writer. Returns {spooled, dropped, name}."""
     try:
@@ -203,7 +225,7 @@ def append(home: str, record: Mapping[str, Any], limits: Limits | None = None) -
         return {"spooled": False, "dropped": 0, "name": None}
 
 
-def stats(home: str) -> dict[str, Any]:
+def stats(home: str) -> SpoolStats:
     """{depth, bytes, oldest_at, dropped, last_dropped_at, drop_reasons}: what doctor and health show."""
     folder = spool_dir(home)
     names = _pending(folder)
@@ -245,7 +267,7 @@ def _release_stale_claims(folder: str, now: float) -> None:
             pass
 
 
-def replay(home: str, handle: Callable[[dict[str, Any]], str], limits: Limits | None = None, *,
+def replay(home: str, handle: Callable[[dict[str, object]], str], limits: Limits | None = None, *,
            max_events: int | None = None, until: float | None = None) -> dict[str, int]:
     """Hand each spooled event, oldest first, to `handle(record)`, which answers 'done' (delete
     it), 'rejected' (delete it, counted as a drop: the daemon refused it), or 'retry' (keep it and

@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TypedDict
 
 from kenning.core.clock import now_iso
 
@@ -21,10 +21,20 @@ LATENCY_WINDOW = 2048
 ERROR_RING_SIZE = 500
 LOG_RING_SIZE = 2000
 
+
+class ErrorEntry(TypedDict):
+    """One error in the ring: when, the stage that failed, its message, and what the stage added."""
+
+    at: str
+    stage: str
+    message: str
+    context: dict[str, object]  # whatever the stage passed (logged with default=str)
+
+
 _lock = threading.Lock()
 _latencies: dict[str, deque[tuple[str, float]]] = {}
-_errors: deque[dict[str, Any]] = deque(maxlen=ERROR_RING_SIZE)
-_logs: deque[dict[str, Any]] = deque(maxlen=LOG_RING_SIZE)
+_errors: deque[ErrorEntry] = deque(maxlen=ERROR_RING_SIZE)
+_logs: deque[dict[str, object]] = deque(maxlen=LOG_RING_SIZE)
 _logger = logging.getLogger("kenning")
 
 
@@ -50,21 +60,21 @@ def latency_samples(operation: str | None = None) -> dict[str, list[tuple[str, f
         return {op: list(ring) for op, ring in _latencies.items()}
 
 
-def record_error(stage: str, message: str, **context: Any) -> None:
-    entry = {"at": now_iso(), "stage": stage, "message": message, "context": context}
+def record_error(stage: str, message: str, **context: object) -> None:
+    entry: ErrorEntry = {"at": now_iso(), "stage": stage, "message": message, "context": context}
     with _lock:
         _errors.append(entry)
     log_event("error", message, level="error", stage=stage, **context)
 
 
-def recent_errors(stage: str | None = None, limit: int = ERROR_RING_SIZE) -> list[dict[str, Any]]:
+def recent_errors(stage: str | None = None, limit: int = ERROR_RING_SIZE) -> list[ErrorEntry]:
     with _lock:
         items = [e for e in _errors if stage is None or e["stage"] == stage]
     return items[-limit:][::-1]
 
 
-def log_event(category: str, message: str, level: str = "info", **fields: Any) -> None:
-    entry = {"at": now_iso(), "level": level, "category": category, "message": message, **fields}
+def log_event(category: str, message: str, level: str = "info", **fields: object) -> None:
+    entry: dict[str, object] = {"at": now_iso(), "level": level, "category": category, "message": message, **fields}
     with _lock:
         _logs.append(entry)
     _logger.log(getattr(logging, level.upper(), logging.INFO), json.dumps(entry, default=str))
@@ -72,7 +82,8 @@ def log_event(category: str, message: str, level: str = "info", **fields: Any) -
 
 def recent_logs(
     category: str | None = None, level: str | None = None, limit: int = 200
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
+    """The newest log entries first: at, level, category, message, then the event's own fields."""
     with _lock:
         items = [
             e for e in _logs

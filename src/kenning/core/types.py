@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 MEMORY_TYPES = frozenset(
     {
@@ -33,6 +33,44 @@ class Viewer:
         """The rule of store.memories.visibility_sql, for memories already read."""
         return (self.sees_all or memory.author == self.user or memory.scope == "org"
                 or (memory.scope != "personal" and memory.team in (None, self.team)))
+
+
+class MemoryDict(TypedDict):
+    """A Memory as a JSON object (`Memory.to_dict`): its fields, by name. An edge that adds keys
+    (history, lifecycle) spreads it into a new dict."""
+
+    id: str
+    content: str
+    normalized_content: str
+    content_hash: str
+    type: str
+    importance: float
+    confidence: float
+    tags: list[str]
+    project: str | None
+    scope: str
+    source: str | None
+    related_files: list[str]
+    related_modules: list[str]
+    pinned: bool
+    needs_review: bool
+    user_verified: bool
+    superseded_by: str | None
+    valid_until: str | None
+    decay_half_life_days: float | None
+    access_count: int
+    last_accessed_at: str | None
+    created_at: str
+    updated_at: str
+    is_deleted: bool
+    deleted_at: str | None
+    embedding_model: str | None
+    extraction_model: str | None
+    session_key: str | None
+    metadata: dict[str, Any]
+    derived_from: list[str]
+    author: str | None
+    team: str | None
 
 
 @dataclass
@@ -70,8 +108,8 @@ class Memory:
     author: str | None = None  # the user who wrote it (the OS user on a single-user daemon)
     team: str | None = None  # the writer's team on a team server; None: no team (visible to every team)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> MemoryDict:
+        return cast("MemoryDict", dict(self.__dict__))
 
 
 @dataclass
