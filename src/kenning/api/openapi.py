@@ -7,6 +7,7 @@ whole classes of routes: 421/401 from the request guard on every route, 403/415 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI
@@ -25,7 +26,7 @@ GUARD = {
 }
 
 
-def _codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
+def _codes(path: str, method: str, operation: Mapping[str, object]) -> list[str]:
     codes = ["421"]
     if needs_token(path):
         codes.append("401")

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from kenning.core import spool, transcript_file
 from kenning.core.errors import KenningError
 from kenning.core.events import SessionEnded
+from kenning.core.types import Viewer
 from kenning.hookservice import tool_result_from_body
 from kenning.core.telemetry import log_event, record_error
 from kenning.service import Kenning
@@ -44,7 +44,7 @@ class SpoolReplayer:
         self._again = False
         self._stale_checked = 0.0
         self._drops_seen = 0
-        self.last: dict[str, Any] = {}
+        self.last: dict[str, int] = {}  # the last replay's counts (spool.replay's, and stale_ended)
         self._watching = threading.Event()
 
     # -- when -----------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ class SpoolReplayer:
             with self._lock:
                 self._running = False
 
-    def run_once(self, *, stale: bool = True) -> dict[str, Any]:
+    def run_once(self, *, stale: bool = True) -> dict[str, int]:
         counts = spool.replay(self.home, self._handle)
         queued = spool.stats(self.home)
         if queued["dropped"] > self._drops_seen:  # dropped at the cap while the daemon was away, or now
@@ -99,22 +99,24 @@ class SpoolReplayer:
         ended = self.end_stale() if stale else []
         self.last = {**counts, "stale_ended": len(ended)}
         if any(counts[k] for k in ("done", "rejected", "dropped")) or ended:
-            log_event("sessions", "hook spool replayed", **self.last)
+            log_event("sessions", "hook spool replayed", level="info", **self.last)
         return self.last
 
     # -- one event ------------------------------------------------------------------------------
-    def _read(self, path: Any) -> transcript_file.Reading:
+    def _read(self, path: object) -> transcript_file.Reading:
+        """The transcript at `path` (a spooled record's, untrusted: the confined reader checks it)."""
         roots = transcript_file.default_roots(extra=self.k.settings.sessions.transcript_roots)
         return transcript_file.read_transcript(path, roots=roots, max_bytes=self.k.settings.sessions.transcript_max_chars)
 
-    def _handle(self, record: dict[str, Any]) -> str:
+    def _handle(self, record: Mapping[str, object]) -> str:
+        """One spooled record (JSON read back from the spool: untrusted, narrowed here)."""
         name = str(record.get("spool_name") or "")
         if not name or self.k.sessions.recovery.replayed(name):
             return "done"
-        body = record.get("body") if isinstance(record.get("body"), dict) else None
-        if body is None or not isinstance(body.get("session_key"), str):
+        spooled = record.get("body")
+        if not isinstance(spooled, dict) or not isinstance(spooled.get("session_key"), str):
             return "rejected"
-        body = {**body, "timestamp": body.get("timestamp") or record.get("spooled_at")}
+        body: dict[str, object] = {**spooled, "timestamp": spooled.get("timestamp") or record.get("spooled_at")}
         transcript_path = record.get("transcript_path")
         try:
             self._apply(str(record.get("path") or ""), body, lambda: self._read(transcript_path), self.k.local_viewer,
@@ -131,8 +133,8 @@ class SpoolReplayer:
         self.k.sessions.recovery.mark_replayed(name)
         return "done"
 
-    def from_hook(self, name: str, path: str, body: dict[str, Any], transcript: str | None, spooled_at: str | None,
-                  viewer: Any) -> str:
+    def from_hook(self, name: str, path: str, body: Mapping[str, object], transcript: str | None,
+                  spooled_at: str | None, viewer: Viewer | None) -> str:
         """An event a hook flushes from its own spool (a laptop whose daemon is elsewhere):
         'local' when it is this daemon's own spool (it replays it itself), 'duplicate' when the
         event was applied already (same spool name), else applied as the replay would: 'done'.
@@ -153,18 +155,20 @@ class SpoolReplayer:
         recovery.mark_replayed(key)
         return "done"
 
-    def _apply(self, path: str, body: dict[str, Any], read: Callable[[], transcript_file.Reading], viewer: Any, *,
-               local_path: Any) -> None:
+    def _apply(self, path: str, body: dict[str, object], read: Callable[[], transcript_file.Reading],
+               viewer: Viewer | None, *, local_path: object) -> None:
         """Apply one spooled event; `read` gives its transcript; `local_path` (own spool only) is
         the transcript path a session start notes for ending a stale session."""
-        k, key = self.k, body["session_key"]
+        k, key, at = self.k, body["session_key"], _text(body.get("timestamp"))
+        if not isinstance(key, str):  # both callers checked it
+            raise InvalidPath(f"spooled {path} event without a session key")
         recovery = k.sessions.recovery
         if path == "/api/hooks/session-start":
             k.sessions.session_start(body, None, viewer)
             if local_path:  # a path on this machine: never one a hook elsewhere sent
                 recovery.note_transcript_path(key, local_path)
         elif path == "/api/hooks/user-prompt-submit":
-            if not recovery.prompt_recorded_at(key, body["timestamp"]):
+            if at is None or not recovery.prompt_recorded_at(key, at):
                 k.sessions.user_prompt_submit(body, None, viewer)
         elif path == "/api/hooks/post-tool-use":
             k.hooks.tool_result(tool_result_from_body(body))
@@ -177,11 +181,11 @@ class SpoolReplayer:
             if recovery.ended(key):
                 return  # ended already (the live call got through, or an earlier replay): nothing twice
             reading = read()
-            self.end(key, reading.text if reading.ok else None, body["timestamp"])
+            self.end(key, reading.text if reading.ok else None, at)
         else:
             raise InvalidPath(f"unknown spooled hook path {path!r}")
 
-    def end(self, key: str, transcript: str | None, at: str) -> None:
+    def end(self, key: str, transcript: str | None, at: str | None) -> None:
         """End the session as its SessionEnd hook would have (the hooks service: summary job and
         observer promotion)."""
         self.k.hooks.session_ended(SessionEnded(session_key=key, transcript=transcript, timestamp=at))
@@ -212,6 +216,10 @@ class SpoolReplayer:
         if ended:
             log_event("sessions", "stale sessions ended from their transcripts", count=len(ended))
         return ended
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class InvalidPath(KenningError):

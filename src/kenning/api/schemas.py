@@ -29,7 +29,7 @@ Paths = Annotated[list[Annotated[str, Field(max_length=limits.MAX_PATH_CHARS)]],
                   Field(max_length=limits.MAX_RELATED_FILES)]
 
 
-def _iso_string(value: Any) -> Any:
+def _iso_string(value: object) -> str | datetime:
     if not isinstance(value, (str, datetime)):
         raise ValueError("must be an ISO 8601 date-time string")
     return value
@@ -42,7 +42,7 @@ def _utc(value: datetime) -> datetime:
         raise ValueError("is outside the calendar once converted to UTC") from exc
 
 
-def _whole_number(value: Any) -> Any:
+def _whole_number(value: object) -> object:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
@@ -73,7 +73,7 @@ ERROR_DESCRIPTIONS = {
 }
 
 
-def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+def errors(*codes: int) -> dict[int | str, dict[str, object]]:
     """`responses=` for a route: each status it can answer besides success, with ErrorOut."""
     return {code: {"model": ErrorOut, "description": ERROR_DESCRIPTIONS[code]} for code in codes}
 
@@ -162,7 +162,7 @@ class EditIn(_Body):
     source: Source | None = None
     reason: Annotated[str, Field(max_length=1000)] | None = None
 
-    def changes(self) -> dict[str, Any]:
+    def changes(self) -> dict[str, object]:
         """Fields sent, less `reason`; null means "leave as is" except for project and source."""
         return {k: v for k, v in self.model_dump(exclude_unset=True).items()
                 if k != "reason" and (v is not None or k in NULLABLE_EDITS)}

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
-
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
@@ -33,7 +31,8 @@ _STARTS = ("/api/hooks/session-start",)
 LARGE_BODY = 256 * 1024  # a body this big carries a transcript: no refusal in it to count
 
 
-async def _body(request: Request, viewer: Viewer) -> dict[str, Any] | None:
+async def _body(request: Request, viewer: Viewer) -> dict[str, object] | None:
+    """The hook's JSON body when it is an object (untrusted: each key is narrowed where read)."""
     raw = await request.body()
     if viewer.sees_all and len(raw) > LARGE_BODY and request.url.path not in _STARTS + ("/api/hooks/event",):
         return None  # the local user owns every session: no need to parse a transcript twice
@@ -64,5 +63,5 @@ async def hook_guard(request: Request, k: Kenning = Depends(get_kenning),
         return
     if not viewer.sees_all:
         await run_in_threadpool(recovery.check_owner, key, viewer, claim=True)
-    elif starting:
+    elif starting and body is not None:  # (a key was read from it)
         await run_in_threadpool(recovery.note_transcript_path, key, body.get("transcript_path"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,13 +16,13 @@ router = APIRouter(prefix="/api/diagnostics", tags=["observability"])
 
 
 @router.get("")
-def diagnostics(k: Kenning = Depends(get_kenning)) -> dict:
+def diagnostics(k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     """Composite score and status, every domain with its metrics, and each problem with its fix."""
     return k.diagnostics()
 
 
 @router.get("/{domain}", responses=errors(404))
-def diagnostics_domain(domain: str, k: Kenning = Depends(get_kenning)) -> dict:
+def diagnostics_domain(domain: str, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     """One domain: queue, storage, index, provider, mutation, duplicate, connector or predictor."""
     return k.diagnostics_domain(domain)
 

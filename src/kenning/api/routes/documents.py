@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,7 +50,7 @@ def list_documents(status: str | None = None, limit: int = Query(50, ge=1, le=50
 
 
 @router.get("/{doc_id}", responses=errors(404))
-def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_kenning)) -> dict:
+def get_document(doc_id: str, chunks: bool = False, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     doc = k.document(doc_id, chunks=chunks)
     doc.pop("raw_content", None)
     return doc

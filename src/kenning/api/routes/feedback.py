@@ -7,6 +7,8 @@ those memories (open sessions first). Ratings for memories no session was offere
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -36,5 +38,6 @@ class FeedbackOut(BaseModel):
 
 
 @router.post("", response_model=FeedbackOut)
-async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
+                   viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key, viewer)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
@@ -30,5 +32,5 @@ def health(request: Request, k: Kenning = Depends(get_kenning)) -> HealthOut:
 
 
 @router.get("/api/stats")
-def stats(k: Kenning = Depends(get_kenning)) -> dict:
+def stats(k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return k.stats()

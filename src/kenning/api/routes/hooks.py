@@ -23,7 +23,7 @@ otherwise: an internal error or a blown latency budget answers 200 with an empty
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -81,8 +81,8 @@ class _HookIn(BaseModel):
     timestamp: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now; "
                                       "replays set it, else the daemon's clock.")
 
-    def as_dict(self) -> dict[str, Any]:
-        body = self.model_dump(mode="json", exclude_none=True)
+    def as_dict(self) -> dict[str, object]:
+        body: dict[str, object] = self.model_dump(mode="json", exclude_none=True)
         if self.timestamp is not None:
             body["timestamp"] = limits.check_created_at(self.timestamp, "timestamp")
         return body
@@ -272,12 +272,13 @@ _BOUNDED = (SessionStarted, PromptSubmitted)  # the agent waits on these: a late
 
 
 async def _call(k: Kenning, event: HookEvent, viewer: Viewer | None = None, *, wait: bool = False,
-                trigger: str | None = None) -> dict[str, Any]:
+                trigger: str | None = None) -> Mapping[str, object]:
     """Hand one event to the hooks service. Injecting events (session start, prompt, tool result)
     answer within the latency budget × HARD_LIMIT_FACTOR or with an empty injection (`degraded`);
     bad input is a 400; the other events' failures are errors as usual."""
     budget_ms = k.settings.sessions.latency_budget_ms
     deadline = Deadline(budget_ms)
+    call: Callable[[], Mapping[str, object]]
     if isinstance(event, Compacted) and trigger is not None:
         call = lambda: k.hooks.compacted(event, trigger)  # noqa: E731
     else:
@@ -301,16 +302,16 @@ async def _call(k: Kenning, event: HookEvent, viewer: Viewer | None = None, *, w
         return {**empty, "degraded": True, "error": str(exc) if isinstance(exc, KenningError) else "internal error"}
 
 
-def _event(cls: type[HookEvent], body: BaseModel, **fields: Any) -> Any:
+def _event(cls: type[HookEvent], body: _HookIn, **fields: object) -> HookEvent:
     """A typed event from a route's typed body (the daemon's clock when it has no timestamp)."""
-    data = body.as_dict() if isinstance(body, _HookIn) else body.model_dump(mode="json", exclude_none=True)
+    data = body.as_dict()
     return event_from_dict({"kind": cls.__dataclass_fields__["kind"].default, "session_key": data["session_key"],
                             "timestamp": data.get("timestamp"), **fields})
 
 
 @router.post("/session-start", response_model=SessionStartOut, response_model_exclude_none=True)
 async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
-                        viewer: Viewer = Depends(get_viewer)) -> dict:
+                        viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     event = _event(SessionStarted, body, harness=harness_of(body.harness).value, project=body.project, cwd=body.cwd,
                    context=body.context, **({"source": body.source} if isinstance(getattr(body, "source", None), str)
                                             else {}))
@@ -319,30 +320,30 @@ async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
 
 @router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
 async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
-                             viewer: Viewer = Depends(get_viewer)) -> dict:
+                             viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return await _call(k, _event(PromptSubmitted, body, prompt=body.prompt,
                                  memory_feedback=body.memory_feedback or {}), viewer)
 
 
 @router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)
-async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     event = _event(Compacted, body, trigger=body.trigger or "pre-compaction", context=body.context, transcript=body.transcript)
     return await _call(k, event, trigger="pre-compaction")
 
 
 @router.post("/checkpoint", response_model=CheckpointOut, response_model_exclude_none=True)
-async def checkpoint(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def checkpoint(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     event = _event(Compacted, body, trigger=body.trigger or "manual", context=body.context)
     return await _call(k, event, trigger="manual")
 
 
 @router.post("/feedback", response_model=FeedbackOut, response_model_exclude_none=True)
-async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return await run_in_threadpool(k.hooks.feedback, body.session_key, body.memory_feedback or {})
 
 
 @router.post("/post-tool-use", response_model=PostToolUseOut, response_model_exclude_none=True)
-async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
     at this step ('' when none). Bad input is a 400; any other failure answers 200 with an empty
     injection (`degraded`)."""
@@ -351,12 +352,13 @@ async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning)) 
         event = tool_result_from_body(raw)
     except KenningError:
         raise
-    if isinstance(raw.get("session_type"), str):
-        return await _call_step(k, event, raw["session_type"])
+    session_type = raw.get("session_type")
+    if isinstance(session_type, str):
+        return await _call_step(k, event, session_type)
     return await _call(k, event)
 
 
-async def _call_step(k: Kenning, event: ToolResult, session_type: str) -> dict[str, Any]:
+async def _call_step(k: Kenning, event: ToolResult, session_type: str) -> Mapping[str, object]:
     try:
         return await asyncio.wait_for(run_in_threadpool(k.hooks.tool_result, event, session_type),
                                       timeout=k.settings.sessions.latency_budget_ms * HARD_LIMIT_FACTOR / 1000.0)
@@ -370,21 +372,17 @@ async def _call_step(k: Kenning, event: ToolResult, session_type: str) -> dict[s
 
 
 @router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
-async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     event = _event(SessionEnded, body, transcript=body.transcript, reason=body.reason)
     return await _call(k, event, wait=body.wait)
 
 
 @router.post("/event", response_model=EventOut, response_model_exclude_none=True)
-async def event(body: EventIn, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+async def event(body: EventIn, k: Kenning = Depends(get_kenning),
+                viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """One harness-neutral event (core.events): what every harness adapter sends."""
     data = body.model_dump(mode="json", exclude_none=True)
     wait = data.pop("wait", False)
     if data.get("timestamp") is not None:
         data["timestamp"] = limits.check_created_at(data["timestamp"], "timestamp")
     return await _call(k, event_from_dict(data), viewer, wait=wait)
-
-
-def _post_tool_use(k: Kenning, body: dict[str, Any]) -> dict[str, Any]:
-    """A spooled post-tool-use body (api/replay.py) through the hooks service."""
-    return k.hooks.tool_result(tool_result_from_body(body))

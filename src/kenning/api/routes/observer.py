@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends
@@ -43,7 +44,7 @@ class EndIn(BaseModel):
 
 
 @router.post("/api/observe", responses=errors(400))
-async def observe(body: ObserveIn, k: Kenning = Depends(get_kenning)) -> dict:
+async def observe(body: ObserveIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return await run_in_threadpool(k.observer.observe, body.model_dump(mode="json", exclude_none=True))
 
 
@@ -53,13 +54,13 @@ def status(k: Kenning = Depends(get_kenning)) -> dict:
 
 
 @router.get("/api/observer/sessions/{session_key}", responses=errors(404))
-def session(session_key: str, k: Kenning = Depends(get_kenning)) -> dict:
+def session(session_key: str, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return k.observer.session(session_key)
 
 
 @router.post("/api/observer/sessions/{session_key}/end", responses=errors(400))
 async def end(session_key: str, body: Annotated[EndIn | None, Body()] = None,
-              k: Kenning = Depends(get_kenning)) -> dict:
+              k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     wait = body.wait if body is not None else True
     return await run_in_threadpool(k.observer.end_session, session_key, wait=wait)
 
@@ -70,5 +71,5 @@ async def checkpoint(k: Kenning = Depends(get_kenning)) -> dict:
 
 
 @router.post("/api/observer/lifecycle/run")
-async def run_lifecycle(k: Kenning = Depends(get_kenning)) -> dict:
+async def run_lifecycle(k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return await run_in_threadpool(k.observer.run_lifecycle)

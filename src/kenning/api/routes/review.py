@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
@@ -44,35 +45,36 @@ class ReviewRejectIn(_Body):
 @router.get("", responses=errors(400))
 def list_review(status: Status = "pending", project: str | None = None, session_key: str | None = None,
                 limit: int = Query(100, ge=1, le=500), offset: Offset = 0,
-                k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+                k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return k.review.pending(status=status, project=project, session_key=session_key, limit=limit, offset=offset,
                             viewer=viewer)
 
 
 @router.get("/rules")
-def review_rules(k: Kenning = Depends(get_kenning)) -> dict:
+def review_rules(k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return k.review.rules()
 
 
 @router.get("/sessions", responses=errors(400))
 def review_sessions(keys: str = Query(..., max_length=20_000, description="Comma-separated session keys (at most 200)."),
-                    k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+                    k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """What each session was about (its task) and what it taught (learned memories, pending review)."""
     return k.review.sessions([key for key in keys.split(",") if key], viewer=viewer)
 
 
 @router.post("/{memory_id}/accept", responses=errors(404))
-def accept(memory_id: str, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+def accept(memory_id: str, k: Kenning = Depends(get_kenning),
+           viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return k.review.accept(memory_id, actor="review-api", viewer=viewer)
 
 
 @router.post("/{memory_id}/edit", responses=errors(400, 404))
 def edit(memory_id: str, body: ReviewEditIn, k: Kenning = Depends(get_kenning),
-         viewer: Viewer = Depends(get_viewer)) -> dict:
+         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return k.review.edit(memory_id, content=body.content, type=body.type, actor="review-api", viewer=viewer)
 
 
 @router.post("/{memory_id}/reject", responses=errors(404))
 def reject(memory_id: str, body: ReviewRejectIn | None = None, k: Kenning = Depends(get_kenning),
-           viewer: Viewer = Depends(get_viewer)) -> dict:
+           viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return k.review.reject(memory_id, reason=body.reason if body else None, actor="review-api", viewer=viewer)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
@@ -22,7 +24,7 @@ def list_sessions(
 
 
 @router.get("/{session_key}", responses=errors(404))
-def session_detail(session_key: str, k: Kenning = Depends(get_kenning)) -> dict:
+def session_detail(session_key: str, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return k.sessions.detail(session_key)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends, Query
 
 from kenning.api.deps import get_kenning
@@ -20,6 +22,6 @@ def timeline(
     limit: int = Query(500, ge=1, le=2000),
     offset: Offset = 0,
     k: Kenning = Depends(get_kenning),
-) -> dict:
+) -> Mapping[str, object]:
     """History, jobs, logs, errors and predictor events for a session key or memory id."""
     return k.timeline(ident, source=source, limit=limit, offset=offset)
