@@ -28,6 +28,12 @@ share of live memories (cosine ≥ 0.95 to another live memory of the same proje
 embedding model, each text embedded on its own), live memories per session so far. Targets (issue 10): last-window precision ≥
 first-window precision; near-duplicates ≤ 2 % of live memories.
 
+`--standing-rules` gives each project one convention that holds for every session in it (stated
+in its first session, restated now and then: "In this project we always …"): the one kind of
+memory session start can be right about without knowing the task. Without it (the default, as in
+issue 10) every memory is about one component, session start is told only the project, so any
+memory it shows is right by chance (~1/6) and the agent's ratings take them all out of session start.
+
 Run against other code (e.g. the code before issue 10) with PYTHONPATH pointing at its src.
 """
 
@@ -66,6 +72,12 @@ PREFERENCES = [
     "small pull requests with one commit each", "type hints on every public function", "no new dependencies",
     "descriptive names over abbreviations", "early returns over nested ifs", "dataclasses over dicts",
 ]
+# --standing-rules: one convention per project, true in every session of it (the key phrase marks it)
+PROJECT_RULES = {
+    "proj-0": ("In this project we always write commit messages in the Conventional Commits format.",
+               "Conventional Commits"),
+    "proj-1": ("In this project every pull request must add an entry to CHANGELOG.md.", "CHANGELOG.md"),
+}
 TASKS = ["fix a failing test in", "add a flag to", "speed up", "clean up the error handling of", "document"]
 
 
@@ -80,6 +92,7 @@ class Topic:
     visits: int = 0
     amended: bool = False
     stale: list[str] = field(default_factory=list)  # options no longer true
+    project_rule: str | None = None  # --standing-rules: the key phrase of its project's convention
 
     def rule(self) -> str:
         return f"{self.subject} uses {self.option} for {self.aspect}"
@@ -89,20 +102,27 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def make_topics(rng: random.Random) -> list[Topic]:
+def make_topics(rng: random.Random, standing_rules: bool = False) -> list[Topic]:
     topics = []
     for index, subject in enumerate(SUBJECTS):
         aspect, option, rival = ASPECTS[index % len(ASPECTS)]
-        topics.append(Topic(f"proj-{index % 2}", subject, aspect, option, rival, rng.choice(PREFERENCES)))
+        project = f"proj-{index % 2}"
+        topics.append(Topic(project, subject, aspect, option, rival, rng.choice(PREFERENCES),
+                            project_rule=PROJECT_RULES[project][1] if standing_rules else None))
     return topics
 
 
-def transcript(topic: Topic, task: str, shown: dict[str, str], rng: random.Random) -> str:
-    """The session as the agent would log it; updates the topic's rule when it is settled or amended."""
+def transcript(topic: Topic, task: str, shown: dict[str, str], rng: random.Random,
+               project_rule: str | None = None) -> str:
+    """The session as the agent would log it; updates the topic's rule when it is settled or amended.
+    `project_rule`: the project's convention, said by the user in this session (--standing-rules)."""
     lines = [f"User: {task}"]
-    used = [(i, c) for i, c in shown.items() if topic.subject in c][:3]
+    used = [(i, c) for i, c in shown.items()
+            if topic.subject in c or (topic.project_rule and topic.project_rule in c)][:3]
     for memory_id, content in used:
         lines.append(f"Assistant: As memory [{memory_id}] says: {' '.join(content.split())[:300]}")
+    if project_rule:
+        lines.append(f"User: {project_rule}")
     lines.append(f"User: Remember, for {topic.subject} I prefer {topic.preference}.")
     if topic.visits == 1:
         lines.append(f"Assistant: Settled: {topic.rule()}.")
@@ -120,7 +140,9 @@ def transcript(topic: Topic, task: str, shown: dict[str, str], rng: random.Rando
 
 
 def relevant(content: str, topic: Topic) -> bool:
-    """About the session's topic and not a stale rule of it."""
+    """About the session's topic and not a stale rule of it, or its project's convention (--standing-rules)."""
+    if topic.project_rule and topic.project_rule in content:
+        return True
     if topic.subject not in content:
         return False
     return not any(old in content and topic.option not in content for old in topic.stale)
@@ -197,9 +219,11 @@ def summarize(done: list[dict]) -> dict:
 
 
 def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: str = "on",
-        feedback: bool = True) -> dict:
+        feedback: bool = True, standing_rules: bool = False) -> dict:
     rng = random.Random(seed)
-    topics = make_topics(rng)
+    rule_rng = random.Random(seed + 1000)  # its own stream: the default run's sessions stay as they were
+    topics = make_topics(rng, standing_rules)
+    stated: set[str] = set()  # projects whose convention has been said
     daemon = Daemon(home, config_text(predictor))
     starts: list[dict] = []
     start = datetime.now(timezone.utc) - timedelta(days=sessions + 1)
@@ -222,7 +246,11 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
                 injected = list(dict.fromkeys([*start_ids, *prompt_ids]))
                 shown = {i: http.get(f"/api/memory/{i}").json()["content"] for i in injected}
                 hits = sum(relevant(c, topic) for c in shown.values())
-                text = transcript(topic, task, shown, rng)
+                said = None
+                if standing_rules and (topic.project not in stated or rule_rng.random() < 0.15):
+                    said = PROJECT_RULES[topic.project][0]
+                    stated.add(topic.project)
+                text = transcript(topic, task, shown, rng, said)
                 if feedback and injected:  # the agent's ratings of what it was shown
                     http.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": {
                         i: (1.0 if relevant(c, topic) else 0.0) for i, c in shown.items()}})
@@ -260,6 +288,7 @@ def run(sessions: int, window: int, seed: int, home: Path, embedder, predictor: 
     first, last = windows[0], windows[-1]
     return {
         "sessions": sessions, "window": window, "seed": seed, "predictor": predictor, "feedback": feedback,
+        "standing_rules": standing_rules,
         "first_ten": summarize(rows[:10]), "windows": windows, "start_blocks": starts,
         "last_starts": [{"session": r["session"], "start_injected": r["start_injected"],
                          "start_precision": r["start_precision"]} for r in rows[-10:]],
@@ -279,6 +308,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--predictor", choices=["on", "off"], default="on")
     parser.add_argument("--no-feedback", action="store_true", help="the agent rates nothing")
+    parser.add_argument("--standing-rules", action="store_true",
+                        help="each project has one convention true in every session of it")
     parser.add_argument("--home", type=Path, help="keep the daemon's home here (default: a temp dir)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -288,7 +319,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kenning-longrun-") as tmp:
         embedder = build_embedding_provider(Settings(home=Path(tmp) / "embed").embedding)
         report = run(args.sessions, args.window, args.seed, args.home or Path(tmp) / "home", embedder,
-                     args.predictor, not args.no_feedback)
+                     args.predictor, not args.no_feedback, args.standing_rules)
     report["code"] = os.environ.get("PYTHONPATH", "")
     text = json.dumps(report, indent=2)
     print(text)
