@@ -16,9 +16,9 @@ and call `HooksService.handle` — so adding a harness adds an adapter and a con
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict, Union
 
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
@@ -28,20 +28,55 @@ from kenning.core.events import (
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
 from kenning.observer.intake import MAX_RESULT_CHARS, result_text
-from kenning.observer.service import Observer
+from kenning.observer.promotion import Promotion
+from kenning.observer.service import EndAnswer as ObserverEndAnswer
+from kenning.observer.service import Observer, StepAnswer
 from kenning.sessions.context import Deadline
-from kenning.sessions.manager import SessionManager
+from kenning.sessions.end import EndAnswer
+from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionManager
+from kenning.sessions.prompt import PromptAnswer
+from kenning.sessions.start import StartAnswer
 
-__all__ = ["CodeIndexHooks", "HooksService", "tool_result_from_body", "turns_as_jsonl"]
+__all__ = ["CodeIndexHooks", "HookAnswer", "HooksService", "SessionEndAnswer", "ToolAnswer", "tool_result_from_body",
+           "turns_as_jsonl"]
 
-EMPTY_INJECTION = {"inject": "", "memory_ids": []}
+EMPTY_INJECTION: StepAnswer = {"inject": "", "memory_ids": []}
 
 
-def tool_result_from_body(body: dict[str, Any]) -> ToolResult:
+class ToolAnswer(StepAnswer, total=False):
+    """A tool step's answer: the observer's (an empty injection when it is off), the checkpoint
+    tick's checkpoint, and what the code index re-indexed (an edited file), when it did."""
+
+    checkpoint_id: int | None
+    code_index: dict[str, object]
+
+
+class SessionEndAnswer(EndAnswer, total=False):
+    """A session end's answer: the sessions manager's (summary job) and the observer's promotion of
+    the session's scratchpad (absent when the promotion failed)."""
+
+    observer: Promotion | ObserverEndAnswer
+
+
+# what `HooksService.handle` answers, per event: session start, prompt, tool step, turn end
+# (feedback), compaction (checkpoint), session end
+HookAnswer = Union[StartAnswer, PromptAnswer, ToolAnswer, FeedbackAnswer, CheckpointAnswer, SessionEndAnswer]
+
+
+class EventBody(TypedDict):
+    """What every body handed to the sessions manager starts with (the event's key and time)."""
+
+    session_key: str
+    timestamp: NotRequired[str]
+
+
+def tool_result_from_body(body: Mapping[str, object]) -> ToolResult:
     """A ToolResult from a post-tool-use body in any harness's shape: `tool_response` (a dict with
-    exit codes / stdout / stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure)."""
+    exit codes / stdout / stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure).
+    The body is the caller's JSON: each field is checked before use."""
     text, failed = result_text(body.get("tool_response", body.get("result")))
-    error = body.get("error") if isinstance(body.get("error"), str) and body.get("error") else None
+    given = body.get("error")
+    error = given if isinstance(given, str) and given else None
     if body.get("is_error") is True or body.get("success") is False or error:
         failed = True
     tool_input = body.get("tool_input")
@@ -58,7 +93,7 @@ def tool_result_from_body(body: dict[str, Any]) -> ToolResult:
     )
 
 
-def _str(body: dict[str, Any], name: str) -> str | None:
+def _str(body: Mapping[str, object], name: str) -> str | None:
     value = body.get(name)
     return value if isinstance(value, str) else None
 
@@ -77,7 +112,7 @@ class CodeIndexHooks:
     (`kenning.codegraph.events`): the hooks service never holds the store itself."""
 
     refresh: Callable[[str | None], bool]  # session start: re-index what changed around cwd, in the background
-    on_tool_use: Callable[[str, dict[str, Any], str | None], dict[str, Any] | None]  # re-index an edited file
+    on_tool_use: Callable[[str, Mapping[str, object], str | None], dict[str, object] | None]  # re-index an edited file
 
 
 class HooksService:
@@ -91,7 +126,7 @@ class HooksService:
         self.observer_enabled = observer_enabled  # read per event: settings may change while running
 
     def handle(self, event: HookEvent, *, deadline: Deadline | None = None, viewer: Viewer | None = None,
-               wait: bool = False) -> dict[str, Any]:
+               wait: bool = False) -> HookAnswer:
         if isinstance(event, SessionStarted):
             return self.session_started(event, deadline, viewer)
         if isinstance(event, PromptSubmitted):
@@ -107,15 +142,15 @@ class HooksService:
         raise InvalidInput(f"not a hook event: {type(event).__name__}")
 
     @staticmethod
-    def _base(event: HookEvent) -> dict[str, Any]:
-        body: dict[str, Any] = {"session_key": session_key(event.session_key)}
+    def _base(event: HookEvent) -> EventBody:
+        body: EventBody = {"session_key": session_key(event.session_key)}
         if event.timestamp is not None:
             body["timestamp"] = event.timestamp
         return body
 
     # -- injecting events ----------------------------------------------------------------------
     def session_started(self, event: SessionStarted, deadline: Deadline | None = None,
-                        viewer: Viewer | None = None) -> dict[str, Any]:
+                        viewer: Viewer | None = None) -> StartAnswer:
         if viewer is None or viewer.sees_all:  # (a team server's users do not index paths on the server)
             self.code.refresh(event.cwd)  # files changed since the last index
         body = {**self._base(event), "harness": event.harness.value, "project": event.project, "cwd": event.cwd,
@@ -123,13 +158,13 @@ class HooksService:
         return self.sessions.session_start({k: v for k, v in body.items() if v is not None}, deadline, viewer)
 
     def prompt_submitted(self, event: PromptSubmitted, deadline: Deadline | None = None,
-                         viewer: Viewer | None = None) -> dict[str, Any]:
+                         viewer: Viewer | None = None) -> PromptAnswer:
         body = {**self._base(event), "prompt": event.prompt}
         if event.memory_feedback:
             body["memory_feedback"] = dict(event.memory_feedback)
         return self.sessions.user_prompt_submit(body, deadline, viewer)
 
-    def tool_result(self, event: ToolResult, session_type: str | None = None) -> dict[str, Any]:
+    def tool_result(self, event: ToolResult, session_type: str | None = None) -> ToolAnswer:
         """Observe the step (and ask the step decider), tick the session's checkpoint timer, re-index
         an edited file. A failed tool reaches the observer as an error with its error text."""
         body = {**self._base(event), "tool_name": event.tool_name or "unknown", "tool_input": dict(event.tool_input),
@@ -137,7 +172,7 @@ class HooksService:
                 "is_error": not event.success, "cwd": event.cwd, "project": event.project,
                 "session_type": session_type}
         body = {k: v for k, v in body.items() if v is not None}
-        answer = self.observer.post_tool_use(body) if self.observer_enabled() else dict(EMPTY_INJECTION)
+        answer: ToolAnswer = {**(self.observer.post_tool_use(body) if self.observer_enabled() else EMPTY_INJECTION)}
         try:
             answer["checkpoint_id"] = self.sessions.post_tool_use(self._base(event))["checkpoint_id"]
         except InvalidInput:
@@ -145,30 +180,33 @@ class HooksService:
         except Exception as exc:  # the checkpoint tick is optional for the agent's step
             record_error("sessions", f"post-tool-use checkpoint tick failed: {exc}")
         code = self.code.on_tool_use(event.tool_name, dict(event.tool_input), event.cwd)
-        return answer | ({"code_index": code} if code else {})
+        if code:
+            answer["code_index"] = code
+        return answer
 
     # -- the rest --------------------------------------------------------------------------------
-    def turn_ended(self, event: TurnEnded) -> dict[str, Any]:
+    def turn_ended(self, event: TurnEnded) -> FeedbackAnswer:
         scores = parse_feedback(event.last_assistant_message)
         if not scores:
             return {"applied": 0, "ignored": 0}
         return self.sessions.feedback({**self._base(event), "memory_feedback": scores})
 
-    def feedback(self, key: str, scores: dict[str, Any]) -> dict[str, Any]:
+    def feedback(self, key: str, scores: Mapping[str, object]) -> FeedbackAnswer:
         return self.sessions.feedback({"session_key": session_key(key), "memory_feedback": scores})
 
-    def compacted(self, event: Compacted, trigger: str = "pre-compaction") -> dict[str, Any]:
+    def compacted(self, event: Compacted, trigger: str = "pre-compaction") -> CheckpointAnswer:
         body = {**self._base(event), "trigger": event.trigger,
                 "context": event.context, "transcript": event.transcript}
         return self.sessions.checkpoint({k: v for k, v in body.items() if v is not None}, trigger)
 
-    def session_ended(self, event: SessionEnded, *, wait: bool = False) -> dict[str, Any]:
+    def session_ended(self, event: SessionEnded, *, wait: bool = False) -> SessionEndAnswer:
         transcript = event.transcript if event.transcript is not None else (
             turns_as_jsonl(event.turns) if event.turns else None)
-        body = {**self._base(event), "transcript": transcript, "wait": wait}
-        answer = self.sessions.session_end({k: v for k, v in body.items() if v is not None})
+        base = self._base(event)
+        body = {**base, "transcript": transcript, "wait": wait}
+        answer: SessionEndAnswer = {**self.sessions.session_end({k: v for k, v in body.items() if v is not None})}
         try:  # observer promotion from the scratchpad: runs with or without a transcript
-            answer["observer"] = self.observer.end_session(body["session_key"], wait=wait)
+            answer["observer"] = self.observer.end_session(base["session_key"], wait=wait)
         except Exception as exc:  # promotion failing must not fail the session end
-            record_error("observer", f"session-end promotion failed: {exc}", session_key=body["session_key"])
+            record_error("observer", f"session-end promotion failed: {exc}", session_key=base["session_key"])
         return answer
