@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TypedDict
 
 from kenning.core import telemetry
 from kenning.core.clock import to_iso, utcnow
@@ -22,6 +22,18 @@ from kenning.providers.llm import BaseLLMProvider, GenerateOptions, Generation, 
 from kenning.providers.registry import build_llm_provider
 from kenning.store import llm_usage
 from kenning.store.db import Database
+
+
+class BudgetStatus(TypedDict):
+    """The LLM token budget today (`kenning status`, /api/diagnostics)."""
+
+    daily_limit: int
+    used_today: int
+    remaining: int
+    exhausted: bool
+    reason: str | None
+    resets_at: str
+    by_provider: list[llm_usage.ModelUsage]
 
 
 class BudgetExhausted(ProviderError):
@@ -76,7 +88,7 @@ class TokenBudget:
     def record(self, provider: str, model: str, prompt_tokens: int, output_tokens: int) -> None:
         llm_usage.add_usage(self.db, self.today(), provider, model, prompt_tokens, output_tokens)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> BudgetStatus:
         used = self.used()
         return {
             "daily_limit": self.daily_limit,

@@ -17,12 +17,16 @@ import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import numpy as np
 
 from kenning.core.activity import BULK_BATCH
 from kenning.core.errors import ProviderError
+
+if TYPE_CHECKING:  # loaded lazily at run time (torch is heavy)
+    from sentence_transformers import SentenceTransformer
 
 BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
 BUNDLED_DIMS = 384
@@ -162,13 +166,13 @@ class BundledEmbedding(EmbeddingProvider):
             finally:
                 torch.set_num_threads(self.torch_threads)
 
-    def _encode(self, model, texts: list[str]) -> np.ndarray:
+    def _encode(self, model: SentenceTransformer, texts: list[str]) -> np.ndarray:
         # One encode call: sentence-transformers sorts by length before batching, so short
         # texts are not padded to long ones (1.7x faster on mixed lengths than fixed chunks).
         return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
 
 
-def _quantize_int8(model):
+def _quantize_int8(model: SentenceTransformer) -> SentenceTransformer:
     import warnings
 
     import torch

@@ -29,7 +29,9 @@ from kenning.providers.llm import BaseLLMProvider, GenerateOptions, Generation, 
 OFFLINE_MODEL = "offline-rules-v1"
 _BLOCK = re.compile(r"<<<KENNING_TASK:([a-z0-9_\-]+)>>>\s*(.*?)\s*<<<END_KENNING_TASK>>>", re.DOTALL)
 
-TaskHandler = Callable[[dict[str, Any]], Any]
+# A handler takes its task's payload (offline_rules' *Task TypedDicts: the JSON the pipeline's prompt
+# builder rendered, so its shape is the builder's) and answers a JSON-able value.
+TaskHandler = Callable[[Any], object]
 _TASKS: Mapping[str, TaskHandler] = {
     "extraction": offline_rules.extract,
     "decision": offline_rules.decide,
@@ -39,7 +41,7 @@ _TASKS: Mapping[str, TaskHandler] = {
 }
 
 
-def render_task_block(task: str, payload: dict[str, Any]) -> str:
+def render_task_block(task: str, payload: Mapping[str, object]) -> str:
     """The input section of a prompt: a task tag and the input as JSON."""
     if not re.fullmatch(r"[a-z0-9_\-]+", task):
         raise ValueError(f"bad task name {task!r}")
@@ -47,7 +49,7 @@ def render_task_block(task: str, payload: dict[str, Any]) -> str:
     return f"<<<KENNING_TASK:{task}>>>\n{body}\n<<<END_KENNING_TASK>>>"
 
 
-def parse_task_block(prompt: str) -> tuple[str, dict[str, Any]] | None:
+def parse_task_block(prompt: str) -> tuple[str, dict[str, object]] | None:
     match = _BLOCK.search(prompt)
     if not match:
         return None

@@ -18,7 +18,7 @@ Everything is a pure function of its input: same input, same output.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
 
 from kenning.core import claims
 from kenning.core.text import STOP_WORDS as BASE_STOP_WORDS
@@ -181,9 +181,98 @@ def _clean_phrase(phrase: str | None) -> str | None:
     return phrase[:100]
 
 
-def entity_triples(sentence: str) -> list[dict[str, Any]]:
+# -- the tasks' inputs (what the pipeline's prompts put in their task block) and answers ----------
+class ExtractionTask(TypedDict, total=False):
+    content: str
+
+
+class ClaimCandidateTask(TypedDict, total=False):
+    id: str
+    text: str
+    type: str | None
+    speaker: str | None
+    rule: str | None
+    antecedent: str | None
+
+
+class ClaimGateTask(TypedDict, total=False):
+    candidates: list[ClaimCandidateTask]
+
+
+class DecisionFact(TypedDict, total=False):
+    content: str
+    type: str
+    confidence: float
+
+
+class DecisionCandidate(TypedDict, total=False):
+    id: str
+    type: str
+    content: str
+
+
+class DecisionTask(TypedDict, total=False):
+    fact: DecisionFact
+    candidates: list[DecisionCandidate]
+
+
+class ContradictionTask(TypedDict, total=False):
+    statement_a: str
+    statement_b: str
+
+
+class HintsTask(TypedDict, total=False):
+    content: str
+    max: int
+
+
+class TripleAnswer(TypedDict):
+    source: str
+    relationship: str
+    target: str
+    confidence: float
+
+
+class FactAnswer(TypedDict):
+    content: str
+    type: str
+    confidence: float
+    evidence: claims.EvidenceDict | dict[str, object]  # {} when the claim test gave none
+
+
+class ExtractionAnswer(TypedDict):
+    facts: list[FactAnswer]
+    entities: list[TripleAnswer]
+
+
+class ClaimAnswer(TypedDict):
+    id: str
+    durable: bool
+    type: str
+    confidence: float
+    reason: str
+
+
+class ClaimGateAnswer(TypedDict):
+    claims: list[ClaimAnswer]
+
+
+class DecisionAnswer(TypedDict):
+    action: str  # ADD | UPDATE | NONE
+    targetId: str | None
+    confidence: float
+    reason: str
+
+
+class ContradictionAnswer(TypedDict):
+    contradicts: bool
+    confidence: float
+    reasoning: str
+
+
+def entity_triples(sentence: str) -> list[TripleAnswer]:
     """Regex (source, relationship, target) triples from one sentence."""
-    found: list[dict[str, Any]] = []
+    found: list[TripleAnswer] = []
 
     def add(src: str | None, rel: str, dst: str | None, conf: float) -> None:
         src, dst = _clean_phrase(src), _clean_phrase(dst)
@@ -203,12 +292,12 @@ def entity_triples(sentence: str) -> list[dict[str, Any]]:
     return found
 
 
-def extract(payload: dict[str, Any]) -> dict[str, Any]:
+def extract(payload: ExtractionTask) -> ExtractionAnswer:
     """Answer for the extraction task: {"facts": [...], "entities": [...]}; each fact carries the
     claim test's confidence and `evidence`."""
     content = str(payload.get("content") or "")
-    facts: list[dict[str, Any]] = []
-    entities: list[dict[str, Any]] = []
+    facts: list[FactAnswer] = []
+    entities: list[TripleAnswer] = []
     seen: set[str] = set()
     previous: str | None = None
     label = _SPEAKER_LINE.match(content)
@@ -234,11 +323,12 @@ def extract(payload: dict[str, Any]) -> dict[str, Any]:
     return {"facts": facts, "entities": entities}
 
 
-def claim_gate(payload: dict[str, Any]) -> dict[str, Any]:
+def claim_gate(payload: ClaimGateTask) -> ClaimGateAnswer:
     """Answer for the claim-gate task: the offline claim test's verdict on each candidate."""
-    out = []
+    out: list[ClaimAnswer] = []
     for item in payload.get("candidates") or []:
-        speaker = item.get("speaker") if item.get("speaker") in ("user", "assistant") else "unknown"
+        said = item.get("speaker")
+        speaker = said if said is not None and said in ("user", "assistant") else "unknown"
         verdict = claims.judge(str(item.get("text") or ""), claims.Context(speaker=speaker, accepted=True,
                                                                              antecedent=item.get("antecedent")))
         out.append({"id": str(item.get("id")), "durable": verdict.kept, "type": verdict.type or "fact",
@@ -267,12 +357,12 @@ def conflict(fact: str, other: str) -> str | None:
     return None
 
 
-def decide(payload: dict[str, Any]) -> dict[str, Any]:
+def decide(payload: DecisionTask) -> DecisionAnswer:
     """Answer for the decision task: {"action", "targetId", "confidence", "reason"}."""
     fact = payload.get("fact") or {}
     text = str(fact.get("content") or "")
     fact_conf = float(fact.get("confidence") or 0.0)
-    best: tuple[float, dict[str, Any]] | None = None
+    best: tuple[float, DecisionAnswer] | None = None
     for cand in payload.get("candidates") or []:
         other = str(cand.get("content") or "")
         shared, jaccard = overlap(text, other)
@@ -289,7 +379,7 @@ def decide(payload: dict[str, Any]) -> dict[str, Any]:
             "reason": "new information not covered by the candidates"}
 
 
-def contradiction(payload: dict[str, Any]) -> dict[str, Any]:
+def contradiction(payload: ContradictionTask) -> ContradictionAnswer:
     """Answer for the contradiction task: {"contradicts", "confidence", "reasoning"}."""
     a, b = str(payload.get("statement_a") or ""), str(payload.get("statement_b") or "")
     why = conflict(a, b) or conflict(b, a)
@@ -297,7 +387,7 @@ def contradiction(payload: dict[str, Any]) -> dict[str, Any]:
             "reasoning": why or "no negation, antonym or change-language conflict found"}
 
 
-def hints(payload: dict[str, Any]) -> list[str]:
+def hints(payload: HintsTask) -> list[str]:
     """Deterministic hints: questions about the entities and the memory's subject."""
     content = str(payload.get("content") or "")
     limit = int(payload.get("max") or 5)

@@ -23,13 +23,16 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 from kenning.core.activity import BULK_BATCH
 from kenning.core.errors import ConfigError
 from kenning.providers.embedding import BUNDLED_DIMS, BUNDLED_MODEL_ID, EmbeddingProvider, bundled_model_path
+
+if TYPE_CHECKING:  # onnxruntime is imported when a session first opens
+    import onnxruntime
 
 ONNX_MODEL_ID = f"{BUNDLED_MODEL_ID}-onnx-int8"
 ONNX_FILE_NAME = f"{BUNDLED_MODEL_ID}-int8.onnx"
@@ -224,7 +227,7 @@ class OnnxEmbedding(EmbeddingProvider):
         return out
 
     @staticmethod
-    def _run(session, ids: list[list[int]]) -> np.ndarray:
+    def _run(session: onnxruntime.InferenceSession, ids: list[list[int]]) -> np.ndarray:
         width = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)

@@ -45,7 +45,8 @@ def export_int8(out_path: Path) -> Path:
             super().__init__()
             self.encoder = encoder
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state
             weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
