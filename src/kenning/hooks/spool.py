@@ -27,6 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from kenning.core.spool import Spooled
     from kenning.hooks.transport import Deadline
 
 REPLAY_PATH = "/api/hooks/replay"
@@ -42,7 +43,7 @@ def kenning_home(environ: Mapping[str, str] | None = None) -> str:
 
 
 def spool_request(path: str, body: Mapping[str, object], *, transcript_path: str | None, harness: str,
-                  environ: Mapping[str, str] | None = None) -> dict[str, object]:
+                  environ: Mapping[str, str] | None = None) -> Spooled:
     """Spool one undelivered hook request; {spooled, dropped, name}."""
     kept = {k: v for k, v in body.items() if k not in ("transcript", "transcript_refused")}
     record = {"harness": harness, "path": path, "body": kept,
