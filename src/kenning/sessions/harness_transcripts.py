@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any
 
 from kenning.core.clock import to_iso
 from kenning.core.events import Harness, ToolResult, TranscriptReading, Turn, strip_harness_text
@@ -40,15 +39,33 @@ OPENCODE_SKIPPED_PARTS = frozenset({"step-start", "step-finish", "reasoning", "s
                                     "compaction", "subtask", "retry"})
 
 
+JsonObject = dict[str, object]  # one decoded JSONL entry, or an object inside one: untrusted, read through as_*
+
+
+def as_object(value: object) -> JsonObject:
+    """`value` when it is a JSON object, else {}."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[object]:
+    """`value` when it is a JSON array, else []."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object) -> str | None:
+    """`value` when it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
 def _clip(text: str) -> str:
     return text[:MAX_TOOL_CHARS]
 
 
-def _tool_call_text(name: str, args: Any) -> str:
+def _tool_call_text(name: str, args: object) -> str:
     return f"{name}: {_clip(args if isinstance(args, str) else json.dumps(args, default=str))}"
 
 
-def _result(reading: TranscriptReading, harness: Harness, name: str, args: Any, text: str, failed: bool,
+def _result(reading: TranscriptReading, harness: Harness, name: str, args: object, text: str, failed: bool,
             at: str | None, call_id: str | None) -> None:
     reading.turns.append(Turn("tool", _clip(text), at, tool_name=name, is_error=failed))
     reading.tool_results.append(ToolResult(
@@ -68,16 +85,16 @@ def _text(reading: TranscriptReading, role: str, raw: str, at: str | None) -> No
 
 
 # -- Codex rollout ---------------------------------------------------------------------------------
-def is_codex(entries: list[dict[str, Any]]) -> bool:
+def is_codex(entries: list[JsonObject]) -> bool:
     return any(e.get("type") == "session_meta" and isinstance(e.get("payload"), dict) for e in entries[:3]) or (
         all(isinstance(e.get("payload"), dict) and isinstance(e.get("type"), str) for e in entries[:20])
         and any(e.get("type") == "response_item" for e in entries))
 
 
-def _codex_user_text(payload: dict[str, Any]) -> str:
+def _codex_user_text(payload: JsonObject) -> str:
     """What the user typed in a `user` message: its parts whose provenance is the user (Codex
     0.169 says so per part); without provenance, the parts that are not harness blocks."""
-    content = payload.get("content") if isinstance(payload.get("content"), list) else []
+    content = as_list(payload.get("content"))
     meta = payload.get("internal_chat_message_metadata_passthrough")
     provenance = meta.get("content_item_metadata") if isinstance(meta, dict) else None
     texts = []
@@ -95,13 +112,13 @@ def _codex_user_text(payload: dict[str, Any]) -> str:
     return "\n".join(texts)
 
 
-def read_codex(entries: list[dict[str, Any]]) -> TranscriptReading:
+def read_codex(entries: list[JsonObject]) -> TranscriptReading:
     reading = TranscriptReading(format="codex-rollout")
-    calls: dict[str, tuple[str, Any]] = {}
+    calls: dict[str, tuple[str, object]] = {}
     for entry in entries:
         kind = entry.get("type")
-        payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
-        at = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
+        payload = as_object(entry.get("payload"))
+        at = as_str(entry.get("timestamp"))
         if kind in CODEX_BOOKKEEPING:
             reading.skip(str(kind))
             continue
@@ -118,25 +135,25 @@ def read_codex(entries: list[dict[str, Any]]) -> TranscriptReading:
                 else:
                     reading.skip("user-harness-text")
             elif role == "assistant":
-                parts = payload.get("content") if isinstance(payload.get("content"), list) else []
+                parts = as_list(payload.get("content"))
                 _text(reading, "assistant", "\n".join(str(p.get("text", "")) for p in parts
                                                       if isinstance(p, dict) and p.get("type") == "output_text"), at)
             else:  # developer / system: instructions and hook contexts
                 reading.skip(f"{role}-message")
         elif item in ("function_call", "custom_tool_call", "local_shell_call"):
             name = str(payload.get("name") or item)
-            args: Any = payload.get("arguments", payload.get("input", payload.get("action")))
+            args: object = payload.get("arguments", payload.get("input", payload.get("action")))
             if isinstance(args, str):
                 try:
                     args = json.loads(args)
                 except ValueError:
                     pass
-            call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+            call_id = as_str(payload.get("call_id"))
             if call_id:
                 calls[call_id] = (name, args)
             reading.turns.append(Turn("tool", _tool_call_text(name, args), at, tool_name=name))
         elif item in ("function_call_output", "custom_tool_call_output"):
-            call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+            call_id = as_str(payload.get("call_id"))
             name, args = calls.get(call_id or "", ("tool", {}))
             output = payload.get("output")
             text = output if isinstance(output, str) else json.dumps(output, default=str)
@@ -151,20 +168,20 @@ def read_codex(entries: list[dict[str, Any]]) -> TranscriptReading:
 
 
 # -- Gemini CLI chats ------------------------------------------------------------------------------
-def is_gemini(entries: list[dict[str, Any]]) -> bool:
+def is_gemini(entries: list[JsonObject]) -> bool:
     head = entries[0]
     return "projectHash" in head and "sessionId" in head and "type" not in head
 
 
-def _gemini_parts(content: Any) -> list[dict[str, Any]]:
+def _gemini_parts(content: object) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"text": content}]
     return [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
 
 
-def read_gemini(entries: list[dict[str, Any]]) -> TranscriptReading:
+def read_gemini(entries: list[JsonObject]) -> TranscriptReading:
     reading = TranscriptReading(format="gemini-chats")
-    messages: dict[str, dict[str, Any]] = {}  # a message is written again as it grows (tool calls): keep the last
+    messages: dict[str, JsonObject] = {}  # a message is written again as it grows (tool calls): keep the last
     for index, entry in enumerate(entries):
         if "$set" in entry or "$unset" in entry:
             reading.skip("metadata")  # session metadata (its first $set carries the <session_context>)
@@ -176,7 +193,7 @@ def read_gemini(entries: list[dict[str, Any]]) -> TranscriptReading:
         messages[key] = entry
     for entry in messages.values():
         kind = entry.get("type")
-        at = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
+        at = as_str(entry.get("timestamp"))
         if kind in GEMINI_HARNESS_TYPES:
             reading.skip(str(kind))
             continue
@@ -190,7 +207,7 @@ def read_gemini(entries: list[dict[str, Any]]) -> TranscriptReading:
         elif kind == "gemini":
             _text(reading, "assistant", "\n".join(str(p.get("text", "")) for p in parts if "text" in p
                                                   and not p.get("thought")), at)
-            for call in entry.get("toolCalls") or []:
+            for call in as_list(entry.get("toolCalls")):
                 if isinstance(call, dict):
                     _gemini_tool(reading, call, at)
         else:
@@ -198,39 +215,40 @@ def read_gemini(entries: list[dict[str, Any]]) -> TranscriptReading:
     return reading
 
 
-def _gemini_tool(reading: TranscriptReading, call: dict[str, Any], at: str | None) -> None:
+def _gemini_tool(reading: TranscriptReading, call: JsonObject, at: str | None) -> None:
     name, args = str(call.get("name") or "tool"), call.get("args")
-    when = call.get("timestamp") if isinstance(call.get("timestamp"), str) else at
+    stamp = call.get("timestamp")
+    when = stamp if isinstance(stamp, str) else at
     reading.turns.append(Turn("tool", _tool_call_text(name, args), when, tool_name=name))
     outputs = []
-    for result in call.get("result") or []:
+    for result in as_list(call.get("result")):
         response = (result.get("functionResponse") or {}).get("response") if isinstance(result, dict) else None
         if isinstance(response, dict):
             outputs.append(str(response.get("output", response.get("error", "")) or json.dumps(response, default=str)))
     text = "\n".join(outputs) or str(call.get("resultDisplay") or "")
     code = _GEMINI_EXIT.search(text)
     failed = call.get("status") in ("error", "cancelled") or bool(code and int(code.group(1)) != 0)
-    _result(reading, Harness.GEMINI, name, args, text, failed, when, call.get("id") if isinstance(call.get("id"), str) else None)
+    _result(reading, Harness.GEMINI, name, args, text, failed, when, as_str(call.get("id")))
 
 
 # -- OpenCode messages ------------------------------------------------------------------------------
-def is_opencode(entries: list[dict[str, Any]]) -> bool:
+def is_opencode(entries: list[JsonObject]) -> bool:
     return all(isinstance(e.get("info"), dict) and "parts" in e for e in entries[:5])
 
 
-def read_opencode(entries: list[dict[str, Any]]) -> TranscriptReading:
+def read_opencode(entries: list[JsonObject]) -> TranscriptReading:
     reading = TranscriptReading(format="opencode-messages")
     for entry in entries:
-        info = entry.get("info") if isinstance(entry.get("info"), dict) else {}
+        info = as_object(entry.get("info"))
         role = info.get("role")
-        created = (info.get("time") or {}).get("created") if isinstance(info.get("time"), dict) else None
-        at = _millis_iso(created)
-        if role not in ("user", "assistant"):
+        at = _millis_iso(as_object(info.get("time")).get("created"))
+        if not isinstance(role, str) or role not in ("user", "assistant"):
             reading.unknown_type(f"opencode:{role}")
             continue
         texts = []
-        for part in entry.get("parts") or []:
-            kind = part.get("type") if isinstance(part, dict) else None
+        for item in as_list(entry.get("parts")):
+            part = as_object(item)
+            kind = part.get("type")  # None: not an object
             if kind == "text":
                 if part.get("synthetic") or part.get("ignored"):
                     reading.skip("synthetic-text")
@@ -247,23 +265,22 @@ def read_opencode(entries: list[dict[str, Any]]) -> TranscriptReading:
     return reading
 
 
-def _opencode_tool(reading: TranscriptReading, part: dict[str, Any], at: str | None) -> None:
+def _opencode_tool(reading: TranscriptReading, part: JsonObject, at: str | None) -> None:
     name = str(part.get("tool") or "tool")
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_object(part.get("state"))
     args = state.get("input")
     reading.turns.append(Turn("tool", _tool_call_text(name, args), at, tool_name=name))
     status = state.get("status")
     if status not in ("completed", "error"):
         reading.skip(f"tool-{status}")
         return
-    metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    exit_code = as_object(state.get("metadata")).get("exit")
     text = str(state.get("error") if status == "error" else state.get("output") or "")
-    failed = status == "error" or (isinstance(metadata.get("exit"), int) and metadata["exit"] != 0)
-    _result(reading, Harness.OPENCODE, name, args, text, failed, at,
-            part.get("callID") if isinstance(part.get("callID"), str) else None)
+    failed = status == "error" or (isinstance(exit_code, int) and exit_code != 0)
+    _result(reading, Harness.OPENCODE, name, args, text, failed, at, as_str(part.get("callID")))
 
 
-def _millis_iso(value: Any) -> str | None:
+def _millis_iso(value: object) -> str | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
     try:
@@ -272,7 +289,7 @@ def _millis_iso(value: Any) -> str | None:
         return None
 
 
-def read_harness_transcript(entries: list[dict[str, Any]]) -> TranscriptReading | None:
+def read_harness_transcript(entries: list[JsonObject]) -> TranscriptReading | None:
     """The reading of Codex / Gemini CLI / OpenCode entries; None when they are none of these."""
     if not entries:
         return None

@@ -81,7 +81,7 @@ def key_facts(turns: list[Turn], prompts: list[str], limit: int) -> list[Fact]:
         if sum(len(m.group(0)) for m in MARKER.finditer(clean)) > len(clean) / 2:
             continue  # mostly secrets: nothing worth keeping
         seen.add(key)
-        evidence = verdict.evidence.to_dict() if verdict.evidence else {}
+        evidence = dict(verdict.evidence.to_dict()) if verdict.evidence else {}  # a plain dict: the gate adds keys
         facts.append(Fact(clean, verdict.type, IMPORTANCE.get(verdict.type, 0.7), index if turns else None,
                           amendment_level(sentence), verdict.confidence, verdict.needs_review, evidence))
     if len(facts) > limit:  # the most confident, in transcript order
