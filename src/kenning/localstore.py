@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from kenning.diagnostics.timeline import Timeline
     from kenning.observer.lifecycle import LifecycleView
     from kenning.providers.embedding import EmbeddingProvider
+    from kenning.sessions.views import SessionDetail, SessionList
     from kenning.store.memories import HistoryEntry
 
 
@@ -122,12 +123,12 @@ class LocalStore:
         with timed("mutate"):
             write.purge(self.db, memory_id, actor=actor, reason=reason)
 
-    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> dict[str, Any]:
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> SessionList:
         from kenning.sessions import views as session_views  # the session store's module loads numpy
 
         return session_views.session_list(self.db.reader(), limit=limit, offset=offset, project=project)
 
-    def session(self, session_key: str) -> dict[str, Any]:
+    def session(self, session_key: str) -> SessionDetail:
         from kenning.sessions import views as session_views
 
         return session_views.session_detail(self.db.reader(), session_key)

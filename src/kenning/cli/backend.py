@@ -182,7 +182,8 @@ class LocalBackend:
     def pipeline_status(self) -> ApiObject:
         """Computed from the local store: the workers show as not running."""
         data = self.kenning.pipeline_status()
-        data["waiting"] = ["daemon not running: workers are idle"] + data["waiting"]
+        waiting = data["waiting"]
+        data["waiting"] = ["daemon not running: workers are idle", *(waiting if isinstance(waiting, list) else [])]
         return data
 
     def predictor_status(self) -> ApiObject:
@@ -336,7 +337,8 @@ class DaemonBackend:
         nudged = False
         while time.monotonic() - started < DOCUMENT_MAX_WAIT_S:
             state = self.client.request("GET", f"/api/documents/{doc['id']}")
-            progress(state["status"], state.get("memory_count") or 0, state.get("chunk_count") or 0)
+            progress(str(state["status"]), _count(state.get("memory_count")) or 0,
+                     _count(state.get("chunk_count")) or 0)
             if state["status"] in ("done", "failed"):
                 return state
             if state["status"] == "queued" and not nudged and time.monotonic() - started > DOCUMENT_QUEUED_GRACE_S:
@@ -349,11 +351,16 @@ class DaemonBackend:
     def ingest_git(self, repo: Path, project: str | None, progress: GitProgress) -> ApiObject:
         run = self.client.request("POST", "/api/ingest/git", json={"path": str(repo), "project": project})
         while run["status"] == "running":
-            progress(run["done"], run["total"] or None)
+            progress(_count(run["done"]) or 0, _count(run["total"]) or None)
             time.sleep(GIT_POLL_S)
             run = self.client.request("GET", f"/api/ingest/git/{run['id']}")
-        progress(run["done"], run["total"])
+        progress(_count(run["done"]) or 0, _count(run["total"]))
         return run
+
+
+def _count(value: object) -> int | None:
+    """A count from the daemon's JSON (None when it is not a number)."""
+    return value if isinstance(value, int) else None
 
 
 def nothing_listens(base_url: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,6 +23,10 @@ from kenning.hooks.claude_code import project_of
 
 if TYPE_CHECKING:
     from kenning.localstore import LocalStore
+
+# The code graph's answers (the daemon's JSON, or the same built here: codegraph declares no TypedDicts for
+# them) are printed as read, without checks: a missing key fails as it always did.
+Json = dict[str, Any]
 
 code_app = typer.Typer(no_args_is_help=True, help="Code graph: index a repository, impact of a change.")
 
@@ -95,11 +99,12 @@ def impact(
     """What depends on TARGET (directly and transitively), the tests that cover it, linked memories."""
     with _reader() as (client, store):
         if client is not None:
-            params = {"target": target, "depth": depth, "cwd": str(Path.cwd())} | ({"project": project} if project else {})
-            data = client.request("GET", "/api/code/impact", params=params)
+            params: dict[str, str | int] = {"target": target, "depth": depth, "cwd": str(Path.cwd())}
+            params |= {"project": project} if project else {}
+            data = cast(Json, client.request("GET", "/api/code/impact", params=params))
         else:
             assert store is not None
-            data = store.code_impact(target, project=project, depth=depth, cwd=str(Path.cwd()))
+            data = cast(Json, store.code_impact(target, project=project, depth=depth, cwd=str(Path.cwd())))
     if as_json:
         print_json(data)
         return
@@ -123,10 +128,10 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
     """Indexed projects with file, node, edge and closure counts."""
     with _reader() as (client, store):
         if client is not None:
-            data = client.request("GET", "/api/code/projects")
+            data = cast(Json, client.request("GET", "/api/code/projects"))
         else:
             assert store is not None
-            data = store.code_projects()
+            data = cast(Json, store.code_projects())
     if as_json:
         print_json(data)
         return
@@ -147,10 +152,10 @@ def modules(
         if client is not None:
             if project is None:
                 fail("pass --project when the daemon is running", code=2)
-            data = client.request("GET", "/api/code/modules", params={"project": project})
+            data = cast(Json, client.request("GET", "/api/code/modules", params={"project": project}))
         else:
             assert store is not None
-            data = store.code_modules(project, cwd=str(Path.cwd()))
+            data = cast(Json, store.code_modules(project, cwd=str(Path.cwd())))
     if as_json:
         print_json(data)
         return

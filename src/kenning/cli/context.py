@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from functools import lru_cache
-from typing import Any
-
 import typer
 from rich.console import Console
 
@@ -32,5 +30,6 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
+    """Any JSON-able value (others print as their str), indented."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

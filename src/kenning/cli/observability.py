@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import webbrowser
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 import typer
 from rich.markup import escape
@@ -22,8 +22,34 @@ STATUS_STYLE = {"healthy": "green", "degraded": "yellow", "unhealthy": "red", "c
                 "disabled": "bright_black"}
 EXIT_UNHEALTHY = 2
 
+if TYPE_CHECKING:
+    from kenning.diagnostics.health import DomainReport
+    from kenning.diagnostics.repair import Repaired
+    from kenning.diagnostics.report import Composite
+    from kenning.hooks.connectors.check import HarnessCheck
 
-def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+
+class ReportProblem(TypedDict):
+    """One problem of the report: diagnostics.health's ProblemReport and its domain (here without
+    importing the diagnostics: `kenning dashboard` does not need them)."""
+
+    domain: str
+    severity: str
+    message: str
+    fix: str
+
+
+class DoctorReport(TypedDict):
+    """What doctor reads of the diagnostics report (diagnostics.report.build_report: the daemon's
+    /api/diagnostics, or built here), and the harness checks it adds."""
+
+    composite: Composite
+    domains: dict[str, DomainReport]
+    problems: list[ReportProblem]
+    harnesses: NotRequired[list[HarnessCheck]]
+
+
+def _local_report(fix: bool) -> tuple[DoctorReport, list[Repaired], str]:
     from kenning.diagnostics import repair
     from kenning.localstore import LocalStore
 
@@ -34,24 +60,27 @@ def _local_report(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]
         report = store.diagnostics()
     finally:
         store.close()
-    return report, results, f"local store {cfg.db_path} (daemon not running: live checks skipped)"
+    return cast("DoctorReport", report), results, f"local store {cfg.db_path} (daemon not running: live checks skipped)"
 
 
-def _fetch(fix: bool) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+def _fetch(fix: bool) -> tuple[DoctorReport, list[Repaired], str]:
+    """The report (and the repairs' outcomes) from the daemon, else from the store; the daemon's
+    JSON is the same report (build_report's), taken as it comes."""
     cfg = settings()
     client = KenningClient(cfg.base_url, token=cfg.auth_token, timeout=120)
     try:
         if client.is_up():
             if fix:
                 out = client.request("POST", "/api/diagnostics/repair", json={})
-                return out["report"], out["results"], f"daemon {cfg.base_url}"
-            return client.request("GET", "/api/diagnostics"), [], f"daemon {cfg.base_url}"
+                return (cast("DoctorReport", out["report"]), cast("list[Repaired]", out["results"]),
+                        f"daemon {cfg.base_url}")
+            return cast("DoctorReport", client.request("GET", "/api/diagnostics")), [], f"daemon {cfg.base_url}"
     finally:
         client.close()
     return _local_report(fix)
 
 
-def add_harness_checks(report: dict[str, Any]) -> None:
+def add_harness_checks(report: DoctorReport) -> None:
     """Each harness kenning is installed in (user config, this project's): hooks present, reaching
     this daemon, trusted (Codex). Kept in `report["harnesses"]`; each problem joins the report's."""
     from pathlib import Path
@@ -59,6 +88,7 @@ def add_harness_checks(report: dict[str, Any]) -> None:
     from kenning.hooks.connectors.check import check_harnesses, daemon_url
 
     cfg = settings()
+    checks: list[HarnessCheck]
     try:
         checks = check_harnesses(daemon_url(cfg.home.expanduser(), cfg.host, cfg.port), Path.cwd())
     except Exception as exc:  # a check is a process boundary: the rest of the report stands
@@ -72,7 +102,7 @@ def add_harness_checks(report: dict[str, Any]) -> None:
                                        "fix": check["fix"]})
 
 
-def render_report(report: dict[str, Any], where: str) -> None:
+def render_report(report: DoctorReport, where: str) -> None:
     comp = report["composite"]
     style = STATUS_STYLE.get(comp["status"], "white")
     console.print(f"kenning doctor — {where}", highlight=False)

@@ -6,6 +6,7 @@ Talks to the running daemon when there is one; otherwise opens the store directl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
@@ -160,7 +161,7 @@ def labels(session_key: str = typer.Argument(..., help="Session key."),
     ], sorted(data["labels"], key=lambda c: -c["label"]), detail=Col("why", lambda c: "; ".join(c["reasons"])))
 
 
-def _agent_cell(c: dict) -> str:
+def _agent_cell(c: Mapping[str, object]) -> str:
     """The agent's mean rating and how many ratings; 0.00 is a rating, "-" means none."""
     if c.get("agent_relevance_score") is None:
         return "-"

@@ -11,7 +11,7 @@ Commands that print a table also take `--json`.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,11 +26,11 @@ MIN_INLINE_DETAIL = 40  # the detail stays a column only if it gets at least thi
 @dataclass(frozen=True)
 class Col:
     header: str
-    value: str | Callable[[dict[str, Any]], Any]  # a key of the row, or a function of it
+    value: str | Callable[[Mapping[str, Any]], object]  # a key of the row, or a function of it
     kind: Literal["id", "num", "text"] = "text"
     max_width: int = 32  # text columns: never wider than this
 
-    def cell(self, row: dict[str, Any]) -> str:
+    def cell(self, row: Mapping[str, Any]) -> str:
         value = self.value(row) if callable(self.value) else row.get(self.value)
         return "" if value is None else " ".join(str(value).split())
 
@@ -70,7 +70,7 @@ def _line(cols: Sequence[Col], widths: list[int], cells: list[str]) -> str:
     return GAP.join(parts)
 
 
-def print_table(console: Console, cols: Sequence[Col], rows: Sequence[dict[str, Any]], *,
+def print_table(console: Console, cols: Sequence[Col], rows: Sequence[Mapping[str, Any]], *,
                 detail: Col | None = None, title: str | None = None) -> None:
     """Print `rows` under `cols` within the console's width (see the module docstring)."""
     width = max(console.width, 40)

@@ -10,7 +10,8 @@ MCP tool errors with the daemon's one-line message.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Literal, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -31,7 +32,12 @@ SEARCH_FIELDS = ("id", "content", "score", "type", "project", "tags", "importanc
 MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type] - the enum the tools declare
 
 
-def _call(fn, *args, **kwargs) -> Any:
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`fn(*args, **kwargs)`, its KenningError (daemon down, bad input) as the tool's error."""
     try:
         return fn(*args, **kwargs)
     except KenningError as exc:
@@ -48,10 +54,10 @@ def build_server(client: KenningClient) -> MCPServer:
                                                  " (default: the daemon's recall.default_limit).")] = None,
         project: Annotated[str | None, Field(description="Only this project's memories (its git root name).")] = None,
         types: Annotated[list[MemoryType] | None, Field(description="Only memories of these types.")] = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, object]]:
         """Hybrid search (BM25 keywords + vectors, fused) over memories, best first. Each result says
         which legs found it and at what rank/score (`legs`) and why it ranks (`reasons`)."""
-        body: dict[str, Any] = {"query": query}
+        body: dict[str, object] = {"query": query}
         if limit is not None:
             body["limit"] = max(1, min(int(limit), 100))
         if project:
@@ -69,7 +75,7 @@ def build_server(client: KenningClient) -> MCPServer:
         tags: Annotated[list[str] | None, Field(description="Free-form labels.")] = None,
         project: Annotated[str | None, Field(description="Project it belongs to (its git root name); none = global.")] = None,
         pinned: Annotated[bool, Field(description="Always rank it first for its project.")] = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Store a durable memory (decision, preference, gotcha, fact, …). Exact duplicates are not stored twice."""
         body = {"content": content, "importance": importance, "tags": tags or [], "project": project,
                 "pinned": pinned, "source": "mcp"}
@@ -77,7 +83,7 @@ def build_server(client: KenningClient) -> MCPServer:
         return _call(client.remember, {**body, "type": type} if type != "fact" else body)
 
     @server.tool()
-    def memory_get(memory_id: Annotated[str, Field(description="The memory's id (from memory_search).")]) -> dict[str, Any]:
+    def memory_get(memory_id: Annotated[str, Field(description="The memory's id (from memory_search).")]) -> dict[str, object]:
         """One memory with its metadata and change history."""
         return _call(client.get, memory_id)
 
@@ -85,13 +91,13 @@ def build_server(client: KenningClient) -> MCPServer:
     def memory_forget(
         memory_id: Annotated[str, Field(description="The memory's id.")],
         reason: Annotated[str | None, Field(description="Why it is wrong or obsolete (kept in its history).")] = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Forget a memory (soft delete: memory_recover brings it back)."""
         memory = _call(client.forget, memory_id, reason=reason)
         return {"id": memory.get("id", memory_id), "is_deleted": bool(memory.get("is_deleted", True))}
 
     @server.tool()
-    def memory_recover(memory_id: Annotated[str, Field(description="The forgotten memory's id.")]) -> dict[str, Any]:
+    def memory_recover(memory_id: Annotated[str, Field(description="The forgotten memory's id.")]) -> dict[str, object]:
         """Bring back a memory forgotten with memory_forget."""
         memory = _call(client.recover, memory_id)
         return {"id": memory.get("id", memory_id), "is_deleted": bool(memory.get("is_deleted", False))}
@@ -102,7 +108,7 @@ def build_server(client: KenningClient) -> MCPServer:
             description="memory id → score from -1 (harmful) through 0 (not used) to 1 (shaped your answer).")],
         session_key: Annotated[str | None, Field(
             description="Leave empty: the ratings go to the latest session these memories were offered in.")] = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Rate memories you were given, so recall learns what helps. Returns how many ratings were applied,
         ignored (memories no session was offered) and the session they went to."""
         clean = {k: max(-1.0, min(1.0, float(v))) for k, v in scores.items()}
@@ -113,10 +119,10 @@ def build_server(client: KenningClient) -> MCPServer:
         target: Annotated[str, Field(description="`path`, `path:symbol` or a dotted name, relative to the indexed root.")],
         project: Annotated[str | None, Field(description="The indexed project (default: the only one).")] = None,
         depth: Annotated[int, Field(ge=1, le=10, description="How many dependency hops to follow.")] = 3,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """What breaks if TARGET changes: dependents (with depth and path), covering tests and linked
         memories. TARGET is `path`, `path:symbol` or a dotted name, relative to the indexed root."""
-        params: dict[str, Any] = {"target": target, "depth": max(1, min(int(depth), 10))}
+        params: dict[str, str | int] = {"target": target, "depth": max(1, min(int(depth), 10))}
         if project:
             params["project"] = project
         return _call(client.request, "GET", "/api/code/impact", params=params)
