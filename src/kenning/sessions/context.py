@@ -128,7 +128,7 @@ class SessionDeps:
     diversity_select: DiversitySelect
     recall: RecallFn
     remember: Callable[[MemoryDraft], Stored] | None = None  # the write path, one memory
-    remember_many: Callable[[list[MemoryDraft]], list[Stored]] | None = None  # the write path, one write tx
+    remember_many: Callable[[list[MemoryDraft]], Sequence[Stored]] | None = None  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # LLM judge; None = heuristic only
     predictor: SessionPredictor | None = None
     # the LLM claim gate (pipeline.claim_gate): candidates [{id, text, type, …}] -> {id: {durable, type,

@@ -14,6 +14,7 @@ session to the user who opened it on a team server.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import timedelta
 
 from kenning.core.clock import now_iso, parse_iso, to_iso
@@ -36,12 +37,12 @@ class Recovery:
                 store.set_transcript_path(conn, session_key, path)
 
     def stale(self, idle_minutes: float, *, now: str | None = None, limit: int = 50,
-              harnesses: list[str] | None = None) -> list[StaleSession]:
+              harnesses: Sequence[str] | None = None) -> list[StaleSession]:
         """Active sessions (of `harnesses`, when given) idle past `idle_minutes` whose transcript
         file was not touched since."""
         cutoff = parse_iso(now or now_iso()) - timedelta(minutes=idle_minutes)
         rows = store.stale_sessions(self.deps.db.reader(), idle_before=to_iso(cutoff), limit=limit,
-                                    harnesses=harnesses)
+                                    harnesses=list(harnesses) if harnesses is not None else None)
         found: list[StaleSession] = []
         for row in rows:
             try:
