@@ -11,7 +11,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import quote, urlsplit
 
 from kenning.core.config import Settings
@@ -20,8 +20,11 @@ from kenning.core.types import MemoryDraft, MemoryFilter
 
 if TYPE_CHECKING:
     from kenning.client import KenningClient
-    from kenning.localstore import LocalStore
-    from kenning.service import Kenning
+    from kenning.localstore import LocalStore, StoreStats
+    from kenning.memory.review import ReviewItem, ReviewPage, RuleReport
+    from kenning.predictor.reports import AuditReport, TrainingHistory
+    from kenning.service import DocumentView, Kenning
+    from kenning.sessions.views import SessionDetail, SessionList
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 ApiObject = dict[str, Any]  # one JSON object in the HTTP API's shape (the daemon's answer, or the same built here)
@@ -51,12 +54,12 @@ class Backend(Protocol):
     def recover(self, memory_id: str) -> ApiObject: ...
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
              include_deleted: bool = False) -> ApiObject: ...
-    def stats(self) -> ApiObject: ...
+    def stats(self) -> StoreStats: ...
     def export(self, fmt: str, project: str | None = None) -> Iterator[str]: ...
 
     # -- sessions, graph, pipeline
-    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject: ...
-    def session(self, session_key: str) -> ApiObject: ...
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> SessionList: ...
+    def session(self, session_key: str) -> SessionDetail: ...
     def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
                  offset: int = 0) -> ApiObject: ...
     def entity(self, name: str, *, memories: int = 50) -> ApiObject: ...
@@ -64,20 +67,20 @@ class Backend(Protocol):
 
     # -- the predictor
     def predictor_status(self) -> ApiObject: ...
-    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject: ...
-    def predictor_audit(self, session_key: str) -> ApiObject: ...
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> TrainingHistory: ...
+    def predictor_audit(self, session_key: str) -> AuditReport: ...
     def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject: ...
 
     # -- review of what kenning learned
     def review_pending(self, *, status: str = "pending", project: str | None = None,
-                       session_key: str | None = None, limit: int = 100) -> ApiObject: ...
-    def review_accept(self, memory_id: str) -> ApiObject: ...
-    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject: ...
-    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject: ...
-    def review_rules(self) -> ApiObject: ...
+                       session_key: str | None = None, limit: int = 100) -> ReviewPage: ...
+    def review_accept(self, memory_id: str) -> ReviewItem: ...
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ReviewItem: ...
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ReviewItem: ...
+    def review_rules(self) -> RuleReport: ...
 
     # -- ingestion
-    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject: ...
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> DocumentView: ...
     def ingest_git(self, repo: Path, project: str | None, progress: GitProgress) -> ApiObject: ...
 
 
@@ -160,16 +163,16 @@ class LocalBackend:
         items, total = self.store.list(filters, limit=limit, offset=offset)
         return {"items": [m.to_dict() for m in items], "total": total, "limit": limit, "offset": offset}
 
-    def stats(self) -> ApiObject:
+    def stats(self) -> StoreStats:
         return self.store.stats()
 
     def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
         return self.store.export(fmt, MemoryFilter(project=project))
 
-    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject:
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> SessionList:
         return self.store.sessions(limit=limit, offset=offset, project=project)
 
-    def session(self, session_key: str) -> ApiObject:
+    def session(self, session_key: str) -> SessionDetail:
         return self.store.session(session_key)
 
     def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
@@ -189,10 +192,10 @@ class LocalBackend:
     def predictor_status(self) -> ApiObject:
         return self.kenning.predictor.status()
 
-    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject:
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> TrainingHistory:
         return self.kenning.predictor.training_history(limit=limit, offset=offset)
 
-    def predictor_audit(self, session_key: str) -> ApiObject:
+    def predictor_audit(self, session_key: str) -> AuditReport:
         return self.kenning.predictor.audit(session_key)
 
     def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject:
@@ -205,22 +208,23 @@ class LocalBackend:
         return p.train_now("manual")
 
     def review_pending(self, *, status: str = "pending", project: str | None = None,
-                       session_key: str | None = None, limit: int = 100) -> ApiObject:
+                       session_key: str | None = None, limit: int = 100) -> ReviewPage:
         return self.kenning.review.pending(status=status, project=project, session_key=session_key, limit=limit)
 
-    def review_accept(self, memory_id: str) -> ApiObject:
+    def review_accept(self, memory_id: str) -> ReviewItem:
         return self.kenning.review.accept(memory_id, actor=REVIEW_ACTOR)
 
-    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject:
-        return self.kenning.review.edit(memory_id, actor=REVIEW_ACTOR, **changes)
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ReviewItem:
+        return self.kenning.review.edit(memory_id, content=changes.get("content"), type=changes.get("type"),
+                                        actor=REVIEW_ACTOR)
 
-    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject:
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ReviewItem:
         return self.kenning.review.reject(memory_id, reason=reason, actor=REVIEW_ACTOR)
 
-    def review_rules(self) -> ApiObject:
+    def review_rules(self) -> RuleReport:
         return self.kenning.review.rules()
 
-    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject:
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> DocumentView:
         """Submit and ingest in this process; a failure marks the document failed and is raised."""
         k = self.kenning
         doc_id = k.submit_document(
@@ -239,7 +243,9 @@ class LocalBackend:
 
 
 class DaemonBackend:
-    """The running daemon, over its HTTP API (`kenning.client`)."""
+    """The running daemon, over its HTTP API (`kenning.client`). Where a call answers a TypedDict, the
+    daemon's route answers that very TypedDict (the API returns what LocalBackend calls), so its JSON
+    is taken as one (`cast`)."""
 
     def __init__(self, client: KenningClient) -> None:
         self.client = client
@@ -274,17 +280,17 @@ class DaemonBackend:
         return self.client.list(limit=limit, offset=offset, project=project, type=type,
                                 include_deleted=include_deleted)
 
-    def stats(self) -> ApiObject:
-        return self.client.stats()
+    def stats(self) -> StoreStats:
+        return cast("StoreStats", self.client.stats())
 
     def export(self, fmt: str, project: str | None = None) -> Iterator[str]:
         return self.client.export(fmt, project)
 
-    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> ApiObject:
-        return self.client.sessions(limit=limit, offset=offset, project=project)
+    def sessions(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> SessionList:
+        return cast("SessionList", self.client.sessions(limit=limit, offset=offset, project=project))
 
-    def session(self, session_key: str) -> ApiObject:
-        return self.client.session(session_key)
+    def session(self, session_key: str) -> SessionDetail:
+        return cast("SessionDetail", self.client.session(session_key))
 
     def entities(self, *, query: str | None = None, entity_type: str | None = None, limit: int = 50,
                  offset: int = 0) -> ApiObject:
@@ -301,11 +307,12 @@ class DaemonBackend:
     def predictor_status(self) -> ApiObject:
         return self.client.request("GET", "/api/predictor/status")
 
-    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> ApiObject:
-        return self.client.request("GET", "/api/predictor/training", params={"limit": limit, "offset": offset})
+    def predictor_training(self, *, limit: int = 50, offset: int = 0) -> TrainingHistory:
+        return cast("TrainingHistory", self.client.request("GET", "/api/predictor/training",
+                                                           params={"limit": limit, "offset": offset}))
 
-    def predictor_audit(self, session_key: str) -> ApiObject:
-        return self.client.request("GET", f"/api/predictor/audit/{session_key}")
+    def predictor_audit(self, session_key: str) -> AuditReport:
+        return cast("AuditReport", self.client.request("GET", f"/api/predictor/audit/{session_key}"))
 
     def predictor_train(self, *, base_weights: Path | None = None) -> ApiObject:
         if base_weights is not None:
@@ -313,23 +320,25 @@ class DaemonBackend:
         return self.client.request("POST", "/api/predictor/train", timeout=180.0)
 
     def review_pending(self, *, status: str = "pending", project: str | None = None,
-                       session_key: str | None = None, limit: int = 100) -> ApiObject:
+                       session_key: str | None = None, limit: int = 100) -> ReviewPage:
         params = {"status": status, "project": project, "session_key": session_key, "limit": limit}
-        return self.client.request("GET", "/api/review", params={k: v for k, v in params.items() if v is not None})
+        return cast("ReviewPage", self.client.request("GET", "/api/review",
+                                                      params={k: v for k, v in params.items() if v is not None}))
 
-    def review_accept(self, memory_id: str) -> ApiObject:
-        return self.client.request("POST", f"/api/review/{memory_id}/accept")
+    def review_accept(self, memory_id: str) -> ReviewItem:
+        return cast("ReviewItem", self.client.request("POST", f"/api/review/{memory_id}/accept"))
 
-    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ApiObject:
-        return self.client.request("POST", f"/api/review/{memory_id}/edit", json=changes)
+    def review_edit(self, memory_id: str, changes: dict[str, str]) -> ReviewItem:
+        return cast("ReviewItem", self.client.request("POST", f"/api/review/{memory_id}/edit", json=changes))
 
-    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ApiObject:
-        return self.client.request("POST", f"/api/review/{memory_id}/reject", json={"reason": reason} if reason else {})
+    def review_reject(self, memory_id: str, *, reason: str | None = None) -> ReviewItem:
+        return cast("ReviewItem", self.client.request("POST", f"/api/review/{memory_id}/reject",
+                                                      json={"reason": reason} if reason else {}))
 
-    def review_rules(self) -> ApiObject:
-        return self.client.request("GET", "/api/review/rules")
+    def review_rules(self) -> RuleReport:
+        return cast("RuleReport", self.client.request("GET", "/api/review/rules"))
 
-    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> ApiObject:
+    def ingest_document(self, body: ApiObject, progress: DocumentProgress) -> DocumentView:
         """Queue it, then poll until the documents worker is done (or ingest it now when no worker
         takes it)."""
         doc = self.client.request("POST", "/api/documents", json=body)
@@ -340,7 +349,7 @@ class DaemonBackend:
             progress(str(state["status"]), _count(state.get("memory_count")) or 0,
                      _count(state.get("chunk_count")) or 0)
             if state["status"] in ("done", "failed"):
-                return state
+                return cast("DocumentView", state)
             if state["status"] == "queued" and not nudged and time.monotonic() - started > DOCUMENT_QUEUED_GRACE_S:
                 nudged = True  # no documents worker picked it up: ask the daemon to ingest it now
                 self.client.request("POST", f"/api/documents/{doc['id']}/process", timeout=DOCUMENT_MAX_WAIT_S)

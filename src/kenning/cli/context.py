@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from functools import lru_cache
+from typing import NoReturn
 import typer
 from rich.console import Console
 
@@ -24,7 +25,7 @@ def settings() -> Settings:
         raise  # unreachable; keeps type checkers honest
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """One line on stderr, then exit with `code`."""
     err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)

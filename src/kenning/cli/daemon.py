@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -18,6 +20,9 @@ from kenning.cli.context import console, fail, settings
 from kenning.cli.home_lock import HomeLock
 from kenning.client import KenningClient
 from kenning.diagnostics.logfile import install_json_log_file
+
+if TYPE_CHECKING:
+    from kenning.core.config import Settings
 
 daemon_app = typer.Typer(help="Run kenning in the background.", no_args_is_help=True)
 START_TIMEOUT_S = 90.0
@@ -72,7 +77,7 @@ def _fewer_malloc_arenas() -> None:
         pass
 
 
-def _refuse_second(home, lock: HomeLock) -> None:
+def _refuse_second(home: Path, lock: HomeLock) -> None:
     holder = lock.holder()
     who = holder.describe() if holder else "it has just exited; try again"
     fail(f"another kenning daemon already serves {home} ({who}); stop it with `kenning daemon stop`", code=2)
@@ -131,7 +136,7 @@ def start() -> None:
     fail(f"daemon did not answer within {START_TIMEOUT_S:.0f}s; see {cfg.log_dir / 'daemon.log'}")
 
 
-def _model_ready(cfg) -> None:
+def _model_ready(cfg: Settings) -> None:
     """Build the default embedding model here, on the user's terminal, when this install has none yet
     (pip/pipx/uv: no `make setup`), instead of inside the background daemon's start timeout."""
     from kenning.core.errors import ConfigError

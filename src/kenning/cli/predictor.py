@@ -118,9 +118,9 @@ def compare(session_key: str = typer.Argument(..., help="Session key."),
                       f"  confidence {cmp['scorer_confidence']:.2f}  EMA updated: {cmp['ema_updated']}",
                       highlight=False)
         rel = cmp["relevance_scores"]
-        for side in ("baseline", "predictor"):
+        for side, top_ids in (("baseline", cmp["baseline_top_ids"]), ("predictor", cmp["predictor_top_ids"])):
             rows = [{"rank": i + 1, "id": mid, "rel": rel.get(mid, 0.0), "content": texts.get(mid, "")}
-                    for i, mid in enumerate(cmp[f"{side}_top_ids"])]
+                    for i, mid in enumerate(top_ids)]
             print_table(console, [Col("#", "rank", "num"), Col("memory", "id", "id"),
                                   Col("rel", lambda r: fmt(r["rel"]), "num")],
                         rows, detail=Col("content", "content"), title=f"{side} top {len(rows)}")

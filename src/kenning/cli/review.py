@@ -45,7 +45,8 @@ def review(
         console.print(f"nothing {status} for review" if status != "learned" else "kenning has learned nothing yet")
         return
     for group in data["sessions"]:
-        head = " · ".join(x for x in [group.get("started_at", "")[:16].replace("T", " ") if group.get("started_at")
+        started = group.get("started_at")
+        head = " · ".join(x for x in [started[:16].replace("T", " ") if started
                                       else None, group.get("harness"), group.get("project"),
                                       group.get("session_key") or "no session"] if x)
         console.print(head, style="bold", highlight=False, markup=False)

@@ -76,7 +76,7 @@ def show(
         job = data.get("summary_job")
         console.print(f"no continuity score yet (summary job: {job['status'] if job else 'none'})")
     console.print(f"{len(data['prompts'])} prompts, {len(data['checkpoints'])} checkpoints, transcript: "
-                  f"{data['transcript']['chars'] if data.get('transcript') else 0} chars", highlight=False)
+                  f"{transcript['chars'] if (transcript := data.get('transcript')) else 0} chars", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
