@@ -164,6 +164,31 @@ def test_a_short_answer_is_kept_with_the_question_it_answers():
     assert kept(("assistant", "I changed the rounding."), ("user", "Down.")) == []
 
 
+def test_an_answer_pointing_at_the_questions_options_is_kept_with_the_question():
+    # sde dev split (hostallow chat): "Right" agrees, "on both" points back at the two options asked about
+    question = ("Normalization first, then the match rules. Last boundary check so the tests pin the right edges: "
+                "'exactly one label' means the extra label is non-empty and contains no dot - so ..example.com junk "
+                "never matches - and case-insensitivity applies to wildcard entries too, right?")
+    answer = ("Right on both - an empty label isn't a label, and *.EXAMPLE.com in a config must behave identically "
+              "to *.example.com.")
+    got = [v for v in kept(("assistant", question), ("user", answer)) if v.evidence.speaker == "user"]
+    assert len(got) == 1 and got[0].evidence.rule == "answer-to-question"
+    assert got[0].text.startswith("On both") and "(answering: " in got[0].text
+    assert "case-insensitivity applies to wildcard entries too" in got[0].evidence.antecedent
+    # with no question before it, what "both" means is nowhere: not kept
+    assert [v for v in kept(("assistant", "I normalised the entries."), ("user", answer))
+            if v.evidence.speaker == "user"] == []
+
+
+def test_exactly_before_a_number_is_not_an_acknowledgement():
+    # sde dev split (seqledger chat): the rule says how many, it agrees with nothing
+    got = kept(("assistant", "Should I add a config knob - a maximum allowed gap, tolerance configurable per tenant?"),
+               ("user", "Exactly 100 - a compaction that jumps 50, or one that only advances by 1, is just as invalid "
+                        "as a gap and gets the same SequenceGapError."))
+    assert len(got) == 1 and got[0].text.startswith("Exactly 100 - a compaction")
+    assert claims.strip_acknowledgement("Exactly, the key stays lowercased.") == "The key stays lowercased."
+
+
 def test_assistant_statements_count_only_when_the_user_accepts_them():
     proposal = "So `MAX_ATTEMPTS` should be exactly `7`, measured to the rate-limit window."
     accepted = kept(("assistant", proposal), ("user", "Right, leave it at 7."))

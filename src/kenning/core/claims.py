@@ -101,8 +101,12 @@ _ACK = re.compile(
     r"^(?:(?:exactly|yeah|yes|yep|yup|right|correct|true|agreed|indeed|totally|absolutely|definitely|precisely"
     r"|good (?:point|catch|call|question)|great (?:point|question|catch)|makes sense|fair(?: enough| point)?|nice|great"
     r"|perfect|ok(?:ay)?|sure|got it|gotcha|understood|noted|confirmed|interesting|ah|oh|hmm+|well|so|and|but|also"
-    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|excellent|alright|all right|then|plus|no(?=\s*[.,!—–-]))\b[\s,.!:;—–-]*)+",
+    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|excellent|alright|all right|then|plus|no(?=\s*[.,!—–-]))\b"
+    r"(?!\s+\d)[\s,.!:;—–-]*)+",  # "Exactly 100 - …" says how many, it agrees with nothing
     re.I)
+# an answer that points back at the question's options: "Right on both - an empty label isn't a label …"
+_ELLIPTICAL = re.compile(r"^(?:(?:on|to|for|in|with)\s+(?:both|either|neither|all of them|all three)\b"
+                         r"|(?:both|either|neither)\s*[-–—,.:;!])", re.I)
 _DEICTIC = re.compile(  # a bare pronoun subject: what it stands for is in another sentence
     r"^(?:(?:that|this|these|those)(?:'s|\s+(?:is|was|are|were|means|meant|will|would|should|can|could|has|had|makes|made"
     r"|explains|sounds|seems|looks|one|ones|way|part|bit|too|also|really|just|actually|is\b))"
@@ -445,7 +449,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     imperative = any(c.startswith("imperative:") for c in found) and bool(_IMPERATIVE.match(command))
     recap = ctx.speaker == "assistant" and (ctx.recap or bool(_RECAP.match(body))) and ctx.accepted is not False
     verbless = not _VERB.search(own_words(body)) and len(_words(body)) < 12 and not imperative and not recap
-    fragment = bool(_DEICTIC.match(body)) or verbless
+    fragment = bool(_DEICTIC.match(body) or _ELLIPTICAL.match(body)) or verbless
     if kind is None and answer and not _DEICTIC.match(body):
         kind, fragment = ("constraint", "answer"), True  # "Down." to "… round them up or down?"
     if imperative and _OBJECT_PRONOUN.match(command) and not fragment:
