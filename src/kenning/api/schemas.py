@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
@@ -93,7 +93,7 @@ class RememberIn(_Body):
     created_at: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now; "
                                         "lets imports keep original dates.")
     related_files: Paths = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict, description=f"At most {limits.MAX_METADATA_BYTES} "
+    metadata: dict[str, object] = Field(default_factory=dict, description=f"At most {limits.MAX_METADATA_BYTES} "
                                      "bytes as JSON.")
     derived_from: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=limits.MAX_RELATED_FILES)] = \
         Field(default_factory=list, description="Ids of the memories this one derives from.")

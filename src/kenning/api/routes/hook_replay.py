@@ -12,7 +12,7 @@ no path from the hook is ever read here. The inner body is checked by the hook r
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -47,7 +47,7 @@ class ReplayIn(BaseModel):
     event: Annotated[str, Field(min_length=3, max_length=200, pattern=r"^e-[0-9A-Za-z._-]+$")] = Field(
         description="The event's spool name: its id, applied once.")
     path: Literal[tuple(MODELS)] = Field(description="The hook route the event was meant for.")  # type: ignore[valid-type]
-    body: dict[str, Any] = Field(description="The request body the hook would have sent.")
+    body: dict[str, object] = Field(description="The request body the hook would have sent.")
     spooled_at: IsoTime | None = Field(None, description="When it was spooled: the event's time if the body has none.")
     transcript: str | None = Field(None, description="A session end's or compaction's transcript, read by the hook.")
     transcript_refused: str | None = Field(None, max_length=50, description="Why the hook did not read it.")

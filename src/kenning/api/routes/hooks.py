@@ -98,7 +98,7 @@ class SessionStartIn(_HookIn):
 class UserPromptIn(_HookIn):
     prompt: Annotated[str, Field(min_length=1, pattern=limits.VISIBLE_PATTERN,
                                  description=f"Cut to {MAX_PROMPT_CHARS} characters.")]
-    memory_feedback: dict[str, Any] | None = Field(None, description="{memory_id: score in [-1, 1]}; "
+    memory_feedback: dict[str, object] | None = Field(None, description="{memory_id: score in [-1, 1]}; "
                                                    "entries that are not are ignored and counted.")
 
 
@@ -110,7 +110,7 @@ class CheckpointIn(_HookIn):
 
 
 class FeedbackIn(_HookIn):
-    memory_feedback: dict[str, Any] | None = Field(None, description="{memory_id: score in [-1, 1]}.")
+    memory_feedback: dict[str, object] | None = Field(None, description="{memory_id: score in [-1, 1]}.")
 
 
 class StepIn(BaseModel):
@@ -135,8 +135,8 @@ class PostToolUseIn(StepIn):
     timestamp: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now.")
     harness: Annotated[str, Field(max_length=100)] | None = None
     tool_name: Annotated[str, Field(max_length=200)] | None = None
-    tool_input: dict[str, Any] | str | None = None
-    tool_response: dict[str, Any] | list[Any] | str | None = None
+    tool_input: dict[str, object] | str | None = None
+    tool_response: dict[str, object] | list[object] | str | None = None
     error: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] | None = Field(
         None, description="The tool failed (Claude Code's PostToolUseFailure): what it said.")
     tool_use_id: Annotated[str, Field(max_length=200)] | None = None
@@ -172,13 +172,13 @@ class SessionStartedIn(_EventIn):
 class PromptSubmittedIn(_EventIn):
     kind: Literal["prompt_submitted"]
     prompt: Annotated[str, Field(min_length=1, pattern=limits.VISIBLE_PATTERN)]
-    memory_feedback: dict[str, Any] = Field(default_factory=dict)
+    memory_feedback: dict[str, object] = Field(default_factory=dict)
 
 
 class ToolResultIn(_EventIn):
     kind: Literal["tool_result"]
     tool_name: Annotated[str, Field(max_length=200)]
-    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_input: dict[str, object] = Field(default_factory=dict)
     input_summary: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] = ""
     output: str = Field("", description="What the tool printed (untrusted; cut by the observer).")
     success: bool = True
@@ -256,7 +256,7 @@ class PostToolUseOut(_HookOut):
 class SessionEndOut(_HookOut):
     queued: bool
     job_id: int | str | None = None
-    summary: dict[str, Any] | None = None
+    summary: dict[str, object] | None = None
 
 
 class EventOut(_HookOut):

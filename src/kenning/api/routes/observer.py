@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,8 +32,8 @@ class ObserveIn(StepIn):
 
     type: Literal[EVENT_TYPES]  # type: ignore[valid-type]
     tool_name: Annotated[str, Field(max_length=100)] | None = None
-    args: dict[str, Any] | None = None
-    result: dict[str, Any] | list[Any] | str | None = None
+    args: dict[str, object] | None = None
+    result: dict[str, object] | list[object] | str | None = None
     text: str | None = Field(None, description="The reasoning text (type reasoning).")
 
 
