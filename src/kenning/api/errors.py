@@ -8,6 +8,8 @@ from functools import lru_cache
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kenning.core.errors import KenningError
@@ -15,13 +17,13 @@ from kenning.core.limits import VISIBLE_PATTERN
 from kenning.core.telemetry import record_error
 
 
-def _message(err: dict) -> str:
+def _message(err: ErrorDetails) -> str:
     if err.get("type") == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == VISIBLE_PATTERN:
         return "must hold a visible character (not only whitespace, control or zero-width characters)"
     return str(err.get("msg"))
 
 
-def describe_validation(exc: RequestValidationError) -> str:
+def describe_validation(exc: RequestValidationError | ValidationError) -> str:
     parts = []
     for err in exc.errors():
         if tuple(err.get("loc", ())) == ("body",) and err.get("type") in ("model_attributes_type", "dict_type"):

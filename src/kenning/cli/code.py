@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, cast
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.tree import Tree
 
@@ -69,7 +69,7 @@ def index(
     store = LocalStore(settings())
     try:
         with Progress(*columns, console=console, transient=True, disable=as_json) as progress:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def note(phase: str, done: int, total: int) -> None:
                 if phase not in tasks:

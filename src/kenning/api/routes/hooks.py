@@ -23,6 +23,7 @@ otherwise: an internal error or a blown latency budget answers 200 with an empty
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Annotated, Any, Literal, Union
 
@@ -72,6 +73,14 @@ SessionKey = Annotated[str, Field(min_length=1, max_length=limits.MAX_SESSION_KE
 Text = Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)]
 
 
+def _as_dict(body: BaseModel, timestamp: datetime | None) -> dict[str, object]:
+    """A hook body as the handlers take it: the JSON sent (nulls left out), the timestamp checked."""
+    data: dict[str, object] = body.model_dump(mode="json", exclude_none=True)
+    if timestamp is not None:
+        data["timestamp"] = limits.check_created_at(timestamp, "timestamp")
+    return data
+
+
 class _HookIn(BaseModel):
     """Typed hook bodies; keys not declared pass through to the handler (harness extras)."""
 
@@ -82,10 +91,7 @@ class _HookIn(BaseModel):
                                       "replays set it, else the daemon's clock.")
 
     def as_dict(self) -> dict[str, object]:
-        body: dict[str, object] = self.model_dump(mode="json", exclude_none=True)
-        if self.timestamp is not None:
-            body["timestamp"] = limits.check_created_at(self.timestamp, "timestamp")
-        return body
+        return _as_dict(self, self.timestamp)
 
 
 class SessionStartIn(_HookIn):
@@ -142,7 +148,8 @@ class PostToolUseIn(StepIn):
     tool_use_id: Annotated[str, Field(max_length=200)] | None = None
     session_type: Annotated[str, Field(max_length=50)] | None = None
 
-    as_dict = _HookIn.as_dict
+    def as_dict(self) -> dict[str, object]:
+        return _as_dict(self, self.timestamp)
 
 
 class SessionEndIn(_HookIn):
@@ -312,9 +319,9 @@ def _event(cls: type[HookEvent], body: _HookIn, **fields: object) -> HookEvent:
 @router.post("/session-start", response_model=SessionStartOut, response_model_exclude_none=True)
 async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    source = getattr(body, "source", None)  # an extra key a harness may send
     event = _event(SessionStarted, body, harness=harness_of(body.harness).value, project=body.project, cwd=body.cwd,
-                   context=body.context, **({"source": body.source} if isinstance(getattr(body, "source", None), str)
-                                            else {}))
+                   context=body.context, **({"source": source} if isinstance(source, str) else {}))
     return await _call(k, event, viewer)
 
 
