@@ -6,7 +6,8 @@ dashboard and `kenning doctor`. Pure functions over what telemetry returns.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 import numpy as np
 
@@ -73,7 +74,7 @@ def latency_report(
     return out
 
 
-def _page(items: list[dict[str, Any]], limit: int, offset: int) -> dict[str, object]:
+def _page(items: Sequence[Mapping[str, object]], limit: int, offset: int) -> dict[str, object]:
     if limit < 1 or limit > MAX_PAGE:
         raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
     if offset < 0:
@@ -108,11 +109,11 @@ def log_report(
     since_iso = normalize_iso(since) if since else None
     items = telemetry.recent_logs(category=category, level=level, limit=telemetry.LOG_RING_SIZE)
     if since_iso:
-        items = [e for e in items if e["at"] >= since_iso]
+        items = [e for e in items if str(e["at"]) >= since_iso]  # at, message, category: log_event's strings
     if q:
         needle = q.lower()
-        items = [e for e in items if needle in e["message"].lower() or needle in str(e).lower()]
+        items = [e for e in items if needle in str(e["message"]).lower() or needle in str(e).lower()]
     categories: dict[str, int] = {}
     for e in telemetry.recent_logs(limit=telemetry.LOG_RING_SIZE):
-        categories[e["category"]] = categories.get(e["category"], 0) + 1
+        categories[str(e["category"])] = categories.get(str(e["category"]), 0) + 1
     return _page(items, limit, offset) | {"categories": categories}

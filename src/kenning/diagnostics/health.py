@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypedDict
 
+from kenning.core import telemetry
 from kenning.core.clock import parse_iso, utcnow
 from kenning.core.config_observability import ObservabilitySettings
 from kenning.diagnostics.analytics import OperationLatency
@@ -109,8 +110,8 @@ class Facts:
     queue: sql.QueueStats
     job_outcomes: list[sql.JobOutcome]
     sessions: sql.SessionStats
-    errors: list[dict[str, Any]]  # telemetry error ring, newest first
-    logs: list[dict[str, Any]]  # telemetry logs, newest first
+    errors: list[telemetry.ErrorEntry]  # telemetry error ring, newest first
+    logs: list[dict[str, object]]  # telemetry logs, newest first
     latency: dict[str, OperationLatency]  # per-operation percentiles
     db_bytes: int = 0
     wal_bytes: int = 0
@@ -125,7 +126,7 @@ class Facts:
     disk: dict[str, Any] = field(default_factory=dict)  # {"total", "free", "used_pct"} of the home's disk
 
 
-def _recent_errors(facts: Facts, *stages: str) -> list[dict[str, Any]]:
+def _recent_errors(facts: Facts, *stages: str) -> list[telemetry.ErrorEntry]:
     cutoff = utcnow() - timedelta(minutes=facts.thresholds.error_window_minutes)
     return [e for e in facts.errors if e["stage"] in stages and parse_iso(e["at"]) >= cutoff]
 

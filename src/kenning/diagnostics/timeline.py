@@ -43,7 +43,7 @@ class Event(TypedDict):
 class Timeline(TypedDict):
     id: str
     kind: str  # "session" | "memory"
-    entities: list[dict[str, Any]]
+    entities: list[sql.MentionedEntity]
     total: int
     limit: int
     offset: int
@@ -64,7 +64,7 @@ def _json(value: object) -> object:
     return value
 
 
-def _history_events(rows: list[dict[str, Any]]) -> list[Event]:
+def _history_events(rows: list[sql.HistoryRow]) -> list[Event]:
     out = []
     for h in rows:
         text = h.get("new_content") or h.get("old_content") or h.get("memory_content") or ""
@@ -77,7 +77,7 @@ def _history_events(rows: list[dict[str, Any]]) -> list[Event]:
     return out
 
 
-def _job_events(rows: list[dict[str, Any]]) -> list[Event]:
+def _job_events(rows: list[sql.JobRecord]) -> list[Event]:
     out = []
     for j in rows:
         kind = j.get("job_type") or "job"
@@ -107,15 +107,16 @@ def _telemetry_events(ident: str) -> list[Event]:
         if entry["category"] == "error" or not _mentions(entry, ident):
             continue
         fields = {k: v for k, v in entry.items() if k not in ("at", "category", "message")}
-        name = _PREDICTOR_LOG.get(entry["message"]) or _PREDICTOR_LOG.get(str(entry.get("event")))
-        if entry["category"] == "predictor" and name:
-            out.append(_ev(entry["at"], "predictor", name, entry["message"], **fields))
+        at, category, message = str(entry["at"]), str(entry["category"]), str(entry["message"])  # log_event's strings
+        name = _PREDICTOR_LOG.get(message) or _PREDICTOR_LOG.get(str(entry.get("event")))
+        if category == "predictor" and name:
+            out.append(_ev(at, "predictor", name, message, **fields))
         else:
-            out.append(_ev(entry["at"], "log", entry["category"], entry["message"], **fields))
+            out.append(_ev(at, "log", category, message, **fields))
     return out
 
 
-def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[Event]:
+def _candidate_events(key: str, rows: list[sql.CandidateRow]) -> list[Event]:
     if not rows:
         return []
     start_rows = [r for r in rows if r.get("source") != "fts_only"]
@@ -132,7 +133,7 @@ def _candidate_events(key: str, rows: list[dict[str, Any]]) -> list[Event]:
                        f"{len(injected)} of {len(start_rows)} injected; top pick {top['memory_id']}",
                        candidates=len(start_rows), predictor_scored=len(scored), injected=len(injected),
                        top_pick=top["memory_id"]))
-    attenuated = [r for r in start_rows if r.get("diversity_factor") is not None and r["diversity_factor"] < 1]
+    attenuated = [r for r in start_rows if (factor := r.get("diversity_factor")) is not None and factor < 1]
     if attenuated:
         out.append(_ev(min(r["created_at"] for r in attenuated), "predictor", "diversity",
                        f"topic diversity attenuated {len(attenuated)} candidate(s)",

@@ -10,8 +10,8 @@ Provider failures (timeout, unreachable, budget) DO raise ProviderError: the job
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from kenning.core.claims import RULE_TYPES
 from kenning.core.config_pipeline import ExtractionSettings
@@ -19,6 +19,7 @@ from kenning.core.text import STOP_WORDS, word_tokens
 from kenning.pipeline.parsing import parse_json_output, salvage_objects
 from kenning.pipeline.prompts import extraction as prompt
 from kenning.providers.llm import BaseLLMProvider, GenerateOptions, clean_output
+from kenning.store.graph import TripleIn
 
 
 @dataclass
@@ -37,6 +38,12 @@ class Triple:
     confidence: float = 0.5
 
 
+class ExtractionSummary(TypedDict):
+    facts: int
+    entities: int
+    input_truncated: bool
+
+
 @dataclass
 class ExtractionResult:
     facts: list[Fact] = field(default_factory=list)
@@ -45,16 +52,20 @@ class ExtractionResult:
     input_truncated: bool = False
     raw_output: str = ""
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ExtractionSummary:
         return {"facts": len(self.facts), "entities": len(self.entities),
                 "input_truncated": self.input_truncated}
 
-    def triples(self) -> list[dict[str, Any]]:
-        return [asdict(t) for t in self.entities]
+    def triples(self) -> list[TripleIn]:
+        return [TripleIn(source=t.source, relationship=t.relationship, target=t.target, confidence=t.confidence)
+                for t in self.entities]
 
 
-def _confidence(value: Any, default: float, warnings: list[str], what: str) -> float:
+def _confidence(value: object, default: float, warnings: list[str], what: str) -> float:
+    """A confidence from model output (untrusted): a number in [0, 1], else `default` with a warning."""
     try:
+        if not isinstance(value, (int, float, str)):
+            raise TypeError(type(value).__name__)  # None, a list, an object: JSON that float() refuses too
         number = float(value)
     except (TypeError, ValueError):
         warnings.append(f"{what}: confidence {value!r} is not a number; using {default}")
@@ -64,7 +75,7 @@ def _confidence(value: Any, default: float, warnings: list[str], what: str) -> f
     return min(1.0, max(0.0, number))
 
 
-def validate_fact(item: Any, cfg: ExtractionSettings, warnings: list[str], index: int) -> Fact | None:
+def validate_fact(item: object, cfg: ExtractionSettings, warnings: list[str], index: int) -> Fact | None:
     if not isinstance(item, dict):
         warnings.append(f"fact {index}: not an object ({type(item).__name__}); dropped")
         return None
@@ -88,7 +99,7 @@ def validate_fact(item: Any, cfg: ExtractionSettings, warnings: list[str], index
     return Fact(content, kind, confidence, {k: evidence[k] for k in list(evidence)[:12]})
 
 
-def validate_entity(item: Any, warnings: list[str], index: int) -> Triple | None:
+def validate_entity(item: object, warnings: list[str], index: int) -> Triple | None:
     if not isinstance(item, dict):
         warnings.append(f"entity {index}: not an object; dropped")
         return None
@@ -100,7 +111,7 @@ def validate_entity(item: Any, warnings: list[str], index: int) -> Triple | None
     return Triple(src, rel, dst, _confidence(item.get("confidence", 0.5), 0.5, warnings, f"entity {index}"))
 
 
-def _items(parsed: Any, raw: str, warnings: list[str]) -> tuple[list[Any], list[Any]]:
+def _items(parsed: object, raw: str, warnings: list[str]) -> tuple[list[object], list[object]]:
     """Fact and entity items from a parsed answer, or salvaged from a broken one."""
     if isinstance(parsed, dict):
         facts, entities = parsed.get("facts", []), parsed.get("entities", [])

@@ -18,6 +18,12 @@ from typing import Any, Protocol
 from kenning.core.errors import StoreError
 
 
+SqlValue = str | int | float | bytes | None  # what a column holds (TEXT, INTEGER, REAL, BLOB, NULL)
+# A row read by column name (`dict(row)`) where the reader knows its table only loosely: the
+# schema-tolerant reads (SELECT * of tables another capability owns, e.g. store.timeline).
+TableRow = dict[str, SqlValue]
+
+
 class Row(Protocol):
     """A result row of either backend: by column name or position (sqlean.Row, store.pg.db's row).
     Its values are whatever the column holds (TEXT, INTEGER, REAL, BLOB or NULL)."""
@@ -64,4 +70,4 @@ def is_postgres(conn: object) -> bool:
     return getattr(conn, "backend", None) == "postgres"
 
 
-__all__ = ["Connection", "Cursor", "Row", "StoreDatabase", "StoreError", "is_postgres"]
+__all__ = ["Connection", "Cursor", "Row", "SqlValue", "StoreDatabase", "StoreError", "TableRow", "is_postgres"]

@@ -28,7 +28,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from kenning.core import secrets
 from kenning.core.clock import now_iso
@@ -213,8 +213,21 @@ def upsert_relation(
     return relation_id
 
 
+class TripleIn(TypedDict, total=False):
+    """One extracted triple to persist: source, relationship and target are required in practice
+    (an empty part is skipped, not an error); confidence defaults to 0.5, the entity types to
+    'extracted'."""
+
+    source: str
+    relationship: str
+    target: str
+    confidence: float
+    source_type: str
+    target_type: str
+
+
 def persist_triples(
-    conn: Connection, memory_id: str | None, triples: Iterable[Mapping[str, Any]], *, source: str = "pipeline"
+    conn: Connection, memory_id: str | None, triples: Iterable[TripleIn], *, source: str = "pipeline"
 ) -> dict[str, int]:
     """Write extracted (source, relationship, target, confidence) triples.
 
@@ -400,16 +413,48 @@ def entity_relations(conn: Connection, entity_id: str, limit: int = 100) -> list
                            r["target_name"]) for r in rows]
 
 
-def entity_aspects(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
+class EntityAttribute(TypedDict):
+    """An entity_attributes row: a fact about an entity, kind 'attribute' or 'constraint'."""
+
+    id: str
+    entity_id: str
+    aspect_id: str | None
+    memory_id: str | None
+    kind: str
+    content: str
+    normalized_content: str
+    confidence: float
+    importance: float
+    status: str
+    superseded_by: str | None
+    created_at: str
+    updated_at: str
+
+
+class EntityAspect(TypedDict):
+    """An entity_aspects row with its attributes; the '(unclassified)' aspect that gathers the
+    attributes of no aspect has only id (None), name, weight and attributes."""
+
+    id: str | None
+    entity_id: NotRequired[str]
+    name: str
+    canonical_name: NotRequired[str]
+    weight: float
+    created_at: NotRequired[str]
+    updated_at: NotRequired[str]
+    attributes: list[EntityAttribute]
+
+
+def entity_aspects(conn: Connection, entity_id: str) -> list[EntityAspect]:
     """Aspects of an entity (by weight) each with its attributes (constraints first)."""
-    aspects = [dict(r) for r in conn.execute(
+    aspects = [cast(EntityAspect, dict(r)) for r in conn.execute(
         "SELECT * FROM entity_aspects WHERE entity_id = ? ORDER BY weight DESC, canonical_name", (entity_id,)
     )]
-    attrs = [dict(r) for r in conn.execute(
+    attrs = [cast(EntityAttribute, dict(r)) for r in conn.execute(
         "SELECT * FROM entity_attributes WHERE entity_id = ? AND status = 'active'"
         " ORDER BY kind = 'constraint' DESC, importance DESC, created_at DESC", (entity_id,)
     )]
-    by_aspect: dict[str | None, list[dict[str, Any]]] = {}
+    by_aspect: dict[str | None, list[EntityAttribute]] = {}
     for attr in attrs:
         by_aspect.setdefault(attr["aspect_id"], []).append(attr)
     for aspect in aspects:

@@ -9,17 +9,19 @@ the memory: session_memories.inject_phase). Nothing here writes.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sized
+from typing import TypedDict, cast
 
 from kenning.core.types import Viewer
+from kenning.store.backend import Connection, SqlValue
 from kenning.store.sessions import _scope
 
 
-def _marks(values: list[Any]) -> str:
+def _marks(values: Sized) -> str:
     return ",".join("?" * len(values))
 
 
-def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str, list[tuple[str, float, bool]]]:
+def rating_history(conn: Connection, memory_ids: list[str], before: str | None) -> dict[str, list[tuple[str, float, bool]]]:
     """{memory id: [(session started_at, the session's rating, shown at session start)]} oldest first,
     for sessions that started before `before` (all when None) and rated the memory. The third field
     says where the rated memory was shown in that session: True when session start showed it
@@ -28,7 +30,7 @@ def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str,
     ids = list(dict.fromkeys(memory_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        params: list[Any] = list(chunk)
+        params: list[SqlValue] = list(chunk)
         sql = ("SELECT sm.memory_id, s.started_at, sm.agent_relevance_score, sm.inject_phase FROM session_memories sm"
                " JOIN sessions s ON s.session_key = sm.session_key"
                f" WHERE sm.memory_id IN ({_marks(chunk)}) AND sm.agent_feedback_count > 0"
@@ -41,7 +43,7 @@ def rating_history(conn, memory_ids: list[str], before: str | None) -> dict[str,
     return out
 
 
-def standing_candidates(conn, *, project: str | None, at: str, viewer: Viewer | None, min_confidence: float,
+def standing_candidates(conn: Connection, *, project: str | None, at: str, viewer: Viewer | None, min_confidence: float,
                         useful_rating: float, raw_types: list[str], raw_sources: list[str],
                         limit: int) -> list[str]:
     """Ids of memories with evidence of their own (pinned, user-verified, rated useful at least
@@ -64,21 +66,42 @@ def standing_candidates(conn, *, project: str | None, at: str, viewer: Viewer | 
     return [r[0] for r in rows]
 
 
-def latest_session(conn, *, project: str | None, before: str, exclude: str,
-                   owner: str | None = None) -> dict[str, Any] | None:
+class WorkState(TypedDict):
+    id: str
+    content: str
+
+
+class LatestSession(TypedDict):
+    """The project's latest earlier session (sessions' columns), its first prompt, its latest task
+    memory and the last 4,000 characters of its transcript."""
+
+    session_key: str
+    harness: str | None
+    project: str | None
+    context: str | None
+    started_at: str
+    ended_at: str | None
+    prompt_count: int
+    first_prompt: str | None
+    work_state: WorkState | None
+    transcript_tail: str | None
+
+
+def latest_session(conn: Connection, *, project: str | None, before: str, exclude: str,
+                   owner: str | None = None) -> LatestSession | None:
     """The project's latest session that started before `before` (not `exclude`; with `owner`, only
     that team-server user's sessions), with its first prompt (`first_prompt`) and the id/content of
     its latest task memory (`work_state`), if any."""
     sql = ("SELECT session_key, harness, project, context, started_at, ended_at, prompt_count FROM sessions"
            " WHERE project IS ? AND started_at < ? AND session_key != ?")
-    params: list[Any] = [project, before, exclude]
+    params: list[SqlValue] = [project, before, exclude]
     if owner is not None:
         sql += " AND owner = ?"
         params.append(owner)
     row = conn.execute(sql + " ORDER BY started_at DESC, session_key DESC LIMIT 1", params).fetchone()
     if row is None:
         return None
-    out = dict(row)
+    out = cast(LatestSession, dict(row))  # first_prompt, work_state, transcript_tail: set below
     prompt = conn.execute(
         "SELECT prompt FROM session_prompts WHERE session_key = ? ORDER BY idx LIMIT 1",
         (out["session_key"],),
@@ -88,7 +111,7 @@ def latest_session(conn, *, project: str | None, before: str, exclude: str,
         "SELECT id, content FROM memories WHERE session_key = ? AND type = 'work_state' AND is_deleted = 0"
         " AND superseded_by IS NULL ORDER BY rid DESC LIMIT 1", (out["session_key"],),
     ).fetchone()
-    out["work_state"] = dict(task) if task else None
+    out["work_state"] = WorkState(id=task["id"], content=task["content"]) if task else None
     transcript = conn.execute(
         "SELECT substr(transcript, CASE WHEN chars > 4000 THEN chars - 3999 ELSE 1 END) FROM session_transcripts"
         " WHERE session_key = ?", (out["session_key"],),

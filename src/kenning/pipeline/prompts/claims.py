@@ -59,6 +59,16 @@ Input (same data as JSON):
 """
 
 
+class JudgedClaim(TypedDict):
+    """A ClaimJudgement as a dict (its model_dump): what the claim gate answers per candidate."""
+
+    id: str
+    durable: bool
+    type: str
+    confidence: float
+    reason: str
+
+
 class ClaimCandidate(TypedDict, total=False):
     """One sentence the claim gate asks about."""
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import Connection
 from kenning.store.migrations.pg import twins
 
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
@@ -42,7 +43,7 @@ def discover() -> list[Migration]:
     return found
 
 
-def applied_versions(conn) -> set[int]:
+def applied_versions(conn: Connection) -> set[int]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"

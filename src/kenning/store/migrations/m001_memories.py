@@ -1,5 +1,6 @@
 """Foundation schema: memories, their FTS5 index (kept in sync by triggers), history, embeddings."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -83,5 +84,5 @@ CREATE TABLE embeddings (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

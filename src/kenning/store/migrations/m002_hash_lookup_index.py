@@ -7,8 +7,10 @@ bulk import fell from 2,000/s to 135/s (write path only) by 30k memories. Three 
 terms make the hash index the planner's choice at any size.
 """
 
+from kenning.store.backend import Connection
 
-def up(conn) -> None:
+
+def up(conn: Connection) -> None:
     conn.execute(
         "CREATE INDEX IF NOT EXISTS idx_memories_hash_project"
         " ON memories(content_hash, project, is_deleted)"

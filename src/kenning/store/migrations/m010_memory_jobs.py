@@ -5,6 +5,7 @@ A partial unique index on (job_type, dedup_key) over pending/leased rows makes e
 dedup atomic: at most one live job per (type, key).
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -38,5 +39,5 @@ CREATE UNIQUE INDEX idx_jobs_dedup_live ON memory_jobs(job_type, dedup_key)
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

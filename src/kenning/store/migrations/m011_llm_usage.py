@@ -1,5 +1,6 @@
 """llm_usage: tokens spent per UTC day, provider and model (the daily LLM token budget)."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -17,5 +18,5 @@ CREATE TABLE llm_usage (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

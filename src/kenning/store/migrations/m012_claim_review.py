@@ -6,8 +6,9 @@ nothing is deleted. See `kenning.store.claim_review`. A fresh database has nothi
 from __future__ import annotations
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import Connection
 from kenning.store.claim_review import rescore_learned
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     rescore_learned(conn, now_iso(), actor="migration m012")

@@ -8,6 +8,7 @@
 - entity_attributes: facts about an entity, kind 'attribute' or 'constraint'.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -87,5 +88,5 @@ CREATE INDEX idx_attributes_aspect ON entity_attributes(aspect_id);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

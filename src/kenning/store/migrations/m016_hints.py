@@ -1,6 +1,7 @@
 """Prospective hints (memory-pipeline-v2 "Prospective Indexing"): hypothetical future queries
 a memory answers, searchable with BM25 through memory_hints_fts (kept in sync by triggers)."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -31,5 +32,5 @@ END;
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -2,6 +2,7 @@
 stored as `document_chunk` memories; `status` walks queued → extracting → chunking →
 embedding → indexing → done (or failed, with `error`)."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -36,5 +37,5 @@ CREATE INDEX idx_document_memories_memory ON document_memories(memory_id);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

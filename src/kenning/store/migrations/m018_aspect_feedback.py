@@ -1,6 +1,7 @@
 """Which ended sessions have already fed their FTS hits back into entity aspect weights
 (memory-pipeline-v2 "Aspect Feedback"), so each session counts once."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -13,5 +14,5 @@ CREATE TABLE aspect_feedback_sessions (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

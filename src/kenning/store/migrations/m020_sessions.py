@@ -5,6 +5,7 @@ agent-relevance-feedback columns and both rankings, so the predictor can learn
 from every candidate, injected or not.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -88,5 +89,5 @@ CREATE INDEX idx_checkpoints_session ON session_checkpoints(session_key, created
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -1,5 +1,6 @@
 """Session details the hooks need beyond m020: context, prompts, injection phase, job results."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -31,5 +32,5 @@ CREATE INDEX idx_session_prompts_session ON session_prompts(session_key, idx);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -1,6 +1,7 @@
 """Provenance: `memories.derived_from` lists the memories (episodes, raw memories) a memory was
 derived from; backfilled from the pipeline's `metadata.source_memory_id`."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -10,5 +11,5 @@ UPDATE memories SET derived_from = json_array(json_extract(metadata, '$.source_m
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

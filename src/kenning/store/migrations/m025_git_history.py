@@ -1,5 +1,6 @@
 """Git history ingest state: which commits of which repository are already memories."""
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -22,5 +23,5 @@ CREATE INDEX idx_git_commits_memory ON git_commits(memory_id);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -16,12 +16,13 @@ PostgreSQL through store/pg/translate.py, no twin needed.
 import json
 
 from kenning.core.clock import now_iso
+from kenning.store.backend import Connection
 
 JOB_TYPE = "session_summary"  # kenning.store.sessions.SUMMARY_JOB when this migration was written
 STATUS = {"pending": "pending", "running": "pending", "done": "completed", "failed": "dead"}
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     now = now_iso()
     rows = conn.execute(
         "SELECT session_key, status, attempts, error, result, created_at, updated_at, completed_at"

@@ -7,6 +7,7 @@
   replayed twice is applied once.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -19,5 +20,5 @@ CREATE TABLE spool_replayed (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

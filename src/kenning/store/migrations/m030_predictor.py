@@ -5,6 +5,7 @@ judge calibration and the calibration-drift history.
 The daemon writes all of these; the sidecar only reads (session_context, canary).
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -99,5 +100,5 @@ CREATE TABLE predictor_drift_signals (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -4,6 +4,7 @@ entities). Written by the daemon at session end; the sidecar reads them for labe
 features; the count of usable sessions decides when the sidecar starts.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -26,5 +27,5 @@ CREATE INDEX idx_predictor_touched_memory ON predictor_touched(memory_id);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

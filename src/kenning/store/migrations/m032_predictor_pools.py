@@ -4,6 +4,7 @@ rankings; the scoring context is in predictor_session_context under '<session_ke
 Training turns each recorded pool into one more sample of its session (labels by memory id).
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -21,5 +22,5 @@ CREATE TABLE predictor_pools (
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

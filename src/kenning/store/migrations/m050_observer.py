@@ -11,6 +11,7 @@
   indexed query.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -122,5 +123,5 @@ INSERT INTO memory_lookup(key, memory_id)
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -14,6 +14,7 @@
   survive re-indexing.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -92,5 +93,5 @@ CREATE INDEX idx_code_memory_links_path ON code_memory_links(project, path);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)

@@ -8,6 +8,7 @@
   secret itself is printed once by `kenning token create`. Revoked tokens keep their row.
 """
 
+from kenning.store.backend import Connection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -26,5 +27,5 @@ CREATE INDEX idx_api_tokens_user ON api_tokens(user_name);
 """
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     execute_script(conn, SCHEMA)
