@@ -7,7 +7,7 @@ changes without parsing this one again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 
 @dataclass
@@ -37,6 +37,41 @@ class Call:
     line: int
 
 
+class DefinitionJson(TypedDict, total=False):
+    kind: str
+    name: str
+    qualname: str
+    start: int
+    end: int
+    extends: list[str]
+    implements: list[str]
+
+
+class ImportJson(TypedDict, total=False):
+    module: str
+    names: list[list[str]]
+    alias: str | None
+    line: int
+
+
+class CallJson(TypedDict):
+    scope: str
+    callee: str
+    line: int
+
+
+class FileFactsJson(TypedDict, total=False):
+    """FileFacts as stored (code_files.facts, JSON): `language` always, the rest when a build wrote it."""
+
+    language: str
+    defs: list[DefinitionJson]
+    imports: list[ImportJson]
+    calls: list[CallJson]
+    error_line: int | None
+    default_export: str | None
+    relations: list[list[str]]
+
+
 @dataclass
 class FileFacts:
     language: str
@@ -55,7 +90,7 @@ class FileFacts:
                 "relations": self.relations}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "FileFacts":
+    def from_json(cls, data: FileFactsJson) -> "FileFacts":
         return cls(
             language=data["language"],
             defs=[Definition(**d) for d in data.get("defs", [])],

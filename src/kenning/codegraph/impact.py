@@ -11,7 +11,7 @@ never mixes stale and fresh edges; its file is listed under `stale_files`.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TypedDict
 
 from kenning.codegraph import closure
 from kenning.core.errors import InvalidInput, NotFound
@@ -71,12 +71,54 @@ def resolve_target(conn: Connection, project: str, target: str) -> list[dict]:
     raise NotFound(f"no file, module or symbol {target!r} in project {project!r}")
 
 
+class ImpactNode(TypedDict):
+    path: str
+    symbol: str | None
+    kind: str
+    line: int | None
+
+
+class Dependent(TypedDict):
+    """A file or symbol that depends on the target, `depth` edges away, with the chain that links them."""
+
+    path: str
+    symbol: str | None
+    kind: str
+    line: int | None
+    depth: int
+    edge: str
+    chain: list[str]
+
+
+class LinkedMemory(TypedDict):
+    id: str
+    type: str
+    content: str
+    linked_to: str
+    reason: str
+
+
+class ImpactReport(TypedDict):
+    """`kenning code impact`: the target's nodes, what depends on it (tests apart), the memories linked
+    to those files, the stale files on the way."""
+
+    project: str
+    target: str
+    depth: int
+    nodes: list[ImpactNode]
+    dependents: list[Dependent]
+    tests: list[Dependent]
+    memories: list[LinkedMemory]
+    stale_files: list[str]
+    took_ms: float
+
+
 def _label(row: dict) -> str:
     return f"{row['path']}:{row['qualname']}" if row["qualname"] else row["path"]
 
 
 def impact(conn: Connection, target: str, *, project: str | None = None, depth: int = 3, cwd: str | None = None,
-           memory_limit: int = 20) -> dict[str, Any]:
+           memory_limit: int = 20) -> ImpactReport:
     started = time.perf_counter()
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInput(f"depth must be between 1 and {MAX_DEPTH}")
@@ -94,14 +136,15 @@ def impact(conn: Connection, target: str, *, project: str | None = None, depth: 
     seed_info = {n["id"]: n for n in seed_rows}
     stale = sorted({r["path"] for r in best.values() if r["stale_at"]})
     fresh = _drop_stale(best, seed_ids)
-    dependents, tests = [], []
+    dependents: list[Dependent] = []
+    tests: list[Dependent] = []
     for row in sorted(fresh.values(), key=lambda r: (r["depth"], r["path"], r["qualname"])):
-        item = {"path": row["path"], "symbol": row["qualname"], "kind": row["node_kind"],
+        item: Dependent = {"path": row["path"], "symbol": row["qualname"], "kind": row["node_kind"],
                 "line": row["start_line"], "depth": row["depth"], "edge": row["kind"],
                 "chain": _chain(row, fresh, seed_info)}
         (tests if row["is_test"] else dependents).append(item)
     paths = sorted({n["path"] for n in seed_rows} | {r["path"] for r in fresh.values()})
-    memories = [{"id": m["memory_id"], "type": m["type"], "content": m["content"][:300],
+    memories: list[LinkedMemory] = [{"id": m["memory_id"], "type": m["type"], "content": m["content"][:300],
                  "linked_to": f"{m['path']}:{m['symbol']}" if m["symbol"] else m["path"], "reason": m["reason"]}
                 for m in store.memories_linked(conn, project, paths, memory_limit)]
     return {

@@ -16,10 +16,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 from kenning.codegraph import closure
-from kenning.codegraph.facts import FileFacts
+from kenning.codegraph.facts import FileFacts, FileFactsJson
 from kenning.codegraph.files import MAX_FILE_BYTES, is_skipped_path, list_source_files, looks_generated
 from kenning.codegraph.languages import language_of
 from kenning.codegraph.layout import Layout, ParsedFile, content_hash
@@ -224,7 +224,7 @@ def _affected_by(conn: Connection, project: str, file_id: int | None, item: Pars
     if file_id is None:
         return store.files_depending_on(conn, project, [], [item.module])
     data = store.load_facts(conn, file_id)
-    old = FileFacts.from_json(data) if data else None
+    old = FileFacts.from_json(cast(FileFactsJson, data)) if data else None  # what this indexer stored
     if old is None or _imports(old) != _imports(item.facts):
         return store.files_depending_on(conn, project, [file_id], [item.module])
     before, after = {d.qualname for d in old.defs}, {d.qualname for d in item.facts.defs}
@@ -252,7 +252,7 @@ def _load_index(conn: Connection, project: str, cache: dict[int, FileFacts]) -> 
             data = store.load_facts(conn, file_id)
             if data is None:
                 return None
-            cache[file_id] = FileFacts.from_json(data)
+            cache[file_id] = FileFacts.from_json(cast(FileFactsJson, data))
         return cache[file_id]
 
     index = ProjectIndex(load_facts=load)

@@ -112,6 +112,24 @@ class Memory:
         return cast("MemoryDict", dict(self.__dict__))
 
 
+class HitView(TypedDict):
+    """One recall hit as the API answers it (retrieval's RecallHit.to_dict; a team server's too)."""
+
+    id: str
+    content: str
+    score: float
+    type: str
+    project: str | None
+    tags: list[str]
+    created_at: str
+    importance: float
+    pinned: bool
+    superseded_by: str | None
+    legs: dict[str, dict[str, float]]
+    reasons: list[str]
+    sources: list[str]
+
+
 @dataclass
 class MemoryDraft:
     """What a caller asks to store; the store derives the rest."""

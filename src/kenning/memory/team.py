@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any, TypedDict
+from typing import TypedDict, cast
 
 import httpx
 
 from kenning.core.config_team import TeamSettings
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.text import normalize_content
-from kenning.core.types import MemoryDraft
+from kenning.core.types import HitView, MemoryDraft
 
 SHARED_SCOPES = frozenset({"team", "org"})
 _NOT_SENT = ("writer", "type_explicit", "related_modules", "needs_review")
@@ -49,7 +49,8 @@ class TeamServer:
     def is_shared(draft: MemoryDraft) -> bool:
         return draft.scope in SHARED_SCOPES
 
-    def _post(self, path: str, body: Mapping[str, object]) -> Any:
+    def _post(self, path: str, body: Mapping[str, object]) -> object:
+        """The team server's JSON answer (the caller names its shape)."""
         assert self._http is not None
         try:
             response = self._http.post(path, json=body)
@@ -71,20 +72,21 @@ class TeamServer:
     def remember_many(self, drafts: list[MemoryDraft]) -> list[StoredRef]:
         """Store the drafts on the server, all or nothing (its batch route); [{id, deduped}]."""
         bodies = [_body(d) for d in drafts]
-        return self._post("/api/memory/batch", {"memories": bodies})["results"]
+        return cast(_Stored, self._post("/api/memory/batch", {"memories": bodies}))["results"]
 
-    def merge_recall(self, body: dict[str, Any], local: list[dict[str, Any]],
-                     limit: int) -> tuple[list[dict[str, Any]], str]:
+    def merge_recall(self, body: Mapping[str, object], local: list[HitView],
+                     limit: int) -> tuple[list[TeamHit], str]:
         """This daemon's hits and the server's for the same request, best score first, one per
         content; each hit says where it lives (`origin`). Returns (hits, 'ok' | why not)."""
         try:
-            remote = self._post("/api/memory/recall", body)["results"]
+            remote = cast(_Recalled, self._post("/api/memory/recall", body))["results"]
             state = "ok"
         except KenningError as exc:
             remote, state = [], str(exc)
         seen: set[str] = set()
-        merged = []
-        for hit in sorted([dict(h, origin="local") for h in local] + [dict(h, origin="team") for h in remote],
+        merged: list[TeamHit] = []
+        hits = [_with_origin(h, "local") for h in local] + [_with_origin(h, "team") for h in remote]
+        for hit in sorted(hits,
                           key=lambda h: -float(h.get("score") or 0.0)):
             key = normalize_content(hit.get("content") or "").content_hash
             if key not in seen:
@@ -98,6 +100,24 @@ class StoredRef(TypedDict):
 
     id: str
     deduped: bool
+
+
+class _Stored(TypedDict):  # the team server's /api/memory/batch answer
+    results: list[StoredRef]
+
+
+class _Recalled(TypedDict):  # the team server's /api/memory/recall answer (its other fields unused here)
+    results: list[HitView]
+
+
+class TeamHit(HitView):
+    """A recall hit on a daemon with a team server: where it lives."""
+
+    origin: str  # 'local' | 'team'
+
+
+def _with_origin(hit: HitView, origin: str) -> TeamHit:
+    return cast(TeamHit, dict(hit, origin=origin))  # dict(): an origin the hit already carries is replaced
 
 
 def _body(draft: MemoryDraft) -> dict[str, object]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from kenning.core.types import MemoryDraft
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.scratchpad import Scratchpad, Signal
 from kenning.observer.signals import DISCARD_BELOW, TAXONOMY
-from kenning.observer.templates import render
+from kenning.observer.templates import SignalDetail, render
 from kenning.store import observer as store
 from kenning.store.observer import SessionOutcome
 from kenning.store.vectors import knn
@@ -73,7 +73,7 @@ def _candidate(deps: ObserverDeps, signal: Signal, sessions: list[str], memory_t
     confidence = score(signal.signal_class, len(sessions), min_sessions(deps, signal.signal_class))
     if signal.contaminated:
         confidence *= deps.settings.trust_penalty
-    content = render(signal.signal_class, signal.key, signal.files, signal.detail, len(sessions))
+    content = render(signal.signal_class, signal.key, signal.files, cast(SignalDetail, signal.detail), len(sessions))
     return Candidate(signal, memory_type or cls.promotes_to[0], content, sessions, round(confidence, 4),
                      cls.score * (1 + math.log(len(sessions))), lookup_keys(signal))
 

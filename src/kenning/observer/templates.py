@@ -5,7 +5,22 @@ Used when no LLM provider is configured (and as the fallback when synthesis fail
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class SignalDetail(TypedDict, total=False):
+    """What the observer's detectors put in a signal's detail (the keys a template reads)."""
+
+    fix_files: list[str]  # error_retry: files edited before the command passed
+    resolved: bool
+    command: str
+    error: str
+    text: str  # self_correction, dead_end
+    sentence: str  # dead_end
+    pattern: str  # repeated_grep, glob_ignore
+    results: int  # glob_ignore
+    ref: str  # external_reference
+    sequence: str  # tool_sequence
 
 
 def _files(files: list[str], limit: int = 4) -> str:
@@ -13,7 +28,7 @@ def _files(files: list[str], limit: int = 4) -> str:
     return ", ".join(shown) if shown else "the files involved"
 
 
-def render(signal_class: str, key: str, files: list[str], detail: dict[str, Any], sessions: int) -> str:
+def render(signal_class: str, key: str, files: list[str], detail: SignalDetail, sessions: int) -> str:
     seen = f"seen in {sessions} session{'s' if sessions != 1 else ''}"
     if signal_class == "error_retry":
         fix = detail.get("fix_files") or []

@@ -17,11 +17,35 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 from kenning.predictor import constants as C
 
 STATE_KEY = "alpha"  # the AlphaState's row in predictor_state
+
+
+class AlphaStateDict(TypedDict, total=False):
+    """AlphaState as stored (predictor_state, JSON): every field, by name; a state stored by an
+    older build may lack the newer ones (their defaults apply)."""
+
+    success_rate: float
+    sessions_completed: int
+    scored_sessions: int
+    comparisons: int
+    recent_wins: list[int]
+    first_training_done: bool
+    model_version: int
+    last_trained_at: str | None
+    trained_through: str | None
+    cold_start_exited: bool
+    sessions_since_exit: int
+    low_streak: int
+    drift_resets: int
+    retraining: bool
+    project_rates: dict[str, float]
+    project_counts: dict[str, int]
+    recent_keys: list[str]
 
 
 @dataclass
@@ -48,11 +72,12 @@ class AlphaState:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> AlphaState:
+    def from_dict(cls, data: Mapping[str, object] | None) -> AlphaState:
+        """The state stored as JSON (keys this build does not know are left out)."""
         if not data:
             return cls()
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**cast(AlphaStateDict, {k: v for k, v in data.items() if k in known}))
 
 
 @dataclass

@@ -22,7 +22,7 @@ import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -42,6 +42,16 @@ class CheckpointError(KenningError):
     """A checkpoint file is missing, truncated, corrupt or for another model shape."""
 
 
+class StoredMeta(TypedDict, total=False):
+    """What a checkpoint's header says of its training (the sidecar's CheckpointMeta; a checkpoint
+    written without meta has none of it)."""
+
+    model_version: int
+    steps: int
+    training_pairs: int
+    last_trained: str | None
+
+
 def to_bytes(model: CrossAttentionScorer, *, flags: int = 0, meta: Mapping[str, object] | None = None) -> bytes:
     state = model.state_dict()
     header = {
@@ -55,7 +65,7 @@ def to_bytes(model: CrossAttentionScorer, *, flags: int = 0, meta: Mapping[str, 
     return payload + struct.pack("<I", zlib.crc32(payload))
 
 
-def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionScorer, int, dict[str, Any]]:
+def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionScorer, int, StoredMeta]:
     """Parse and validate; returns (model, flags, meta). Raises CheckpointError with the reason."""
     if len(data) < _HEADER.size + 4:
         raise CheckpointError(f"{source}: truncated ({len(data)} bytes, not even a header)")
@@ -92,7 +102,8 @@ def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionS
         state[name] = torch.from_numpy(values.astype(np.float32))
         offset += count * 8
     model.load_state_dict(state)
-    return model, flags, header.get("meta") or {}
+    meta: StoredMeta = header.get("meta") or StoredMeta()
+    return model, flags, meta
 
 
 def save(model: CrossAttentionScorer, path: Path | str, *, flags: int = 0,
@@ -115,7 +126,7 @@ def save(model: CrossAttentionScorer, path: Path | str, *, flags: int = 0,
     return len(payload)
 
 
-def load(path: Path | str) -> tuple[CrossAttentionScorer, int, dict[str, Any]]:
+def load(path: Path | str) -> tuple[CrossAttentionScorer, int, StoredMeta]:
     target = Path(path)
     try:
         data = target.read_bytes()

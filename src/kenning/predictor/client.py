@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from kenning.core import telemetry
 from kenning.core.errors import ProviderError
@@ -254,8 +254,9 @@ class SidecarClient:
             if not fut.done():
                 fut.set_exception(exc)
 
-    def call(self, method: str, params: Mapping[str, object] | None = None, timeout_s: float = 30.0) -> Any:
-        """Send one request and wait for its result; raises SidecarError or TimeoutError."""
+    def call(self, method: str, params: Mapping[str, object] | None = None, timeout_s: float = 30.0) -> object:
+        """Send one request and wait for its result (the method's reply, JSON from the sidecar process:
+        protocol.py names each method's); raises SidecarError or TimeoutError."""
         proc = self._proc
         if self.disabled:
             raise SidecarError("predictor disabled after repeated crashes")
@@ -291,7 +292,7 @@ class SidecarClient:
             self.last_score_ms = (time.perf_counter() - started) * 1000.0
         self._consecutive_timeouts = 0
         telemetry.record_latency("predictor_score", self.last_score_ms)
-        return result
+        return cast(ScoreReply, result)  # the sidecar's `score` answer
 
     def state(self) -> dict[str, object]:
         return {

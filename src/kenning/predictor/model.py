@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, cast
 
 import torch
 from torch import Tensor, nn
@@ -33,6 +34,19 @@ from kenning.predictor import constants as C
 from kenning.predictor.tokens import hash_tokens, project_slot  # noqa: F401 - re-exported for callers
 
 SESSION_FEATURES = slice(3, 10)  # tod sin/cos, dow sin/cos, moy sin/cos, log session gap
+
+
+class ScorerConfigDict(TypedDict, total=False):
+    """ScorerConfig as a checkpoint header stores it (JSON)."""
+
+    native_dim: int
+    d: int
+    hash_buckets: int
+    project_slots: int
+    v_dim: int
+    n_features: int
+    dropout: float
+    seed: int
 
 
 @dataclass
@@ -50,9 +64,10 @@ class ScorerConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScorerConfig:
+    def from_dict(cls, data: Mapping[str, object]) -> ScorerConfig:
+        """The config a checkpoint header holds (keys this build does not know are left out)."""
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**cast(ScorerConfigDict, {k: v for k, v in data.items() if k in known}))
 
 
 @dataclass

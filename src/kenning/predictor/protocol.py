@@ -70,6 +70,24 @@ class TrainRequest(TypedDict, total=False):
     canary_keys: list[str]
 
 
+class TrainReply(TypedDict, total=False):
+    """What `train` / `train_from_db` answer (train.TrainResult.summary and the engine's additions):
+    the fields the trainer records."""
+
+    swapped: bool
+    canary: dict[str, float]
+    model_version: int
+    trained_through: str | None
+    loss: float | None
+    steps: int
+    samples_used: int
+    samples_skipped: dict[str, int]
+    duration_ms: float
+    gates: dict[str, object]
+    loss_curve: list[float]
+    error: str | None
+
+
 class CheckpointRequest(TypedDict, total=False):
     path: str
 

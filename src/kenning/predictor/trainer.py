@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import timedelta
+from typing import cast
 
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
@@ -20,6 +21,7 @@ from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarError
 from kenning.predictor.lifecycle import Sidecar
+from kenning.predictor.protocol import TrainReply
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 
@@ -115,7 +117,7 @@ class Trainer:
         started = time.perf_counter()
         error = None
         try:
-            result = client.call("train_from_db", {"canary_keys": canary, "trigger": trigger}, timeout_s)
+            result = cast(TrainReply, client.call("train_from_db", {"canary_keys": canary, "trigger": trigger}, timeout_s))
         except (SidecarError, TimeoutError) as exc:
             result, error = {}, str(exc)
         duration = (time.perf_counter() - started) * 1000.0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kenning.codegraph.links import mentions, neighbourhood_memories
 from kenning.retrieval.fusion import FusedHit
+from kenning.retrieval.legs import RecallContext
 from kenning.store import codegraph as code_store
 
 
@@ -25,7 +26,7 @@ class CodeNeighbourhoodParams:
     limit: int = 20
 
 
-def code_neighbourhood(ctx, hits: list[FusedHit], p: CodeNeighbourhoodParams = CodeNeighbourhoodParams()
+def code_neighbourhood(ctx: RecallContext, hits: list[FusedHit], p: CodeNeighbourhoodParams = CodeNeighbourhoodParams()
                        ) -> list[FusedHit]:
     projects = code_store.indexed_projects(ctx.conn)
     project = ctx.filters.project if ctx.filters.project in projects else (projects[0] if len(projects) == 1 else None)

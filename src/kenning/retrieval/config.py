@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,6 +72,19 @@ DEFAULT_WEIGHTS: Mapping[QueryType, Mapping[Leg, float]] = MappingProxyType({
 })
 
 
+class ConfigExplained(TypedDict):
+    """What a recall runs, in plain values (`kenning recall --explain`)."""
+
+    preset: str | None
+    legs: list[str]
+    stages: list[str]
+    rrf_k: int
+    candidate_pool: int
+    diversity: bool
+    topic_diversity: dict[str, float]
+    hints: bool
+
+
 class RecallConfig(BaseModel):
     """How one recall runs. Built once per request (or per preset); immutable."""
 
@@ -89,11 +102,12 @@ class RecallConfig(BaseModel):
     extras: ExtrasConfig = Field(default_factory=ExtrasConfig)  # graph boost, dampening, rerank, hints knobs
     preset: Preset | None = None  # the preset it was built from (effective_config); None: built by hand
 
-    def with_(self, **changes: Any) -> RecallConfig:
-        """A copy with `changes`, validated like a new config (a bad name fails here)."""
+    def with_(self, **changes: object) -> RecallConfig:
+        """A copy with `changes` (any values: pydantic validates them like a new config's, so a bad name
+        fails here)."""
         return type(self).model_validate({**{k: getattr(self, k) for k in self.model_fields_set}, **changes})
 
-    def explain(self) -> dict[str, Any]:
+    def explain(self) -> ConfigExplained:
         """What runs, in plain values (`kenning recall --explain`)."""
         return {
             "preset": self.preset.value if self.preset else None, "legs": [str(x) for x in self.legs],
@@ -140,7 +154,7 @@ def preset(name: Preset | str) -> RecallConfig:
     return PRESETS[preset_name(name)]
 
 
-def effective_config(settings: Settings, preset: Preset | str | None = None, **overrides: Any) -> RecallConfig:
+def effective_config(settings: Settings, preset: Preset | str | None = None, **overrides: object) -> RecallConfig:
     """The config a recall runs with. Precedence, lowest first:
 
     1. RecallConfig's defaults;
@@ -158,7 +172,7 @@ def effective_config(settings: Settings, preset: Preset | str | None = None, **o
     base = PRESETS[name]
     rs = settings.recall
     knobs = {"rrf_k": rs.rrf_k, "leg_limit": rs.candidate_pool, "topic_diversity": rs.topic_diversity}
-    changes: dict[str, Any] = {k: v for k, v in knobs.items() if k not in base.model_fields_set}
+    changes: dict[str, object] = {k: v for k, v in knobs.items() if k not in base.model_fields_set}
     if name is Preset.DEFAULT:
         if not rs.session_context:
             changes["stages"] = tuple(s for s in base.stages if s is not Stage.SESSION_CONTEXT)

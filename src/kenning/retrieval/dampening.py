@@ -20,9 +20,11 @@ apply to the fused score itself.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kenning.core.text import STOP_WORDS, word_tokens
+from kenning.retrieval.extras_config import DampeningParams
+from kenning.retrieval.fusion import FusedHit
+from kenning.retrieval.legs import RecallContext
 from kenning.store import graph as graph_store
 from kenning.store.memories import get_memories
 
@@ -34,19 +36,6 @@ _TEMPORAL = re.compile(  # ISO dates and capitalized month names ("May" only nex
     r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
     r"|\b\d{1,2}\s+May\b|\bMay\s+\d{1,4}\b",
 )
-
-
-@dataclass(frozen=True)
-class DampeningParams:
-    """Defaults from the v2 configuration reference (pipeline.dampening)."""
-
-    gravity_enabled: bool = True
-    hub_enabled: bool = True
-    resolution_enabled: bool = True
-    hub_percentile: float = 0.9
-    hub_penalty: float = 0.7
-    gravity_penalty: float = 0.5
-    resolution_boost: float = 1.2
 
 
 def _stem(word: str) -> str:
@@ -86,7 +75,7 @@ def resolution_factor(memory_type: str, content: str, params: DampeningParams) -
     return 1.0
 
 
-def dampen(ctx, hits: list, params: DampeningParams = DampeningParams()) -> list:
+def dampen(ctx: RecallContext, hits: list[FusedHit], params: DampeningParams = DampeningParams()) -> list[FusedHit]:
     """Post-fusion stage: apply gravity, hub and resolution, then re-sort by score."""
     if not hits:
         return hits

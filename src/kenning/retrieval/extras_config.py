@@ -1,11 +1,32 @@
-"""Knobs of the retrieval extras (graph boost, dampening, rerank, hints, session context), one field of RecallConfig."""
+"""Knobs of the retrieval extras (graph boost, dampening, rerank, hints, session context), one field of RecallConfig.
+
+The stages' own parameters live here too (retrieval.dampening and retrieval.session_context import
+them), so the config imports no stage: a stage takes the RecallContext, whose config is this."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kenning.retrieval.dampening import DampeningParams
-from kenning.retrieval.session_context import SessionContextParams
+
+@dataclass(frozen=True)
+class DampeningParams:
+    """Defaults from the v2 configuration reference (pipeline.dampening)."""
+
+    gravity_enabled: bool = True
+    hub_enabled: bool = True
+    resolution_enabled: bool = True
+    hub_percentile: float = 0.9
+    hub_penalty: float = 0.7
+    gravity_penalty: float = 0.5
+    resolution_boost: float = 1.2
+
+
+@dataclass(frozen=True)
+class SessionContextParams:
+    weight: float = 0.4
+    window: int = 3
+    decay: float = 0.7
+    top: int = 100
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from kenning.core.telemetry import record_error, record_latency
 from kenning.core.types import MemoryFilter
 from kenning.retrieval.legs import GraphLookup, RecallContext
 from kenning.store import graph as graph_store
+from kenning.store.backend import Connection
 
 if TYPE_CHECKING:
     from kenning.retrieval.fusion import FusedHit
@@ -55,12 +56,12 @@ def _idf(mentions: int) -> float:
     return 1.0 / math.log2(2 + max(0, mentions))
 
 
-def hub_threshold(conn) -> int:
+def hub_threshold(conn: Connection) -> int:
     """Mentions above which an entity counts as a hub for traversal and co-location."""
     return max(HUB_MIN_MENTIONS, int(HUB_SHARE * graph_store.linked_memory_count(conn)))
 
 
-def graph_lookup(conn, query: str, *, filters: MemoryFilter | None = None,
+def graph_lookup(conn: Connection, query: str, *, filters: MemoryFilter | None = None,
                  deadline_ms: float = 500.0, limit: int = MEMORY_LIMIT) -> GraphLookup:
     """Traverse the graph for `query` within `deadline_ms`; never raises."""
     started = time.perf_counter()

@@ -8,6 +8,8 @@ a content match. Scores on both sides are FTS5 bm25 negated (higher is better).
 from __future__ import annotations
 
 from kenning.core.telemetry import record_error
+from kenning.core.types import MemoryFilter
+from kenning.store.backend import Connection
 from kenning.store.hints import search_hints
 from kenning.store.search import fts_query
 
@@ -21,7 +23,7 @@ def merge_by_max(content_hits: list[tuple[str, float]], hint_hits: list[tuple[st
     return sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
 
-def with_hints(conn, query: str, filters, content_hits: list[tuple[str, float]],
+def with_hints(conn: Connection, query: str, filters: MemoryFilter, content_hits: list[tuple[str, float]],
                limit: int) -> list[tuple[str, float]]:
     """`content_hits` merged with hint matches for `query` (fail-open: errors keep the content hits)."""
     match = fts_query(query)

@@ -20,6 +20,7 @@ After fusion (and session context), over the top `TOP` hits:
 from __future__ import annotations
 
 from kenning.retrieval.fusion import FusedHit
+from kenning.retrieval.legs import RecallContext
 from kenning.store.memories import live_successors, provenance_rows
 
 TOP = 100
@@ -28,7 +29,7 @@ TOP = 100
 STALE_FACTOR = 0.9
 
 
-def provenance(ctx, hits: list[FusedHit]) -> list[FusedHit]:
+def provenance(ctx: RecallContext, hits: list[FusedHit]) -> list[FusedHit]:
     if not hits:
         return hits
     head, tail = hits[:TOP], hits[TOP:]

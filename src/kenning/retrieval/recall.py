@@ -6,10 +6,8 @@ Pure orchestration over the legs and stages of retrieval.catalogue; the store do
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 from kenning.core.telemetry import record_error
-from kenning.core.types import Memory, MemoryFilter
+from kenning.core.types import HitView, Memory, MemoryFilter
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.retrieval.catalogue import LEGS, STAGES
 from kenning.retrieval.config import RecallConfig
@@ -30,7 +28,7 @@ class RecallHit:
     reasons: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # memories collapsed into this one (derived_from)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> HitView:
         m = self.memory
         return {
             "id": m.id, "content": m.content, "score": round(self.score, 6), "type": m.type,

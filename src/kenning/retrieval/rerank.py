@@ -18,6 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from kenning.core.telemetry import log_event, record_error
+from kenning.providers.embedding import EmbeddingProvider
+from kenning.retrieval.fusion import FusedHit
+from kenning.retrieval.legs import RecallContext
+from kenning.store.backend import Connection
 from kenning.store.memories import get_memories
 from kenning.store.vectors import get_embeddings
 
@@ -42,7 +46,7 @@ class EmbeddingReranker:
 
     name = "embedding"
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, embedder: EmbeddingProvider) -> None:
         self.embedder = embedder
 
     def __call__(self, query: str, candidates: list[RerankCandidate]) -> list[tuple[str, float]]:
@@ -59,8 +63,8 @@ class EmbeddingReranker:
         return sorted(scored, key=lambda kv: (-kv[1], kv[0]))
 
 
-def rerank_hits(query: str, hits: list, candidates: list[RerankCandidate], reranker: RerankFn,
-                *, top_n: int, timeout_ms: float) -> list:
+def rerank_hits(query: str, hits: list[FusedHit], candidates: list[RerankCandidate], reranker: RerankFn,
+                *, top_n: int, timeout_ms: float) -> list[FusedHit]:
     """Reorder hits[:top_n] with `reranker` within `timeout_ms`; fall back to the fused order."""
     if len(hits) < 2 or top_n < 2:
         return hits
@@ -88,7 +92,7 @@ def rerank_hits(query: str, hits: list, candidates: list[RerankCandidate], reran
     return out + tail
 
 
-def build_candidates(conn, model_id: str, head: list) -> list[RerankCandidate]:
+def build_candidates(conn: Connection, model_id: str, head: list[FusedHit]) -> list[RerankCandidate]:
     """Candidates for the head with their cached embeddings (read in the caller's thread)."""
     memories = get_memories(conn, [h.memory_id for h in head])
     vectors = get_embeddings(conn, list({m.content_hash for m in memories.values()}), model_id)
@@ -102,8 +106,8 @@ def build_candidates(conn, model_id: str, head: list) -> list[RerankCandidate]:
     return out
 
 
-def rerank_stage(ctx, hits: list, *, top_n: int = 20, timeout_ms: float = 2000.0,
-                 reranker: RerankFn | None = None) -> list:
+def rerank_stage(ctx: RecallContext, hits: list[FusedHit], *, top_n: int = 20, timeout_ms: float = 2000.0,
+                 reranker: RerankFn | None = None) -> list[FusedHit]:
     """Post-fusion stage "rerank" (embedding reranker unless another is given)."""
     head = hits[:top_n]
     candidates = build_candidates(ctx.conn, ctx.embedder.model_id, head)

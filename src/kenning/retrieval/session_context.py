@@ -15,21 +15,13 @@ restates (and the commits a later bug report needs) — the raw copy is a fallba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from kenning.retrieval.extras_config import SessionContextParams
 from kenning.retrieval.fusion import FusedHit
+from kenning.retrieval.legs import RecallContext
 from kenning.store.memories import session_neighbours
 
 
-@dataclass(frozen=True)
-class SessionContextParams:
-    weight: float = 0.4
-    window: int = 3
-    decay: float = 0.7
-    top: int = 100
-
-
-def session_context(ctx, hits: list[FusedHit], p: SessionContextParams) -> list[FusedHit]:
+def session_context(ctx: RecallContext, hits: list[FusedHit], p: SessionContextParams) -> list[FusedHit]:
     if p.weight <= 0 or p.window <= 0 or not hits:
         return hits
     top = hits[: p.top]
