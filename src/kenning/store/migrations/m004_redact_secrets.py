@@ -15,13 +15,14 @@ import hashlib
 
 from kenning.core.secrets import redact, scan
 from kenning.core.text import normalize_content
+from kenning.store.backend import Connection
 
 
-def _tables(conn) -> set[str]:
+def _tables(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _redact_column(conn, table: str, key: str, column: str) -> int:
+def _redact_column(conn: Connection, table: str, key: str, column: str) -> int:
     changed = 0
     rows = conn.execute(f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL").fetchall()
     for row_key, text in rows:
@@ -32,7 +33,7 @@ def _redact_column(conn, table: str, key: str, column: str) -> int:
     return changed
 
 
-def _memories(conn) -> int:
+def _memories(conn: Connection) -> int:
     changed = 0
     for rid, content, tags, old_hash in conn.execute(
         "SELECT rid, content, tags, content_hash FROM memories").fetchall():
@@ -49,7 +50,7 @@ def _memories(conn) -> int:
     return changed
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     tables = _tables(conn)
     if "memories" not in tables:
         return  # fresh database: migration 001 has not even run
