@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MEMORY_TYPES = frozenset(
     {
@@ -170,3 +173,15 @@ class MemoryFilter:
     include_deleted: bool = False
     include_superseded: bool = False
     viewer: Viewer | None = None  # None or sees_all: no visibility rule (single-user daemon, admin)
+
+
+class Selectable(Protocol):
+    """What topic-diversity selection (retrieval.diversity) reads of a candidate: recall's packed hits
+    and session start's candidates have it."""
+
+    @property
+    def score(self) -> float: ...
+    @property
+    def chars(self) -> int: ...
+    @property
+    def vector(self) -> np.ndarray | None: ...

@@ -9,24 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
 from kenning.core.config import TopicDiversity
+from kenning.core.types import Selectable
 
 _DEFAULT = TopicDiversity()
-
-
-class Selectable(Protocol):
-    """What diversity_select reads of a candidate (recall's Packable, session start's candidates)."""
-
-    @property
-    def score(self) -> float: ...
-    @property
-    def chars(self) -> int: ...
-    @property
-    def vector(self) -> np.ndarray | None: ...
 
 
 T = TypeVar("T", bound=Selectable)

@@ -21,7 +21,7 @@ from kenning.core import events
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.errors import InvalidInput
-from kenning.core.types import Memory, MemoryDraft, MemoryFilter
+from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Selectable
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
 from kenning.predictor.session_end import SessionEndOutcome
@@ -57,18 +57,7 @@ class Stored(Protocol):
     deduped: bool
 
 
-class Pickable(Protocol):
-    """What diversity selection reads of a candidate: the shape of retrieval.diversity.Selectable,
-    which sessions may not import (a sibling); session start's candidates (start._Scored) have it."""
-    @property
-    def score(self) -> float: ...
-    @property
-    def chars(self) -> int: ...
-    @property
-    def vector(self) -> np.ndarray | None: ...
-
-
-_P = TypeVar("_P", bound=Pickable)
+_P = TypeVar("_P", bound=Selectable)
 _T = TypeVar("_T")
 
 
