@@ -97,7 +97,6 @@ class RecallConfig(BaseModel):
     stages: tuple[Stage, ...] = ()  # post-fusion stages by name, run in order
     diversity: bool = False  # topic diversity over the results (always when a recall has a character budget)
     topic_diversity: TopicDiversity = Field(default_factory=TopicDiversity)  # recall.topic_diversity
-    stage_timeout_ms: float = 150.0
     graph_deadline_ms: float = 50.0
     extras: ExtrasConfig = Field(default_factory=ExtrasConfig)  # graph boost, dampening, rerank, hints knobs
     preset: Preset | None = None  # the preset it was built from (effective_config); None: built by hand
