@@ -197,3 +197,23 @@ def test_a_crash_disabled_predictor_makes_the_composite_red(db, settings):
     facts.predictor_settings = {**facts.predictor_settings, "enabled": False}
     domains = {name: fn(facts).as_dict() for name, fn in DOMAINS.items()}
     assert domains["predictor"]["status"] == "disabled"  # the user's choice: shown, not counted
+
+
+def test_the_report_on_postgresql_reads_the_home_disk(pg_url, home):
+    """On PostgreSQL the store's path is the server's URL (no file, no parent folder): the report still
+    builds, with the disk of kenning's home and no database file size (the server holds the data)."""
+    from kenning.core.config import load_settings
+    from kenning.core.config_store import StoreSettings
+    from kenning.store.factory import open_store
+
+    settings = load_settings(environ={"KENNING_HOME": str(home)}, store={"backend": "postgres", "url": pg_url})
+    database = open_store(StoreSettings(backend="postgres", url=pg_url), settings.db_path)
+    try:
+        facts = gather_facts(database, settings)
+        built = report(database, settings)
+    finally:
+        database.close()
+    assert isinstance(database.path, str) and "postgres" in database.path
+    assert facts.disk["total"] > 0 and 0 <= facts.disk["used_pct"] <= 100
+    assert facts.db_bytes == 0
+    assert built["composite"]["score"] is not None

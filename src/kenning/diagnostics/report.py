@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 import time
 import weakref
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ def gather_facts(db: StoreDatabase, settings: Settings, probes: Probes | None = 
         connector={"claude_code_installed": installed, "spool": spool.stats(str(settings.home)),
                    "transcript_refusals": dict(transcript_file.REFUSALS)},
         workers=workers,
-        disk=disk_usage(db.path.parent),
+        disk=disk_usage(db.path.parent if isinstance(db.path, Path) else settings.home),  # PostgreSQL: a URL
     )
 
 

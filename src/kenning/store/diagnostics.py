@@ -208,19 +208,17 @@ def index_stats(conn: Connection, embedding_model: str | None) -> IndexStats:
 
 # -- duplicates ----------------------------------------------------------------------
 def duplicate_stats(conn: Connection, sample: int = 5) -> DuplicateStats:
+    # portable SQL (PostgreSQL has no GROUP_CONCAT and no output alias in HAVING)
     groups = conn.execute(
-        "SELECT content_hash, COALESCE(project, '') AS project, COUNT(*) AS n,"
-        " GROUP_CONCAT(id) AS ids FROM memories WHERE is_deleted = 0"
-        " GROUP BY content_hash, COALESCE(project, '') HAVING n > 1 ORDER BY n DESC"
+        "SELECT content_hash, COALESCE(project, '') AS project, COUNT(*) AS n FROM memories WHERE is_deleted = 0"
+        " GROUP BY content_hash, COALESCE(project, '') HAVING COUNT(*) > 1 ORDER BY n DESC, content_hash"
     ).fetchall()
     extra = sum(g["n"] - 1 for g in groups)
     live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
-    return {
-        "live_memories": live,
-        "duplicate_groups": len(groups),
-        "duplicate_rows": extra,
-        "examples": [{"content_hash": g["content_hash"], "ids": g["ids"].split(",")} for g in groups[:sample]],
-    }
+    examples = [{"content_hash": g["content_hash"], "ids": [r[0] for r in conn.execute(
+        "SELECT id FROM memories WHERE is_deleted = 0 AND content_hash = ? AND COALESCE(project, '') = ?"
+        " ORDER BY created_at, id", (g["content_hash"], g["project"])).fetchall()]} for g in groups[:sample]]
+    return {"live_memories": live, "duplicate_groups": len(groups), "duplicate_rows": extra, "examples": examples}
 
 
 # -- mutations: history audit and supersession integrity -----------------------------
