@@ -18,7 +18,7 @@ from kenning.codegraph.indexer import IndexReport
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import log_event, timed
-from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
+from kenning.core.types import Memory, MemoryDict, MemoryDraft, MemoryFilter, Viewer
 from kenning.diagnostics.health import DomainReport
 from kenning.diagnostics.repair import Repaired
 from kenning.diagnostics.report import probes_from
@@ -30,6 +30,7 @@ from kenning.providers.embedding import EmbeddingProvider
 from kenning.retrieval.config import Preset, RecallConfig, effective_config
 from kenning.retrieval.recall import Recalled, recall
 from kenning.graph import views as graph_views
+from kenning.observer.lifecycle import LifecycleView
 from kenning.store import documents as doc_store
 from kenning.store import jobs as jobstore
 from kenning.store.backend import StoreDatabase
@@ -41,6 +42,13 @@ from kenning.workers.status import pipeline_status
 __all__ = ["AccessTracker", "JOB_STATUSES", "Kenning", "open_local_store"]
 
 JOB_STATUSES = jobstore.STATUSES
+
+
+class MemoryView(MemoryDict):
+    """A memory as /api/memory/{id} and `kenning show` give it: its fields, its history and lifecycle."""
+
+    history: list[HistoryEntry]
+    lifecycle: LifecycleView
 
 
 class DocumentView(doc_store.Document, total=False):

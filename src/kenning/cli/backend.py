@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import quote, urlsplit
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from kenning.localstore import LocalStore, StoreStats
     from kenning.memory.review import ReviewItem, ReviewPage, RuleReport
     from kenning.predictor.reports import AuditReport, TrainingHistory
-    from kenning.service import DocumentView, Kenning
+    from kenning.core.types import MemoryDict
+    from kenning.service import DocumentView, Kenning, MemoryView
     from kenning.sessions.views import SessionDetail, SessionList
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -48,10 +49,10 @@ class Backend(Protocol):
     def remember(self, body: ApiObject) -> ApiObject: ...
     def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]: ...
     def recall(self, body: ApiObject) -> list[ApiObject]: ...
-    def get(self, memory_id: str) -> ApiObject: ...
-    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject: ...
-    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject: ...
-    def recover(self, memory_id: str) -> ApiObject: ...
+    def get(self, memory_id: str) -> MemoryView: ...
+    def edit(self, memory_id: str, changes: ApiObject) -> MemoryDict: ...
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> Mapping[str, object]: ...
+    def recover(self, memory_id: str) -> MemoryDict: ...
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
              include_deleted: bool = False) -> ApiObject: ...
     def stats(self) -> StoreStats: ...
@@ -136,24 +137,22 @@ class LocalBackend:
         hits = self.kenning.recall(query, limit=limit, filters=MemoryFilter(**body), config=preset)
         return [h.to_dict() for h in hits]
 
-    def get(self, memory_id: str) -> ApiObject:
+    def get(self, memory_id: str) -> MemoryView:
         memory = self.store.get(memory_id)
-        data = memory.to_dict()
-        data["history"] = self.store.history(memory_id)
-        data["lifecycle"] = self.store.lifecycle_of(memory)
-        return data
+        return {**memory.to_dict(), "history": self.store.history(memory_id),
+                "lifecycle": self.store.lifecycle_of(memory)}
 
-    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject:
+    def edit(self, memory_id: str, changes: ApiObject) -> MemoryDict:
         reason = changes.pop("reason", None)
         return self.kenning.edit(memory_id, changes, actor="cli", reason=reason).to_dict()
 
-    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject:
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> Mapping[str, object]:
         if purge:
             self.store.purge(memory_id, actor="cli", reason=reason)
             return {"id": memory_id, "purged": True}
         return self.store.forget(memory_id, actor="cli", reason=reason).to_dict()
 
-    def recover(self, memory_id: str) -> ApiObject:
+    def recover(self, memory_id: str) -> MemoryDict:
         return self.store.recover(memory_id, actor="cli").to_dict()
 
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
@@ -263,17 +262,17 @@ class DaemonBackend:
     def recall(self, body: ApiObject) -> list[ApiObject]:
         return self.client.recall(body)
 
-    def get(self, memory_id: str) -> ApiObject:
-        return self.client.get(memory_id)
+    def get(self, memory_id: str) -> MemoryView:
+        return cast("MemoryView", self.client.get(memory_id))
 
-    def edit(self, memory_id: str, changes: ApiObject) -> ApiObject:
-        return self.client.edit(memory_id, changes)
+    def edit(self, memory_id: str, changes: ApiObject) -> MemoryDict:
+        return cast("MemoryDict", self.client.edit(memory_id, changes))
 
-    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> ApiObject:
+    def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> Mapping[str, object]:
         return self.client.forget(memory_id, purge=purge, reason=reason)
 
-    def recover(self, memory_id: str) -> ApiObject:
-        return self.client.recover(memory_id)
+    def recover(self, memory_id: str) -> MemoryDict:
+        return cast("MemoryDict", self.client.recover(memory_id))
 
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None, type: str | None = None,
              include_deleted: bool = False) -> ApiObject:

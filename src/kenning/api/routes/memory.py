@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Query
@@ -11,7 +12,7 @@ from kenning.api.schemas import (EditIn, Offset, RecallIn, RememberBatchIn, Reme
                                  RememberOut, errors)
 from kenning.core.errors import InvalidInput
 from kenning.core.types import MemoryFilter, Viewer
-from kenning.service import Kenning
+from kenning.service import Kenning, MemoryView
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
 
@@ -57,17 +58,17 @@ def list_memories(
 
 
 @router.get("/{memory_id}", responses=errors(404))
-def get_memory(memory_id: str, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+def get_memory(memory_id: str, k: Kenning = Depends(get_kenning),
+               viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     found = k.get(memory_id, viewer)
-    memory = found.to_dict()
-    memory["history"] = k.history(memory_id, viewer)
-    memory["lifecycle"] = k.observer.lifecycle_of(found)  # trust level, decayed confidence, half-life
+    memory: MemoryView = {**found.to_dict(), "history": k.history(memory_id, viewer),
+                          "lifecycle": k.observer.lifecycle_of(found)}  # trust level, decayed confidence, half-life
     return memory
 
 
 @router.patch("/{memory_id}", responses=errors(404))
 def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning),
-                viewer: Viewer = Depends(get_viewer)) -> dict:
+                viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     changes = body.changes()
     if not changes:
         raise InvalidInput("nothing to change: send at least one field")
@@ -76,7 +77,7 @@ def edit_memory(memory_id: str, body: EditIn, k: Kenning = Depends(get_kenning),
 
 @router.delete("/{memory_id}", responses=errors(404))
 def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None,
-                  k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+                  k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     if purge:
         k.purge(memory_id, actor="api", reason=reason, viewer=viewer)
         return {"id": memory_id, "purged": True}
@@ -84,5 +85,6 @@ def forget_memory(memory_id: str, purge: bool = False, reason: str | None = None
 
 
 @router.post("/{memory_id}/recover", responses=errors(404, 409))
-def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning), viewer: Viewer = Depends(get_viewer)) -> dict:
+def recover_memory(memory_id: str, k: Kenning = Depends(get_kenning),
+                   viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return k.recover(memory_id, actor="api", viewer=viewer).to_dict()
