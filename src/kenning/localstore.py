@@ -25,6 +25,7 @@ from kenning.store.backend import StoreDatabase
 from kenning.store.factory import describe, open_store
 
 if TYPE_CHECKING:
+    from kenning.codegraph.impact import ImpactReport
     from kenning.codegraph.indexer import IndexReport
     from kenning.diagnostics.health import DomainReport
     from kenning.diagnostics.repair import Repaired
@@ -135,7 +136,7 @@ class LocalStore:
 
     # -- the code graph (kenning.codegraph): `kenning code …` offline, /api/code through the service --
     def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
-                    cwd: str | None = None) -> dict[str, object]:
+                    cwd: str | None = None) -> ImpactReport:
         """What depends on `target` (a path, path:symbol or dotted name), its tests and linked memories."""
         from kenning.codegraph import impact
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from kenning.codegraph.impact import ImpactReport
 from kenning.codegraph.indexer import IndexReport
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
@@ -136,7 +137,8 @@ class Kenning:
 
     def embed_pending(self, limit: int = 1000) -> int:
         """Embed memories stored raw (`remember(embed=False)`, a model switch); returns how many."""
-        return refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
+        refreshed = refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
+        return refreshed if isinstance(refreshed, int) else 0
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None,
                       viewer: Viewer | None = None) -> list[write.RememberResult]:
@@ -255,7 +257,7 @@ class Kenning:
 
     # -- the code graph: the same reads as the offline CLI's (LocalStore) ---------------------
     def code_impact(self, target: str, *, project: str | None = None, depth: int = 3,
-                    cwd: str | None = None) -> dict[str, object]:
+                    cwd: str | None = None) -> ImpactReport:
         return self.reads.code_impact(target, project=project, depth=depth, cwd=cwd)
 
     def code_memories(self, files: builtins.list[str], *, project: str | None = None, depth: int = 1,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
@@ -12,8 +12,12 @@ from kenning.core import limits
 from kenning.core.types import MEMORY_TYPES, SCOPES, MemoryDraft, MemoryFilter
 from kenning.retrieval.config import PRESETS, Preset
 
-MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type]
-Scope = Literal[tuple(sorted(SCOPES))]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the checker sees the names (a Literal built at run time is no static type)
+    MemoryType = str
+    Scope = str
+else:
+    MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]
+    Scope = Literal[tuple(sorted(SCOPES))]
 # Type and scope of a stored memory: documented enums, checked by core validation (400 naming
 # the choices), like every other write path (CLI, import).
 TypeName = Annotated[str, Field(max_length=50, json_schema_extra={"enum": sorted(MEMORY_TYPES)})]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kenning.localstore import LocalStore, StoreStats
     from kenning.memory.review import ReviewItem, ReviewPage, RuleReport
     from kenning.predictor.reports import AuditReport, TrainingHistory
-    from kenning.core.types import MemoryDict
+    from kenning.core.types import HitView, MemoryDict
     from kenning.service import DocumentView, Kenning, MemoryView
     from kenning.sessions.views import SessionDetail, SessionList
 
@@ -48,7 +48,7 @@ class Backend(Protocol):
     # -- memories
     def remember(self, body: ApiObject) -> ApiObject: ...
     def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]: ...
-    def recall(self, body: ApiObject) -> list[ApiObject]: ...
+    def recall(self, body: ApiObject) -> list[HitView]: ...
     def get(self, memory_id: str) -> MemoryView: ...
     def edit(self, memory_id: str, changes: ApiObject) -> MemoryDict: ...
     def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> Mapping[str, object]: ...
@@ -130,7 +130,7 @@ class LocalBackend:
         results = self.kenning.remember_many([MemoryDraft(**m) for m in memories], actor="cli-import")
         return [{"id": r.id, "deduped": r.deduped} for r in results]
 
-    def recall(self, body: ApiObject) -> list[ApiObject]:
+    def recall(self, body: ApiObject) -> list[HitView]:
         body = dict(body)
         self.kenning.embed_pending()
         query, limit, preset = body.pop("query"), body.pop("limit", None), body.pop("preset", None)
@@ -259,8 +259,8 @@ class DaemonBackend:
     def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]:
         return self.client.remember_batch(memories)
 
-    def recall(self, body: ApiObject) -> list[ApiObject]:
-        return self.client.recall(body)
+    def recall(self, body: ApiObject) -> list[HitView]:
+        return cast("list[HitView]", self.client.recall(body))
 
     def get(self, memory_id: str) -> MemoryView:
         return cast("MemoryView", self.client.get(memory_id))

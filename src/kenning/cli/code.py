@@ -22,10 +22,11 @@ from kenning.client import KenningClient
 from kenning.hooks.claude_code import project_of
 
 if TYPE_CHECKING:
+    from kenning.codegraph.impact import ImpactReport
     from kenning.localstore import LocalStore
 
-# The code graph's answers (the daemon's JSON, or the same built here: codegraph declares no TypedDicts for
-# them) are printed as read, without checks: a missing key fails as it always did.
+# The code graph's projects and modules (the daemon's JSON, or the same built here: codegraph declares no
+# TypedDicts for them) are printed as read, without checks: a missing key fails as it always did.
 Json = dict[str, Any]
 
 code_app = typer.Typer(no_args_is_help=True, help="Code graph: index a repository, impact of a change.")
@@ -101,10 +102,10 @@ def impact(
         if client is not None:
             params: dict[str, str | int] = {"target": target, "depth": depth, "cwd": str(Path.cwd())}
             params |= {"project": project} if project else {}
-            data = cast(Json, client.request("GET", "/api/code/impact", params=params))
+            data = cast("ImpactReport", client.request("GET", "/api/code/impact", params=params))
         else:
             assert store is not None
-            data = cast(Json, store.code_impact(target, project=project, depth=depth, cwd=str(Path.cwd())))
+            data = store.code_impact(target, project=project, depth=depth, cwd=str(Path.cwd()))
     if as_json:
         print_json(data)
         return

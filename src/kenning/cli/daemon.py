@@ -44,7 +44,7 @@ def serve(
     base = settings()
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     try:
-        cfg = load_settings(home=base.home, **overrides) if overrides else base
+        cfg = load_settings(None, home=base.home, **overrides) if overrides else base
         check_model_files(cfg.embedding)
     except ConfigError as exc:
         fail(str(exc), code=2)

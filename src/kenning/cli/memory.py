@@ -17,7 +17,7 @@ from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
 from kenning.memory import portable
-from kenning.retrieval.config import PRESETS, effective_config
+from kenning.retrieval.config import PRESETS, ConfigExplained, effective_config
 
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
 PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
@@ -123,7 +123,7 @@ def recall(
     ], results, detail=Col("content", "content"))
 
 
-def _explained(config: dict) -> str:
+def _explained(config: ConfigExplained) -> str:
     """The effective recall config in one block (`kenning recall --explain`)."""
     topic = config["topic_diversity"]
     return "\n".join([

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -29,7 +29,10 @@ INSTRUCTIONS = (
 )
 SEARCH_FIELDS = ("id", "content", "score", "type", "project", "tags", "importance", "created_at", "pinned",
                  "legs", "reasons")
-MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # type: ignore[valid-type] - the enum the tools declare
+if TYPE_CHECKING:  # the checker sees the name (a Literal built at run time is no static type)
+    MemoryType = str
+else:
+    MemoryType = Literal[tuple(sorted(MEMORY_TYPES))]  # the enum the tools declare
 
 
 P = ParamSpec("P")

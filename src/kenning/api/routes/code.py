@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import APIRouter, Depends, Query
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,7 +38,7 @@ def code_impact(
     depth: int = Query(3, ge=1, le=impact.MAX_DEPTH),
     cwd: str | None = Query(None, max_length=4096, description="Caller's directory, to pick the project."),
     k: Kenning = Depends(get_kenning),
-) -> dict:
+) -> Mapping[str, object]:
     return k.code_impact(target, project=project, depth=depth, cwd=cwd)
 
 

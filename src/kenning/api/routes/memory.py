@@ -38,9 +38,9 @@ def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get
     results = [h.to_dict() for h in hits]
     if not k.team.enabled:
         return {"query": body.query, "results": results}
-    results, team = k.team.merge_recall(body.model_dump(mode="json", exclude_none=True), results,
-                                        body.limit or k.settings.recall.default_limit)
-    return {"query": body.query, "results": results, "team": team}
+    merged, team = k.team.merge_recall(body.model_dump(mode="json", exclude_none=True), results,
+                                       body.limit or k.settings.recall.default_limit)
+    return {"query": body.query, "results": merged, "team": team}
 
 
 @router.get("")
