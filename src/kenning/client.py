@@ -102,6 +102,9 @@ class KenningClient:
     def recall(self, body: Mapping[str, object]) -> list[dict[str, object]]:
         return _objects(self.request("POST", "/api/memory/recall", json=body), "results")
 
+    def recall_config(self, preset: str | None = None) -> dict[str, object]:
+        return self.request("GET", "/api/memory/recall/config", params={"preset": preset} if preset else None)
+
     def get(self, memory_id: str) -> dict[str, object]:
         return self.request("GET", f"/api/memory/{memory_id}")
 

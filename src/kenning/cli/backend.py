@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kenning.client import KenningClient
     from kenning.localstore import LocalStore, StoreStats
     from kenning.memory.review import ReviewItem, ReviewPage, RuleReport
+    from kenning.retrieval.config import ConfigExplained
     from kenning.predictor.reports import AuditReport, TrainingHistory
     from kenning.core.types import HitView, MemoryDict
     from kenning.service import DocumentView, Kenning, MemoryView
@@ -49,6 +50,7 @@ class Backend(Protocol):
     def remember(self, body: ApiObject) -> ApiObject: ...
     def remember_batch(self, memories: list[ApiObject]) -> list[ApiObject]: ...
     def recall(self, body: ApiObject) -> list[HitView]: ...
+    def recall_config(self, preset: str | None = None) -> ConfigExplained: ...
     def get(self, memory_id: str) -> MemoryView: ...
     def edit(self, memory_id: str, changes: ApiObject) -> MemoryDict: ...
     def forget(self, memory_id: str, *, purge: bool = False, reason: str | None = None) -> Mapping[str, object]: ...
@@ -136,6 +138,9 @@ class LocalBackend:
         query, limit, preset = body.pop("query"), body.pop("limit", None), body.pop("preset", None)
         hits = self.kenning.recall(query, limit=limit, filters=MemoryFilter(**body), config=preset)
         return [h.to_dict() for h in hits]
+
+    def recall_config(self, preset: str | None = None) -> ConfigExplained:
+        return self.kenning.recall_config(preset).explain()
 
     def get(self, memory_id: str) -> MemoryView:
         memory = self.store.get(memory_id)
@@ -261,6 +266,9 @@ class DaemonBackend:
 
     def recall(self, body: ApiObject) -> list[HitView]:
         return cast("list[HitView]", self.client.recall(body))
+
+    def recall_config(self, preset: str | None = None) -> ConfigExplained:
+        return cast("ConfigExplained", self.client.recall_config(preset))  # the route answers that TypedDict
 
     def get(self, memory_id: str) -> MemoryView:
         return cast("MemoryView", self.client.get(memory_id))

@@ -17,7 +17,7 @@ from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
 from kenning.memory import portable
-from kenning.retrieval.config import PRESETS, ConfigExplained, effective_config
+from kenning.retrieval.config import PRESETS, ConfigExplained
 
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
 PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
@@ -106,14 +106,15 @@ def recall(
         fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
     body = {"query": query, "limit": limit, "project": project, "types": type or None,
             "tags": tag or None, "preset": preset, "since": _when(since, "--since"), "until": _when(until, "--until")}
-    config = effective_config(settings(), preset).explain() if explain else None
     with backend() as b:
         results = b.recall(body)
+        config = b.recall_config(preset) if explain else None  # what the daemon (or the local store) ran
+        where = b.where
     if as_json:
         print_json({"config": config, "results": results} if explain else results)
         return
     if config is not None:
-        console.print(_explained(config), highlight=False)
+        console.print(_explained(config, where), highlight=False)
     if not results:
         console.print("no memories match" + (" (try without --since/--until)" if since or until else ""))
         return
@@ -123,11 +124,11 @@ def recall(
     ], results, detail=Col("content", "content"))
 
 
-def _explained(config: ConfigExplained) -> str:
-    """The effective recall config in one block (`kenning recall --explain`)."""
+def _explained(config: ConfigExplained, where: str) -> str:
+    """The effective recall config in one block (`kenning recall --explain`), as `where` runs it."""
     topic = config["topic_diversity"]
     return "\n".join([
-        f"recall config (preset {config['preset']}, with {settings().config_path}'s recall settings):",
+        f"recall config (preset {config['preset']}, as the {where} runs it):",
         f"  legs {' + '.join(config['legs'])}   fused by weighted RRF, rrf_k {config['rrf_k']},"
         f" candidate_pool {config['candidate_pool']} per leg" + ("   hints on" if config["hints"] else ""),
         f"  stages {', '.join(config['stages']) or '(none)'}",

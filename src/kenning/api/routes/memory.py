@@ -12,6 +12,7 @@ from kenning.api.schemas import (EditIn, Offset, RecallIn, RememberBatchIn, Reme
                                  RememberOut, errors)
 from kenning.core.errors import InvalidInput
 from kenning.core.types import MemoryFilter, Viewer
+from kenning.retrieval.config import PRESETS, Preset
 from kenning.service import Kenning, MemoryView
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
@@ -41,6 +42,14 @@ def recall(body: RecallIn, background: BackgroundTasks, k: Kenning = Depends(get
     merged, team = k.team.merge_recall(body.model_dump(mode="json", exclude_none=True), results,
                                        body.limit or k.settings.recall.default_limit)
     return {"query": body.query, "results": merged, "team": team}
+
+
+@router.get("/recall/config")
+def recall_config(preset: Preset | None = Query(None, description="Recall preset: " + ", ".join(PRESETS) + "."),
+                  k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:  # a ConfigExplained
+    """The effective config a recall with `preset` runs with in this daemon (`kenning recall --explain`):
+    its settings as loaded at start, merged with the preset."""
+    return k.recall_config(preset).explain()
 
 
 @router.get("")
