@@ -116,7 +116,7 @@ def _telemetry_events(ident: str) -> list[Event]:
     return out
 
 
-def _candidate_events(key: str, rows: list[sql.CandidateRow]) -> list[Event]:
+def _candidate_events(key: str, rows: list[sql.SessionMemoryRecord]) -> list[Event]:
     if not rows:
         return []
     start_rows = [r for r in rows if r.get("source") != "fts_only"]

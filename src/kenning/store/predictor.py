@@ -200,6 +200,16 @@ class TrainingLogRecord(_TrainingRun):
     created_at: NotRequired[str]  # now, when left out
 
 
+class TrainingLogRow(_TrainingRun):
+    """A predictor_training_log row as stored (gates and loss curve JSON text)."""
+
+    id: int
+    gates: str
+    swapped: int
+    loss_curve: str
+    created_at: str
+
+
 class TrainingLogEntry(_TrainingRun):
     """A recorded training run, decoded for the API."""
 

@@ -92,8 +92,8 @@ class CandidateRecord(TypedDict, total=False):
     fts_hit_count: int
 
 
-class SessionMemoryRow(TypedDict):
-    """A recorded candidate (session_memories) with its memory's content, type, importance, project."""
+class SessionMemoryRecord(TypedDict):
+    """A session_memories row: one candidate a session considered."""
 
     id: str
     session_key: str
@@ -117,6 +117,11 @@ class SessionMemoryRow(TypedDict):
     prefilter_source: str | None
     similarity: float | None
     diversity_factor: float | None
+
+
+class SessionMemoryRow(SessionMemoryRecord):
+    """A recorded candidate (session_memories) with its memory's content, type, importance, project."""
+
     content: str | None
     type: str | None
     importance: float | None

@@ -11,6 +11,8 @@ from typing import NotRequired, TypedDict, cast
 
 from kenning.store.backend import Connection, SqlValue, TableRow
 from kenning.store.diagnostics import table_columns, table_exists
+from kenning.store.predictor import TrainingLogRow
+from kenning.store.sessions import SessionMemoryRecord
 
 
 class HistoryRow(TypedDict):
@@ -47,33 +49,6 @@ class SessionRecord(TypedDict):
     metadata: str
     transcript_path: str | None
     owner: str | None
-
-
-class CandidateRow(TypedDict):
-    """A session_memories row: one candidate a session considered."""
-
-    id: str
-    session_key: str
-    memory_id: str
-    source: str
-    effective_score: float | None
-    predictor_score: float | None
-    baseline_rank: int | None
-    predictor_rank: int | None
-    final_score: float
-    rank: int
-    was_injected: int
-    relevance_score: float | None
-    fts_hit_count: int
-    agent_preference: str | None
-    agent_relevance_score: float | None
-    agent_feedback_count: int
-    created_at: str
-    injected_at: str | None
-    inject_phase: str | None
-    prefilter_source: str | None
-    similarity: float | None
-    diversity_factor: float | None
 
 
 class ScoreRecord(TypedDict):
@@ -134,31 +109,6 @@ class ComparisonRecord(TypedDict):
     baseline_top_ids: str
     relevance_scores: str
     fts_overlap_score: float | None
-    created_at: str
-
-
-class TrainingRecord(TypedDict):
-    """A predictor_training_log row (gates and loss curve JSON text)."""
-
-    id: int
-    model_version: int
-    trigger: str
-    loss: float | None
-    step: int
-    sample_count: int
-    samples_skipped: int
-    duration_ms: float
-    canary_ndcg: float | None
-    canary_ndcg_delta: float | None
-    canary_score_variance: float | None
-    canary_topk_churn: float | None
-    canary_topk_overlap: float | None
-    gates: str
-    swapped: int
-    train_validation_failures: int
-    drift_resets: int
-    loss_curve: str
-    error: str | None
     created_at: str
 
 
@@ -233,16 +183,16 @@ def session_checkpoints(conn: Connection, key: str) -> list[CheckpointBrief]:
     return [CheckpointBrief(id=r["id"], trigger=r["trigger"], chars=r["chars"], created_at=r["created_at"]) for r in rows]
 
 
-def session_candidates(conn: Connection, key: str) -> list[CandidateRow]:
+def session_candidates(conn: Connection, key: str) -> list[SessionMemoryRecord]:
     if not table_exists(conn, "session_memories"):
         return []
-    return cast("list[CandidateRow]", _rows(conn, "SELECT * FROM session_memories WHERE session_key = ? ORDER BY rank", (key,)))
+    return cast("list[SessionMemoryRecord]", _rows(conn, "SELECT * FROM session_memories WHERE session_key = ? ORDER BY rank", (key,)))
 
 
-def memory_sessions(conn: Connection, memory_id: str) -> list[CandidateRow]:
+def memory_sessions(conn: Connection, memory_id: str) -> list[SessionMemoryRecord]:
     if not table_exists(conn, "session_memories"):
         return []
-    return cast("list[CandidateRow]", _rows(
+    return cast("list[SessionMemoryRecord]", _rows(
         conn, "SELECT * FROM session_memories WHERE memory_id = ? ORDER BY created_at", (memory_id,)))
 
 
@@ -267,7 +217,7 @@ def comparisons_for(conn: Connection, key: str) -> list[ComparisonRecord]:
     return cast("list[ComparisonRecord]", _rows(conn, "SELECT * FROM predictor_comparisons WHERE session_key = ?", (key,)))
 
 
-def trainings_between(conn: Connection, key: str, start: str | None, end: str | None) -> list[TrainingRecord]:
+def trainings_between(conn: Connection, key: str, start: str | None, end: str | None) -> list[TrainingLogRow]:
     cols = table_columns(conn, "predictor_training_log")
     if not cols:
         return []
@@ -276,10 +226,10 @@ def trainings_between(conn: Connection, key: str, start: str | None, end: str | 
         if col in cols:
             rows = _rows(conn, f"SELECT * FROM predictor_training_log WHERE {col} = ?", (key,))
             if rows:
-                return cast("list[TrainingRecord]", rows)
+                return cast("list[TrainingLogRow]", rows)
     if not (stamp and start):
         return []
-    return cast("list[TrainingRecord]", _rows(
+    return cast("list[TrainingLogRow]", _rows(
         conn, f"SELECT * FROM predictor_training_log WHERE {stamp} >= ? AND {stamp} <= ?",
         (start, end or "9999"),
     ))
