@@ -308,6 +308,28 @@ class Context:
     allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
 
 
+class ClaimCandidate(TypedDict, total=False):
+    """One sentence the LLM claim gate is asked about (session end builds it from a kept claim's
+    evidence; the offline rules read it back from the prompt's JSON, so a key may be missing)."""
+
+    id: str  # its index in the batch, as a string
+    text: str
+    type: str | None
+    speaker: str | None
+    rule: str | None
+    antecedent: str | None
+
+
+class ClaimVerdict(TypedDict):
+    """The claim gate's answer on one candidate: a durable claim or chatter, its type and confidence."""
+
+    id: str
+    durable: bool
+    type: str
+    confidence: float
+    reason: str
+
+
 class EvidenceDict(TypedDict):
     """Evidence as stored in a memory's metadata (`Evidence.to_dict`)."""
 

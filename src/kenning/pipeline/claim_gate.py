@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from kenning.pipeline.parsing import parse_json_output
 from kenning.pipeline.prompts import claims as prompt
-from kenning.pipeline.prompts.claims import ClaimCandidate, JudgedClaim
+from kenning.core.claims import ClaimCandidate, ClaimVerdict
 from kenning.providers.llm import BaseLLMProvider, GenerateOptions
 
 MAX_CANDIDATES = 40
@@ -27,7 +27,7 @@ class ClaimGate:
         self.provider = provider
         self.timeout_s = timeout_s
 
-    def __call__(self, candidates: list[ClaimCandidate]) -> dict[str, JudgedClaim]:
+    def __call__(self, candidates: list[ClaimCandidate]) -> dict[str, ClaimVerdict]:
         if not candidates:
             return {}
         batch = candidates[:MAX_CANDIDATES]
@@ -36,13 +36,13 @@ class ClaimGate:
         parsed, _ = parse_json_output(raw)
         items = parsed.get("claims") if isinstance(parsed, dict) else parsed if isinstance(parsed, list) else []
         asked = {str(c["id"]) for c in batch}
-        out: dict[str, JudgedClaim] = {}
+        out: dict[str, ClaimVerdict] = {}
         for item in items or []:
             try:
                 judged = prompt.ClaimJudgement.model_validate(item)
             except ValidationError:
                 continue  # the rules' verdict stands for this one
             if judged.id in asked:
-                out[judged.id] = JudgedClaim(id=judged.id, durable=judged.durable, type=judged.type,
+                out[judged.id] = ClaimVerdict(id=judged.id, durable=judged.durable, type=judged.type,
                                              confidence=judged.confidence, reason=judged.reason)  # model_dump's keys
         return out

@@ -186,17 +186,8 @@ class ExtractionTask(TypedDict, total=False):
     content: str
 
 
-class ClaimCandidateTask(TypedDict, total=False):
-    id: str
-    text: str
-    type: str | None
-    speaker: str | None
-    rule: str | None
-    antecedent: str | None
-
-
 class ClaimGateTask(TypedDict, total=False):
-    candidates: list[ClaimCandidateTask]
+    candidates: list[claims.ClaimCandidate]
 
 
 class DecisionFact(TypedDict, total=False):
@@ -245,16 +236,8 @@ class ExtractionAnswer(TypedDict):
     entities: list[TripleAnswer]
 
 
-class ClaimAnswer(TypedDict):
-    id: str
-    durable: bool
-    type: str
-    confidence: float
-    reason: str
-
-
 class ClaimGateAnswer(TypedDict):
-    claims: list[ClaimAnswer]
+    claims: list[claims.ClaimVerdict]
 
 
 class DecisionAnswer(TypedDict):
@@ -325,7 +308,7 @@ def extract(payload: ExtractionTask) -> ExtractionAnswer:
 
 def claim_gate(payload: ClaimGateTask) -> ClaimGateAnswer:
     """Answer for the claim-gate task: the offline claim test's verdict on each candidate."""
-    out: list[ClaimAnswer] = []
+    out: list[claims.ClaimVerdict] = []
     for item in payload.get("candidates") or []:
         said = item.get("speaker")
         speaker = said if said is not None and said in ("user", "assistant") else "unknown"

@@ -18,6 +18,7 @@ from typing import Protocol, TypedDict, TypeVar
 import numpy as np
 
 from kenning.core import events
+from kenning.core.claims import ClaimCandidate, ClaimVerdict
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.config_sessions import SessionSettings
 from kenning.core.errors import InvalidInput
@@ -81,25 +82,6 @@ class SummaryRunner(Protocol):
     worker_id: str
     def wake(self) -> None: ...  # a job was queued: lease it now rather than at the next poll
     def run_leased(self, job: Job) -> Job: ...  # run a job leased under worker_id; the job after
-
-
-class ClaimCandidate(TypedDict):
-    """A candidate claim the session's summary hands the LLM claim gate (overlay._gate)."""
-    id: str  # its index in the batch, as a string
-    text: str
-    type: str
-    speaker: str | None  # from the offline claim test's evidence (core.claims.Evidence), when recorded
-    rule: str | None
-    antecedent: str | None
-
-
-class ClaimVerdict(TypedDict):
-    """The gate's verdict on one candidate (pipeline.prompts.claims.ClaimJudgement, dumped)."""
-    id: str
-    durable: bool
-    type: str
-    confidence: float
-    reason: str
 
 
 class ClaimGateFn(Protocol):

@@ -8,10 +8,11 @@ one is judged again here before it is written. The answer passes the seeds' conf
 from __future__ import annotations
 
 import json
-from typing import Literal, TypedDict
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kenning.core.claims import ClaimCandidate
 from kenning.providers.offline import render_task_block
 
 TASK = "claim_gate"
@@ -57,27 +58,6 @@ Candidates:
 Input (same data as JSON):
 {block}
 """
-
-
-class JudgedClaim(TypedDict):
-    """A ClaimJudgement as a dict (its model_dump): what the claim gate answers per candidate."""
-
-    id: str
-    durable: bool
-    type: str
-    confidence: float
-    reason: str
-
-
-class ClaimCandidate(TypedDict, total=False):
-    """One sentence the claim gate asks about."""
-
-    id: str
-    text: str
-    type: str | None
-    speaker: str | None
-    rule: str | None
-    antecedent: str | None
 
 
 def build_prompt(candidates: list[ClaimCandidate]) -> str:
