@@ -24,8 +24,8 @@ session never saw and non-numeric or out-of-range scores are ignored, never an e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TypedDict
+from dataclasses import asdict, dataclass, field
+from typing import TypedDict, cast
 
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory, MemoryFilter, Viewer
@@ -79,10 +79,8 @@ class PromptResult:
     cut: list[str] = field(default_factory=list)
 
     def answer(self) -> PromptAnswer:
-        """The answer as JSON-ready data (what dataclasses.asdict gave: the fields in order, lists copied)."""
-        return {"inject": self.inject, "memory_ids": list(self.memory_ids), "fts_hits": self.fts_hits,
-                "fts_only": self.fts_only, "feedback_applied": self.feedback_applied,
-                "feedback_ignored": self.feedback_ignored, "checkpoint_id": self.checkpoint_id, "cut": list(self.cut)}
+        """The answer as JSON-ready data: the fields in order, lists copied."""
+        return cast(PromptAnswer, asdict(self))
 
 
 def clean_feedback(raw: object) -> tuple[dict[str, float], int]:

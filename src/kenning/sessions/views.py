@@ -3,7 +3,8 @@ so the CLI's offline commands use them without building the session lifecycle.""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from dataclasses import asdict
+from typing import TypedDict, cast
 
 from kenning.core.errors import NotFound
 from kenning.store import sessions as store
@@ -49,7 +50,7 @@ class SessionDetail(TypedDict):
 
 
 def _checkpoint(c: Checkpoint) -> CheckpointView:
-    return {"id": c.id, "trigger": c.trigger, "content": c.content, "created_at": c.created_at}
+    return cast(CheckpointView, asdict(c))
 
 
 def session_list(conn: Connection, *, limit: int = 50, offset: int = 0, project: str | None = None) -> SessionList:
