@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TypedDict
+from dataclasses import asdict, dataclass, field
+from typing import TypedDict, cast
 
 RULESET = "claims-v1"
 EVIDENCE_KEY = "claim"  # memories.metadata[EVIDENCE_KEY] holds Evidence.to_dict()
@@ -355,9 +355,7 @@ class Evidence:
     ruleset: str = RULESET
 
     def to_dict(self) -> EvidenceDict:
-        return EvidenceDict(rule=self.rule, speaker=self.speaker, accepted=self.accepted, repetition=self.repetition,
-                            confidence=self.confidence, cues=list(self.cues), antecedent=self.antecedent,
-                            ruleset=self.ruleset)
+        return cast(EvidenceDict, asdict(self))
 
 
 @dataclass

@@ -10,8 +10,8 @@ Provider failures (timeout, unreachable, budget) DO raise ProviderError: the job
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict, cast
 
 from kenning.core.claims import RULE_TYPES
 from kenning.core.config_pipeline import ExtractionSettings
@@ -57,8 +57,7 @@ class ExtractionResult:
                 "input_truncated": self.input_truncated}
 
     def triples(self) -> list[TripleIn]:
-        return [TripleIn(source=t.source, relationship=t.relationship, target=t.target, confidence=t.confidence)
-                for t in self.entities]
+        return [cast(TripleIn, asdict(t)) for t in self.entities]
 
 
 def _confidence(value: object, default: float, warnings: list[str], what: str) -> float:
