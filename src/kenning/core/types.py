@@ -74,6 +74,9 @@ class MemoryDict(TypedDict):
     derived_from: list[str]
     author: str | None
     team: str | None
+    applies: str | None
+    area: str | None
+    stale_at: str | None
 
 
 @dataclass
@@ -110,6 +113,9 @@ class Memory:
     derived_from: list[str] = field(default_factory=list)  # ids of the memories this one was derived from
     author: str | None = None  # the user who wrote it (the OS user on a single-user daemon)
     team: str | None = None  # the writer's team on a team server; None: no team (visible to every team)
+    applies: str | None = None  # where a rule applies: 'project' | 'area'; None: not told (never opens a session)
+    area: str | None = None  # an area rule's area as a user reads it (a symbol, file, module, command, topic)
+    stale_at: str | None = None  # the code its area names was deleted or renamed (held until reviewed)
 
     def to_dict(self) -> MemoryDict:
         return cast("MemoryDict", dict(self.__dict__))
@@ -156,6 +162,8 @@ class MemoryDraft:
     id: str | None = None  # an imported memory keeps its id; one already stored with it is a duplicate
     writer: Viewer | None = None  # stamped by the service: author and team; duplicates only among what it sees
     type_explicit: bool = False  # the caller chose `type`: write rules keep it (no auto-protection)
+    applies: str | None = None  # where a rule applies: 'project' | 'area' (Memory.applies)
+    area: str | None = None  # an area rule's area (Memory.area)
 
 
 @dataclass

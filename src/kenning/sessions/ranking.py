@@ -16,11 +16,19 @@ A memory shown unasked is a claim, so it must carry evidence of its own. Each me
   rated useful whenever its topic is asked about, and down at every session start about another
   topic, stays out of session start);
 - `rejected`: the user rejected it in review (kept; a query still finds it);
+- `stale`: an area rule whose code (file, symbol) was deleted or renamed (`memories.stale_at`, issue 31):
+  held from every unasked injection until the user confirms, edits or retires it in review;
 - `needs_review`: learned below the confidence gate, not yet accepted (review) nor rated
   useful where a query found it: not shown unasked;
 - `standing`: pinned, user-verified, rated useful (`useful_rating`) in a session (confirmed by
   use, wherever it was shown), or at least `standing_min_confidence`: a standing rule with evidence;
 - `eligible`: anything else: shown unasked only when the predictor ranks it there.
+
+Scope (issue 31): a rule carries where it applies (`memories.applies`): `project` (holds everywhere in
+the project) or `area` (one file, symbol, module, command or topic; `memories.area`, code links in
+`related_files`). Only what `opens_sessions` allows takes a session-start slot: project-scope rules and
+what the user pinned or verified; an area rule reaches the agent when its area comes up (a prompt whose
+query finds it, a step on a linked file, MCP); a rule whose scope was never told stays out of start.
 
 Session start: the baseline order is standing rules (pinned / verified, then rated useful,
 then confident; each by effective score), then the eligible, then the held; one compact
@@ -48,8 +56,9 @@ from kenning.store import ranking as store
 from kenning.store.backend import Connection
 
 STANDING, ELIGIBLE = "standing", "eligible"
-HELD = ("raw", "rejected", "demoted", "needs_review")
-_TIER = {STANDING: 0, ELIGIBLE: 1, "needs_review": 2, "demoted": 2, "rejected": 3, "raw": 3}
+HELD = ("raw", "rejected", "demoted", "needs_review", "stale")
+_TIER = {STANDING: 0, ELIGIBLE: 1, "needs_review": 2, "demoted": 2, "rejected": 3, "raw": 3, "stale": 3}
+PROJECT, AREA = "project", "area"  # memories.applies
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,8 @@ class Evidence:
     demoted: bool
     rejected: bool = False  # the user rejected it in review (kept, never shown unasked)
     useful_at_start: int = 0  # sessions rating it useful where session start showed it
+    applies: str | None = None  # memories.applies: 'project' | 'area' | None (not told)
+    stale: bool = False  # memories.stale_at is set: its code was deleted or renamed
 
     @property
     def strength(self) -> int:
@@ -116,6 +127,7 @@ def evidence(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: 
             pinned=bool(memory.pinned), verified=bool(memory.user_verified), confidence=float(memory.confidence),
             needs_review=bool(memory.needs_review), raw=is_raw(memory, cfg), useful_sessions=useful,
             low_sessions=low, demoted=demoted, rejected=review.get("status") == "rejected", useful_at_start=at_start,
+            applies=memory.applies, stale=bool(memory.stale_at),
         )
     return out
 
@@ -125,6 +137,8 @@ def verdict(ev: Evidence, cfg: RankingSettings) -> str:
         return "raw"
     if ev.rejected:
         return "rejected"
+    if ev.stale and not ev.pinned:
+        return "stale"
     if ev.pinned:
         return STANDING
     if ev.demoted:
@@ -182,6 +196,14 @@ def predictor_has_influence(predictor: SessionPredictor | None) -> bool:
     except Exception as exc:  # the predictor is optional: no influence when it cannot say
         record_error("sessions", f"predictor.alpha failed: {exc}")
         return False
+
+
+def opens_sessions(ev: Evidence | None) -> bool:
+    """May this memory open a session at all (issue 31)? Project-scope rules and what the user pinned
+    or verified; an area rule or one whose scope was never told waits until its area comes up."""
+    if ev is None:
+        return False
+    return ev.pinned or ev.verified or ev.applies == PROJECT
 
 
 def showable(cand: Ranked, cfg: RankingSettings, influence: bool) -> bool:

@@ -24,6 +24,7 @@ EDITABLE_FIELDS = frozenset(
         "content", "type", "importance", "confidence", "tags", "project", "scope", "source",
         "related_files", "related_modules", "pinned", "needs_review", "user_verified",
         "decay_half_life_days", "superseded_by", "valid_until", "extraction_model", "metadata",
+        "applies", "area", "stale_at",
     }
 )
 
@@ -105,15 +106,15 @@ def insert_memory(
     conn.execute(
         "INSERT INTO memories(id, content, normalized_content, content_hash, type, importance, confidence,"
         " tags, project, scope, source, related_files, related_modules, pinned, needs_review, created_at, updated_at,"
-        " embedding_model, session_key, metadata, derived_from, author, team)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " embedding_model, session_key, metadata, derived_from, author, team, applies, area)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             memory_id, content.storage, content.normalized, content.content_hash, draft.type,
             draft.importance, draft.confidence, json.dumps(draft.tags), draft.project, draft.scope,
             draft.source, json.dumps(draft.related_files), json.dumps(draft.related_modules),
             int(draft.pinned), int(draft.needs_review), created, created, embedding_model, draft.session_key,
             json.dumps(draft.metadata), json.dumps(draft.derived_from),
-            writer.user if writer else None, writer.team if writer else None,
+            writer.user if writer else None, writer.team if writer else None, draft.applies, draft.area,
         ),
     )
     add_history(conn, memory_id, "created", new_content=content.storage, actor=actor or draft.source, at=created)
