@@ -16,6 +16,10 @@ MEMORY_TYPES = frozenset(
         "requirement", "e2e_observation", "work_unit_outcome", "summary", "observation", "episode",
     }
 )
+# The types a person picks when they write a memory themselves (`kenning remember -t`, the dashboard);
+# the rest of MEMORY_TYPES are what kenning's own writers use (episodes, observer patterns, chunks).
+USER_TYPES = ("fact", "decision", "constraint", "preference", "gotcha", "procedural", "requirement",
+              "pattern", "dead_end", "error_pattern", "workflow_recipe")
 SCOPES = frozenset({"personal", "project", "team", "org"})
 
 
