@@ -626,3 +626,124 @@ def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]])
     for verdict in kept:
         reinforce(verdict, sum(_similar(verdict.text, other.text) for other in kept))
     return out
+
+
+# -- where a kept claim applies (issue 31) ---------------------------------------------------------------
+# A rule about one function is not a standing rule of the project: it belongs where that function comes up.
+# `scope_of` tells a kept claim's scope from its own words, the chat around it and the code graph's names,
+# offline and without I/O: 'project' (a convention that holds everywhere: commit style, the branch rule,
+# the test command, the release train, a language / tool / library choice for the whole repository),
+# 'area' with the area a user would name (a file, symbol, module, command or topic), or None when it
+# cannot be told (such a rule never opens a session).
+SCOPE_RULESET = "scope-v1"
+_PROJECT_CUE = re.compile(
+    r"\b(?:commit(?:s|ted|ting)?(?: messages?| subjects?)?|pull requests?|PRs?|merge requests?|code review|reviewers?"
+    r"|branch(?:es)?|(?:to|into|on|onto|from|off) (?:main|master|trunk)|push(?:es|ed|ing)?|force-push\w*|rebase\w*|squash\w*|cherry-pick\w*"
+    r"|releases?|release train|release notes|changelog|version(?:s|ing)?|semver|tags? the release|hotfix(?:es)?"
+    r"|ci|pipelines?|pre-commit|linters?|lint(?:ing)?|formatter|black|ruff|flake8|mypy|isort|pylint|prettier|eslint"
+    r"|type hints?|type annotations?|docstrings?|imports?|pep ?8|style guide|naming conventions?|license|copyright"
+    r"|dependenc(?:y|ies)|third-party|vendored|requirements(?:\.txt)?|pyproject|lockfile|python (?:\d|version)"
+    r"|the (?:whole |entire )?(?:repo|repository|codebase|project|code base)|every (?:module|file|function|package|change|pr)"
+    r"|all (?:modules|files|functions|packages|code|changes|prs|new code)|across (?:the )?(?:board|repo|repository|codebase|project|modules)"
+    r"|everywhere|in this (?:repo|repository|project|codebase|team)|(?:the|our) test (?:command|suite)|before (?:pushing|merging|committing|you push|you merge|you commit|a release)"
+    r"|on-call|staging(?: runs?)?)\b"
+    r"|^(?:(?:always|never|don'?t|do not)\s+)?deploy\b", re.I)
+_TOOL_CHOICE = re.compile(  # "Use httpx.", "Don't use requests.", "We use poetry, not pip." (a library or tool for the repo)
+    r"^(?:(?:we|always|never|don'?t|do not|please)\s+)*(?:use|prefer|avoid|pin)\s+([a-z][a-z0-9_.-]*)\s*(?:$|[.,;:]|\s+(?:not|over|instead|for|everywhere))",
+    re.I)
+_CODE_SPAN = re.compile(r"`([^`\n]{1,80})`")
+_IDENTIFIER = re.compile(  # how code is named in prose: snake_case, CamelCase, UPPER_SNAKE, dotted.names, calls, paths
+    r"(?<![\w@.*/-])(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)?"
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
+    r"|(?:[\w.-]+/)+[\w.-]+)(?![\w@-])")
+_NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
+_SUBJECT = re.compile(  # the noun phrase a declarative rule is about, up to its verb
+    r"^(?:(?:the|a|an|any|every|each|all|our|their|its)\s+)?((?:[A-Za-z][\w'+-]*\s+){0,3}?[A-Za-z][\w+-]*)"
+    r"(?:\s+[^\s\w]\S*)?\s+(?:is|are|was|were|must|may|can|cannot|can't|should|shall|has|have|stays?|never|always|only|matches|match"
+    r"|runs?|gets?|goes|wins?|applies|counts?|keys?|takes?|returns?|speaks?|scopes?|suppress(?:es)?|treats?|caps?)\b", re.I)
+_NOT_SUBJECT = frozenset(
+    "we i you they it this that these those there he she everything something anything nothing everyone someone"
+    " one which what who here all both either neither none each every any some such same other others rest".split())
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a kept claim applies: `applies` 'project' | 'area' | None (cannot be told), the `area` a user
+    would name for an area rule (a symbol, file, module, command or topic), and which cue decided (`reason`)."""
+
+    applies: str | None
+    area: str | None = None
+    reason: str = ""
+
+
+def code_names(text: str, names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> list[str]:
+    """The code a text names, in order of appearance: the code graph's known `names` first (matched whole,
+    case-sensitively), then `code spans`, identifiers (snake_case, CamelCase, UPPER_SNAKE, dotted.names,
+    calls, paths). Host names and abbreviations ("e.g.") are not code."""
+    text = text or ""
+    found: list[tuple[int, str]] = []
+    for name in names:
+        if len(name) >= 3:
+            match = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text)
+            if match:
+                found.append((match.start() - 100_000, name))  # known names rank before guessed ones
+    for match in _CODE_SPAN.finditer(text):
+        span = match.group(1).strip().removesuffix("()")
+        if re.fullmatch(r"[A-Za-z_][\w./-]*", span) and not _NOT_AREA.search(span) and not span.isdigit():
+            found.append((match.start(), span))
+    for match in _IDENTIFIER.finditer(_CODE_SPAN.sub(" ", text)):
+        token = match.group(0).removesuffix("()").rstrip(".(")
+        if _NOT_AREA.search(token) or len(token) < 3:
+            continue
+        found.append((match.start(), token))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def _topic(text: str) -> str | None:
+    """The noun phrase a declarative sentence is about ("Tombstone matching is case-insensitive" ->
+    'tombstone matching'), or None for an imperative, a pronoun subject or no clear subject."""
+    body = _RULE_LEAD.sub("", strip_acknowledgement(_LEAD_IN.sub("", own_words(text).strip()))).strip()
+    match = _SUBJECT.match(body)
+    if not match:
+        return None
+    words = match.group(1).split()
+    if not words or words[0].lower() in _NOT_SUBJECT or _IMPERATIVE.match(body) or _DEICTIC.match(body):
+        return None
+    if any(w.lower() in ("we", "i", "you") for w in words):
+        return None
+    return " ".join(words).lower()
+
+
+def scope_of(sentence: str, question: str | None = None, previous: str | None = None,
+             names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> Scope:
+    """Where a kept claim applies (issue 31): Scope('project') for a convention that holds everywhere
+    (commit style, "never push to main", the test command, the release train, a tool / library choice for
+    the repository), Scope('area', area) for a rule that names or is about a file, symbol, module, command
+    or topic ("`parse_quantity` suffixes are case-insensitive" -> 'parse_quantity'), Scope(None) when it
+    cannot be told. `question`: the other speaker's question the claim answers; `previous`: the sentence
+    before it in the chat; `names`: the code graph's known names (symbols, files) when there is one.
+    Pure and offline: the caller stores `applies` / `area` (memories.applies / memories.area)."""
+    own = own_words(sentence)
+    named = code_names(sentence, names)
+    known = [n for n in named if n in names]
+    project = _PROJECT_CUE.search(own)
+    tool = _TOOL_CHOICE.match(_RULE_LEAD.sub("", own.strip()))
+    if known:
+        return Scope("area", known[0], "known-name")
+    if project and not named:
+        return Scope("project", None, f"project:{project.group(0).lower()}")
+    if tool and not named and tool.group(1).lower() not in _NOT_SUBJECT:
+        return Scope("project", None, f"tool:{tool.group(1).lower()}")
+    if named:
+        if project and re.search(r"\b(?:every|all|across|everywhere|in this (?:repo|repository|project|codebase))\b",
+                                 own, re.I):
+            return Scope("project", None, f"project:{project.group(0).lower()}")  # "use `pytest -x` in every PR"
+        return Scope("area", named[0], "names-code")
+    topic = _topic(sentence)
+    for context in (question, previous):  # a claim that leans on its chat is about what the chat names
+        near = code_names(context or "", names)
+        if near:
+            return Scope("area", near[0], "context-names-code")
+    if topic:
+        return Scope("area", topic, "topic")
+    return Scope(None, None, "untold")
