@@ -64,7 +64,7 @@ def test_a_useful_rating_at_session_start_restarts_the_count_and_a_query_rating_
     start showed it does restart the count against it."""
     project = "phases"
     topic = _remember(kenning, "The geo-tiler keeps its tiles in SQLite files per tenant", type="fact",
-                      project=project, confidence=0.6, importance=0.7)
+                      project=project, confidence=0.6, importance=0.7, source="cli")  # the user's words (issue 33)
     steady = _remember(kenning, "Never call the billing API from a request handler", type="constraint",
                        project=project, importance=0.8)
     assert topic not in _start(kenning, "q1", project, "2026-07-01T09:00:00Z")["memory_ids"]  # no evidence yet
@@ -133,12 +133,16 @@ def test_raw_exchanges_commits_and_unreviewed_claims_wait_for_a_query(kenning):
     prompt = kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "why does the quokka importer crash?",
                                                   "timestamp": "2026-04-01T09:02:00Z"})
     assert commit in prompt["memory_ids"] or episode in prompt["memory_ids"]  # a query finds raw memories
-    # a needs_review claim a query found and the agent rated useful may be shown unasked after that
+    # a needs_review claim (a session summary's) a query found and the agent rated useful stays in review:
+    # agent ratings alone never make a memory standing (issue 33)
     kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "do we run the quokka importer twice?",
                                          "timestamp": "2026-04-01T09:05:00Z"})
     assert _rows(kenning, "w1")[unreviewed]["was_injected"] == 1
     kenning.sessions.feedback({"session_key": "w1", "memory_feedback": {unreviewed: 0.9}})
-    assert unreviewed in _start(kenning, "w2", project, "2026-04-02T09:00:00Z")["memory_ids"]
+    assert unreviewed not in _start(kenning, "w2", project, "2026-04-02T09:00:00Z")["memory_ids"]
+    judged = ranking.verdicts(kenning.db.reader(), [kenning.get(unreviewed)], "2026-04-03T00:00:00Z",
+                              kenning.settings.sessions.ranking)
+    assert judged[unreviewed][0] == "needs_review" and judged[unreviewed][1].useful_sessions == 1
 
 
 def test_accepting_in_review_lets_a_claim_start_sessions_and_rejecting_keeps_it_out(kenning):

@@ -20,8 +20,11 @@ A memory shown unasked is a claim, so it must carry evidence of its own. Each me
   held from every unasked injection until the user confirms, edits or retires it in review;
 - `needs_review`: learned below the confidence gate, not yet accepted (review) nor rated
   useful where a query found it: not shown unasked;
-- `standing`: pinned, user-verified, rated useful (`useful_rating`) in a session (confirmed by
-  use, wherever it was shown), or at least `standing_min_confidence`: a standing rule with evidence;
+- `standing`: pinned, user-verified, at least `standing_min_confidence`, or rated useful
+  (`useful_rating`) in a session (confirmed by use, wherever it was shown) **when the user stands
+  behind it** (`user_word`: the user's own words — a claim the user said, `kenning remember` — or a
+  review accept / edit). Agent ratings alone never make a memory standing (issue 33): an assistant's
+  recap or an agent's own note the agent then rates useful stays eligible (or in review);
 - `eligible`: anything else: shown unasked only when the predictor ranks it there.
 
 Scope (issue 31): a rule carries where it applies (`memories.applies`): `project` (holds everywhere in
@@ -75,11 +78,12 @@ class Evidence:
     useful_at_start: int = 0  # sessions rating it useful where session start showed it
     applies: str | None = None  # memories.applies: 'project' | 'area' | None (not told)
     stale: bool = False  # memories.stale_at is set: its code was deleted or renamed
+    user_word: bool = False  # the user stands behind it: their own words (claim speaker, the CLI) or a review accept
 
     @property
     def strength(self) -> int:
-        """0 = the user's word (pinned, verified), 1 = rated useful, 2 = confidence only."""
-        return 0 if self.pinned or self.verified else (1 if self.useful_sessions else 2)
+        """0 = the user's word (pinned, verified), 1 = the user's words rated useful, 2 = confidence only."""
+        return 0 if self.pinned or self.verified else (1 if self.useful_sessions and self.user_word else 2)
 
 
 class Ranked(Protocol):
@@ -101,6 +105,22 @@ H = TypeVar("H", bound=Hit)
 
 def is_raw(memory: Memory, cfg: RankingSettings) -> bool:
     return memory.type in cfg.raw_types or (memory.source or "") in cfg.raw_sources
+
+
+USER_SOURCES = frozenset({"cli"})  # memories.source of a write the user typed (`kenning remember`)
+_REVIEW_ACCEPTED = ("accepted", "edited")
+
+
+def user_word(memory: Memory) -> bool:
+    """Does the user stand behind this memory (issue 33)? Their own words (a claim whose speaker is
+    the user, a `kenning remember`) or their review (accept, edit). The agent's ratings, an
+    assistant recap, an MCP note or a summary are not."""
+    meta = memory.metadata or {}
+    claim = meta.get("claim")
+    review = meta.get("review")
+    return ((memory.source or "") in USER_SOURCES
+            or (isinstance(claim, dict) and claim.get("speaker") == "user")
+            or (isinstance(review, dict) and review.get("status") in _REVIEW_ACCEPTED))
 
 
 def evidence(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: RankingSettings) -> dict[str, Evidence]:
@@ -127,7 +147,7 @@ def evidence(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: 
             pinned=bool(memory.pinned), verified=bool(memory.user_verified), confidence=float(memory.confidence),
             needs_review=bool(memory.needs_review), raw=is_raw(memory, cfg), useful_sessions=useful,
             low_sessions=low, demoted=demoted, rejected=review.get("status") == "rejected", useful_at_start=at_start,
-            applies=memory.applies, stale=bool(memory.stale_at),
+            applies=memory.applies, stale=bool(memory.stale_at), user_word=user_word(memory),
         )
     return out
 
@@ -145,9 +165,10 @@ def verdict(ev: Evidence, cfg: RankingSettings) -> str:
         return "demoted"
     if ev.verified:
         return STANDING
-    if ev.needs_review and not ev.useful_sessions:
+    rated = bool(ev.useful_sessions) and ev.user_word  # the agent's ratings count only for what the user said
+    if ev.needs_review and not rated:
         return "needs_review"
-    if ev.useful_sessions or ev.confidence >= cfg.standing_min_confidence:
+    if rated or ev.confidence >= cfg.standing_min_confidence:
         return STANDING
     return ELIGIBLE
 
