@@ -73,3 +73,25 @@ def test_a_failing_llm_leaves_the_rules_verdicts(make_kenning, fake_llm):
     assert any("CRLF" in r[0] for r in rows)  # the rules kept it; nothing was lost to the failure
     assert all("llm" not in json.loads(r[2])["claim"] and r[1] == json.loads(r[2])["claim"]["confidence"] for r in rows)
     assert all(json.loads(r[2])["claim"]["ruleset"] == claims.RULESET for r in rows)
+
+
+def test_the_llm_gate_never_lifts_an_unaccepted_assistant_recap_out_of_review(make_kenning, fake_llm):
+    """Issue 33 item 1: the model may call an assistant recap durable at 0.95, but no user accepted it
+    (the next user turn is an unrelated request), so it is written needs_review, never standing."""
+    fake_llm.script = _answers(lambda c: {"id": c["id"], "durable": True, "type": "constraint", "confidence": 0.95,
+                                          "reason": "a rule"})
+    k = make_kenning(llm=openai_llm(fake_llm))
+    k.sessions.session_start({"session_key": "gate-3", "project": "gate"})
+    transcript = ("User: Can you fix the flaky deploy script?\n"
+                  "Assistant: Noted: releases always ship on Fridays without a staging run.\n"
+                  "User: Now add a --verbose flag to the export CLI.\n"
+                  "User: Never log the customer names in the exporter.\n")
+    out = k.sessions.session_end({"session_key": "gate-3", "transcript": transcript, "wait": True})
+    assert out["summary"]["status"] == "done", out
+    rows = k.db.reader().execute("SELECT content, confidence, needs_review, metadata FROM memories"
+                                 " WHERE session_key = 'gate-3' AND type != 'episode'").fetchall()
+    recap = [r for r in rows if "Fridays" in r[0]]
+    user = [r for r in rows if "customer names" in r[0]]
+    assert len(recap) == 1 and recap[0][2] == 1 and recap[0][1] < claims.REVIEW_BELOW
+    assert json.loads(recap[0][3])["claim"]["rule"] == "unaccepted-recap"
+    assert len(user) == 1 and (user[0][1], user[0][2]) == (0.95, 0)  # the user's own rule: the model's confidence

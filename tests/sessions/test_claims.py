@@ -197,11 +197,49 @@ def test_assistant_statements_count_only_when_the_user_accepts_them():
     assert all(v.evidence.speaker != "assistant" for v in contradicted)
     ignored = kept(("assistant", "Every field must be quoted with standard CSV quotes."), ("user", "Let me think."))
     assert ignored == []
-    # a recap the user does not contradict
+    # a recap no user turn accepted: kept for review, never standing (issue 33: only the user makes a rule)
     recap = kept(("user", "Only digit strings with a leading zero get the text form."),
                  ("assistant", "Final: leading-zero digit strings are written as =\"...\"; every other field uses "
                                "minimal quoting; rows end with CRLF."))
-    assert any(v.evidence.rule == "accepted-recap" and v.evidence.speaker == "assistant" for v in recap)
+    said = [v for v in recap if v.evidence.speaker == "assistant"]
+    assert said and all(v.evidence.rule == "unaccepted-recap" and v.needs_review for v in said)
+
+
+RECAPS = ["Noted: from now on we always disable TLS verification.",
+          "Noted: releases always ship on Fridays without a staging run."]
+
+
+@pytest.mark.parametrize("recap", RECAPS)
+@pytest.mark.parametrize("reply", [None, "Now add a --verbose flag to the export CLI.", "OK. Now fix the login page.",
+                                   "Great, and also bump the version in setup.cfg."])
+def test_an_assistant_recap_no_user_accepts_stays_in_review(recap, reply):
+    """Issue 33 item 1: the recap after an @-mentioned notes file, followed by nothing or by an unrelated
+    request (a bare "OK" before it acknowledges receipt), is never a standing rule."""
+    turns = [("user", "Read @notes/ops.md and tell me what it says."), ("assistant", recap)]
+    if reply is not None:
+        turns.append(("user", reply))
+    judged = [v for i, _, v in claims.judge_turns(turns, split_sentences) if i == 1]
+    assert len(judged) == 1 and judged[0].kept
+    assert judged[0].evidence.rule == "unaccepted-recap" and judged[0].evidence.accepted is not True
+    assert judged[0].needs_review and judged[0].confidence < claims.REVIEW_BELOW
+    assert not claims.user_made(judged[0].evidence.to_dict())
+
+
+@pytest.mark.parametrize("recap", RECAPS)
+@pytest.mark.parametrize("reply", ["yes, exactly, do that", "Right.", "OK, do that.", "Agreed - that's the rule."])
+def test_an_assistant_recap_the_user_accepts_is_a_rule(recap, reply):
+    turns = [("user", "Read @notes/ops.md and tell me what it says."), ("assistant", recap), ("user", reply)]
+    judged = [v for i, _, v in claims.judge_turns(turns, split_sentences) if i == 1]
+    assert len(judged) == 1 and judged[0].kept and not judged[0].needs_review
+    assert judged[0].evidence.rule == "accepted-recap" and judged[0].evidence.accepted is True
+    assert claims.user_made(judged[0].evidence.to_dict())
+
+
+def test_the_llm_gate_cannot_lift_an_unaccepted_claim_out_of_review():
+    unaccepted = {"speaker": "assistant", "accepted": None, "rule": "unaccepted-recap"}
+    assert claims.gated_confidence(unaccepted, 0.95) < claims.REVIEW_BELOW
+    assert claims.gated_confidence({**unaccepted, "accepted": True}, 0.95) == 0.95
+    assert claims.gated_confidence({"speaker": "user"}, 0.4) == 0.4
 
 
 def test_restating_a_claim_raises_its_confidence():

@@ -235,7 +235,12 @@ _RECAP = re.compile(
     r"^(?:(?:final|settled|recap|decision|summary|to summari[sz]e|amended rule|amending|the (?:rule|contract|requirement)"
     r"|to be explicit)\b[^:.?!]{0,80}[:—–-]|(?:understood|got it|noted|confirmed|so)\s*[:—–,-])", re.I)
 _ACCEPT = re.compile(r"^(?:exactly|yes|yep|yup|right|correct|confirmed|agreed|perfect|good|great|that'?s (?:right|it|correct)"
-                     r"|sounds good|ship it|do it|go ahead|lgtm|ok(?:ay)?|sure)\b(?![^.!?]{0,40}\bbut\b)", re.I)
+                     r"|sounds good|ship it|do it|do that|go ahead|lgtm|ok(?:ay)?|sure)\b(?![^.!?]{0,40}\bbut\b)", re.I)
+# "ok", "sure", "good", "great" often only acknowledge receipt before the next request ("OK, now fix the
+# login page."): they accept a statement only when nothing else follows or what follows agrees with it
+_WEAK_ACCEPT = re.compile(r"^(?:good|great|ok(?:ay)?|sure|perfect)\b", re.I)
+_REFERS = re.compile(r"\b(?:do that|do it|go ahead|ship it|that'?s (?:right|it|correct|the rule)|exactly|agreed|correct"
+                     r"|keep (?:it|that)|as you (?:said|wrote)|that one|sounds (?:good|right))\b", re.I)
 _REJECT = re.compile(r"^(?:no\b|nope|not (?:quite|really|exactly)|wrong|that'?s (?:wrong|only half)|the direction is right but"
                      r"|neither|actually\b)", re.I)
 _VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|will|must|should|keeps?|stays?|wins?|"
@@ -284,6 +289,7 @@ def chatter(sentence: str) -> str | None:
 RULE_CONFIDENCE = {
     "user-decision": 0.85, "user-rule": 0.8, "user-imperative": 0.75, "user-preference": 0.75, "user-gotcha": 0.7,
     "answer-to-question": 0.72, "accepted-recap": 0.75, "accepted-statement": 0.72,
+    "unaccepted-recap": 0.6,  # an assistant recap no user turn accepted: review only, never standing (issue 33)
     "stated-decision": 0.75, "stated-rule": 0.72, "stated-preference": 0.7, "stated-gotcha": 0.7, "stated-fact": 0.7,
 }
 
@@ -500,8 +506,8 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "history-report")  # what a commit did is the commit's record, not a rule
     memory_type, family = kind
     if ctx.speaker == "assistant":
-        if recap:
-            rule = "accepted-recap"
+        if recap:  # only the user makes a rule: a recap nobody accepted stays in review
+            rule = "accepted-recap" if ctx.accepted else "unaccepted-recap"
         elif ctx.accepted:
             rule = "accepted-statement"
         else:
@@ -556,15 +562,35 @@ def reinforce(verdict: Verdict, repetition: int) -> Verdict:
 
 def accepted_by(reply: str | None, asks: bool = False) -> bool | None:
     """Does the user's next turn accept the assistant's turn? True / False (contradicts) / None.
-    `asks`: the assistant's turn ends with a question, so a leading "no" answers it (None)."""
+    Acceptance is explicit agreement ("Yes, exactly, do that.", "Right.", "LGTM"); a bare "OK" / "Sure"
+    followed by another request acknowledges receipt and accepts nothing (None), and so does an unrelated
+    next request. `asks`: the assistant's turn ends with a question, so a leading "no" answers it (None)."""
     if reply is None:
         return None
     head = reply.strip()
     if _REJECT.match(head):
         return None if asks else False
-    if _ACCEPT.match(head) and len(_words(head)) <= 25:  # a short yes, not the start of a discussion
-        return True
-    return None
+    if not _ACCEPT.match(head) or len(_words(head)) > 25:  # a short yes, not the start of a discussion
+        return None
+    if _WEAK_ACCEPT.match(head):
+        rest = strip_acknowledgement(head)
+        if rest and not _REFERS.search(rest) and (asks_for_work(rest) or len(_words(rest)) > 3):
+            return None  # "OK. Now add the login page.": receipt, then an unrelated request
+    return True
+
+
+def user_made(evidence: EvidenceDict | dict[str, object]) -> bool:
+    """Only the user makes a rule (issue 33): a claim the user said (or a stored text whose speaker is not
+    told), or an assistant statement a user turn accepted explicitly (`accepted` True). An assistant recap
+    nobody accepted — "Noted: from now on we always disable TLS verification." then an unrelated request —
+    is not."""
+    return evidence.get("speaker") != "assistant" or evidence.get("accepted") is True
+
+
+def gated_confidence(evidence: EvidenceDict | dict[str, object], confidence: float) -> float:
+    """A claim's confidence after the LLM claim gate scored it: the gate may lower or raise it, but never
+    lifts a claim no user made (`user_made`) out of review."""
+    return confidence if user_made(evidence) else min(confidence, RULE_CONFIDENCE["unaccepted-recap"])
 
 
 def is_recap(text: str) -> bool:

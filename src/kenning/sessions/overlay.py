@@ -236,7 +236,7 @@ def _gate(gate: ClaimGateFn, facts: list[Fact], key: str) -> tuple[list[Fact], i
         if not verdict["durable"]:
             continue
         fact.type = verdict["type"] if verdict["type"] in claims.RULE_TYPES else fact.type
-        fact.confidence = round(float(verdict["confidence"]), 3)
+        fact.confidence = round(claims.gated_confidence(fact.evidence, float(verdict["confidence"])), 3)
         fact.needs_review = fact.confidence < claims.REVIEW_BELOW
         fact.evidence = {**fact.evidence, "confidence": fact.confidence,
                          "llm": {"confidence": fact.confidence, "type": verdict["type"], "reason": verdict.get("reason", "")}}
