@@ -181,8 +181,14 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
 
 
 def render(event: str, answer: Answer) -> str:
-    """Claude Code's stdout: the injection as `additionalContext` of the events that take one."""
+    """Claude Code's stdout: the injection as `additionalContext` of the events that take one; at
+    session start with no daemon, hookrun's notice as `systemMessage` (shown to the user, not the model)."""
     name = claude_event(event)
+    notice = answer.get("notice") if isinstance(answer, dict) else None
+    if isinstance(notice, str) and name == "SessionStart":
+        import json
+
+        return json.dumps({"systemMessage": notice})
     inject = inject_of(answer)
     if name not in INJECTING or not inject:
         return ""

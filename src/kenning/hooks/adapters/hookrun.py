@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
         Answer, HookSpecificOutput, Payload, Request, SessionStartBody, ToolUseBody,
     )
 
+DAEMON_DOWN = ("kenning: the daemon is not running, so this session starts without its memories "
+               "(it is recorded and sent once the daemon starts). Start it: kenning daemon start")
 CARRIES_TRANSCRIPT_MIN_S = 10.0  # a request carrying a whole transcript never gets less than this
 TAIL_BYTES = 256 * 1024
 
@@ -144,6 +146,7 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
         deadline = Deadline(max(timeout, CARRIES_TRANSCRIPT_MIN_S) if event in carries else timeout)
         ctx = Context(deadline, environ)
         first: dict[str, object] | None = None
+        down = False  # the first request found no daemon listening
         for index, (path, body) in enumerate(requests(event, payload, ctx)):
             if ctx.refused and "transcript" in body:
                 body["transcript_refused"] = ctx.refused
@@ -154,8 +157,11 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
                               environ=environ)
             if index == 0:
                 first = answer
+                down = failure == ["unreachable"]
         if first is not None:  # a daemon answered: one elsewhere gets this home's spool now (hooks/spool.flush)
             flush(base_url, token, deadline, environ=environ, config=ctx.config)
+        if first is None and down:  # the user hears of it (harnesses that show a hook's message: render)
+            return render(event, {"notice": DAEMON_DOWN})
         return render(event, first) if first else ""
     except Exception:  # noqa: BLE001 - process boundary: the agent must never be blocked
         return ""
