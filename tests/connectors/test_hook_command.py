@@ -79,7 +79,7 @@ def test_documented_payloads_round_trip_through_the_daemon(hdaemon, workdir, tmp
     out = json.loads(start.stdout)
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert "[predictor:" in context and f"[{stored['id']}]" in context
+    assert "[predictor:" not in context and f"[{stored['id']}]" in context
 
     prompt = run_hook("user-prompt-submit", json.dumps(payload("user-prompt-submit", session_id, str(workdir), str(transcript))), env)
     assert prompt.returncode == 0

@@ -72,7 +72,8 @@ def test_full_session_leaves_the_right_rows(http, seeded):
         "context": "tending the tomato garden beds",
     })
     assert set(start) >= {"inject", "memory_ids", "candidates", "status_line"}
-    assert start["status_line"].startswith("[predictor:") and start["status_line"] in start["inject"]
+    # the status line is the user's (dashboard, CLI), never the model's context (issue 32)
+    assert start["status_line"].startswith("[predictor:") and "[predictor:" not in start["inject"]
     assert 0 < start["candidates"] <= 100 and start["memory_ids"]
     for memory_id in start["memory_ids"]:
         assert f"[{memory_id}]" in start["inject"]

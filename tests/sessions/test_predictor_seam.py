@@ -48,7 +48,7 @@ def test_predictor_rankings_are_recorded_and_fused(kenning, monkeypatch):
     stand_in = StandInPredictor()
     monkeypatch.setattr(kenning.sessions.deps, "predictor", stand_in)
     out = kenning.sessions.session_start({"session_key": "p1", "project": "seam", "context": "subsystem quirks"})
-    assert out["status_line"].startswith("[predictor: active") and out["status_line"] in out["inject"]
+    assert out["status_line"].startswith("[predictor: active") and "[predictor:" not in out["inject"]
     assert out["predictor_used"] is True
     context, candidates = stand_in.contexts[0]
     assert context.session_key == "p1" and context.embedding is not None and context.text

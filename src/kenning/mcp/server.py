@@ -1,7 +1,8 @@
 """`kenning mcp`: an MCP server over stdio exposing memory tools, backed by the daemon's HTTP API.
 
 Tools: memory_search, memory_store, memory_get, memory_forget, memory_recover, memory_feedback,
-code_impact. Every argument has a description in the tool schema; `type` is an enum. The server
+code_impact. At start it registers its directory with the daemon (and unregisters at exit), so
+prompts there ask the agent to rate through memory_feedback rather than in its answer. Every argument has a description in the tool schema; `type` is an enum. The server
 holds no store of its own — every call goes through `kenning.client` to the running daemon,
 so MCP clients and hooks see the same memories. Errors (daemon down, bad input) come back as
 MCP tool errors with the daemon's one-line message.
@@ -10,6 +11,7 @@ MCP tool errors with the daemon's one-line message.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Literal, ParamSpec, TypeVar
 
@@ -133,10 +135,28 @@ def build_server(client: KenningClient) -> MCPServer:
     return server
 
 
+def _announce(client: KenningClient) -> str | None:
+    """Tell the daemon an MCP server is connected in this directory, so the prompts of sessions
+    here ask for ratings through memory_feedback instead of the tag (sessions.mcp_clients); its
+    token, or None when the daemon cannot be reached (the prompts then keep the tag)."""
+    try:
+        answer = client.request("POST", "/api/feedback/clients", json={"cwd": os.getcwd()}, timeout=5.0)
+    except (KenningError, OSError):
+        return None
+    token = answer.get("token")
+    return token if isinstance(token, str) else None
+
+
 def serve_stdio(base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per tool call is noise
     client = KenningClient(base_url, token=token, timeout=timeout)
+    announced = _announce(client)
     try:
         build_server(client).run("stdio")
     finally:
+        if announced:
+            try:
+                client.request("DELETE", f"/api/feedback/clients/{announced}")
+            except (KenningError, OSError):
+                pass  # the daemon is gone: so is what it knew
         client.close()

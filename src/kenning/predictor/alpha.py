@@ -3,7 +3,8 @@
 Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Concept Drift"):
   - judge confidence < 0.6, no predictor ranking, or nothing in the pool the session showed it
     wanted (labels.comparison_relevance; recorded as a tie): record only, EMA untouched;
-  - else win = predictor NDCG@10 > baseline NDCG@10 on that relevance; success_rate = 0.9·success + 0.1·win,
+  - else win = predictor NDCG@10 > baseline NDCG@10 on that relevance — or, when the session was
+    team-draft interleaved (interleave.py), predictor credit > baseline credit (equal: no verdict); success_rate = 0.9·success + 0.1·win,
     and the session's project slice (top 5 projects) updates the same way;
   - α = 1 − success_rate, except: 1.0 in cold start, while a drift retrain is pending, or when
     disabled; floors 0.8 for sessions 1–10 after cold-start exit and 0.6 for 11–20;
@@ -127,10 +128,17 @@ def _update_project(state: AlphaState, project: str | None, win: int) -> None:
 def record_session(
     state: AlphaState, *, predictor_ndcg: float | None, baseline_ndcg: float | None,
     confidence: float, project: str | None, min_training_sessions: int, drift_reset_window: int,
-    no_evidence: bool = False,
+    no_evidence: bool = False, interleaved: tuple[float, float] | None = None,
 ) -> tuple[AlphaState, SessionUpdate]:
     """Apply one completed session to a copy of `state`. `no_evidence`: both rankings existed but
-    nothing in the pool was shown to be wanted (the NDCGs come as None)."""
+    nothing in the pool was shown to be wanted (the NDCGs come as None). `interleaved`: the
+    session was team-draft interleaved, (predictor credit, baseline credit) decide it instead of
+    the NDCGs; equal credit is no verdict (interleave.py)."""
+    if interleaved is not None:
+        predictor_ndcg, baseline_ndcg = interleaved
+        no_evidence = predictor_ndcg == baseline_ndcg
+        if no_evidence:
+            predictor_ndcg = baseline_ndcg = None
     s = AlphaState.from_dict(state.to_dict())
     before = s.success_rate
     events: list[str] = []

@@ -63,3 +63,8 @@ GARBAGE_RESTART_AFTER = 3  # consecutive unparseable lines treated as a broken s
 CRASH_WINDOW_S = 3600.0
 RESTART_BACKOFF_S = (0.5, 30.0)  # first delay, cap (doubles per crash)
 CALIBRATION_MAE_THRESHOLD = 0.2
+
+# team-draft interleaving (interleave.py, issue 32): places beyond what the baseline alone would show
+# at session start that the draft may fill while the predictor has no influence (alpha = 1); once it
+# has, the draft fills the whole limit
+INTERLEAVE_EXTRA_SLOTS = 2

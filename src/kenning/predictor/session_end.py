@@ -16,12 +16,14 @@ from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
 from kenning.predictor.features import session_labels
 from kenning.predictor.fusion import Comparison, compare, fts_overlap, rank_by_score
+from kenning.predictor.interleave import TEAMS, Credit, credit
 from kenning.predictor.labels import comparison_relevance
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.touched import touched_memories
 from kenning.store import predictor as store
 from kenning.store import sessions as session_store
 from kenning.store.backend import StoreDatabase
+from kenning.store.predictor import ComparisonRecord
 
 RECENT_KEYS = 200  # session keys remembered for idempotence
 
@@ -72,6 +74,8 @@ class SessionEnd:
         injected = [r["memory_id"] for r in rows if r["was_injected"]]
         unjudged = {c.memory_id for c in labels.labels if not c.judged}
         cmp = compare(baseline, predicted, injected, relevance, unjudged=unjudged) if predicted and baseline else None
+        teams = {r["memory_id"]: r["team"] for r in rows if r["was_injected"] and r.get("team") in TEAMS}
+        won = credit(teams, relevance, unjudged) if teams and cmp is not None else None
         alpha_used = float(context.get("alpha", 1.0)) if context else 1.0
         cell = self.cell
         with cell.lock:
@@ -81,6 +85,7 @@ class SessionEnd:
                 baseline_ndcg=cmp.baseline_ndcg if counted else None, confidence=labels.confidence,
                 project=session.get("project"), min_training_sessions=self.cfg.min_training_sessions,
                 drift_reset_window=self.cfg.drift_reset_window, no_evidence=cmp is not None and not cmp.verdict,
+                interleaved=(won.predictor, won.baseline) if won is not None else None,
             )
             new_state.recent_keys = (new_state.recent_keys + [session_key])[-RECENT_KEYS:]
             comparison_id = None
@@ -96,8 +101,9 @@ class SessionEnd:
                         "ema_updated": int(update.ema_updated), "success_rate": new_state.success_rate,
                         "alpha": alpha_used, "predictor_top_ids": cmp.predictor_top,
                         "baseline_top_ids": cmp.baseline_top,
-                        "relevance_scores": {m: relevance.get(m, 0.0) for m in cmp.pool},
+                        "relevance_scores": {m: relevance.get(m, 0.0) for m in [*cmp.pool, *teams]},
                         "fts_overlap_score": fts_overlap(injected, {r["memory_id"]: r["fts_hit_count"] for r in rows}),
+                        **_interleaved(won, teams),
                     })
             cell.state = new_state
         self._log_events(session_key, cmp, update, labels.confidence)
@@ -132,6 +138,16 @@ class SessionEnd:
             if event in update.events:
                 telemetry.log_event("predictor", f"predictor.{event}", level="warning", session_key=key,
                                     success_rate=state.success_rate, drift_resets=state.drift_resets)
+
+
+def _interleaved(won: Credit | None, teams: dict[str, str]) -> ComparisonRecord:
+    """The interleaving part of a comparison row: the picks, their teams, each team's credit; the
+    margin and the winner then follow the credit, not the NDCGs (interleave.py)."""
+    if won is None:
+        return {}
+    return {"method": "interleave", "interleaved_ids": list(teams), "credit": teams,
+            "predictor_credit": won.predictor, "baseline_credit": won.baseline,
+            "margin": round(won.predictor - won.baseline, 6), "predictor_won": int(won.winner == "predictor")}
 
 
 class SessionEndOutcome(TypedDict, total=False):

@@ -1,7 +1,10 @@
 """The text an agent sees: memories grouped by kind, each labelled with its id, in a budget.
 
-Session start gets a block with the predictor status line; prompts get a shorter block plus
-the `<memory-feedback>` request (agent-relevance-feedback seed) naming the ids to rate.
+Session start gets a block of memories (the predictor's status line is for the user: the dashboard,
+`kenning predictor status`, never the model's context); prompts get a shorter block plus a rating
+request naming the ids to rate (agent-relevance-feedback seed): through kenning's MCP tool
+`memory_feedback` where its server is connected, else the `<memory-feedback>` tag appended to the
+answer (issue 32: ratings without clutter in the answers the user reads).
 """
 
 from __future__ import annotations
@@ -34,6 +37,14 @@ Scale: -1 (actively harmful/misleading) to 1 (directly shaped response).
 0 = present but not used. Omit memories you can't evaluate.
 IDs: {ids}
 Example: <memory-feedback>{{"{example}": 0.8}}</memory-feedback>
+</memory-feedback>"""
+
+TOOL_REQUEST = """<memory-feedback>
+Rate how useful each injected memory was, by calling kenning's MCP tool memory_feedback
+(mcp__kenning__memory_feedback) once with scores {{"<id>": score}}; do not write ratings into your answer.
+Scale: -1 (actively harmful/misleading) to 1 (directly shaped response).
+0 = present but not used. Omit memories you can't evaluate.
+IDs: {ids}
 </memory-feedback>"""
 
 
@@ -86,16 +97,19 @@ def render_block(
     return "\n".join(lines)
 
 
-def session_start_text(items: list[InjectItem], status_line: str, continuity: str | None = None) -> str:
+def session_start_text(items: list[InjectItem], continuity: str | None = None) -> str:
     return render_block(
-        items, status_line=status_line, continuity=continuity,
+        items, continuity=continuity,
         header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
     )
 
 
-def prompt_text(items: list[InjectItem], feedback_ids: list[str]) -> str:
+def prompt_text(items: list[InjectItem], feedback_ids: list[str], *, rate_with_tool: bool = False) -> str:
+    """The prompt's block and, when it names ids to rate, the request: the MCP tool's where
+    `rate_with_tool` (kenning's MCP server is connected in the session's directory), else the tag."""
     block = render_block(items, header="Memories relevant to this prompt:") if items else ""
     if not feedback_ids:
         return block
-    request = FEEDBACK_REQUEST.format(ids=", ".join(feedback_ids), example=feedback_ids[0])
+    template = TOOL_REQUEST if rate_with_tool else FEEDBACK_REQUEST
+    request = template.format(ids=", ".join(feedback_ids), example=feedback_ids[0])
     return f"{block}\n{request}" if block else request

@@ -18,6 +18,7 @@ from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
 from kenning.sessions.context import Deadline, SessionDeps, SummaryRunner, require_key, resolve_at
 from kenning.sessions.end import EndAnswer, EndRequest, compaction_episodes, session_end, summary_outcome
 from kenning.sessions.episodes import EpisodesResult
+from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt import PromptAnswer, PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.recovery import Recovery
 from kenning.sessions.start import StartAnswer, StartRequest, session_start
@@ -63,6 +64,7 @@ class SessionManager:
         self.deps = deps
         self.summaries = summaries
         self.recovery = Recovery(deps)  # missed ends (spool replay, stale sessions) and team ownership
+        self.mcp = McpClients()  # where kenning's MCP server is connected: prompts ask to rate through it
 
     # -- hooks --------------------------------------------------------------------------------
     def session_start(self, body: Body, deadline: Deadline | None = None,
@@ -84,7 +86,7 @@ class SessionManager:
             raise InvalidInput("prompt must be a non-empty string")
         req = PromptRequest(
             viewer=viewer, session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
-            memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")),
+            memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")), mcp=self.mcp,
         )
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
         result = user_prompt_submit(self.deps, req, deadline)

@@ -32,6 +32,7 @@ from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, Hit, Recalled, SessionDeps, bare_session, run_bounded
 from kenning.sessions.inject import InjectItem, item_cost, prompt_text
+from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
 from kenning.sessions.ranking import prompt_order
 from kenning.core.secrets import redact
@@ -53,6 +54,7 @@ class PromptRequest:
     memory_feedback: object = None  # the caller's JSON value: {memory id: score}, cleaned by clean_feedback
     at: str = ""
     viewer: Viewer | None = None  # a team server's user: only what they may see is offered
+    mcp: McpClients | None = None  # where kenning's MCP server is connected (the rating request's channel)
 
 
 class PromptAnswer(TypedDict):
@@ -222,7 +224,9 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     items: list[InjectItem] = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type}
                                for h in chosen]
     return PromptResult(
-        inject=prompt_text(items, feedback_ids), memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
+        inject=prompt_text(items, feedback_ids,
+                           rate_with_tool=req.mcp is not None and req.mcp.connected(session.get("cwd"))),
+        memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
         fts_only=len(fts_outside), feedback_applied=applied, feedback_ignored=ignored,
         checkpoint_id=checkpoint_id, cut=list(deadline.cut),
     )

@@ -6,7 +6,9 @@ max_candidates for any corpus size). What may be shown and in which order is dec
 `sessions.ranking` (the one ranking home): the baseline puts standing rules first; when a
 predictor is attached and answers, its scores are recorded and fused (`predictor.fuse`);
 topic-diversity decay picks the injected ones within the character budget among those
-`ranking.showable` allows, and one continuity item for the project's latest session follows.
+`ranking.showable` allows (team-draft interleaved with the predictor's order once it answers:
+`interleave`), and one continuity item for the project's latest session follows. The predictor's
+status line is recorded and answered (dashboard, CLI), never injected (issue 32).
 **Every candidate** is recorded in session_memories. Injection is not an access: nothing here
 touches access_count / last_accessed_at. Re-running for a key returns the recorded injection
 without recording anything twice.
@@ -17,12 +19,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TypedDict, cast
 
+import random
+
 import numpy as np
 
+from kenning.core.config_sessions import RankingSettings
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory, Viewer
+from kenning.predictor import constants as PC
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.fusion import Fused
+from kenning.predictor.interleave import team_draft
 from kenning.sessions import ranking
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.sessions.inject import InjectItem, item_cost, session_start_text
@@ -88,6 +95,7 @@ class _Scored:
     source: str = "effective"  # which ranker put it here: effective | predictor | both | exploration
     verdict: str = ranking.ELIGIBLE  # sessions.ranking: standing | eligible | raw | demoted | needs_review
     evidence: ranking.Evidence | None = None
+    team: str | None = None  # the ranking that contributed it to an interleaved draft (interleave.py)
 
     # the attribute names diversity_select reads
     @property
@@ -241,6 +249,8 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     allowed = [c for c in order if ranking.showable(c, cfg.ranking, influence)]
     budget = min(cfg.start_budget_chars, cfg.inject_budget_chars) - (reserved.chars if reserved else 0)
     limit = max(0, cfg.inject_limit - (1 if reserved else 0))
+    if fused:
+        allowed = interleave(req.session_key, order, allowed, cfg.ranking, limit, influence)
     chosen = deps.diversity_select(
         allowed, limit=limit, budget_chars=max(0, budget),  # topic diversity: recall.topic_diversity, bound by the service
     ) if allowed and limit else []
@@ -254,6 +264,31 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     injected_ids = {c.memory.id for c in injected}
     rest = [c for c in order if c.memory.id not in injected_ids]
     return injected + rest, injected, bool(fused)
+
+
+def interleave(session_key: str, order: list[_Scored], allowed: list[_Scored], cfg: RankingSettings,
+               limit: int, influence: bool) -> list[_Scored]:
+    """Team-draft interleaving of the baseline's and the predictor's orders (predictor.interleave,
+    issue 32), so the predictor's own picks are shown and rated. Both draw only from what could be
+    shown once the predictor has influence (`ranking.showable`); while it has none the draft fills
+    at most INTERLEAVE_EXTRA_SLOTS places beyond what the baseline alone shows. The drafted come
+    first (their `team` set, scores above the rest so diversity selection keeps the order), then the
+    rest of `allowed`. The coin is seeded by the session key: the same session drafts the same."""
+    open_set = [c for c in order if ranking.showable(c, cfg, True)]
+    ranked = sorted((c for c in open_set if c.predictor_rank is not None), key=lambda c: c.predictor_rank or 0)
+    if not ranked or not limit:
+        return allowed
+    slots = limit if influence else min(limit, len(allowed) + PC.INTERLEAVE_EXTRA_SLOTS)
+    baseline = [c.memory.id for c in sorted(open_set, key=lambda c: c.baseline_rank)]
+    picks = team_draft(baseline, [c.memory.id for c in ranked], slots, random.Random(f"interleave:{session_key}"))
+    by_id = {c.memory.id: c for c in open_set}
+    drafted = [by_id[p.memory_id] for p in picks]
+    top = max((c.final for c in order), default=0.0)
+    for position, (cand, pick) in enumerate(zip(drafted, picks)):
+        cand.team = pick.team
+        cand.final = top + 1.0 + (len(drafted) - position)
+    chosen = {c.memory.id for c in drafted}
+    return drafted + [c for c in allowed if c.memory.id not in chosen]
 
 
 def _items(rows: list[SessionMemoryRow]) -> list[InjectItem]:
@@ -276,7 +311,7 @@ def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | Non
     cont = _continuity(deps, session.get("project"), session.get("started_at") or "", session["session_key"], viewer)
     items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)]
     return StartResult(
-        inject=session_start_text(_items(items), line, continuity=cont.text if cont else None),
+        inject=session_start_text(_items(items), continuity=cont.text if cont else None),
         memory_ids=[r["memory_id"] for r in injected],
         candidates=len(start_rows), status_line=line, created=False, continuity=cont.text if cont else None,
     )
@@ -317,6 +352,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
             "baseline_rank": c.baseline_rank, "predictor_rank": c.predictor_rank, "final_score": c.final,
             "rank": rank, "diversity_factor": c.factor, "was_injected": c.memory.id in injected_ids,
             "inject_phase": "session-start" if c.memory.id in injected_ids else None,
+            "team": c.team if c.memory.id in injected_ids else None,
         }
         for rank, c in enumerate(ordered, 1)
     ]
@@ -332,7 +368,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
              for c in injected if c.memory.id in injected_ids and not (cont and c.memory.id == cont.memory_id)]
     ids = [i["memory_id"] for i in items] + ([cont.memory_id] if cont and cont.memory_id else [])
     return StartResult(
-        inject=session_start_text(items, line, continuity=cont.text if cont else None), memory_ids=ids,
+        inject=session_start_text(items, continuity=cont.text if cont else None), memory_ids=ids,
         candidates=len(rows), status_line=line, created=created, cut=list(deadline.cut),
         predictor_used=used_predictor, continuity=cont.text if cont else None,
     )

@@ -57,6 +57,7 @@ class CandidateRow(TypedDict):
     agent_relevance_score: float | None
     agent_feedback_count: int
     created_at: str
+    team: str | None  # interleaving: the ranking that contributed this injected pick
     content: str | None
     importance: float | None
     access_count: int | None
@@ -147,6 +148,11 @@ class ComparisonRecord(TypedDict, total=False):
     baseline_top_ids: list[str] | str
     relevance_scores: dict[str, float] | str
     fts_overlap_score: float | None
+    method: str  # 'ndcg' | 'interleave' (margin = predictor credit − baseline credit)
+    interleaved_ids: list[str] | str  # the shown picks of an interleaved session, in draft order
+    credit: dict[str, str] | str  # memory id → the team ('baseline' | 'predictor') that picked it
+    predictor_credit: float | None
+    baseline_credit: float | None
     created_at: str
 
 
@@ -167,6 +173,11 @@ class Comparison(TypedDict):
     baseline_top_ids: list[str]
     relevance_scores: dict[str, float]
     fts_overlap_score: float | None
+    method: str
+    interleaved_ids: list[str]
+    credit: dict[str, str]
+    predictor_credit: float | None
+    baseline_credit: float | None
     created_at: str
     winner: str
 
@@ -357,7 +368,7 @@ def session_candidate_rows(conn: Connection, session_key: str, model: str | None
     rows = conn.execute(
         "SELECT sm.memory_id, sm.source, sm.effective_score, sm.predictor_score, sm.baseline_rank,"
         " sm.predictor_rank, sm.final_score, sm.rank, sm.was_injected, sm.relevance_score,"
-        " sm.fts_hit_count, sm.agent_relevance_score, sm.agent_feedback_count, sm.created_at,"
+        " sm.fts_hit_count, sm.agent_relevance_score, sm.agent_feedback_count, sm.created_at, sm.team,"
         " m.content, m.importance, m.access_count, m.created_at AS memory_created_at,"
         " m.updated_at AS memory_updated_at, m.last_accessed_at, m.superseded_by, m.is_deleted,"
         " m.deleted_at, m.project AS memory_project, e.vector, e.dims"
@@ -598,19 +609,23 @@ def upsert_session_context(
 
 # -- comparisons ------------------------------------------------------------------
 
-_COMPARISON_JSON = ("predictor_top_ids", "baseline_top_ids", "relevance_scores")
+_COMPARISON_JSON = ("predictor_top_ids", "baseline_top_ids", "relevance_scores", "interleaved_ids", "credit")
 
 
 def insert_comparison(conn: Connection, row: ComparisonRecord) -> str:
     data = dict(row)
     data.setdefault("id", uuid.uuid4().hex[:16])
     data.setdefault("created_at", now_iso())
+    data.setdefault("method", "ndcg")
+    data.setdefault("interleaved_ids", [])
+    data.setdefault("credit", {})
     for name in _COMPARISON_JSON:
         if not isinstance(data[name], str):
             data[name] = json.dumps(data[name])
     columns = ("id", "session_key", "predictor_ndcg", "baseline_ndcg", "predictor_won", "margin",
                "scorer_confidence", "ema_updated", "success_rate", "alpha", "predictor_top_ids",
-               "baseline_top_ids", "relevance_scores", "fts_overlap_score", "created_at")
+               "baseline_top_ids", "relevance_scores", "fts_overlap_score", "method", "interleaved_ids", "credit",
+               "predictor_credit", "baseline_credit", "created_at")
     conn.execute(
         f"INSERT INTO predictor_comparisons({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         [data.get(c) for c in columns],

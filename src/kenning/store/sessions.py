@@ -90,6 +90,7 @@ class CandidateRecord(TypedDict, total=False):
     was_injected: bool | int
     inject_phase: str | None
     fts_hit_count: int
+    team: str | None  # interleaving: the ranking that contributed this pick (predictor.interleave)
 
 
 class SessionMemoryRecord(TypedDict):
@@ -117,6 +118,7 @@ class SessionMemoryRecord(TypedDict):
     prefilter_source: str | None
     similarity: float | None
     diversity_factor: float | None
+    team: str | None  # interleaving: the ranking that contributed this injected pick (m033)
 
 
 class SessionMemoryRow(SessionMemoryRecord):
@@ -388,8 +390,8 @@ def insert_candidates(conn: Connection, session_key: str, rows: list[CandidateRe
         cur = conn.execute(
             "INSERT INTO session_memories(id, session_key, memory_id, source, prefilter_source,"
             " effective_score, similarity, predictor_score, baseline_rank, predictor_rank, final_score,"
-            " rank, diversity_factor, was_injected, injected_at, inject_phase, fts_hit_count, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " rank, diversity_factor, was_injected, injected_at, inject_phase, fts_hit_count, team, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(session_key, memory_id) DO NOTHING",
             (
                 _new_id(), session_key, row["memory_id"], row["source"], row.get("prefilter_source"),
@@ -397,7 +399,7 @@ def insert_candidates(conn: Connection, session_key: str, rows: list[CandidateRe
                 row.get("baseline_rank"), row.get("predictor_rank"), row["final_score"], row["rank"],
                 row.get("diversity_factor"), int(bool(row.get("was_injected"))),
                 at if row.get("was_injected") else None, row.get("inject_phase"),
-                int(row.get("fts_hit_count", 0)), at,
+                int(row.get("fts_hit_count", 0)), row.get("team"), at,
             ),
         )
         inserted += cur.rowcount
@@ -478,6 +480,15 @@ def mark_injected(conn: Connection, session_key: str, memory_ids: list[str], at:
         "UPDATE session_memories SET was_injected = 1, injected_at = COALESCE(injected_at, ?),"
         " inject_phase = COALESCE(inject_phase, ?) WHERE session_key = ? AND memory_id = ?",
         [(at, phase, session_key, mid) for mid in memory_ids],
+    )
+
+
+def set_teams(conn: Connection, session_key: str, teams: dict[str, str]) -> None:
+    """Which ranking contributed each interleaved pick (a prompt's draft over rows already recorded);
+    a row that has a team keeps it (its first draft counts)."""
+    conn.executemany(
+        "UPDATE session_memories SET team = COALESCE(team, ?) WHERE session_key = ? AND memory_id = ?",
+        [(team, session_key, mid) for mid, team in teams.items()],
     )
 
 

@@ -1,5 +1,9 @@
 """/api/feedback: rate memories without knowing the session key (MCP clients, tools).
 
+`kenning mcp` also registers here the directory it serves (POST /api/feedback/clients, DELETE when
+it exits): prompts of sessions in that directory ask the agent to rate through the MCP tool instead
+of the `<memory-feedback>` tag (sessions.mcp_clients).
+
 Hooks know their session (`POST /api/hooks/feedback`); an MCP client does not. Here the
 session key is optional: without it the ratings go to the latest session that was offered
 those memories (open sessions first). Ratings for memories no session was offered are ignored.
@@ -41,3 +45,23 @@ class FeedbackOut(BaseModel):
 async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
                    viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key, viewer)
+
+
+class McpClientIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    cwd: str = Field(..., min_length=1, max_length=4096, description="The directory the MCP server was started in.")
+
+
+class McpClientOut(BaseModel):
+    token: str = Field(..., description="Pass to DELETE /api/feedback/clients/{token} when the server exits.")
+
+
+@router.post("/clients", response_model=McpClientOut)
+async def mcp_client_connected(body: McpClientIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
+    return {"token": k.sessions.mcp.register(body.cwd)}
+
+
+@router.delete("/clients/{token}")
+async def mcp_client_gone(token: str, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
+    return {"removed": k.sessions.mcp.unregister(token)}

@@ -1,0 +1,127 @@
+"""Team-draft interleaving (issue 32) on a scripted session: the shown set is drawn from the
+baseline's and the predictor's orders, each pick credited to its ranking, the session's ratings
+decide the winner and the comparison row records both rankings, the draft and the credit.
+
+The predictor is a stand-in that follows sessions.context.SessionPredictor (it prefers the least
+important memories: the opposite of the baseline); everything else is real (SQLite file, bundled
+embedding model, the session-end job, predictor.session_end.SessionEnd on the same store).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kenning.core.config import Settings
+from kenning.core.types import MemoryDraft
+from kenning.predictor import alpha as A
+from kenning.predictor import constants as C
+from kenning.predictor.alpha import AlphaCell, AlphaState
+from kenning.predictor.interleave import BASELINE, PREDICTOR, credit, team_draft
+from kenning.predictor.scoring import ContextRecorder
+from kenning.predictor.session_end import Recorded, SessionEnd
+from kenning.store import predictor as pstore
+from tests.sessions.test_predictor_seam import StandInPredictor
+
+
+class Unearned(StandInPredictor):
+    """A predictor that answers but has earned nothing yet (α = 1: no influence)."""
+
+    def alpha(self) -> float:
+        return 1.0
+
+
+def test_team_draft_alternates_credits_each_pick_and_is_deterministic():
+    baseline = ["b1", "b2", "b3", "s", "b4"]
+    predictor = ["p1", "s", "p2", "b1", "p3"]
+    picks = team_draft(baseline, predictor, 6, random.Random("interleave:k1"))
+    again = team_draft(baseline, predictor, 6, random.Random("interleave:k1"))
+    assert picks == again  # the coin is seeded: the same session drafts the same
+    assert len(picks) == 6 and len({p.memory_id for p in picks}) == 6
+    teams = [p.team for p in picks]
+    assert teams.count(BASELINE) == teams.count(PREDICTOR) == 3  # one pick each per round
+    for i in range(0, 6, 2):  # each round: both teams, coin decides who first
+        assert {teams[i], teams[i + 1]} == {BASELINE, PREDICTOR}
+    # each team adds its best not yet drawn, in its own order
+    assert [p.memory_id for p in picks if p.team == BASELINE] == [m for m in baseline if m in
+                                                                   {p.memory_id for p in picks if p.team == BASELINE}]
+    assert picks[0].memory_id in ("b1", "p1")
+    # a ranking with nothing left lets the other fill the slots; never more than the slots
+    short = team_draft(["a"], ["x", "y", "z"], 3, random.Random(1))
+    assert [p.memory_id for p in short if p.team == PREDICTOR] == ["x", "y"] and len(short) == 3
+    assert team_draft(["a", "b"], ["b", "a"], 1, random.Random(2))[0].memory_id in ("a", "b")
+
+
+def test_credit_sums_relevance_per_team_and_a_tie_is_no_verdict():
+    teams = {"a": BASELINE, "b": BASELINE, "x": PREDICTOR, "y": PREDICTOR}
+    won = credit(teams, {"a": 0.0, "b": -0.6, "x": 0.9, "y": 0.0})
+    assert (won.baseline, won.predictor, won.judged, won.winner) == (-0.6, 0.9, 2, PREDICTOR)
+    assert credit(teams, {"a": 1.0, "x": 1.0}).winner is None
+    assert credit(teams, {"x": 1.0}, unjudged={"x"}).winner is None  # an unknown label counts for nobody
+
+    state = AlphaState(scored_sessions=20, first_training_done=True)
+    after, update = A.record_session(state, predictor_ndcg=None, baseline_ndcg=None, confidence=0.9, project="p",
+                                     min_training_sessions=10, drift_reset_window=10, interleaved=(0.9, -0.6))
+    assert update.ema_updated and update.won is True and after.success_rate > state.success_rate
+    tied, update = A.record_session(state, predictor_ndcg=None, baseline_ndcg=None, confidence=0.9, project="p",
+                                    min_training_sessions=10, drift_reset_window=10, interleaved=(1.0, 1.0))
+    assert not update.ema_updated and update.events == ["ema_skip:no_evidence"] and tied.success_rate == 0.5
+
+
+def _seed(kenning, project: str) -> list[str]:
+    """Twenty project-scope notes below the standing bar: eligible, shown only when ranked there."""
+    return [r.id for r in kenning.remember_many([
+        MemoryDraft(content=f"Note {i} on subsystem {chr(65 + i)}: its quirk number {i * 7} bites on reload",
+                    importance=round(0.1 + i * 0.04, 2), project=project, applies="project", confidence=0.5)
+        for i in range(20)])]
+
+
+def _teams(kenning, key: str) -> dict[str, str]:
+    rows = kenning.sessions.detail(key)["memories"]
+    return {r["memory_id"]: r["team"] for r in rows if r["was_injected"] and r.get("team")}
+
+
+def test_an_unearned_predictor_gets_a_bounded_draft_at_session_start(kenning, monkeypatch):
+    ids = _seed(kenning, "drafted")
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", Unearned())
+    out = kenning.sessions.session_start({"session_key": "il-1", "project": "drafted", "context": "subsystem quirks"})
+    teams = _teams(kenning, "il-1")
+    # nothing is standing, so the baseline alone would show nothing: the draft adds at most the extra slots
+    assert len(teams) == C.INTERLEAVE_EXTRA_SLOTS and set(out["memory_ids"]) == set(teams)
+    assert sorted(teams.values()) == [BASELINE, PREDICTOR]
+    by_team = {team: m for m, team in teams.items()}
+    assert by_team[BASELINE] == ids[-1]  # the baseline's best: the most important
+    assert by_team[PREDICTOR] == ids[0]  # the predictor's best: the least important
+    assert "[predictor:" not in out["inject"]
+
+
+def test_interleaving_credit_decides_the_scripted_session(kenning, settings: Settings, monkeypatch):
+    ids = _seed(kenning, "credited")
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", StandInPredictor())  # taken at its word: full draft
+    key = "il-2"
+    kenning.sessions.session_start({"session_key": key, "project": "credited", "context": "subsystem quirks"})
+    teams = _teams(kenning, key)
+    rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
+    baseline = sorted(rows, key=lambda m: rows[m]["baseline_rank"])
+    predicted = sorted(rows, key=lambda m: rows[m]["predictor_rank"])
+    expected = team_draft(baseline, predicted, settings.sessions.inject_limit, random.Random(f"interleave:{key}"))
+    assert teams == {p.memory_id: p.team for p in expected}  # the recorded credit is the seeded draft
+    assert {BASELINE, PREDICTOR} == set(teams.values())
+
+    # the agent finds the predictor's picks useful and the baseline's not
+    ratings = {m: (0.9 if team == PREDICTOR else 0.0) for m, team in teams.items()}
+    applied = kenning.sessions.feedback({"session_key": key, "memory_feedback": ratings})
+    assert applied["applied"] == len(ratings)
+    kenning.sessions.session_end({"session_key": key, "wait": True})
+
+    ender = SessionEnd(settings.predictor, kenning.db, AlphaCell(AlphaState()), ContextRecorder(kenning.db))
+    outcome = ender.record(key)
+    assert isinstance(outcome, Recorded)
+    row = pstore.comparison_for_session(kenning.db.reader(), key)
+    picked_by_predictor = sum(1 for t in teams.values() if t == PREDICTOR)
+    assert row["method"] == "interleave" and row["credit"] == teams and set(row["interleaved_ids"]) == set(teams)
+    assert row["predictor_credit"] == pytest.approx(0.9 * picked_by_predictor) and row["baseline_credit"] == 0.0
+    assert row["winner"] == "predictor" and row["predictor_won"] is True
+    assert row["margin"] == pytest.approx(row["predictor_credit"] - row["baseline_credit"])
+    assert outcome.update.won is True or outcome.update.events[0] == "ema_skip:low_confidence"
