@@ -8,12 +8,14 @@ import pytest
 from kenning.core.config import load_settings
 from kenning.core.errors import ConfigError
 from kenning.core.events import Harness
-from kenning.hooks.adapters import claude_code, codex, gemini, opencode
-from kenning.hooks.connectors import codex as codex_connector, gemini as gemini_connector, opencode as opencode_connector
+from kenning.hooks.adapters import claude_code, codex, copilot, gemini, opencode
+from kenning.hooks.connectors import codex as codex_connector, copilot as copilot_connector
+from kenning.hooks.connectors import gemini as gemini_connector, opencode as opencode_connector
 
 
 def test_every_adapter_and_connector_names_a_harness_of_the_enum():
-    for module in (claude_code, codex, gemini, opencode, codex_connector, gemini_connector, opencode_connector):
+    for module in (claude_code, codex, copilot, gemini, opencode, codex_connector, copilot_connector, gemini_connector,
+                   opencode_connector):
         assert Harness(module.HARNESS) in Harness
 
 

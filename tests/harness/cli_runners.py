@@ -1,14 +1,15 @@
-"""Run Codex CLI, Gemini CLI and OpenCode headless against their scripted model servers (tests and
-bench/real_harness.py; Claude Code's runner is claude_runner.py).
+"""Run Codex CLI, Gemini CLI, OpenCode and GitHub Copilot CLI headless against their scripted model
+servers (tests and bench/real_harness.py; Claude Code's runner is claude_runner.py).
 
 Each `run_*` is one headless run of the real CLI, one user prompt, in `work` (the project folder),
-with the harness's home inside the caller's temp folder. None of the three takes several user
+with the harness's home inside the caller's temp folder. None of the four takes several user
 turns in one headless process, so a multi-turn conversation is one run per user turn, each later
 run resuming the session the first one started:
 
 - Codex: `codex exec PROMPT`, then `codex exec resume SESSION_ID PROMPT`;
 - Gemini CLI: `gemini -p PROMPT --session-id UUID` (the caller picks the id), then `--resume UUID`;
-- OpenCode: `opencode run PROMPT`, then `opencode run --session SESSION_ID PROMPT`.
+- OpenCode: `opencode run PROMPT`, then `opencode run --session SESSION_ID PROMPT`;
+- Copilot CLI: `copilot -p PROMPT --session-id UUID` (the caller picks the id; the same flag resumes it).
 """
 
 from __future__ import annotations
@@ -98,3 +99,29 @@ def run_opencode(opencode_bin: Path, home: Path, work: Path, server: ChatServer,
                               timeout=timeout, env=bare_env(PWD=str(work), **opencode_env(home), **OPENCODE_ENV))
     finally:
         config.unlink()
+
+
+# -- GitHub Copilot CLI -----------------------------------------------------------------------------
+def copilot_dirs(root: Path, name: str, settings: str | None = None) -> tuple[Path, Path]:
+    """(HOME = root/home with an empty .copilot, or `settings` as its settings.json; the project folder)."""
+    home, work = root / "home", root / name
+    (home / ".copilot").mkdir(parents=True)
+    work.mkdir(exist_ok=True)
+    if settings is not None:
+        (home / ".copilot" / "settings.json").write_text(settings)
+    return home, work
+
+
+def copilot_env(server_url: str) -> dict[str, str]:
+    """Offline, every model call to `server_url` (OpenAI chat completions), no update check."""
+    return {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"{server_url}/v1",
+            "COPILOT_PROVIDER_API_KEY": "sk-test", "COPILOT_MODEL": "fake-model", "COPILOT_AUTO_UPDATE": "false"}
+
+
+def run_copilot(copilot_bin: Path, home: Path, work: Path, server: ChatServer, prompt: str,
+                session_id: str | None = None, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """One headless `copilot -p PROMPT --allow-all-tools` (new session `session_id`, or resuming it)."""
+    extra = ["--session-id", session_id] if session_id else []
+    return subprocess.run([str(copilot_bin), "-p", prompt, "--allow-all-tools", *extra], cwd=work,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=bare_env(HOME=str(home), **copilot_env(server.url)))

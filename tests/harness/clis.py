@@ -36,6 +36,7 @@ PINS: dict[str, Pin] = {
     "codex": Pin("@openai/codex", "0.169.0", "codex"),
     "gemini": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "opencode": Pin("opencode-ai", "1.18.33", "opencode"),
+    "copilot": Pin("@github/copilot", "1.0.102", "copilot"),
 }
 
 INSTALL_TIMEOUT_S = 900

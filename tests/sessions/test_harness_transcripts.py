@@ -1,4 +1,4 @@
-"""The Codex, Gemini CLI and OpenCode transcript readers (sessions/harness_transcripts.py) through
+"""The Codex, Gemini CLI, OpenCode and Copilot CLI transcript readers (sessions/harness_transcripts.py) through
 sessions.transcript.read_transcript: typed text, assistant text and tool calls/results are kept;
 harness text (instructions, hook contexts — kenning's own blocks —, session context, synthetic
 parts) never becomes a turn; entry types the reader does not know are skipped and counted.
@@ -94,3 +94,38 @@ def test_opencode_messages():
     assert reading.turns[0].at == "2026-11-26T14:54:53.329Z"
     assert [(r.tool_name, r.success) for r in reading.tool_results] == [("bash", False)]
     assert reading.skipped["synthetic-text"] == 1 and reading.unknown == {"opencode:part:hologram": 1}
+
+
+def test_copilot_events():
+    def event(kind: str, data: dict) -> dict:
+        return {"type": kind, "data": data, "id": kind, "timestamp": "2026-11-28T12:15:19.115Z", "parentId": None}
+
+    reading = read_transcript(jsonl(
+        event("session.start", {"sessionId": "s1", "producer": "copilot-agent", "copilotVersion": "1.0.102"}),
+        event("hook.end", {"hookType": "sessionStart", "success": True, "output": {"additionalContext": MEMORIES}}),
+        event("user.message", {"content": "Run the tests", "transformedContent":
+                               f"<current_datetime>x</current_datetime>\n\nRun the tests\n\n"
+                               f"<system_reminder>\n{MEMORIES}\n</system_reminder>"}),
+        event("user.message", {"content": "Use the pdf skill", "source": "skill-pdf"}),
+        event("system.message", {"role": "system", "content": "You are the GitHub Copilot CLI"}),
+        event("assistant.message", {"content": "", "toolRequests": [
+            {"toolCallId": "c1", "name": "bash", "arguments": {"command": "make test"}},
+            {"toolCallId": "c2", "name": "view", "arguments": {"path": "/w/missing.txt"}}]}),
+        event("tool.execution_start", {"toolCallId": "c1", "toolName": "bash"}),
+        event("tool.execution_complete", {"toolCallId": "c1", "success": True, "shellExecution": {"exitCode": 2},
+                                          "result": {"content": "Error 1\n<shellId: 0 completed with exit code 2>"}}),
+        event("tool.execution_complete", {"toolCallId": "c2", "success": False,
+                                          "error": {"message": "Path does not exist"}}),
+        event("assistant.message", {"content": "The tests fail.", "toolRequests": []}),
+        event("assistant.message", {"content": "subagent words", "parentToolCallId": "t1"}),
+        event("hologram", {}),
+    ))
+    assert reading.format == "copilot-events"
+    assert texts(reading) == [("user", "Run the tests"), ("tool", 'bash: {"command": "make test"}'),
+                              ("tool", 'view: {"path": "/w/missing.txt"}'),
+                              ("tool", "Error 1\n<shellId: 0 completed with exit code 2>"),
+                              ("tool", "Path does not exist"), ("assistant", "The tests fail.")]
+    assert [(r.tool_name, r.success) for r in reading.tool_results] == [("bash", False), ("view", False)]
+    assert reading.skipped["user-harness-text"] == 1 and reading.skipped["hook.end"] == 1
+    assert reading.skipped["system.message"] == 1 and reading.skipped["subagent-message"] == 1
+    assert reading.unknown == {"copilot:hologram": 1}

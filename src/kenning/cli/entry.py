@@ -12,6 +12,7 @@ HARNESS_HOOKS = {  # `kenning hook <harness> <event>`: the harness's adapter mod
     "codex": "kenning.hooks.adapters.codex",
     "gemini": "kenning.hooks.adapters.gemini",
     "opencode": "kenning.hooks.adapters.opencode",
+    "copilot": "kenning.hooks.adapters.copilot",
 }
 
 

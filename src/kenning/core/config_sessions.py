@@ -168,7 +168,8 @@ class SessionSettings(BaseModel):
     )
     transcript_roots: list[str] = Field(
         default_factory=list,
-        description="Folders besides the harnesses' own (~/.claude/projects, $CODEX_HOME/sessions, ~/.gemini/tmp)"
+        description="Folders besides the harnesses' own (~/.claude/projects, $CODEX_HOME/sessions, ~/.gemini/tmp,"
+        " ~/.copilot/session-state)"
         " whose files hooks and the daemon may read as transcripts; any other transcript_path is refused.",
     )
     stale_after_minutes: int = Field(
@@ -180,7 +181,7 @@ class SessionSettings(BaseModel):
         default_factory=lambda: [Harness.CODEX],
         description="Harnesses that never say a session ended (Codex CLI has no session-end event): their"
         " sessions end idle_end_minutes after the last turn instead of stale_after_minutes. Names: claude-code,"
-        " codex, gemini, opencode, generic (core.events.Harness; another name fails when the config loads).",
+        " codex, gemini, opencode, copilot, generic (core.events.Harness; another name fails when the config loads).",
     )
     idle_end_minutes: float = Field(
         30.0, ge=0, le=100_000,

@@ -44,6 +44,7 @@ class Harness(StrEnum):
     CODEX = "codex"
     GEMINI = "gemini"
     OPENCODE = "opencode"
+    COPILOT = "copilot"  # GitHub Copilot CLI
     GENERIC = "generic"
 
 
@@ -56,7 +57,9 @@ def harness_of(value: object) -> Harness:
     name = re.sub(r"[\s_]+", "-", value.strip().lower())
     aliases = {"claude": Harness.CLAUDE_CODE, "claude-code": Harness.CLAUDE_CODE, "claudecode": Harness.CLAUDE_CODE,
                "codex": Harness.CODEX, "codex-cli": Harness.CODEX, "gemini": Harness.GEMINI,
-               "gemini-cli": Harness.GEMINI, "opencode": Harness.OPENCODE}
+               "gemini-cli": Harness.GEMINI, "opencode": Harness.OPENCODE,
+               "copilot": Harness.COPILOT, "copilot-cli": Harness.COPILOT, "github-copilot": Harness.COPILOT,
+               "github-copilot-cli": Harness.COPILOT}
     return aliases.get(name, Harness.GENERIC)
 
 

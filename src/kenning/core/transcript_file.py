@@ -6,7 +6,8 @@ transcript is read only when
 
 - its real path (every symlink resolved) lies inside one of the harness transcript folders
   (`default_roots`: Claude Code `~/.claude/projects`, Codex `$CODEX_HOME/sessions`, Gemini CLI
-  `~/.gemini/tmp`; more via `KENNING_TRANSCRIPT_ROOTS` or `sessions.transcript_roots`),
+  `~/.gemini/tmp`, Copilot CLI `$COPILOT_HOME/session-state`; more via `KENNING_TRANSCRIPT_ROOTS`
+  or `sessions.transcript_roots`),
 - it is a regular file (checked on the open descriptor, opened `O_NONBLOCK | O_NOFOLLOW`, so a
   FIFO or device never blocks the caller and a link swapped in after the check is not followed),
 - its size is under the cap (checked before a byte is read),
@@ -51,14 +52,15 @@ class Reading:
 
 
 def default_roots(environ: Mapping[str, str] | None = None, extra: Sequence[str] = ()) -> list[str]:
-    """The harness transcript folders: Claude Code, Codex, Gemini CLI, plus `extra` and the
+    """The harness transcript folders: Claude Code, Codex, Gemini CLI, Copilot CLI, plus `extra` and the
     os.pathsep-separated `KENNING_TRANSCRIPT_ROOTS`."""
     env = os.environ if environ is None else environ
     home = env.get("HOME") or os.path.expanduser("~")
     codex_home = env.get("CODEX_HOME") or os.path.join(home, ".codex")
     claude_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    copilot_home = env.get("COPILOT_HOME") or os.path.join(home, ".copilot")
     roots = [os.path.join(claude_dir, "projects"), os.path.join(codex_home, "sessions"),
-             os.path.join(home, ".gemini", "tmp")]
+             os.path.join(home, ".gemini", "tmp"), os.path.join(copilot_home, "session-state")]
     roots += [r for r in (env.get(ROOTS_ENV) or "").split(os.pathsep) if r.strip()]
     roots += [r for r in extra if isinstance(r, str) and r.strip()]
     return roots

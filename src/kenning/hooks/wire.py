@@ -7,8 +7,8 @@ TYPE_CHECKING, so a hook's start never loads `typing`).
     hook → daemon       `Request`: an API path and its body, one TypedDict per hook route.
     daemon → hook       `Answer`: the decoded JSON object the daemon answered (read with isinstance:
                         `hookrun.inject_of`).
-    hook → harness      what `render` prints: `HookSpecificOutput` (Claude Code, Codex, Gemini CLI)
-                        or `OpenCodeOutput`.
+    hook → harness      what `render` prints: `HookSpecificOutput` (Claude Code, Codex, Gemini CLI),
+                        `OpenCodeOutput` or `CopilotOutput`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import NotRequired, TypedDict, Union, final
 __all__ = [
     "Payload", "Answer", "ToolOutput", "ToolResponse", "SessionStartBody", "PromptBody", "ToolUseBody",
     "CompactionBody", "FeedbackBody", "SessionEndBody", "RequestBody", "Request", "AdditionalContext",
-    "HookSpecificOutput", "OpenCodeOutput",
+    "HookSpecificOutput", "OpenCodeOutput", "CopilotOutput",
 ]
 
 Payload = Mapping[str, object]  # a harness's hook JSON object: untrusted, narrowed field by field
@@ -109,5 +109,11 @@ class HookSpecificOutput(TypedDict):
 
 class OpenCodeOutput(TypedDict):
     """What kenning's OpenCode plugin reads back (it adds the text to the system prompt)."""
+
+    additionalContext: str
+
+
+class CopilotOutput(TypedDict):
+    """GitHub Copilot CLI reads `additionalContext` of sessionStart and userPromptSubmitted."""
 
     additionalContext: str

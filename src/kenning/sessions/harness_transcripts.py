@@ -1,17 +1,21 @@
-"""Transcript readers for Codex CLI (rollout JSONL), Gemini CLI (chats JSONL) and OpenCode (the
-message list kenning's plugin sends), into the conversation (core.events.Turn) and tool results.
+"""Transcript readers for Codex CLI (rollout JSONL), Gemini CLI (chats JSONL), OpenCode (the
+message list kenning's plugin sends) and GitHub Copilot CLI (its session's events.jsonl), into the
+conversation (core.events.Turn) and tool results.
 
 The guarantee of core.events holds: a 'user' turn is only what the user typed, an 'assistant'
 turn only the assistant's own text, a 'tool' turn a call or its result (untrusted). Harness text
 never becomes a turn: Codex's `developer` messages (its instructions, hook contexts — kenning's
 own `<kenning-memories>` / `<memory-feedback>` blocks), its `<environment_context>` and AGENTS.md
 `user` messages; Gemini CLI's `<session_context>` and `<hook_context>` parts; OpenCode's
-synthetic parts. Entry types a reader does not know are skipped and counted (`unknown`), never
+synthetic parts; Copilot CLI's system message, hook records (hook.start / hook.end: the context
+kenning's hooks returned), a user message's `transformedContent` (the prompt with the harness's
+`<system_reminder>` and date) and user messages it injected itself (`source`: skills, agents,
+autopilot continuations). Entry types a reader does not know are skipped and counted (`unknown`), never
 guessed at; known bookkeeping is skipped and counted by type (`skipped`).
 
 `read_harness_transcript(entries)` recognises the format from the decoded JSONL entries and
-returns None when it is none of these three (sessions.transcript then reads it).
-Formats as written by Codex 0.169.0, Gemini CLI 0.61.0 and OpenCode 1.18.33.
+returns None when it is none of these four (sessions.transcript then reads it).
+Formats as written by Codex 0.169.0, Gemini CLI 0.61.0, OpenCode 1.18.33 and Copilot CLI 1.0.102.
 """
 
 from __future__ import annotations
@@ -280,6 +284,69 @@ def _opencode_tool(reading: TranscriptReading, part: JsonObject, at: str | None)
     _result(reading, Harness.OPENCODE, name, args, text, failed, at, as_str(part.get("callID")))
 
 
+# -- GitHub Copilot CLI events.jsonl --------------------------------------------------------------
+COPILOT_HARNESS_PREFIXES = ("session.", "hook.", "system.", "assistant.", "tool.", "permission.", "model.",
+                            "subagent.", "skill.", "mcp.", "command.", "user_input.", "elicitation.",
+                            "external_tool.", "sampling.", "workflow.", "abort", "pending_messages.")
+
+
+def is_copilot(entries: list[JsonObject]) -> bool:
+    head = entries[0]
+    data = as_object(head.get("data"))
+    return head.get("type") == "session.start" and (data.get("producer") == "copilot-agent" or "copilotVersion" in data)
+
+
+def read_copilot(entries: list[JsonObject]) -> TranscriptReading:
+    reading = TranscriptReading(format="copilot-events")
+    calls: dict[str, tuple[str, object]] = {}
+    for entry in entries:
+        kind = as_str(entry.get("type")) or ""
+        data = as_object(entry.get("data"))
+        at = as_str(entry.get("timestamp"))
+        if kind == "user.message":
+            typed = as_str(data.get("content")) or ""
+            if data.get("source") or data.get("isAutopilotContinuation"):
+                reading.skip("user-harness-text")  # a skill's, an agent's or autopilot's message
+            else:
+                _text(reading, "user", typed, at)
+        elif kind == "assistant.message":
+            if data.get("parentToolCallId"):
+                reading.skip("subagent-message")
+                continue
+            _text(reading, "assistant", as_str(data.get("content")) or "", at)
+            for item in as_list(data.get("toolRequests")):
+                request = as_object(item)
+                name, args = str(request.get("name") or "tool"), request.get("arguments")
+                call_id = as_str(request.get("toolCallId"))
+                if call_id:
+                    calls[call_id] = (name, args)
+                reading.turns.append(Turn("tool", _tool_call_text(name, args), at, tool_name=name))
+        elif kind == "tool.execution_complete":
+            _copilot_tool(reading, data, calls, at)
+        elif kind.startswith(COPILOT_HARNESS_PREFIXES):
+            reading.skip(kind)
+        else:
+            reading.unknown_type(f"copilot:{kind}")
+    return reading
+
+
+def _copilot_tool(reading: TranscriptReading, data: JsonObject, calls: dict[str, tuple[str, object]],
+                  at: str | None) -> None:
+    call_id = as_str(data.get("toolCallId"))
+    name, args = calls.get(call_id or "", ("tool", {}))
+    result, error = as_object(data.get("result")), data.get("error")
+    exit_code = as_object(data.get("shellExecution")).get("exitCode")
+    if data.get("success") is False or error:
+        message = as_object(error).get("message") if isinstance(error, dict) else error
+        text = str(message or result.get("content") or "tool failed")
+        failed = True
+    else:
+        content = result.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, default=str) if content else ""
+        failed = isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
+    _result(reading, Harness.COPILOT, name, args, text, failed, at, call_id)
+
+
 def _millis_iso(value: object) -> str | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
@@ -290,13 +357,15 @@ def _millis_iso(value: object) -> str | None:
 
 
 def read_harness_transcript(entries: list[JsonObject]) -> TranscriptReading | None:
-    """The reading of Codex / Gemini CLI / OpenCode entries; None when they are none of these."""
+    """The reading of Codex / Gemini CLI / OpenCode / Copilot CLI entries; None when they are none of these."""
     if not entries:
         return None
     if is_gemini(entries):
         return read_gemini(entries)
     if is_opencode(entries):
         return read_opencode(entries)
+    if is_copilot(entries):
+        return read_copilot(entries)
     if is_codex(entries):
         return read_codex(entries)
     return None

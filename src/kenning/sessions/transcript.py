@@ -184,7 +184,7 @@ def _jsonl(lines: list[str]) -> TranscriptReading | None:
         entries.append(entry)
     if not entries:
         return None
-    other = read_harness_transcript(entries)  # Codex rollout, Gemini CLI chats, OpenCode messages
+    other = read_harness_transcript(entries)  # Codex rollout, Gemini CLI chats, OpenCode messages, Copilot events
     if other is not None:
         if bad:
             other.skipped["undecodable-line"] = bad

@@ -44,6 +44,7 @@ class Context:
         self.environ = environ
         self.config = read_config(kenning_home(environ))
         self.refused: str | None = None
+        self.whole_path: str | None = None  # the transcript read whole (a spooled event re-reads it at replay)
 
     def _note(self, reading: Reading) -> str | None:
         if reading.reason and reading.reason != "no_path" and self.refused is None:
@@ -51,6 +52,7 @@ class Context:
         return reading.text
 
     def whole(self, path: str | None) -> str | None:
+        self.whole_path = path
         return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config))
 
     def tail(self, path: str | None, limit: int = TAIL_BYTES) -> str:
@@ -153,7 +155,8 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
             failure: list[str] = []
             answer = post(base_url, path, body, token=token, timeout=timeout, deadline=deadline, failure=failure)
             if answer is None and failure == ["unreachable"]:
-                spool_request(path, body, transcript_path=string(payload, "transcript_path"), harness=harness,
+                spool_request(path, body, transcript_path=string(payload, "transcript_path") or ctx.whole_path,
+                              harness=harness,
                               environ=environ)
             if index == 0:
                 first = answer

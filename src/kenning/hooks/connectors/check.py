@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from kenning.hooks.connectors import codex, cursor, gemini, opencode
+from kenning.hooks.connectors import codex, copilot, cursor, gemini, opencode
 from kenning.hooks.connectors.hookjson import installed_commands
 from kenning.hooks.install import CLAUDE_EVENTS, InstallError
 from kenning.hooks.transport import daemon_endpoint
@@ -100,6 +100,10 @@ def check_harnesses(here: str, project: Path, codex_bin: str | None = None,
         if commands:
             found.append(_with_fix(_check("gemini", scope, settings, [s.event for s in gemini.SPECS], commands, here),
                                    "gemini", scope))
+        commands = copilot.installed_commands(environ) if where is None else {}  # user-level only
+        if commands:
+            found.append(_with_fix(_check("copilot", scope, copilot.settings_path(environ), list(copilot.EVENTS),
+                                          commands, here), "copilot", scope))
         source = opencode.installed(where, environ)
         if source is not None:
             found.append(_with_fix(_opencode_check(scope, opencode.plugin_path(where, environ), source, here),

@@ -1,0 +1,141 @@
+"""kenning in the real GitHub Copilot CLI (npm @github/copilot, pinned in tests/harness/clis.py),
+headless and offline against a scripted chat-completions server: `kenning connect copilot` installs
+user-level hooks in ~/.copilot/settings.json, the memories reach the model's request at session
+start and at the prompt, tool steps (a failing shell command, a failing `view`) reach the observer,
+session end stores the conversation read from Copilot CLI's events.jsonl with its project and no
+harness text, Copilot CLI goes on when the daemon is down, `kenning doctor` checks the hooks, and
+uninstall gives the settings back byte for byte, never touching the repository's .github/hooks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import free_port
+from tests.harness.chat_server import ChatServer
+from tests.harness.cli_runners import copilot_dirs as setup_home, run_copilot
+from tests.harness.clis import require_cli
+from tests.harness.kenning_checks import (
+    KENNING, assert_no_harness_text, bare_env, connect, episodes, observed, remember, session_of, stored_texts,
+)
+from tests.harness.scripted import tool
+
+FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
+EVENTS = {"sessionStart", "userPromptSubmitted", "postToolUse", "postToolUseFailure", "errorOccurred", "agentStop",
+          "preCompact", "sessionEnd"}
+
+
+@pytest.fixture(scope="module")
+def copilot_bin() -> Path:
+    return require_cli("copilot")
+
+
+def messages(body: dict) -> list[dict]:
+    return [m for m in body["messages"] if isinstance(m, dict)]
+
+
+def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, tmp_path):
+    home, work = setup_home(tmp_path, "proj-copilot-flow")
+    connect("copilot", daemon=daemon, HOME=str(home))
+    rule = "Deploy the copilot flow service with scripts/ship.sh, never with make deploy"
+    fact = "The billing queue of the copilot flow service drains through worker pool cpool-7"
+    pinned = httpx.post(f"{daemon.base_url}/api/memory/remember", timeout=60, json={
+        "content": rule, "type": "decision", "project": "proj-copilot-flow", "confidence": 1.0, "pinned": True})
+    assert pinned.status_code == 200, pinned.text  # the user's pinned rule: it opens every session of the project
+    remember(daemon, fact, "proj-copilot-flow", type="fact", confidence=0.5)
+    question = "Which worker pool drains the billing queue?"
+
+    with ChatServer() as server:
+        server.script(tool("view", path=str(work / "missing.txt")),
+                      tool("bash", command=FAILS_ONCE, description="run the tests"),
+                      tool("bash", command=FAILS_ONCE, description="run the tests again"),
+                      "The billing queue drains through cpool-7.")
+        done = run_copilot(copilot_bin, home, work, server, question)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = messages(server.model_requests()[0].body)
+    users = [m for m in first if m["role"] == "user"]
+    typed = [m for m in users if question in str(m["content"])]
+    assert len(typed) == 1
+    # session start's block is a user message of its own; the prompt's is appended to the typed turn
+    assert [m for m in users if rule in str(m["content"]) and question not in str(m["content"])], \
+        "session start's memories did not reach the model"
+    assert fact in str(typed[0]["content"]), "the prompt's memories did not reach the model"
+
+    session = session_of(daemon, "proj-copilot-flow", "copilot")  # recorded with its project
+    seen = observed(daemon, session["session_key"])
+    assert seen["finished"]["tool_calls"] == 3  # the failed view and both test runs; session end finished it
+    assert [s for s in seen["signals"] if s["signal_class"] == "error_retry"]  # the failure, then the fix
+
+    stored = episodes(daemon, session["session_key"])  # sessionEnd read events.jsonl
+    assert any(question in e and "drains through cpool-7" in e for e in stored)
+    assert_no_harness_text(stored_texts(daemon, session["session_key"]))
+    detail = daemon.get(f"/api/sessions/{session['session_key']}").json()
+    assert detail["session"]["status"] == "ended"
+
+
+def test_connect_and_uninstall_give_the_settings_back_byte_for_byte(copilot_bin, daemon, tmp_path):
+    original = '{\n\t"theme": "dark",\n\t"hooks": {"postToolUse": [{"type": "command", "bash": "echo x"}]}\n}'
+    home, work = setup_home(tmp_path, "proj-copilot-install", original)
+    repo_hooks = work / ".github" / "hooks" / "team.json"
+    repo_hooks.parent.mkdir(parents=True)
+    repo_hooks.write_text('{"version": 1, "hooks": {}}\n')
+    path = home / ".copilot" / "settings.json"
+    connect("copilot", daemon=daemon, HOME=str(home), cwd=work)
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["postToolUse"][0] == {"type": "command", "bash": "echo x"}  # the user's hook stays first
+    ours = {event: entries[-1] for event, entries in hooks.items()}
+    assert set(ours) == EVENTS
+    assert ours["sessionEnd"]["timeoutSec"] == 30 and ours["postToolUse"]["timeoutSec"] == 5
+    assert f"KENNING_PORT={daemon.port}" in ours["sessionStart"]["bash"]
+    installed = path.read_bytes()
+    connect("copilot", daemon=daemon, HOME=str(home), cwd=work)
+    assert path.read_bytes() == installed  # idempotent
+
+    with ChatServer() as server:  # a real run with the hooks in place leaves the file as it was
+        done = run_copilot(copilot_bin, home, work, server, "hello")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert path.read_bytes() == installed
+
+    doctor = subprocess.run([KENNING, "doctor", "--json"], capture_output=True, text=True, cwd=work, timeout=120,
+                            env=bare_env(KENNING_HOME=str(daemon.home), KENNING_PORT=str(daemon.port), HOME=str(home)))
+    [check] = [h for h in json.loads(doctor.stdout)["harnesses"] if h["harness"] == "copilot"]
+    assert check["problems"] == [] and check["reaches"] == [daemon.base_url] and set(check["events"]) == EVENTS
+
+    connect("copilot", "--uninstall", daemon=daemon, HOME=str(home), cwd=work)
+    assert path.read_text() == original
+    assert not list(path.parent.glob("settings.json.kenning-*"))
+    assert [p.name for p in repo_hooks.parent.iterdir()] == ["team.json"]
+    assert repo_hooks.read_text() == '{"version": 1, "hooks": {}}\n'
+
+
+def test_connect_creates_the_file_and_uninstall_removes_it(daemon, tmp_path):
+    home, work = setup_home(tmp_path, "proj-copilot-fresh")
+    path = home / ".copilot" / "settings.json"
+    connect("copilot", daemon=daemon, HOME=str(home))
+    assert set(json.loads(path.read_text())["hooks"]) == EVENTS
+    connect("copilot", "--uninstall", daemon=daemon, HOME=str(home))
+    assert sorted(p.name for p in path.parent.iterdir()) == []
+
+
+def test_copilot_goes_on_when_the_daemon_is_down(copilot_bin, tmp_path):
+    home, work = setup_home(tmp_path, "proj-copilot-down")
+    kenning_home = tmp_path / "kenning-home"
+    connect("copilot", port=free_port(), KENNING_HOME=str(kenning_home), HOME=str(home))
+    with ChatServer() as server:
+        server.script(tool("bash", command="echo hi", description="say hi"), "done")
+        key = str(uuid.uuid4())
+        done = run_copilot(copilot_bin, home, work, server, "say hi", session_id=key)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "done" in done.stdout
+    assert len(server.model_requests()) == 2
+    spooled = [json.loads(p.read_text()) for p in (kenning_home / "spool").glob("*.json")]
+    assert {"/api/hooks/session-start", "/api/hooks/session-end"} <= {s.get("path") for s in spooled}
+    # session end is kept with where its transcript lies: the replay reads it then (the body keeps no transcript)
+    [end] = [s for s in spooled if s["path"] == "/api/hooks/session-end"]
+    assert end["transcript_path"] == str(home / ".copilot" / "session-state" / key / "events.jsonl")
+    assert "transcript" not in end["body"]
