@@ -84,3 +84,44 @@ def test_eight_concurrent_writers_across_two_daemons_lose_nothing(two_daemons):
         page = admin.get("/api/memory", params={"project": project, "limit": 1000}).json()
     assert page["total"] == WRITERS * PER_WRITER and {m["id"] for m in page["items"]} == set(acknowledged)
     assert {m["author"] for m in page["items"]} == {"alice", "bob"}
+
+
+# A's key as B may send it: blanks and invisible characters around it (issue 33, item 2)
+PADDED = [lambda k: k + " ", lambda k: " " + k, lambda k: k + "\n", lambda k: "\t" + k, lambda k: k + "\r\n",
+          lambda k: k + "\u00a0", lambda k: "\u2003" + k + "\u2003"]
+
+
+def test_another_users_hooks_on_a_padded_session_key_are_refused(two_daemons):
+    """Bob with Alice's session key plus a space, a newline, a tab, CR LF, a no-break or em space:
+    the guard checks ownership on the key the engine stores (core.events.session_key), so every
+    user-prompt-submit, hooks/feedback and hooks/replay is 403 and Alice's session is untouched.
+    Before issue 33 each answered 200: Bob's prompt went into Alice's session, his ratings onto her memories."""
+    (first, second), tokens = two_daemons
+    key = f"alice-session-{uuid.uuid4().hex[:8]}"
+    project = f"padded-{uuid.uuid4().hex[:6]}"
+    with _client(first, tokens["alice"]) as alice, _client(second, tokens["bob"]) as bob, \
+            httpx.Client(base_url=first.base_url, timeout=120, headers={"Authorization": f"Bearer {ADMIN}"}) as admin:
+        personal = alice.post("/api/memory/remember", json={
+            "content": f"{project}: my personal rule is to run the slow suite before every push",
+            "type": "constraint", "scope": "personal", "project": project}).json()["id"]
+        start = alice.post("/api/hooks/session-start", json={"session_key": key, "project": project})
+        assert start.status_code == 200 and personal in start.json()["memory_ids"], start.text
+        answers = []
+        for n, pad in enumerate(PADDED):
+            padded = pad(key)
+            name = f"e-{uuid.uuid4().int % 10**20:020d}-{n}-abcdef.json"
+            answers += [
+                bob.post("/api/hooks/user-prompt-submit", json={"session_key": padded, "prompt": f"bob was here {n}",
+                                                                "memory_feedback": {personal: -1.0}}),
+                bob.post("/api/hooks/feedback", json={"session_key": padded, "memory_feedback": {personal: -1.0}}),
+                bob.post("/api/hooks/replay", json={
+                    "session_key": padded, "event": name, "path": "/api/hooks/user-prompt-submit",
+                    "body": {"session_key": padded, "prompt": f"bob replayed {n}"}}),
+            ]
+        assert [r.status_code for r in answers] == [403] * len(answers), [(r.status_code, r.text) for r in answers]
+        assert all("another user" in r.json()["error"] for r in answers)
+        session = admin.get(f"/api/sessions/{key}").json()
+        assert session["prompts"] == [] and session["session"]["owner"] == "alice"
+        assert next(m for m in session["memories"] if m["memory_id"] == personal)["agent_feedback_count"] == 0
+        again = alice.post("/api/hooks/session-start", json={"session_key": key + " ", "project": project})
+        assert again.status_code == 200 and personal in again.json()["memory_ids"]  # Alice's own padded key is hers

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from kenning.core import limits
+from kenning.core import events, limits
 from kenning.core.types import MEMORY_TYPES, SCOPES, MemoryDraft, MemoryFilter
 from kenning.retrieval.config import PRESETS, Preset
 
@@ -28,7 +28,7 @@ Tag = Annotated[str, Field(min_length=1, max_length=limits.MAX_TAG_CHARS, patter
 Tags = Annotated[list[Tag], Field(max_length=limits.MAX_TAGS)]
 Project = Annotated[str, Field(max_length=limits.MAX_PROJECT_CHARS)]
 Source = Annotated[str, Field(max_length=limits.MAX_SOURCE_CHARS)]
-SessionKey = Annotated[str, Field(min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS)]
+SessionKey = events.SessionKey  # the one session-key type: normalised as it is read (issue 33)
 Paths = Annotated[list[Annotated[str, Field(max_length=limits.MAX_PATH_CHARS)]],
                   Field(max_length=limits.MAX_RELATED_FILES)]
 

@@ -1,7 +1,9 @@
 """What every /api/hooks call passes first (a router dependency, issue 26).
 
 - Ownership on a team server: a session key belongs to the user whose token opened it; another
-  user's hook call on it is refused with 403 before its handler runs, so nothing is stored.
+  user's hook call on it is refused with 403 before its handler runs, so nothing is stored. The key
+  is checked as the engine stores it (core.events.session_key: blanks around it stripped), so A's
+  key with a trailing space or newline is still A's.
   The local user (and the admin token) may use any session: the laptop side is unchanged.
 - A transcript the hook refused to read (`transcript_refused`: outside the harness folders, not a
   regular file, too large, past the deadline) is counted by reason (core.transcript_file.REFUSALS).
@@ -20,6 +22,8 @@ from starlette.concurrency import run_in_threadpool
 
 from kenning.api.deps import get_kenning, get_viewer
 from kenning.core import transcript_file
+from kenning.core.errors import InvalidInput
+from kenning.core.events import session_key
 from kenning.core.telemetry import log_event
 from kenning.core.types import Viewer
 from kenning.service import Kenning
@@ -43,10 +47,20 @@ async def _body(request: Request, viewer: Viewer) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
+def _key(body: dict[str, object] | None) -> str | None:
+    """The body's session key normalised by the one rule (core.events.session_key), as the engine
+    will store it; None when it has none or a bad one (the handler's validation answers that)."""
+    raw = (body.get("session_key") or body.get("session_id")) if body else None
+    try:
+        return session_key(raw) if isinstance(raw, str) else None
+    except InvalidInput:
+        return None
+
+
 async def hook_guard(request: Request, k: Kenning = Depends(get_kenning),
                      viewer: Viewer = Depends(get_viewer)) -> AsyncIterator[None]:
     body = await _body(request, viewer)
-    key = (body.get("session_key") or body.get("session_id")) if body else None
+    key = _key(body)  # ownership is checked on the key the engine stores (issue 33), never the raw one
     recovery = Recovery(k.sessions.deps)
     if isinstance(key, str):
         await run_in_threadpool(recovery.check_owner, key, viewer)  # Forbidden → 403

@@ -11,10 +11,13 @@ The guarantee a transcript reader gives (and that sessions/ relies on): a Turn w
 reminders, system prompts, attachments, hook contexts (kenning's own `<kenning-memories>` and
 `<memory-feedback>` blocks included) — is never a Turn.
 
-The session-key rule lives here once (`session_key`): every route, the sessions manager and the
-observer call it.
+The session-key rule lives here once (`session_key`, and `SessionKey`, the pydantic type every API
+body declares a key with): a key is normalised once, at the edge — blanks and invisible characters
+around it stripped (a space, tab, newline, CR LF, no-break or em space) — so the ownership check
+on a team server (api/session_guard.py) and the engine that stores the event see the same key
+(issue 33: the guard checked the raw key while the engine stripped it).
 
-Pure data: imports only the standard library and core.
+Pure data: imports only the standard library, pydantic (for `SessionKey`) and core.
 """
 
 from __future__ import annotations
@@ -22,18 +25,21 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypedDict, Union
+from typing import Annotated, Any, Literal, TypedDict, Union
+
+from pydantic import BeforeValidator, Field
 
 from kenning.core.errors import InvalidInput
-from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS
+from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS, VISIBLE_PATTERN
 
 __all__ = [
     "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
-    "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "harness_of",
+    "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "SessionKey", "harness_of",
     "event_to_dict", "event_from_dict", "strip_harness_text", "HARNESS_BLOCK_TAGS", "parse_feedback",
 ]
 
 _VISIBLE = re.compile(f"[^{INVISIBLE_CHARS}]")
+_EDGES = re.compile(f"^[{INVISIBLE_CHARS}]+|[{INVISIBLE_CHARS}]+$")
 
 
 class Harness(StrEnum):
@@ -65,13 +71,27 @@ def harness_of(value: object) -> Harness:
 
 def session_key(value: object) -> str:
     """The one session-key rule: a string with a visible character, at most MAX_SESSION_KEY_CHARS
-    (200) characters once surrounding blanks are stripped. Raises InvalidInput otherwise."""
-    if not isinstance(value, str) or not value.strip() or not _VISIBLE.search(value):
+    (200) characters once surrounding blanks and invisible characters (spaces of every width,
+    controls, zero-width marks: core.limits.INVISIBLE_CHARS) are stripped. Raises InvalidInput otherwise."""
+    key = _EDGES.sub("", value).strip() if isinstance(value, str) else ""
+    if not key or not _VISIBLE.search(key):
         raise InvalidInput("session_key must be a non-empty string")
-    key = value.strip()
     if len(key) > MAX_SESSION_KEY_CHARS:
         raise InvalidInput(f"session_key is longer than {MAX_SESSION_KEY_CHARS} characters")
     return key
+
+
+def _session_key_field(value: object) -> object:
+    """`session_key` for pydantic: a bad key is a validation error (400 at the hook routes)."""
+    try:
+        return session_key(value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+
+
+# The one pydantic type of a session key (hook bodies, the replay, memories, feedback): normalised as it is read.
+SessionKey = Annotated[str, BeforeValidator(_session_key_field),
+                       Field(min_length=1, max_length=MAX_SESSION_KEY_CHARS, pattern=VISIBLE_PATTERN)]
 
 
 # -- events ------------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ from kenning.api.schemas import IsoTime, errors
 from kenning.core import limits
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.events import (
-    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, event_from_dict, harness_of,
+    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionKey, SessionStarted, ToolResult, event_from_dict,
+    harness_of,
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
@@ -68,8 +69,6 @@ class HookRoute(APIRoute):
 
 router = APIRouter(prefix="/api/hooks", tags=["hooks"], route_class=HookRoute, responses=errors(400))
 
-SessionKey = Annotated[str, Field(min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS,
-                                  pattern=limits.VISIBLE_PATTERN)]  # core.events.session_key checks the rest
 Text = Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)]
 
 
