@@ -18,6 +18,9 @@ STOP_WORDS = frozenset(
     " its me my of on or our she so than that the their them then there these they this to too was"
     " we were what when where which who whom why will with would you your".split()
 )
+# The labels of a transcript's turns ("User: …", "Assistant: …"): who spoke, never a thing spoken of,
+# so never a graph entity (issue 35; store migration m019 removed the ones stored before).
+SPEAKER_LABELS = frozenset({"user", "assistant", "human", "system", "the user", "the assistant"})
 
 
 @dataclass(frozen=True)

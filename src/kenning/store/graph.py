@@ -33,6 +33,7 @@ from typing import NotRequired, TypedDict, cast
 from kenning.core import secrets
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.text import SPEAKER_LABELS
 from kenning.core.types import MemoryFilter
 from kenning.store.backend import Connection, Row
 from kenning.store.memories import filter_sql
@@ -243,6 +244,7 @@ def persist_triples(
         dst = str(triple.get("target") or "").strip()
         rel = str(triple.get("relationship") or "").strip()
         if (not src or not dst or not rel or canonical_name(src) == canonical_name(dst)
+                or canonical_name(src) in SPEAKER_LABELS or canonical_name(dst) in SPEAKER_LABELS
                 or secrets.MARKER_PREFIX in src + dst or secrets.scan(src) or secrets.scan(dst)):
             counts["skipped"] += 1
             continue
