@@ -22,7 +22,6 @@ from kenning.hooks.install import (
 from kenning.hooks.adapters.hookrun import project_of
 from kenning.hooks.connectors import codex as codex_connector
 from kenning.hooks.connectors import copilot as copilot_connector
-from kenning.hooks.connectors import copilot as copilot_connector
 from kenning.hooks.connectors import cursor as cursor_connector
 from kenning.hooks.connectors import gemini as gemini_connector
 from kenning.hooks.connectors import opencode as opencode_connector
@@ -186,15 +185,6 @@ def opencode(project: bool = _PROJECT, user: bool = _USER, uninstall: bool = _UN
     and adds the memories to the system prompt; a session ends when OpenCode goes idle."""
     scope = _scope(project, user)
     _run(lambda: opencode_connector.uninstall(scope) if uninstall else opencode_connector.install(scope, setup_env()))
-
-
-@connect_app.command("copilot")
-def copilot(uninstall: bool = _UNINSTALL) -> None:
-    """Install GitHub Copilot CLI hooks in ~/.copilot/settings.json ($COPILOT_HOME when set): sessionStart,
-    userPromptSubmitted, postToolUse, postToolUseFailure, errorOccurred, agentStop, preCompact, sessionEnd.
-
-    User-level only: a repository's .github/hooks/ is the repository's, and kenning never writes there."""
-    _run(lambda: copilot_connector.uninstall() if uninstall else copilot_connector.install(setup_env()))
 
 
 @connect_app.command("copilot")
