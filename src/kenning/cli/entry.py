@@ -16,6 +16,13 @@ HARNESS_HOOKS = {  # `kenning hook <harness> <event>`: the harness's adapter mod
 }
 
 
+def _via_plugin() -> bool:
+    """True for a hook the Claude Code plugin runs (hooks.plugin.VIA_ENV, read without importing it)."""
+    import os
+
+    return os.environ.get("KENNING_HOOK_VIA") == "plugin"
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook" and not {"--help", "-h"} & set(sys.argv[2:]):
         if len(sys.argv) > 2 and sys.argv[2] in HARNESS_HOOKS:  # `kenning hook codex|gemini|opencode <event>`
@@ -23,10 +30,12 @@ def main() -> None:
 
             sys.exit(import_module(HARNESS_HOOKS[sys.argv[2]]).main(sys.argv[3:]))
         from kenning.hooks.claude_code import main as hook_main
-        from kenning.hooks.plugin import plugin_defers
 
-        if plugin_defers():  # the Claude Code plugin's hook, while `kenning connect claude-code` hooks run too
-            sys.exit(0)
+        if _via_plugin():
+            from kenning.hooks.plugin import plugin_defers  # reads the settings files: only for the plugin's hooks
+
+            if plugin_defers():  # the Claude Code plugin's hook, while `kenning connect claude-code` hooks run too
+                sys.exit(0)
         sys.exit(hook_main(sys.argv[2:]))
     from kenning.cli.main import main as cli_main
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets as _random
 import time
 
 TYPE_CHECKING = False
@@ -211,7 +210,8 @@ def append(home: str, record: Mapping[str, object], limits: Limits | None = None
         if len(data) > MAX_RECORD_BYTES:
             _note_drop(folder, f"e-{time.time_ns()}", "too_large", record)
             return {"spooled": False, "dropped": 1, "name": None}
-        name = f"{_PENDING}{time.time_ns():020d}-{os.getpid()}-{_random.token_hex(3)}.json"
+        # os.urandom: what secrets.token_hex reads, without loading hmac / hashlib / random into every hook
+        name = f"{_PENDING}{time.time_ns():020d}-{os.getpid()}-{os.urandom(3).hex()}.json"
         tmp = os.path.join(folder, "." + name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

@@ -15,19 +15,21 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TypedDict
 
-from kenning.hooks.install import CLAUDE_EVENTS, HookGroup, hook_group, is_ours
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a plugin hook imports this module: the installer (typing, dataclasses, shutil) loads only to write
+    from typing import TypedDict
+
+    from kenning.hooks.install import HookGroup
+
+    class PluginHooks(TypedDict):
+        """The plugin's hooks/hooks.json."""
+
+        description: str
+        hooks: dict[str, list[HookGroup]]  # Claude Code event → its groups
 
 PLUGIN_NAME = "kenning"
 VIA_ENV = "KENNING_HOOK_VIA"
-
-
-class PluginHooks(TypedDict):
-    """The plugin's hooks/hooks.json."""
-
-    description: str
-    hooks: dict[str, list[HookGroup]]  # Claude Code event → its groups
 
 
 def claude_dir() -> Path:
@@ -67,6 +69,8 @@ def settings_with_hooks(project_dir: Path | None = None) -> Path | None:
         hooks = _load(path).get("hooks")
         if not isinstance(hooks, dict):
             continue
+        from kenning.hooks.install import is_ours  # only when a settings file has hooks to look at
+
         for groups in hooks.values():
             for group in groups if isinstance(groups, list) else []:
                 entries = group.get("hooks") if isinstance(group, dict) else None
@@ -86,6 +90,8 @@ def plugin_defers(environ: dict[str, str] | None = None) -> bool:
 
 def plugin_hooks() -> PluginHooks:
     """The plugin's hooks/hooks.json: every hook `kenning connect claude-code` installs, run as a plugin hook."""
+    from kenning.hooks.install import CLAUDE_EVENTS, hook_group
+
     hooks: dict[str, list[HookGroup]] = {}
     for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
         command = f"{VIA_ENV}=plugin kenning hook {event}"

@@ -106,15 +106,22 @@ def read_config(home: str) -> dict[str, object]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def daemon_endpoint(environ: dict[str, str] | None = None) -> tuple[str, str | None, float]:
-    """(base_url, bearer token, timeout seconds) from the environment and config.yaml.
+def home_dir(environ: Mapping[str, str] | None = None) -> str:
+    """kenning's home folder: `KENNING_HOME`, else ~/.kenning."""
+    env = os.environ if environ is None else environ
+    return os.path.expanduser(env.get("KENNING_HOME") or os.path.join("~", ".kenning"))
+
+
+def daemon_endpoint(environ: dict[str, str] | None = None,
+                    config: Mapping[str, object] | None = None) -> tuple[str, str | None, float]:
+    """(base_url, bearer token, timeout seconds) from the environment and config.yaml (`config`:
+    what `read_config` already read of it).
 
     A light reading of the same sources `core.config.load_settings` uses (KENNING_URL,
     KENNING_HOST/PORT/TOKEN, $KENNING_HOME/config.yaml) without importing pydantic.
     """
     env = os.environ if environ is None else environ
-    home = os.path.expanduser(env.get("KENNING_HOME") or os.path.join("~", ".kenning"))
-    data = read_config(home)
+    data = read_config(home_dir(env)) if config is None else config
     host = str(env.get("KENNING_HOST") or data.get("host") or "127.0.0.1")
     if host in ("0.0.0.0", "::"):
         host = "127.0.0.1"
@@ -242,7 +249,9 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
         if token:
             lines.append(f"Authorization: Bearer {token}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
-        with socket.create_connection((host, port), timeout=deadline.left()) as sock:
+        # an ASCII host as bytes: getaddrinfo then skips the idna codec (and its unicodedata) on every hook
+        address = host.encode("ascii") if host.isascii() else host
+        with socket.create_connection((address, port), timeout=deadline.left()) as sock:
             conn = sock
             if scheme == "https":
                 import ssl  # only when the daemon sits behind TLS

@@ -9,6 +9,9 @@ daemon's next start. Transcripts are read only through the confined reader
 (hooks/transcript_file.py); a refusal's reason goes to the daemon instead of any text.
 
 Imports stay few (see hooks/transport.py): a hook costs a Python start plus one short round trip.
+What only some invocations need loads when they need it (issue 36): the transcript reader for the
+events that read one, the spool when the daemon did not answer or events are waiting in it.
+tests/install/test_start_imports.py holds the hook process to this.
 """
 
 from __future__ import annotations
@@ -17,9 +20,7 @@ import json
 import os
 import sys
 
-from kenning.hooks import transcript_file
-from kenning.hooks.spool import flush, kenning_home, spool_request
-from kenning.hooks.transport import Deadline, daemon_endpoint, post, read_config
+from kenning.hooks.transport import Deadline, daemon_endpoint, home_dir, post, read_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
@@ -39,10 +40,11 @@ TAIL_BYTES = 256 * 1024
 class Context:
     """One invocation's deadline, environment and confined transcript reads."""
 
-    def __init__(self, deadline: Deadline, environ: dict[str, str] | None) -> None:
+    def __init__(self, deadline: Deadline, environ: dict[str, str] | None,
+                 config: dict[str, object] | None = None) -> None:
         self.deadline = deadline
         self.environ = environ
-        self.config = read_config(kenning_home(environ))
+        self.config = read_config(home_dir(environ)) if config is None else config
         self.refused: str | None = None
         self.whole_path: str | None = None  # the transcript read whole (a spooled event re-reads it at replay)
 
@@ -52,10 +54,14 @@ class Context:
         return reading.text
 
     def whole(self, path: str | None) -> str | None:
+        from kenning.hooks import transcript_file  # only the events that upload a transcript
+
         self.whole_path = path
         return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config))
 
     def tail(self, path: str | None, limit: int = TAIL_BYTES) -> str:
+        from kenning.hooks import transcript_file  # only resumed sessions and old Stop payloads
+
         return self._note(transcript_file.read_tail(path, limit, self.deadline, environ=self.environ,
                                                     config=self.config)) or ""
 
@@ -141,12 +147,13 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
     """What to print for one hook invocation ('' when nothing). Never raises. `carries`: the
     events that upload a whole transcript (their deadline is at least CARRIES_TRANSCRIPT_MIN_S)."""
     try:
-        base_url, token, timeout = daemon_endpoint(environ)
+        config = read_config(home_dir(environ))  # config.yaml is read once per hook
+        base_url, token, timeout = daemon_endpoint(environ, config)
         payload = json.loads(stdin_text) if stdin_text.strip() else None
         if not isinstance(payload, dict):
             return ""
         deadline = Deadline(max(timeout, CARRIES_TRANSCRIPT_MIN_S) if event in carries else timeout)
-        ctx = Context(deadline, environ)
+        ctx = Context(deadline, environ, config)
         first: dict[str, object] | None = None
         down = False  # the first request found no daemon listening
         for index, (path, body) in enumerate(requests(event, payload, ctx)):
@@ -155,6 +162,8 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
             failure: list[str] = []
             answer = post(base_url, path, body, token=token, timeout=timeout, deadline=deadline, failure=failure)
             if answer is None and failure == ["unreachable"]:
+                from kenning.hooks.spool import spool_request  # only when no daemon answered
+
                 spool_request(path, body, transcript_path=string(payload, "transcript_path") or ctx.whole_path,
                               harness=harness,
                               environ=environ)
@@ -162,7 +171,12 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
                 first = answer
                 down = failure == ["unreachable"]
         if first is not None:  # a daemon answered: one elsewhere gets this home's spool now (hooks/spool.flush)
-            flush(base_url, token, deadline, environ=environ, config=ctx.config)
+            from kenning.core.spool import has_pending  # standard library only: a directory listing
+
+            if has_pending(home_dir(environ)):
+                from kenning.hooks.spool import flush  # only when events wait in the spool
+
+                flush(base_url, token, deadline, environ=environ, config=ctx.config)
         if first is None and down:  # the user hears of it (harnesses that show a hook's message: render)
             return render(event, {"notice": DAEMON_DOWN})
         return render(event, first) if first else ""
