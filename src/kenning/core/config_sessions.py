@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kenning.core.events import Harness
 
 
-RAW_TYPES = ("episode", "episodic", "work_state", "summary", "checkpoint")
+RAW_TYPES = ("episode", "episodic", "work_state", "summary", "checkpoint", "commit")
 RAW_SOURCES = ("git", "session-episode")
 
 
@@ -68,6 +68,30 @@ class RankingSettings(BaseModel):
         0.1, ge=0.0, le=2.0,
         description="A prompt injects a memory matched only by vector search when its cosine is at least"
         " sessions.prompt_min_similarity and within this margin of the prompt's closest hit.",
+    )
+    continuing_limit: int = Field(
+        6, ge=0, le=50,
+        description="The task in progress (issue 32): session start shows at most this many memories the agent rated"
+        " useful (useful_rating) in the project's latest earlier session, as a 'continuing' group after the standing"
+        " rules, area rules included (they were used in this task). Low ratings there, or a session on another task"
+        " (which rates them nothing), let them go. 0 turns the group off.",
+    )
+    prompt_min_probability: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="A prompt shows a candidate only when its calibrated probability of being needed"
+        " (sessions.prompt_bar: a logistic model over the legs' scores and agreement, ratings, what this session"
+        " already used, the task in progress; fitted by bench/fit_prompt_bar.py) is at least this. 0 shows every"
+        " candidate recall found, up to the limits.",
+    )
+    prompt_near_copy: float = Field(
+        0.95, ge=0.0, le=1.0,
+        description="A prompt candidate whose cosine to a memory already shown in this session (or chosen for this"
+        " prompt) is at least this is a near-copy and is not shown again.",
+    )
+    raw_cover_similarity: float = Field(
+        0.8, ge=0.0, le=1.0,
+        description="A raw exchange (raw_types / raw_sources) competes at a prompt only where nothing distilled covers"
+        " it: it is left out when a distilled memory of the pool, or one already shown, is at least this close.",
     )
     predictor_fill: bool = Field(
         True,

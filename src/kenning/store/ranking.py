@@ -118,3 +118,13 @@ def latest_session(conn: Connection, *, project: str | None, before: str, exclud
     ).fetchone()
     out["transcript_tail"] = transcript[0] if transcript else None
     return out
+
+
+def rated_in_session(conn: Connection, session_key: str) -> dict[str, float]:
+    """{memory id: the session's rating (running mean of the agent's ratings)} for the memories the
+    agent rated in that session (the task in progress: what the latest session found useful)."""
+    rows = conn.execute(
+        "SELECT memory_id, agent_relevance_score FROM session_memories WHERE session_key = ?"
+        " AND agent_feedback_count > 0 AND agent_relevance_score IS NOT NULL", (session_key,),
+    ).fetchall()
+    return {r[0]: float(r[1]) for r in rows}
