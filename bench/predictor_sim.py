@@ -39,6 +39,17 @@ only (the targets read session start): the first prompt's precision (P1) — wha
 injected, and the top k of its recorded pool (audit `pools`) in recall vs the fused order.
 `--stop-after N` runs only the first N sessions of the same world (a quick look at the drift).
 
+The predictor's lift (issue 32), two ways, per window and over the last half of the run:
+- **by replay** (counterfactual): for every logged session both recorded orders are scored against
+  the sim's labels — the session-start pool's baseline order and predictor order, and the first
+  prompt's pool's recall order and predictor order (audit `pools`): recall and precision of each
+  order's top REPLAY_K, and of the union of both pools' top REPLAY_K // 2 (≤ REPLAY_K memories a
+  session, the issue's bound); lift = predictor − baseline (`replay_lift`).
+- **by interleaving**: what each ranking's own picks brought in an interleaved session (the
+  comparison's per-item credit, `method` 'interleave'): needed memories picked by the predictor's
+  team minus those picked by the baseline's, over the session's needed count, and who won by the
+  session's credit (`interleave_lift`).
+
     .venv/bin/python bench/predictor_sim.py --feedback every --out bench/out/predictor_sim_every.json
     .venv/bin/python bench/predictor_sim.py --feedback none --sessions 100
 """
@@ -266,6 +277,59 @@ def prompt_metrics(audit: dict, needed_ids: set[str]) -> dict:
             "p_prompt_baseline": precision(base[:k], needed_ids), "p_prompt_fused": precision(fused[:k], needed_ids)}
 
 
+REPLAY_K = 8
+
+
+def recall(top: list[str], needed: set[str]) -> float:
+    return len(set(top) & needed) / len(needed) if needed else 0.0
+
+
+def _orders(rows: list[dict], rank_key: str) -> list[str]:
+    return [r["memory_id"] for r in sorted((r for r in rows if r.get(rank_key) is not None), key=lambda r: r[rank_key])]
+
+
+def replay_lift(audit: dict, needed: set[str], k: int = REPLAY_K) -> dict:
+    """Both recorded orders scored against the labels (counterfactual replay). For each pool
+    (session start, the first prompt's) and for the union of both pools' top k // 2: recall and
+    precision of the baseline's and of the predictor's top k; None where the predictor did not rank."""
+    start = [r for r in audit["candidates"] if r.get("prefilter_source")]
+    prompt = (audit.get("pools") or {}).get("prompt:1") or []
+    out: dict = {}
+    tops: dict[str, list[str]] = {"baseline": [], "predictor": []}
+    for name, rows in (("start", start), ("prompt", prompt)):
+        base, pred = _orders(rows, "baseline_rank"), _orders(rows, "predictor_rank")
+        for arm, order in (("baseline", base), ("predictor", pred if pred else None)):
+            out[f"r_{name}_{arm}"] = recall(order[:k], needed) if order is not None else None
+            out[f"p_{name}_{arm}"] = precision(order[:k], needed) if order is not None else None
+        if pred:  # each order's next k // 2 not already taken (a later pool adds only what is new)
+            for arm, order in (("baseline", base), ("predictor", pred)):
+                tops[arm] += [m for m in order if m not in tops[arm]][:k // 2]
+    both = bool(tops["predictor"])
+    for arm in ("baseline", "predictor"):
+        out[f"r_union_{arm}"] = recall(tops[arm], needed) if both else None
+        out[f"p_union_{arm}"] = precision(tops[arm], needed) if both else None
+    for name in ("start", "prompt", "union"):
+        b, p = out[f"r_{name}_baseline"], out[f"r_{name}_predictor"]
+        out[f"replay_r_lift_{name}"] = None if b is None or p is None else p - b
+        b, p = out[f"p_{name}_baseline"], out[f"p_{name}_predictor"]
+        out[f"replay_p_lift_{name}"] = None if b is None or p is None else p - b
+    return out
+
+
+def interleave_lift(audit: dict, needed: set[str]) -> dict:
+    """What each team's picks brought in an interleaved session (None: not interleaved)."""
+    cmp = audit.get("comparison") or {}
+    credit = cmp.get("credit") if cmp.get("method") == "interleave" else None
+    if not credit or not needed:
+        return {"interleaved": False, "il_lift": None, "il_winner": None, "il_picks_predictor": None}
+    got = {team: sum(1 for m, t in credit.items() if t == team and m in needed) for team in ("baseline", "predictor")}
+    picks = {team: sum(1 for t in credit.values() if t == team) for team in ("baseline", "predictor")}
+    return {"interleaved": True, "il_lift": (got["predictor"] - got["baseline"]) / len(needed),
+            "il_winner": cmp.get("winner"), "il_picks_predictor": picks["predictor"],
+            "il_precision_predictor": got["predictor"] / picks["predictor"] if picks["predictor"] else None,
+            "il_precision_baseline": got["baseline"] / picks["baseline"] if picks["baseline"] else None}
+
+
 def kinds(ids: list[str], kind_of: dict[str, str], needed: set[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for m in ids:
@@ -379,6 +443,8 @@ def run_session(client: httpx.Client, world: World, plan: dict, feedback: str) -
     needed_ids |= restating(audit, needed_mem, set(kind_of))
     metrics = session_metrics(audit, needed_ids, kind_of)
     metrics.update(prompt_metrics(audit, needed_ids))
+    metrics.update(replay_lift(audit, needed_ids))
+    metrics.update(interleave_lift(audit, needed_ids))
     labels = audit.get("labels") or {}
     metrics.update(needed_ids=sorted(needed_ids), stale_ids=sorted(stale), index=plan["index"], key=key, project=project, task=task["name"], drifted=plan["drifted"],
                    cut=start.get("cut") or [], ratings_sent=ratings_sent,
@@ -431,7 +497,36 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
             "usable": sum(1 for r in part if r["usable"]),
             "predictor_scored": sum(1 for r in part if r["predictor_scored"]),
             "cut": sum(1 for r in part if r["cut"]),
+            **{f"replay_{m}_lift_{pool}": mean([r[f"replay_{m}_lift_{pool}"] for r in part])
+               for m in ("r", "p") for pool in ("start", "prompt", "union")},
+            "interleaved": sum(1 for r in part if r["interleaved"]),
+            "il_lift": mean([r["il_lift"] for r in part]),
+            "il_wins": sum(1 for r in part if r["il_winner"] == "predictor"),
+            "il_losses": sum(1 for r in part if r["il_winner"] == "baseline"),
         })
+    return out
+
+
+def lift_summary(rows: list[dict], win: list[dict]) -> dict:
+    """The issue-32 figures over the last half of the run: mean lifts, and the worst window there."""
+    half = len(rows) // 2
+    late = rows[half:]
+    late_w = [w for w in win if w["first"] > half]
+    out: dict = {"from_session": half + 1, "sessions": len(late)}
+    for pool in ("start", "prompt", "union"):
+        out[f"replay_r_lift_{pool}"] = mean([r[f"replay_r_lift_{pool}"] for r in late])
+        out[f"replay_p_lift_{pool}"] = mean([r[f"replay_p_lift_{pool}"] for r in late])
+        out[f"replay_r_lift_{pool}_worst_window"] = min(
+            (w[f"replay_r_lift_{pool}"] for w in late_w if w[f"replay_r_lift_{pool}"] is not None), default=None)
+        out[f"r_{pool}_baseline"] = mean([r[f"r_{pool}_baseline"] for r in late])
+        out[f"r_{pool}_predictor"] = mean([r[f"r_{pool}_predictor"] for r in late])
+    il = [r for r in late if r["interleaved"]]
+    out.update({"interleaved": len(il), "il_lift": mean([r["il_lift"] for r in il]),
+                "il_wins": sum(1 for r in il if r["il_winner"] == "predictor"),
+                "il_losses": sum(1 for r in il if r["il_winner"] == "baseline"),
+                "il_lift_worst_window": min((w["il_lift"] for w in late_w if w["il_lift"] is not None), default=None),
+                "il_precision_predictor": mean([r.get("il_precision_predictor") for r in il]),
+                "il_precision_baseline": mean([r.get("il_precision_baseline") for r in il])})
     return out
 
 
@@ -470,6 +565,15 @@ def print_table(report: dict) -> None:
     console = Console(stderr=True, width=200)
     console.print(t)
     console.print(f"verdict: {report['verdict']}")
+    lift = Table(title="predictor lift (issue 32): by replay (predictor − baseline, top 8) and by interleaving")
+    cols = ["sessions", "replay_r_lift_start", "replay_r_lift_prompt", "replay_r_lift_union", "replay_p_lift_union",
+            "interleaved", "il_lift", "il_wins", "il_losses", "alpha_end"]
+    for c in cols:
+        lift.add_column(c, justify="right")
+    for w in report["windows"]:
+        lift.add_row(*["-" if w[c] is None else (f"{w[c]:.3f}" if isinstance(w[c], float) else str(w[c])) for c in cols])
+    console.print(lift)
+    console.print(f"last half: {report['lift']}")
 
 
 def main() -> None:
@@ -527,7 +631,7 @@ def main() -> None:
         "config": {"sessions": args.sessions, "feedback": args.feedback, "memories": len(world.memories),
                    "inserted": inserted, "seed": args.seed, "window": args.window, "projects": list(PROJECTS),
                    "daemon_config": args.config or "(empty: all defaults)"},
-        "windows": win, "verdict": verdict(win, status_log, args.feedback),
+        "windows": win, "verdict": verdict(win, status_log, args.feedback), "lift": lift_summary(rows, win),
         "overall": {k: mean([r[k] for r in rows]) for k in
                     ("ndcg_baseline", "ndcg_predictor", "ndcg_fused", "p_baseline", "p_predictor", "p_fused",
                      "p_oracle", "confidence", "judge_confidence", "p_prompt_injected", "p_prompt_baseline",
