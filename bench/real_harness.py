@@ -4,7 +4,7 @@ chat is one headless session of a real agent CLI and every task question one rea
     .venv/bin/python bench/real_harness.py --decoys 10 --out /tmp/real_harness.json
     .venv/bin/python bench/real_harness.py --decoys 20 --baseline   # + coding_memory's hook replay, same run
     .venv/bin/python bench/real_harness.py --harness codex --decoys 5 --baseline   # smaller replays:
-    .venv/bin/python bench/real_harness.py --harness gemini --decoys 5 --tasks 12  # codex | gemini | opencode
+    .venv/bin/python bench/real_harness.py --harness gemini --decoys 5 --tasks 12  # codex | gemini | opencode | copilot
 
 Data and timeline: bench/coding_memory.py (sde-bench development split in ../shared/bench/sde, read in
 place); `--tasks N` keeps N tasks (in turn from each source) and only their own chats and planted
@@ -27,7 +27,8 @@ take one prompt per headless run (one resumed run per user turn): bench/real_har
 3. the pipeline queue is drained; per task one headless run with the bug report as the prompt: the
    memories that reached the model are the `[id]`s in kenning's blocks of the first model request
    (Claude Code: the SessionStart / UserPromptSubmit hook contexts; Codex: developer messages;
-   Gemini CLI: the hook contexts in the user turn; OpenCode: the system prompt);
+   Gemini CLI: the hook contexts in the user turn; OpenCode: the system prompt; Copilot CLI: session
+   start's own user message and the `<system_reminder>` of the user turn);
 4. recall per task as in coding_memory (POST /api/memory/recall), before step 3's sessions: they end
    and their episodes would hold the bug report itself (coding_memory's task sessions never end).
 

@@ -9,12 +9,13 @@ that answers each user turn with the chat's own assistant turns.
 How a chat is fed, per harness:
 - Claude Code: one process, the user turns as stream-json lines on stdin; closing stdin ends the
   session (SessionEnd with the transcript).
-- Codex CLI, Gemini CLI, OpenCode: none takes several user turns in one headless process. The first
-  user turn starts the session (`codex exec`, `gemini -p --session-id`, `opencode run`), every later
-  one is a new process resuming it (`codex exec resume ID`, `gemini -p --resume ID`,
-  `opencode run --session ID`). What kenning sees is what a user who quits and resumes between
-  turns produces: Gemini CLI fires SessionStart/SessionEnd around every run (each SessionEnd sends
-  the whole chats file; episodes are stored by position, so the re-sends add nothing), OpenCode's
+- Codex CLI, Gemini CLI, OpenCode, Copilot CLI: none takes several user turns in one headless process.
+  The first user turn starts the session (`codex exec`, `gemini -p --session-id`, `opencode run`,
+  `copilot -p --session-id`), every later one is a new process resuming it (`codex exec resume ID`,
+  `gemini -p --resume ID`, `opencode run --session ID`, `copilot -p --session-id ID`). What kenning sees is what a user who quits and resumes between
+  turns produces: Gemini CLI and Copilot CLI fire their session start and end around every run (each
+  end sends the whole chats file / events.jsonl; episodes are stored by position, so the re-sends add
+  nothing), OpenCode's
   `session.idle` ends the kenning session after every turn (as it does in its TUI), and Codex stores
   each turn's episodes at Stop and has its session ended by the daemon once idle
   (`sessions.idle_end_minutes`, set to IDLE_END_MINUTES here instead of 30).
@@ -35,7 +36,8 @@ from tests.harness.anthropic_server import AnthropicServer
 from tests.harness.chat_server import ChatServer
 from tests.harness.claude_runner import ClaudeHome, Session, run_print
 from tests.harness.cli_runners import (
-    codex_dirs, gemini_dirs, opencode_dirs, opencode_env, run_codex, run_gemini, run_opencode,
+    codex_dirs, copilot_dirs, gemini_dirs, opencode_dirs, opencode_env, run_codex, run_copilot, run_gemini,
+    run_opencode,
 )
 from tests.harness.clis import cli_path
 from tests.harness.gemini_server import GeminiServer
@@ -216,4 +218,25 @@ class OpenCode(Driver):
         return run_opencode(self.bin, self.home, repo, server, prompt, session=session)
 
 
-DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "codex": Codex, "gemini": Gemini, "opencode": OpenCode}
+class Copilot(Driver):
+    name = harness = "copilot"
+    server_class = ChatServer
+    make_dirs = staticmethod(copilot_dirs)
+    _next_id: str | None = None
+
+    def connect(self, daemon_home: Path, port: int) -> None:
+        connect("copilot", daemon=_KenningDaemon(daemon_home, port), HOME=str(self.home))
+
+    def run(self, server, repo: Path, prompt: str, session: str | None) -> subprocess.CompletedProcess:
+        if session:
+            return run_copilot(self.bin, self.home, repo, server, prompt, session_id=session)
+        self._next_id = str(uuid.uuid4())
+        return run_copilot(self.bin, self.home, repo, server, prompt, session_id=self._next_id)
+
+    def first_session(self, http: httpx.Client, project: str) -> str | None:
+        key = self.new_session(http, project)
+        return key if key == self._next_id else None  # the hooks' session id is the one the run was given
+
+
+DRIVERS: dict[str, type[Driver]] = {"claude-code": ClaudeCode, "codex": Codex, "gemini": Gemini, "opencode": OpenCode,
+                                    "copilot": Copilot}

@@ -18,7 +18,8 @@ KENNING = str(Path(sys.executable).with_name("kenning"))
 # Text of the harnesses and of kenning itself that must never be stored as the conversation
 HARNESS_MARKERS = ("<kenning-memories>", "<memory-feedback>", "Memories from earlier sessions", "<hook_context>",
                    "<environment_context>", "<session_context>", "AGENTS.md", "skills_instructions",
-                   "You are a coding agent", "This is the Gemini CLI", "You are opencode", "You are OpenCode")
+                   "You are a coding agent", "This is the Gemini CLI", "You are opencode", "You are OpenCode",
+                   "<system_reminder>", "<current_datetime>", "You are the GitHub Copilot CLI")
 
 
 def bare_env(**extra: str) -> dict[str, str]:
