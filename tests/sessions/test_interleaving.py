@@ -125,3 +125,18 @@ def test_interleaving_credit_decides_the_scripted_session(kenning, settings: Set
     assert row["winner"] == "predictor" and row["predictor_won"] is True
     assert row["margin"] == pytest.approx(row["predictor_credit"] - row["baseline_credit"])
     assert outcome.update.won is True or outcome.update.events[0] == "ema_skip:low_confidence"
+
+
+def test_the_prompt_pool_is_drafted_only_from_what_the_prompt_may_show():
+    from kenning.sessions.prompt_rank import PoolRanking, interleave_pool
+
+    rows = [{"memory_id": m, "baseline_rank": None, "predictor_rank": rank, "predictor_score": 1.0 / rank,
+             "final_rank": rank} for rank, m in enumerate(["held", "p1", "b3", "b1"], 1)]
+    ranking = PoolRanking(order=["b1", "b3", "p1", "held"], rows=rows)
+    assert ranking.predictor_order == ["held", "p1", "b3", "b1"]
+    baseline = ["b1", "b2", "b3", "p1"]  # past the prompt bar: 'held' is not among them
+    order, teams = interleave_pool(baseline, ranking, 2, "il-3")
+    again = interleave_pool(baseline, ranking, 2, "il-3")
+    assert (order, teams) == again and "held" not in order and sorted(order) == sorted(baseline)
+    assert teams == {"b1": BASELINE, "p1": PREDICTOR} and set(order[:2]) == {"b1", "p1"}
+    assert order[2:] == ["b2", "b3"]

@@ -12,11 +12,13 @@ No predictor, a cold one, or a cut budget: None, and the recall order stands.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory
 from kenning.predictor.context import Candidate, ScoringContext
+from kenning.predictor.interleave import team_draft
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.store.predictor import PoolRow
 from kenning.store.sessions import SessionRow
@@ -30,6 +32,25 @@ RESERVE_MS = 40.0
 class PoolRanking:
     order: list[str]  # memory ids, best first (fused)
     rows: list[PoolRow] = field(default_factory=list)  # for store.predictor.record_pool
+
+    @property
+    def predictor_order(self) -> list[str]:
+        """The predictor's own order of the pool (its ranks, not the fused ones)."""
+        return [r["memory_id"] for r in sorted((r for r in self.rows if r["predictor_rank"] is not None),
+                                               key=lambda r: r["predictor_rank"] or 0)]
+
+
+def interleave_pool(baseline: list[str], ranking: PoolRanking, slots: int,
+                    session_key: str) -> tuple[list[str], dict[str, str]]:
+    """Team-draft interleaving of the prompt's pool (issue 32): `baseline` (recall's order of what the
+    prompt may show: past the prompt bar) against the predictor's order of the same ids, `slots`
+    picks. (The pool in the drafted order, then the rest in the baseline's; memory id → team.) The
+    predictor never adds a memory the baseline could not show: both draw from `baseline`'s ids."""
+    allowed = set(baseline)
+    picks = team_draft(baseline, [m for m in ranking.predictor_order if m in allowed], slots,
+                       random.Random(f"interleave:{session_key}:{PHASE}"))
+    drafted = [p.memory_id for p in picks]
+    return drafted + [m for m in baseline if m not in set(drafted)], {p.memory_id: p.team for p in picks}
 
 
 def rank_prompt_pool(deps: SessionDeps, session: SessionRow, prompt: str, memories: list[Memory],
