@@ -12,6 +12,9 @@ Imports stay few (see hooks/transport.py): a hook costs a Python start plus one 
 What only some invocations need loads when they need it (issue 36): the transcript reader for the
 events that read one, the spool when the daemon did not answer or events are waiting in it.
 tests/install/test_start_imports.py holds the hook process to this.
+
+The payload is read from stdin under a deadline (`read_stdin`, issue 33): a harness that leaves
+stdin open — a whole payload and no EOF, or half of one — holds the hook at most STDIN_WAIT_S.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from kenning.hooks.transport import Deadline, daemon_endpoint, home_dir, post, read_config
 
@@ -54,9 +58,9 @@ class Context:
         return reading.text
 
     def whole(self, path: str | None) -> str | None:
+        self.whole_path = path
         from kenning.hooks import transcript_file  # only the events that upload a transcript
 
-        self.whole_path = path
         return self._note(transcript_file.read_whole(path, self.deadline, environ=self.environ, config=self.config))
 
     def tail(self, path: str | None, limit: int = TAIL_BYTES) -> str:
@@ -201,11 +205,63 @@ def hook_specific_output(injecting: frozenset[str]) -> RenderFn:
     return render
 
 
+# -- the payload on stdin, under a deadline (issue 33): a harness may leave stdin open ------------
+STDIN_WAIT_S = 1.0  # the most a hook waits for its payload; the requests then share the hook timeout
+STDIN_CHUNK = 1 << 16
+
+
+def _whole_object(data: bytes) -> bool:
+    """Is `data` one complete JSON object (so no more is coming)?"""
+    if not data.rstrip().endswith(b"}"):
+        return False
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
+
+
+def read_stdin(wait_s: float = STDIN_WAIT_S, fd: int = 0) -> str:
+    """What the harness wrote on `fd` (stdin) as text: up to EOF, a whole JSON object, or `wait_s`
+    seconds, whichever comes first; '' for a terminal, a closed stdin or bytes that are not UTF-8."""
+    import select  # only here: the one read of the hook's payload
+
+    try:
+        if os.isatty(fd):
+            return ""
+    except OSError:
+        return ""
+    end = time.monotonic() + wait_s
+    chunks: list[bytes] = []
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                break  # the deadline: nothing more came
+            chunk = os.read(fd, STDIN_CHUNK)
+        except InterruptedError:
+            continue
+        except (OSError, ValueError):
+            break
+        if not chunk:
+            break  # EOF
+        chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}") and _whole_object(b"".join(chunks)):
+            break  # the payload is whole: the harness may keep stdin open, we need no more
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
 def main(harness: str, argv: list[str], requests: RequestsFn, render: RenderFn, carries: frozenset[str]) -> int:
-    """`kenning hook <harness> <event>`: read stdin, print the answer, exit 0."""
+    """`kenning hook <harness> <event>`: read stdin (at most STDIN_WAIT_S: a harness that
+    leaves it open holds no hook), print the answer, exit 0."""
     event = argv[0] if argv else ""
     try:
-        stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""
+        stdin_text = read_stdin()
     except (OSError, ValueError):
         stdin_text = ""
     out = handle(harness, event, stdin_text, requests, render, carries)
