@@ -58,7 +58,7 @@ def test_memory_and_session_tables_fit_80_columns_with_whole_ids(daemon):
 
     recalled = cli(daemon, "recall", "deploy payments staging", "-p", project)
     assert_fits(recalled.stdout, ids)
-    assert "bm25#" in recalled.stdout  # which legs found each memory
+    assert "words + meaning" in recalled.stdout and "strong" in recalled.stdout  # how it matched, found by which legs
 
     sessions = cli(daemon, "sessions", "list", "-p", project)
     assert_fits(sessions.stdout, [key])

@@ -164,12 +164,16 @@ class SpoolReplayer:
             raise InvalidPath(f"spooled {path} event without a session key")
         recovery = k.sessions.recovery
         if path == "/api/hooks/session-start":
+            shown = recovery.shown(key)
             k.sessions.session_start(body, None, viewer)
+            recovery.not_delivered(key, shown)  # the hook gave up on the daemon: the agent got no memories
             if local_path:  # a path on this machine: never one a hook elsewhere sent
                 recovery.note_transcript_path(key, local_path)
         elif path == "/api/hooks/user-prompt-submit":
             if at is None or not recovery.prompt_recorded_at(key, at):
+                shown = recovery.shown(key)
                 k.sessions.user_prompt_submit(body, None, viewer)
+                recovery.not_delivered(key, shown)
         elif path == "/api/hooks/post-tool-use":
             k.hooks.tool_result(tool_result_from_body(body))
         elif path == "/api/hooks/feedback":

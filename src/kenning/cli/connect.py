@@ -219,5 +219,47 @@ def cursor(
     _run(lambda: [cursor_connector.write_rules(here, name, rules).message])
 
 
+def _remove(harness: str, scope: Optional[Path], path: Path) -> list[str]:
+    """Undo one harness's install (scope None: the user's config; a folder: that project's)."""
+    if harness == "claude-code":
+        return [uninstall_claude_code(path).message]
+    removers: dict[str, Callable[[], list[str]]] = {
+        "cursor": lambda: cursor_connector.uninstall(scope, Path.cwd()),
+        "codex": lambda: codex_connector.uninstall(scope), "gemini": lambda: gemini_connector.uninstall(scope),
+        "opencode": lambda: opencode_connector.uninstall(scope), "copilot": lambda: copilot_connector.uninstall(),
+    }
+    remove = removers.get(harness)
+    return remove() if remove else [f"{harness}: remove it with `kenning connect {harness} --uninstall`"]
+
+
+def disconnect(
+    keep_project: bool = typer.Option(False, "--user-only", help="Leave this project's agent configs as they are."),
+) -> None:
+    """Remove kenning from every agent it is connected to (your config and this project's).
+
+    Each agent's config is restored as it was before `kenning connect` (byte for byte where kenning
+    kept the original). Your memories stay; the lines printed at the end say how to remove them and
+    kenning itself."""
+    from kenning.hooks.connectors.check import check_harnesses, daemon_url
+
+    cfg = settings()
+    here = Path.cwd()
+    checks = [c for c in check_harnesses(daemon_url(cfg.home.expanduser(), cfg.host, cfg.port), here)
+              if not (keep_project and c["scope"] == "project")]
+    for check in checks:
+        scope = here if check["scope"] == "project" else None
+        _run(lambda: _remove(check["harness"], scope, Path(check["path"])))
+    plugin = enabled_plugin(here)
+    if not checks and plugin is None:
+        console.print("kenning is not connected to any agent (user config, or this project's)", highlight=False)
+    if plugin is not None:
+        console.print(f"the Claude Code plugin {plugin} is enabled: remove it with `claude plugin uninstall {plugin}`",
+                      highlight=False, soft_wrap=True)
+    console.print(f"your memories stay in {cfg.home}. To remove kenning entirely: `kenning daemon stop`, "
+                  f"`rm -rf {shlex.quote(str(cfg.home))}`, then `uv tool uninstall kenning` (or `pipx uninstall "
+                  "kenning`, `pip uninstall kenning`)", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(connect_app, name="connect")
+    app.command("disconnect")(disconnect)

@@ -4,6 +4,7 @@ has, and the one command that connects each — a few lines, never more than a s
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,20 +17,30 @@ from kenning.client import KenningClient
 @dataclass(frozen=True)
 class Agent:
     name: str
-    folder: Path  # its presence says the agent is installed (or was run) for this user
+    folder: Path  # its presence says the agent was run for this user
     connect: str
+    binary: str  # its command: on PATH says the agent is installed
+    path: str | None = None  # the PATH it is looked up on (None: this process's)
+
+    def found(self) -> str | None:
+        """How this machine shows the agent ('claude on PATH', '~/.claude'), or None."""
+        if shutil.which(self.binary, path=self.path):
+            return f"{self.binary} on PATH"
+        return str(self.folder) if self.folder.is_dir() else None
 
 
 def agents(environ: dict[str, str] | None = None) -> list[Agent]:
-    """The agents kenning connects to, with where each keeps its user config."""
+    """The agents kenning connects to: where each keeps its user config, and its command."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    path = env.get("PATH", os.defpath)
     return [
-        Agent("Claude Code", Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"), "kenning connect claude-code"),
-        Agent("Codex", Path(env.get("CODEX_HOME") or home / ".codex"), "kenning connect codex"),
-        Agent("Gemini CLI", home / ".gemini", "kenning connect gemini"),
-        Agent("OpenCode", xdg / "opencode", "kenning connect opencode"),
+        Agent("Claude Code", Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"), "kenning connect claude-code",
+              "claude", path),
+        Agent("Codex", Path(env.get("CODEX_HOME") or home / ".codex"), "kenning connect codex", "codex", path),
+        Agent("Gemini CLI", home / ".gemini", "kenning connect gemini", "gemini", path),
+        Agent("OpenCode", xdg / "opencode", "kenning connect opencode", "opencode", path),
     ]
 
 
@@ -47,7 +58,7 @@ def _claude_state() -> str | None:
 def next_steps(running: bool, base_url: str) -> list[str]:
     """The agent lines and what to do next (shared by `init` and the first `daemon start`)."""
     lines: list[str] = []
-    found = [agent for agent in agents() if agent.folder.is_dir()]
+    found = [agent for agent in agents() if agent.found()]
     for agent in found:
         state = _claude_state() if agent.name == "Claude Code" else None
         lines.append(f"  {agent.name + ':':13} {state or agent.connect}")
@@ -55,7 +66,8 @@ def next_steps(running: bool, base_url: str) -> list[str]:
             lines.append("  {:13} or its plugin: claude plugin marketplace add <kenning repo>; "
                          "claude plugin install kenning@kenning".format(""))
     if not found:
-        lines.append("  no agent found (~/.claude, ~/.codex, ~/.gemini, ~/.config/opencode); "
+        lines.append("  no agent found (no claude, codex, gemini or opencode on PATH, no ~/.claude, ~/.codex, "
+                     "~/.gemini or ~/.config/opencode); "
                      "`kenning connect mcp` prints an MCP entry for any other client")
     head = ["agents on this machine — connect each with:" if found else "agents:"]
     tail = [] if running else ["start the daemon: kenning daemon start"]

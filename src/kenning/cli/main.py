@@ -19,7 +19,8 @@ from kenning import __version__
 # register, help text included.
 COMMANDS: dict[str, tuple[str, str]] = {
     "remember": ("memory", "Store a memory (exact duplicates are detected, not stored twice)."),
-    "recall": ("memory", "Hybrid recall (BM25 + vectors, fused); shows which legs found each memory."),
+    "recall": ("memory", "Find memories by words and meaning; each hit says how well it matches (strong, likely; "
+                         "weak ones with --all)."),
     "show": ("memory", "Show one memory with its history."),
     "edit": ("memory", "Change a memory; the old values stay in its history."),
     "forget": ("memory", "Tombstone a memory (recoverable), or purge it for good."),
@@ -47,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("sessions", "Inspect agent sessions."),
     "review": ("review", "Review what kenning learned: accept, edit or reject (non-destructive)."),
     "connect": ("connect", "Connect kenning to an agent harness."),
+    "disconnect": ("connect", "Remove kenning from every agent it is connected to (your config and this project's)."),
     "token": ("tokens", "Per-user bearer tokens (team server)."),
     "daemon": ("daemon", "Run kenning in the background."),
 }
@@ -56,11 +58,29 @@ class Unloaded(click.Command):
     """A command whose module is not imported yet: its name and one-line help, for `kenning --help`."""
 
 
+def _flags_untyped(command: click.Command) -> click.Command:
+    """No `<bool>` beside a flag in --help (typer 0.29 prints one for every flag, --help included): a
+    flag's metavar is empty, in this command and the sub-commands of a group."""
+    original = command.get_params
+
+    def get_params(ctx: click.Context) -> list[click.Parameter]:
+        params = original(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False):  # typer 0.29 vendors its own click: no isinstance
+                param.metavar = ""
+        return params
+
+    command.get_params = get_params  # type: ignore[method-assign]
+    for sub in getattr(command, "commands", {}).values():
+        _flags_untyped(sub)
+    return command
+
+
 def module_commands(module: str) -> dict[str, click.Command]:
     """The click commands `kenning.cli.<module>.register` adds, built as typer builds the app's own."""
     sub = typer.Typer(rich_markup_mode="rich")
     import_module(f"kenning.cli.{module}").register(sub)
-    return dict(typer.main.get_group(sub).commands)
+    return {name: _flags_untyped(command) for name, command in typer.main.get_group(sub).commands.items()}
 
 
 class LazyGroup(TyperGroup):
@@ -74,6 +94,7 @@ class LazyGroup(TyperGroup):
         commands.update(self.commands)  # defined here (version) or registered eagerly
         order = {name: i for i, name in enumerate(COMMANDS)}
         self.commands = dict(sorted(commands.items(), key=lambda item: order.get(item[0], len(order))))
+        _flags_untyped(self)
 
     def load(self, name: str) -> click.Command | None:
         """The real command `name` (its module's commands replace their placeholders)."""
@@ -96,8 +117,17 @@ app = typer.Typer(
 
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"kenning {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _kenning() -> None:
+def _kenning(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
+                                 help="Print the version and exit."),
+) -> None:
     # Sub-commands are added at need (LazyGroup), so typer sees one command here: a callback keeps it a group.
     pass
 

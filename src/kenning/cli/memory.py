@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -16,9 +17,15 @@ from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
+from kenning.core.types import MEMORY_TYPES, USER_TYPES
 from kenning.memory import portable
 from kenning.retrieval.config import PRESETS, ConfigExplained
+from kenning.retrieval.match import CONFIDENT, match_of
 
+if TYPE_CHECKING:
+    from kenning.localstore import StoreStats
+
+LEG_WORDS = {"bm25": "words", "vector": "meaning", "graph": "graph", "hints": "hints"}
 IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
 PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
                "default": "hybrid plus session context"}
@@ -48,24 +55,46 @@ def backend(*, prefer_daemon: bool = True) -> Iterator[Backend]:
 def remember(
     content: str = typer.Argument(..., help="What to remember."),
     type: Optional[str] = typer.Option(
-        None, "--type", "-t", help="Memory type (fact, decision, gotcha, …); default fact, or constraint for a rule."),
+        None, "--type", "-t", help=f"Memory type: {', '.join(USER_TYPES)}. Default: fact, or constraint for a rule."),
     importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0–1; drives the baseline ranking."),
     tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
-    project: Optional[str] = typer.Option(None, "--project", "-p", help="Project the memory belongs to."),
+    project: Optional[str] = typer.Option(
+        None, "--project", "-p", help="Project the memory belongs to. Default: this directory's project, by the "
+                                      "hooks' rule (the git repository's folder name, else this folder's name)."),
+    global_: bool = typer.Option(False, "--global", "-g", help="For every project (no project)."),
     pinned: bool = typer.Option(False, "--pin", help="Always rank first."),
     scope: str = typer.Option("project", "--scope", help="personal | project | team | org; with team.url set, "
                                                           "team and org memories go to the team server."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Store a memory (exact duplicates are detected, not stored twice)."""
+    if global_ and project:
+        fail("choose one of --project and --global", code=2)
+    if type is not None and type not in USER_TYPES:
+        fail(f"unknown type {type!r}: choose from {', '.join(USER_TYPES)}", code=2)
+    where = None if global_ else project or project_here()
     with backend() as b:
-        body = {"content": content, "importance": importance, "tags": tag, "project": project,
+        body = {"content": content, "importance": importance, "tags": tag, "project": where,
                 "pinned": pinned, "source": "cli", "scope": scope}
         result = b.remember({**body, "type": type} if type else body)
     if as_json:
-        print_json(result)
+        print_json({**result, "project": where})
+        return
+    said = "already known as" if result["deduped"] else "remembered"
+    if where is None:
+        place = "for every project (--global)"
+    elif project:
+        place = f"in project {where}"
     else:
-        console.print(f"{'already known as' if result['deduped'] else 'remembered'} [bold]{result['id']}[/bold]")
+        place = f"in project {where} (this directory's; -p NAME for another, --global for every project)"
+    console.print(f"{said} [bold]{result['id']}[/bold] {place}", highlight=False, soft_wrap=True)
+
+
+def project_here() -> str | None:
+    """This directory's project, by the rule the hooks use for a session's project (one function)."""
+    from kenning.hooks.adapters.hookrun import project_of
+
+    return project_of(os.getcwd())
 
 
 def _when(value: str | None, option: str) -> str | None:
@@ -97,11 +126,12 @@ def recall(
         None, help="Recall preset: " + "; ".join(f"{name} ({PRESET_HELP.get(name, '+'.join(cfg.legs))})"
                                                  for name, cfg in PRESETS.items()) + ". Default: the daemon's configuration."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    show_all: bool = typer.Option(False, "--all", "-a", help="Also list weak matches (ranked, but not an answer)."),
     explain: bool = typer.Option(
         False, "--explain", help="Also print the effective recall config (preset, legs, stages, rrf_k, candidate_pool,"
         " diversity): config.yaml's recall settings merged with the preset, as docs/recall.md describes."),
 ) -> None:
-    """Hybrid recall (BM25 + vectors, fused); shows which legs found each memory."""
+    """Find memories by words and meaning; each hit says how well it matches (strong, likely; weak ones with --all)."""
     if preset is not None and preset not in PRESETS:
         fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
     body = {"query": query, "limit": limit, "project": project, "types": type or None,
@@ -118,10 +148,21 @@ def recall(
     if not results:
         console.print("no memories match" + (" (try without --since/--until)" if since or until else ""))
         return
+    for hit in results:
+        hit.setdefault("match", match_of(hit["legs"]))
+    shown = results if show_all else [r for r in results if r["match"] in CONFIDENT]
+    weak = len(results) - len([r for r in results if r["match"] in CONFIDENT])
+    if not shown:
+        console.print(f"no confident match for {query!r}" + (f" ({weak} weak match{'es' if weak != 1 else ''}: "
+                      "--all lists them)" if weak else ""), highlight=False, soft_wrap=True)
+        return
     print_table(console, [
-        Col("id", "id", "id"), Col("score", lambda r: fmt(r["score"], 4), "num"), Col("type", "type", max_width=10),
-        Col("found by", lambda r: " ".join(f"{k}#{v['rank']}" for k, v in r["legs"].items()), max_width=24),
-    ], results, detail=Col("content", "content"))
+        Col("id", "id", "id"), Col("match", "match", max_width=6), Col("type", "type", max_width=10),
+        Col("found by", lambda r: " + ".join(LEG_WORDS.get(k, k) for k in r["legs"]), max_width=24),
+    ], shown, detail=Col("content", "content"))
+    if weak and not show_all:
+        console.print(f"{weak} weak match{'es' if weak != 1 else ''} not shown (--all lists them)", style="dim",
+                      highlight=False)
 
 
 def _explained(config: ConfigExplained, where: str) -> str:
@@ -212,6 +253,9 @@ def list_(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """List memories, newest first."""
+    if type is not None and type not in MEMORY_TYPES:
+        fail(f"unknown type {type!r}: choose from {', '.join(USER_TYPES)} (or kenning's own: "
+             f"{', '.join(sorted(MEMORY_TYPES - set(USER_TYPES)))})", code=2)
     with backend() as b:
         page = b.list(limit=limit, offset=offset, project=project, type=type, include_deleted=deleted)
     if as_json:
@@ -236,8 +280,33 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     if as_json:
         print_json(data)
         return
-    for key, value in data.items():
-        console.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+    for line in stats_lines(data):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def stats_lines(data: StoreStats) -> list[str]:
+    """`kenning stats` as a person reads it: counts in words, most common first."""
+    def counted(counts: dict[str, int], none: str) -> str:
+        items = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        return ", ".join(f"{name or none} {n}" for name, n in items) or "-"
+
+    extra = [f"{data[k]} {word}" for k, word in (("deleted", "forgotten"), ("superseded", "superseded"),
+                                                 ("pinned", "pinned")) if data.get(k)]
+    return [
+        f"memories    {data['live']} live" + (f" ({', '.join(extra)})" if extra else ""),
+        f"by type     {counted(data['by_type'], '?')}",
+        f"by project  {counted(data['by_project'], '(every project)')}",
+        f"store       {data['db_path']} ({_size(data['db_bytes'])})",
+        f"embeddings  {data['embedding_model']}",
+    ]
 
 
 def _import_records(path: Path, fmt: str | None, project: str | None) -> list[dict]:

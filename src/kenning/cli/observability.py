@@ -102,6 +102,31 @@ def add_harness_checks(report: DoctorReport) -> None:
                                        "fix": check["fix"]})
 
 
+def daemon_down(report: DoctorReport) -> None:
+    """No daemon answered: with agents connected, they get no memories and their sessions wait in the
+    spool, so kenning is unhealthy (doctor exits non-zero); with none, the daemon is merely not started."""
+    from kenning.diagnostics.report import composite
+
+    connected = sorted({check["harness"] for check in report.get("harnesses", []) if check["harness"] != "?"})
+    fix = "kenning daemon start"
+    if connected:
+        problem: ReportProblem = {
+            "domain": "daemon", "severity": "error", "fix": fix,
+            "message": f"the daemon is not running: {', '.join(connected)} get no memories, and their sessions "
+                       "are only spooled until it starts"}
+        summary = f"not running; {len(connected)} agent(s) connected get no memories"
+    else:
+        problem = {"domain": "daemon", "severity": "warning", "fix": fix,
+                   "message": "the daemon is not running (no agent is connected yet)"}
+        summary = "not running (no agent connected)"
+    status, score = ("unhealthy", 0.0) if connected else ("degraded", 0.6)
+    report["domains"] = {"daemon": {"domain": "daemon", "score": score, "status": status, "summary": summary,
+                                    "metrics": {"running": False, "agents_connected": connected},
+                                    "problems": []}, **report["domains"]}
+    report["problems"].insert(0, problem)
+    report["composite"] = composite(report["domains"])
+
+
 def render_report(report: DoctorReport, where: str) -> None:
     comp = report["composite"]
     style = STATUS_STYLE.get(comp["status"], "white")
@@ -142,6 +167,8 @@ def doctor(
         fail(str(exc))
         return
     add_harness_checks(report)
+    if not where.startswith("daemon"):
+        daemon_down(report)
     if as_json:
         print_json(report | ({"repairs": results} if fix else {}))
     else:

@@ -19,7 +19,14 @@ from kenning.cli.memory import backend
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.errors import KenningError
 
-predictor_app = typer.Typer(no_args_is_help=True, help="The learned memory scorer: state, training, audits.")
+predictor_app = typer.Typer(help="The learned memory scorer: state, training, audits.")
+
+
+@predictor_app.callback(invoke_without_command=True)
+def _predictor(ctx: typer.Context) -> None:
+    """The learned memory scorer: state, training, audits. Alone: its status (`kenning predictor status`)."""
+    if ctx.invoked_subcommand is None:
+        status(as_json=False)
 
 
 @predictor_app.command("status")

@@ -2,6 +2,7 @@
 
     kenning review                       # what waits for review, by session
     kenning review --status rejected     # accepted | rejected | learned (everything kenning wrote)
+    kenning review --status stale        # rules whose code was deleted or renamed (accept = still holds)
     kenning review accept ID
     kenning review edit ID --content "…" [--type decision]
     kenning review reject ID [--reason "…"]   # kept, never shown unasked again
@@ -10,22 +11,25 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Optional
 
 import typer
 
 from kenning.cli.context import console, fail, print_json
 from kenning.cli.memory import backend
+from kenning.core.written import account
 
 review_app = typer.Typer(help="Review what kenning learned: accept, edit or reject (non-destructive).",
                          invoke_without_command=True)
-STATUSES = ("pending", "accepted", "rejected", "learned")
+STATUSES = ("pending", "accepted", "rejected", "learned", "stale")
 
 
 @review_app.callback()
 def review(
     ctx: typer.Context,
-    status: str = typer.Option("pending", "--status", "-s", help="pending | accepted | rejected | learned"),
+    status: str = typer.Option("pending", "--status", "-s", help="pending | accepted | rejected | learned "
+                                                                 "(everything kenning wrote: episodes, claims, commits)"),
     project: Optional[str] = typer.Option(None, "--project", "-p"),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session's memories."),
     limit: int = typer.Option(100, "--limit", "-n", min=1, max=500),
@@ -42,7 +46,9 @@ def review(
         print_json(data)
         return
     if not data["sessions"]:
-        console.print(f"nothing {status} for review" if status != "learned" else "kenning has learned nothing yet")
+        console.print(f"nothing {status} for review" if status != "learned" else
+                      "kenning has written nothing by itself yet: no session has ended with an episode, claim or "
+                      "commit", soft_wrap=True)
         return
     for group in data["sessions"]:
         started = group.get("started_at")
@@ -52,9 +58,18 @@ def review(
         console.print(head, style="bold", highlight=False, markup=False)
         if group.get("task"):
             console.print(f"  task: {group['task']}", highlight=False, soft_wrap=True, markup=False)
+        if status == "learned":
+            kinds = Counter(m["kind"] for m in group["memories"])
+            console.print(f"  {account(dict(kinds))}", highlight=False, markup=False)
         for m in group["memories"]:
             state = (m.get("review") or {}).get("status") or ("needs review" if m["needs_review"] else "kept")
-            console.print(f"  [{m['id']}] {m['type']} · {m['confidence']:.2f} · {m.get('rule') or '-'} · {state}",
+            if m.get("stale"):  # issue 31: its code was deleted or renamed
+                gone = m["stale"]
+                state = (f"stale: {gone.get('path')}{':' + str(gone['symbol']) if gone.get('symbol') else ''} "
+                         f"{gone.get('reason')} at {str(gone.get('commit') or '?')[:10]}")
+            how = f"rule {m['rule']}" if m["kind"] == "claim" and m.get("rule") else None
+            console.print("  " + " · ".join(x for x in [f"[{m['id']}] {m['kind']}", m["type"],
+                                                         f"confidence {m['confidence']:.2f}", how, state] if x),
                           highlight=False, markup=False)
             console.print(f"      {' '.join(m['content'].split())[:300]}", highlight=False, soft_wrap=True,
                           markup=False)
@@ -104,6 +119,11 @@ def rules(as_json: bool = typer.Option(False, "--json")) -> None:
         data = b.review_rules()
     if as_json:
         print_json(data)
+        return
+    if not data["rules"]:
+        console.print("no learned memories yet, so no rule to report: each rule that learns one (a claim the agent "
+                      "or you made in a session) shows here with how many were accepted and rejected in review",
+                      highlight=False, soft_wrap=True)
         return
     for r in data["rules"]:
         share = "-" if r["rejected_share"] is None else f"{r['rejected_share']:.0%}"

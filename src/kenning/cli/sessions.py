@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from typing import Optional
 
 import typer
@@ -9,8 +11,28 @@ import typer
 from kenning.cli.context import console, print_json
 from kenning.cli.memory import backend
 from kenning.cli.tables import Col, fmt, print_table
+from kenning.core.written import account, kind_of
 
-sessions_app = typer.Typer(no_args_is_help=True, help="Inspect agent sessions.")
+JUDGES = {"heuristic": "estimated from the session's words, no LLM", "llm": "judged by the LLM"}
+
+
+def _shown(m: Mapping[str, object]) -> str:
+    """When a memory was shown to the agent ('at start', 'at prompt 2'), or 'no' (only offered)."""
+    if not m.get("was_injected"):
+        return "no"
+    phase = str(m.get("inject_phase") or "")
+    if phase == "session-start":
+        return "at start"
+    return f"at prompt {phase.split(':', 1)[1]}" if phase.startswith("prompt:") else (phase or "yes")
+
+sessions_app = typer.Typer(help="Inspect agent sessions.")
+
+
+@sessions_app.callback(invoke_without_command=True)
+def _sessions(ctx: typer.Context) -> None:
+    """Inspect agent sessions. Alone: the recent ones (`kenning sessions list`)."""
+    if ctx.invoked_subcommand is None:
+        list_sessions(limit=20, project=None, as_json=False)
 
 
 @sessions_app.command("list")
@@ -30,12 +52,15 @@ def list_sessions(
                       if not project else f"no sessions for project {project!r}")
         return
     print_table(console, [
-        Col("session", "session_key", "id"), Col("prompts", "prompt_count", "num"),
-        Col("cand", "candidates", "num"), Col("inj", "injected", "num"),
-        Col("score", lambda s: fmt(s.get("score")), "num"), Col("conf", lambda s: fmt(s.get("confidence")), "num"),
-    ], data["sessions"], detail=Col("project · started · judge", lambda s: " · ".join(
-        [s.get("project") or "-", s["started_at"][:16].replace("T", " "), s.get("judge") or "not judged"])))
-    console.print(f"{len(data['sessions'])} of {data['total']} sessions")
+        Col("session", "session_key", "id"), Col("started", lambda s: s["started_at"][:16].replace("T", " "),
+                                                  max_width=16),
+        Col("prompts", "prompt_count", "num"), Col("offered", "candidates", "num"), Col("shown", "injected", "num"),
+        Col("continuity", lambda s: fmt(s.get("score")), "num"),
+    ], data["sessions"], detail=Col("project · scored by", lambda s: " · ".join(
+        [s.get("project") or "(no project)", JUDGES.get(s.get("judge") or "", s.get("judge") or "not scored yet")])))
+    console.print(f"{len(data['sessions'])} of {data['total']} sessions. offered: memories considered for the "
+                  "session; shown: given to the agent; continuity: how much the session built on them (0-1)",
+                  highlight=False, soft_wrap=True)
 
 
 @sessions_app.command("show")
@@ -50,31 +75,39 @@ def show(
         print_json(data)
         return
     s = data["session"]
-    console.print(f"[bold]{s['session_key']}[/bold] {s.get('harness') or ''} project={s.get('project')} "
-                  f"started={s['started_at']} ended={s.get('ended_at') or '-'} prompts={s['prompt_count']}",
-                  highlight=False)
+    for line in (f"session {s['session_key']}", " · ".join(x for x in [
+            s.get("harness"), f"project {s.get('project') or '(none)'}",
+            f"started {s['started_at'][:16].replace('T', ' ')}",
+            f"ended {s['ended_at'][:16].replace('T', ' ')}" if s.get("ended_at") else "still open",
+            f"{s['prompt_count']} prompt(s)"] if x)):
+        console.print(line, highlight=False, markup=False, soft_wrap=True, style="bold")
     if s.get("status_line"):
-        console.print(s["status_line"], highlight=False, markup=False)
+        console.print(s["status_line"], highlight=False, markup=False, soft_wrap=True)
     print_table(console, [
-        Col("#", "rank", "num"), Col("memory", "memory_id", "id"), Col("source", "source", max_width=10),
-        Col("inj", lambda m: "✓" if m["was_injected"] else "", max_width=3),
-        Col("phase", lambda m: m.get("inject_phase") or "", max_width=10),
-        Col("eff", lambda m: fmt(m.get("effective_score"), 3), "num"),
-        Col("pred", lambda m: fmt(m.get("predictor_score"), 3), "num"),
-        Col("final", lambda m: fmt(m.get("final_score"), 3), "num"), Col("fts", "fts_hit_count", "num"),
-        Col("agent", lambda m: fmt(m.get("agent_relevance_score")) + f"×{m['agent_feedback_count']}", "num"),
-        Col("rel", lambda m: fmt(m.get("relevance_score")), "num"),
+        Col("#", "rank", "num"), Col("memory", "memory_id", "id"),
+        Col("shown", _shown, max_width=12),
+        Col("score", lambda m: fmt(m.get("final_score")), "num"),
+        Col("agent rated", lambda m: fmt(m.get("agent_relevance_score")) if m["agent_feedback_count"] else "-", "num"),
     ], data["memories"], detail=Col("content", "content"))
+    console.print(f"{sum(1 for m in data['memories'] if m['was_injected'])} of {len(data['memories'])} memories "
+                  "offered were shown to the agent (--json for every score)", highlight=False, soft_wrap=True)
+    created = data.get("created") or []
+    kinds = Counter(kind_of(c.get("source")) for c in created if not c.get("is_deleted"))
+    console.print(f"this session {account(dict(kinds))}"
+                  + (" (kenning review -s learned --session KEY to review them)" if created else ""),
+                  highlight=False, soft_wrap=True)
     score = data.get("score")
     if score:
-        console.print(f"continuity ({score['judge']}): score={score['score']:.2f} confidence={score['confidence']:.2f} "
-                      f"recalled={score['memories_recalled']} used={score['memories_used']} "
-                      f"novel={score['novel_context_count']}", highlight=False)
+        console.print(f"continuity {score['score']:.2f} ({JUDGES.get(score['judge'], score['judge'])}, confidence "
+                      f"{score['confidence']:.2f}): {score['memories_used']} of {score['memories_recalled']} memories "
+                      f"shown were used, {score['novel_context_count']} new things learned", highlight=False,
+                      soft_wrap=True)
         if score.get("continuity_reasoning"):
-            console.print(score["continuity_reasoning"], highlight=False, markup=False)
+            console.print(score["continuity_reasoning"], highlight=False, markup=False, soft_wrap=True)
     else:
         job = data.get("summary_job")
-        console.print(f"no continuity score yet (summary job: {job['status'] if job else 'none'})")
+        console.print("not scored yet" + (f" (its summary is {job['status']})" if job else
+                                          " (scored when the session ends)"), highlight=False)
     console.print(f"{len(data['prompts'])} prompts, {len(data['checkpoints'])} checkpoints, transcript: "
                   f"{transcript['chars'] if (transcript := data.get('transcript')) else 0} chars", highlight=False)
 

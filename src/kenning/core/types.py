@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,6 +141,7 @@ class HitView(TypedDict):
     legs: dict[str, dict[str, float]]
     reasons: list[str]
     sources: list[str]
+    match: NotRequired[str]  # retrieval.match: strong | likely | weak (a team server's older answer: absent)
 
 
 @dataclass

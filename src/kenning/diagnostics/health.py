@@ -362,7 +362,7 @@ def predictor_domain(facts: Facts) -> Domain:
         return d
     if facts.predictor is None:
         d.score, d.status = 0.6, "cold_start"
-        d.summary = f"collecting training data: {sessions}/{min_sessions} sessions (sidecar not wired)"
+        d.summary = f"collecting training data: {sessions}/{min_sessions} sessions"
         return d
     if verdict is not None and verdict[0] == "unhealthy":
         # Enabled in config but not running: a failure, red (unhealthy) and counted in the composite.

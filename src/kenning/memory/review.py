@@ -20,6 +20,7 @@ from typing import TypedDict
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
 from kenning.core.types import Memory, Viewer
+from kenning.core.written import kind_of
 from kenning.store import review as store
 from kenning.store.backend import StoreDatabase
 
@@ -43,6 +44,7 @@ class ReviewItem(TypedDict):
     rule: str | None
     evidence: dict[str, object] | None  # metadata.claim: rule, speaker, acceptance, ...
     review: dict[str, object] | None  # metadata.review: status, at, by, reason
+    kind: str  # core.written: episode | claim | commit | note
 
 
 class ReviewSession(TypedDict):
@@ -173,4 +175,5 @@ def item(memory: Memory) -> ReviewItem:
         "project": memory.project, "session_key": memory.session_key, "created_at": memory.created_at,
         "rule": (claim or {}).get("rule") or memory.source, "evidence": claim,
         "review": meta.get("review") if isinstance(meta.get("review"), dict) else None,
+        "kind": kind_of(memory.source, claim is not None),
     }

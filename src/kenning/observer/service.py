@@ -335,8 +335,9 @@ class Observer:
         finished = store.get_session(conn, session_key)
         signals = store.session_signals(conn, session_key)
         injections = store.step_injections(conn, session_key)
-        if live is None and finished is None and not injections:
-            raise NotFound(f"the observer has nothing for session {session_key!r}")
+        if live is None and finished is None and not injections and session_store.get_session(conn, session_key) is None:
+            raise NotFound(f"the observer has nothing for session {session_key!r}")  # a session nobody started
+        # a session kenning knows with no tool step observed: an empty view (the dashboard asks for every session)
         return {"session_key": session_key, "live": live, "finished": asdict(finished) if finished else None,
                 "signals": [asdict(s) for s in signals], "step_injections": [asdict(i) for i in injections]}
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from kenning.core.telemetry import record_error
 from kenning.core.types import HitView, Memory, MemoryFilter
 from kenning.providers.embedding import EmbeddingProvider
+from kenning.retrieval.match import match_of
 from kenning.retrieval.catalogue import LEGS, STAGES
 from kenning.retrieval.config import RecallConfig
 from kenning.retrieval.diversity import Packable, diversity_select
@@ -34,7 +35,7 @@ class RecallHit:
             "id": m.id, "content": m.content, "score": round(self.score, 6), "type": m.type,
             "project": m.project, "tags": m.tags, "created_at": m.created_at,
             "importance": m.importance, "pinned": m.pinned, "superseded_by": m.superseded_by,
-            "legs": self.legs, "reasons": self.reasons, "sources": self.sources,
+            "legs": self.legs, "reasons": self.reasons, "sources": self.sources, "match": match_of(self.legs),
         }
 
 

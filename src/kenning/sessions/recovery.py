@@ -6,7 +6,8 @@ session to the user who opened it on a team server.
   long) is ended from that file, read only through the confined reader (core/transcript_file).
 - `replayed` / `mark_replayed`: the hook spool's events already applied (by file name), so a
   spool replayed twice applies each event once; `prompt_recorded_at` keeps a replayed prompt
-  from being added again.
+  from being added again; `not_delivered` un-marks what a replayed session start or prompt chose
+  (its answer reached no agent, so nothing was shown).
 - `check_owner`: on a team server a session key belongs to its first user; another user's
   calls on it are refused (`Forbidden`, HTTP 403) before anything is stored.
 """
@@ -60,6 +61,20 @@ class Recovery:
     def mark_replayed(self, name: str) -> None:
         with self.deps.db.with_write_tx() as conn:
             store.mark_spool_replayed(conn, name, now_iso())
+
+    def shown(self, session_key: str) -> set[str]:
+        """The memories recorded as shown to the session's agent so far."""
+        return {mid for mid, injected in store.session_memory_state(self.deps.db.reader(), session_key).items()
+                if injected}
+
+    def not_delivered(self, session_key: str, before: set[str]) -> int:
+        """A replayed hook chose memories, but its answer reached no agent (the hook had given up on
+        the daemon): what it marked shown beyond `before` goes back to candidates (issue 35)."""
+        fresh = sorted(self.shown(session_key) - before)
+        if fresh:
+            with self.deps.db.with_write_tx() as conn:
+                store.unmark_injected(conn, session_key, fresh)
+        return len(fresh)
 
     def prompt_recorded_at(self, session_key: str, at: str) -> bool:
         return store.prompt_recorded_at(self.deps.db.reader(), session_key, at)

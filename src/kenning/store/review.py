@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from kenning.core.types import Memory, Viewer
+from kenning.core.written import kind_of
 from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 
@@ -47,6 +48,7 @@ class SessionAbout(TypedDict):
     pending: int
     rejected: int
     examples: list[dict[str, str]]  # {id, type, content} of the first three
+    wrote: dict[str, int]  # everything the session wrote, by core.written kind: episode, claim, commit, note
     task: NotRequired[str | None]  # memory.review adds it
 
 
@@ -69,6 +71,8 @@ def list_learned(conn: Connection, *, status: str, project: str | None, session_
                  limit: int, offset: int) -> tuple[list[Learned], int]:
     """([{memory, session: {...} | None}], total) newest session first, then in writing order."""
     learned, params = _learned_sql()
+    if status == "learned":  # everything kenning wrote by itself: its claims, and all a session wrote (issue 35)
+        learned = f"({learned} OR m.session_key IS NOT NULL)"
     visible, vparams = visibility_sql(viewer)
     where = [f"m.is_deleted = 0 AND m.superseded_by IS NULL AND {learned} AND {_status_sql(status)}", visible]
     params = [*params, *vparams]
@@ -134,7 +138,14 @@ def session_about(conn: Connection, session_keys: list[str], owner: str | None =
         f" FROM sessions s WHERE s.session_key IN ({marks}){mine}", [*keys, *([owner] if owner is not None else [])],
     ).fetchall():
         out[row[0]] = {"harness": row[1], "context": row[2], "first_prompt": row[3], "learned": 0, "pending": 0,
-                       "rejected": 0, "examples": []}
+                       "rejected": 0, "examples": [], "wrote": {}}
+    for key, source, claim in conn.execute(
+        "SELECT m.session_key, m.source, json_extract(m.metadata, '$.claim.rule') IS NOT NULL FROM memories m"
+        f" WHERE m.session_key IN ({marks}) AND m.is_deleted = 0 AND m.superseded_by IS NULL", keys,
+    ).fetchall():
+        if key in out:
+            kind = kind_of(source, bool(claim))
+            out[key]["wrote"][kind] = out[key]["wrote"].get(kind, 0) + 1
     learned, params = _learned_sql()
     for row in conn.execute(
         f"SELECT m.session_key, m.id, m.type, m.content, m.needs_review, {_REVIEW} FROM memories m"

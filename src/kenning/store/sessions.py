@@ -475,6 +475,14 @@ def max_rank(conn: Connection, session_key: str) -> int:
     return int(row[0])
 
 
+def unmark_injected(conn: Connection, session_key: str, memory_ids: list[str]) -> None:
+    """These rows were chosen but never shown (a replayed hook's answer reached no agent): candidates only."""
+    conn.executemany(
+        "UPDATE session_memories SET was_injected = 0, injected_at = NULL, inject_phase = NULL"
+        " WHERE session_key = ? AND memory_id = ?", [(session_key, mid) for mid in memory_ids],
+    )
+
+
 def mark_injected(conn: Connection, session_key: str, memory_ids: list[str], at: str, phase: str) -> None:
     conn.executemany(
         "UPDATE session_memories SET was_injected = 1, injected_at = COALESCE(injected_at, ?),"
