@@ -274,7 +274,6 @@ def test_an_imperative_asking_for_work_now_is_a_request_not_a_rule(sentence):
     ("Don't use requests; use httpx.", "constraint"),
     ("Run the migrations before the app starts.", "constraint"),
     ("Run the linter on every commit.", "constraint"),
-    ("Keep the casing of the first occurrence.", "constraint"),  # how the code behaves: a rule, no marker needed
     ("Cap the backoff at 30 seconds.", "constraint"),
 ])
 def test_an_imperative_that_holds_beyond_the_session_is_a_rule(sentence, kind):

@@ -312,6 +312,8 @@ class Context:
     antecedent: str | None = None
     previous: str | None = None  # the sentence before, in the same turn
     allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
+    subject: str | None = None  # the code the chat names so far (`chat_subject`): completes a claim missing its subject
+    before: str | None = None  # the last whole sentence of the chat before this one (completes a fragment without code)
 
 
 class ClaimCandidate(TypedDict, total=False):
@@ -468,6 +470,8 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "request")  # "Run the ledger-sync tests.": work for now, not a rule
     if _FIRST_PERSON.search(body) and (kind is None or kind[1] not in ("decision", "preference")):
         return _reject(text, "first-person")  # a plan, a state of mind, a suggestion
+    if ctx.speaker == "unknown" and reads_as_commit_subject(text):
+        return _reject(text, "commit-subject")  # a commit records what was done: found by a query, never a rule
     if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):
         return _reject(text, "history-report")  # what a commit did is the commit's own record
     antecedent = None
@@ -527,6 +531,22 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         confidence += 0.05  # explicitly accepted, not just uncontradicted
     joiner = "answering" if antecedent == ctx.antecedent else "after"
     stored = body if antecedent is None else f"{body} ({joiner}: {antecedent})"
+    if _APPROVAL.match(body):
+        return _reject(text, "acknowledgement")  # "Ship it.": an approval of something said before, no rule
+    if memory_type != "fact":  # whole claims: the text names its subject, or the claim stays in its episode
+        missing = lacks_subject(body)
+        if missing and antecedent is None and ctx.speaker == "user" and ctx.antecedent \
+                and _topic_of_question(ctx.antecedent):
+            antecedent = ctx.antecedent  # "Only the leading-zero digit strings." answering "Should I write every field …?"
+            stored = f"{body} (answering: {antecedent})"
+        elif missing and antecedent is None and not ctx.subject and ctx.before:
+            antecedent = ctx.before  # "If both have the same number of filled fields, keep ours." after the rule it refines
+            stored = f"{body} (after: {antecedent})"
+        if ctx.subject and not code_names(stored) and scope_of(body).applies != "project":
+            stored = f"`{ctx.subject}`: {stored}"  # a rule of the chat's code names it: "`merge_tags`: Keep one …"
+            found = [*found, f"completed:{ctx.subject}"]
+        elif missing and unresolved_fragment(stored):
+            return _reject(text, "fragment")
     evidence = Evidence(rule=rule, speaker=ctx.speaker, accepted=ctx.accepted, confidence=round(confidence, 3),
                         cues=found, antecedent=antecedent)
     return Verdict(True, stored, memory_type, round(confidence, 3), rule, evidence)
@@ -618,17 +638,23 @@ def _similar(a: str, b: str) -> bool:
     return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
 
 
-def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]]) -> list[tuple[int, str, Verdict]]:
+def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]],
+                names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> list[tuple[int, str, Verdict]]:
     """Every sentence of a conversation judged in its context: [(turn index, sentence, verdict)].
     `turns`: (role, text) with role 'user' | 'assistant' (others are skipped); `split`: the
     sentence splitter. The first user turn is the session's task when it reads as one (`reads_as_task`:
     a request, bug report or question), except its sentences that state a standing rule; an opening that
     only states rules is judged like any other turn. An assistant turn counts as
-    accepted by the user's next turn; a kept claim restated later is reinforced (repetition)."""
+    accepted by the user's next turn; a kept claim restated later is reinforced (repetition). A claim
+    whose subject is missing from its sentence (`lacks_subject`) is completed with the code the chat
+    named before it (`chat_subject`; `names`: the code graph's known names) or, failing that, kept only
+    with a question or sentence that says what it is about."""
     spoken = [(i, role, text or "") for i, (role, text) in enumerate(turns) if role in ("user", "assistant")]
     first_user = next((i for i, role, _ in spoken if role == "user"), None)
     task_turn = first_user is not None and reads_as_task(dict((i, t) for i, _, t in spoken)[first_user], split)
     out: list[tuple[int, str, Verdict]] = []
+    said: list[str] = []  # every sentence before the one judged: what the chat has named so far
+    before: str | None = None  # the last whole sentence so far
     for position, (i, role, text) in enumerate(spoken):
         previous = spoken[position - 1] if position else None
         following = spoken[position + 1:]
@@ -644,7 +670,12 @@ def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]])
         for sentence in split(text):
             # the request that opens the session is its task; a rule said in it ("From now on …") is kept apart
             ctx.opening = i == first_user and task_turn and not states_standing_rule(sentence)
+            ctx.subject, ctx.before = chat_subject(said, names), before
             out.append((i, sentence, judge(sentence, ctx)))
+            said.append(sentence)
+            if "?" not in sentence and len(_words(sentence)) >= 5 and not lacks_subject(sentence) \
+                    and not rejection(sentence) and "```" not in sentence:
+                before = " ".join(sentence.split())[:300]
             ctx.antecedent = None  # only the turn's first sentence answers the question before it
             ctx.recap = ctx.recap and "?" not in text
             ctx.previous = " ".join(sentence.split())[:300]
@@ -666,12 +697,15 @@ _PROJECT_CUE = re.compile(
     r"\b(?:commit(?:s|ted|ting)?(?: messages?| subjects?)?|pull requests?|PRs?|merge requests?|code review|reviewers?"
     r"|branch(?:es)?|(?:to|into|on|onto|from|off) (?:main|master|trunk)|push(?:es|ed|ing)?|force-push\w*|rebase\w*|squash\w*|cherry-pick\w*"
     r"|releases?|release train|release notes|changelog|version(?:s|ing)?|semver|tags? the release|hotfix(?:es)?"
-    r"|ci|pipelines?|pre-commit|linters?|lint(?:ing)?|formatter|black|ruff|flake8|mypy|isort|pylint|prettier|eslint"
-    r"|type hints?|type annotations?|docstrings?|imports?|pep ?8|style guide|naming conventions?|license|copyright"
+    r"|ci (?:config|pipeline|workflow|job)s?|pre-commit|linters?|lint(?:ing)?|formatter|black|ruff|flake8|mypy|isort|pylint|prettier|eslint"
+    r"|type hints?|type annotations?|docstrings?|(?:relative|absolute|star|wildcard|circular|top-level) imports?"
+    r"|import (?:order|style|statements?)|pep ?8|style guide|naming conventions?|license|copyright"
     r"|dependenc(?:y|ies)|third-party|vendored|requirements(?:\.txt)?|pyproject|lockfile|python (?:\d|version)"
     r"|the (?:whole |entire )?(?:repo|repository|codebase|project|code base)|every (?:module|file|function|package|change|pr)"
-    r"|all (?:modules|files|functions|packages|code|changes|prs|new code)|across (?:the )?(?:board|repo|repository|codebase|project|modules)"
-    r"|everywhere|in this (?:repo|repository|project|codebase|team)|(?:the|our) test (?:command|suite)|before (?:pushing|merging|committing|you push|you merge|you commit|a release)"
+    r"|all (?:modules|files|functions|packages|code|changes|prs|new code)"
+    r"|(?:across|throughout) (?:the )?(?:entire |whole )?(?:repo|repository|codebase|code base|project|library|package|modules)"
+    r"|python_requires|supported (?:python )?versions|(?:minimum|oldest|newest) python|python 3-only"
+    r"|in this (?:repo|repository|project|codebase|team)|(?:the|our) test (?:command|suite)|before (?:pushing|merging|committing|you push|you merge|you commit|a release)"
     r"|on-call|staging(?: runs?)?)\b"
     r"|^(?:(?:always|never|don'?t|do not)\s+)?deploy\b", re.I)
 _TOOL_CHOICE = re.compile(  # "Use httpx.", "Don't use requests.", "We use poetry, not pip." (a library or tool for the repo)
@@ -680,9 +714,9 @@ _TOOL_CHOICE = re.compile(  # "Use httpx.", "Don't use requests.", "We use poetr
 _CODE_SPAN = re.compile(r"`([^`\n]{1,80})`")
 _IDENTIFIER = re.compile(  # how code is named in prose: snake_case, CamelCase, UPPER_SNAKE, dotted.names, calls, paths
     r"(?<![\w@.*/-])(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)?"
-    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
+    r"|[A-Za-z][a-z0-9]*(?:_[a-z0-9]+)+|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
     r"|(?:[\w.-]+/)+[\w.-]+)(?![\w@-])")
-_NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
+_NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^(?=[0-9a-f]*\d)[0-9a-f]{7,40}$|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
 _SUBJECT = re.compile(  # the noun phrase a declarative rule is about, up to its verb
     r"^(?:(?:the|a|an|any|every|each|all|our|their|its)\s+)?((?:[A-Za-z][\w'+-]*\s+){0,3}?[A-Za-z][\w+-]*)"
     r"(?:\s+[^\s\w]\S*)?\s+(?:is|are|was|were|must|may|can|cannot|can't|should|shall|has|have|stays?|never|always|only|matches|match"
@@ -690,6 +724,11 @@ _SUBJECT = re.compile(  # the noun phrase a declarative rule is about, up to its
 _NOT_SUBJECT = frozenset(
     "we i you they it this that these those there he she everything something anything nothing everyone someone"
     " one which what who here all both either neither none each every any some such same other others rest".split())
+
+
+_PROJECT_FILE = re.compile(  # what configures the whole repository
+    r"^(?:setup\.(?:py|cfg)|pyproject(?:\.toml)?|tox(?:\.ini)?|requirements[\w-]*\.txt|Makefile|\.github\S*|\.pre-commit\S*"
+    r"|CHANGELOG(?:\.\w+)?|CONTRIBUTING(?:\.\w+)?|python_requires|\.gitignore|\.editorconfig|noxfile\.py|package\.json)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -749,20 +788,21 @@ def scope_of(sentence: str, question: str | None = None, previous: str | None = 
     cannot be told. `question`: the other speaker's question the claim answers; `previous`: the sentence
     before it in the chat; `names`: the code graph's known names (symbols, files) when there is one.
     Pure and offline: the caller stores `applies` / `area` (memories.applies / memories.area)."""
-    own = own_words(sentence)
+    own = own_words(sentence.replace("`", ""))  # code spans read as words here: `python_requires`, `tox -e docs`
     named = code_names(sentence, names)
     known = [n for n in named if n in names]
     project = _PROJECT_CUE.search(own)
     tool = _TOOL_CHOICE.match(_RULE_LEAD.sub("", own.strip()))
     if known:
         return Scope("area", known[0], "known-name")
+    if named and any(_PROJECT_FILE.search(n) for n in named):
+        return Scope("project", None, f"project-file:{named[0]}")  # setup.cfg, tox.ini, python_requires, …
     if project and not named:
         return Scope("project", None, f"project:{project.group(0).lower()}")
     if tool and not named and tool.group(1).lower() not in _NOT_SUBJECT:
         return Scope("project", None, f"tool:{tool.group(1).lower()}")
     if named:
-        if project and re.search(r"\b(?:every|all|across|everywhere|in this (?:repo|repository|project|codebase))\b",
-                                 own, re.I):
+        if project and re.search(r"\b(?:every|all|across|throughout)\b", own, re.I):
             return Scope("project", None, f"project:{project.group(0).lower()}")  # "use `pytest -x` in every PR"
         return Scope("area", named[0], "names-code")
     topic = _topic(sentence)
@@ -772,4 +812,193 @@ def scope_of(sentence: str, question: str | None = None, previous: str | None = 
             return Scope("area", near[0], "context-names-code")
     if topic:
         return Scope("area", topic, "topic")
-    return Scope(None, None, "untold")
+    if lacks_subject(sentence):
+        return Scope(None, None, "untold")  # "Ship it.", "Don't touch the rest.": about something said elsewhere
+    return Scope("area", _verb_topic(sentence), "not-project")  # a rule with no project cue is about one thing
+
+
+def _verb_topic(sentence: str) -> str | None:
+    """What an imperative acts on, as a topic ("Retry any 5xx plus exactly {429, 408}" -> 'retry 5xx'), or None."""
+    body = _RULE_LEAD.sub("", _LEAD_LABEL.sub("", strip_acknowledgement(own_words(sentence)) or "", count=1)).strip()
+    if not _IMPERATIVE.match(body):
+        return None
+    words = [w.lower() for w in re.findall(r"[A-Za-z0-9][\w-]*", body) if w.lower() not in _TOPIC_STOP][:2]
+    return " ".join(words) or None
+
+
+_TOPIC_STOP = frozenset("please always never don't do not just then the a an any all every each its their our this that".split())
+
+
+# -- whole claims (issue 31): a kept claim names its subject, or it is not kept as a rule ----------------
+# "Case-INSENSITIVE, always.", "K stays valid for memory.", "Only those three symbols; leave the rest …":
+# read alone at the start of another task they say nothing or mislead. A claim whose subject is missing
+# from its sentence is completed from its chat (the code the chat names, the question it answers, the
+# whole sentence before it) or it stays in its episode.
+_FINITE = re.compile(  # a finite verb or a modal: a clause that says something of its subject
+    r"\b(?:is|isn't|are|aren't|was|were|be|been|being|has|have|had|does|do|did|doesn't|don't|didn't|can|can't|cannot"
+    r"|could|will|won't|would|shall|should|must|may|might|need|needs|means|meant|stays?|keeps?|wins?|goes|gets?|runs?"
+    r"|holds?|applies|counts?|matches|match|takes?|returns?|raises?|uses?|speaks?|scopes?|suppress(?:es)?|treats?"
+    r"|caps?|covers?|arrives?|advances?|ends?|starts?|changes?|becomes?|comes?|sits?|lives?|feeds?|diffs?|governs?"
+    r"|preserves?|handles?|appears?|jumps?|kills?|names?|merges?|breaks?|reads?|writes?|sends?|calls?|keys|wraps?"
+    r"|belongs?|depends?|imports?|exports?|rejects?|accepts?|allows?|lets?|makes?|leaves?|fails?|passes?|owns?"
+    r"|round|sort|fall|hit|pay|ship|fire|trigger|expire|reset|wait|fit|flow|live|go|come|carry|win|stay|survive"
+    r"|apply|equal|mirror|override|outrank|precede|follow|resolve|mean|count|cover|key|scope|speak|appear|remain|remains)\b"
+    r"|\b\w{3,}(?:ed|es)\b", re.I)
+_LEAD_LABEL = re.compile(  # a label before the claim: "Final:", "Heads-up:", "Recap of bucket(…):", "Warning:"
+    r"^(?:(?:final|settled|recap|decision|summary|to summari[sz]e|amended rule|amending|to be explicit|heads[- ]up|warning"
+    r"|careful|note|important|caveat|gotcha|rule|policy|update|correction|clarification|again|reminder)\b[^:]{0,80}:\s+"
+    r"|(?:understood|got it|noted|confirmed|so)\s*[:—–,-]\s*)", re.I)
+_GENERIC_OBJECT = re.compile(  # an imperative about something named elsewhere: "Ship it.", "Don't touch the rest."
+    r"^(?:(?:please|always|never|don'?t|do not|just|then|and)\s+)*(?:ship|touch|keep|leave|do|use|apply|make|cap|treat"
+    r"|change|handle|drop|skip|move|fix|merge|return|count|take|log|put|send|ignore|strip|normalize|lowercase|sort|round"
+    r"|clean|wrap|set|pin|limit|clamp|match|check|test|run|quote|encode|write)(?:\s+up|\s+out|\s+away)?\s+"
+    r"(?:it|them|that|this|those|these|the rest|the whole thing|everything else|the other ones?|both|either|one)\b", re.I)
+_LEANS = re.compile(  # a word that points at another sentence: "that tenant's jobs", "only those three symbols", "may it"
+    r"\b(?:those|these)\s+(?:\w+\s+){0,2}\w+|\bthat\s+\w+'s\b|\b(?:may|does|should|can|will|is|must)\s+it\b"
+    r"|\bthe rest\b|\bthe same (?:one|thing|way)\b|\bthe (?:former|latter)\b|\bas-is\b"
+    r"|^(?:a|an|the)\s+(?:\w+\s+)?ones?\b|^(?:if|when|once|unless)\s+(?:both|either|neither|they|it)\b"
+    r"|\b(?:keep|take|use)\s+(?:ours|theirs|mine|yours)\b", re.I)
+_WHERE_VERB = re.compile(  # an imperative whose object says what, not where: "Return minutes as a float."
+    r"^(?:(?:please|always|never|don'?t|do not|just|then)\s+)*(?:return|keep|count|leave|take|treat)\b", re.I)
+_ADVERBIAL = re.compile(r"^(?:after|before|when|whenever|if|unless|once|for|in|on|with|since|until|as of|per|by default"
+                        r"|otherwise|then|still|also|at|during|within|without|for now|from now on|going forward)\b", re.I)
+_SHORT_SUBJECT = re.compile(r"^[A-Z]{1,2}\s+(?:stays?|is|are|must|means|keeps?|counts?|remains?|goes|gets?)\b")
+_APPROVAL = re.compile(r"^(?:ship it|do it|go ahead|go for it|lgtm|sounds good|let'?s do (?:it|that)|do that|make it so)"
+                       r"(?:\s+(?:then|now|already))?[.!]*$", re.I)
+
+
+def lacks_subject(sentence: str) -> bool:
+    """Is the claim's subject missing from its own sentence (so it means nothing read alone)? A
+    pronoun or deictic start ("It stays valid …"), a first clause without a verb ("Case-INSENSITIVE,
+    always.", "Deterministic: percent before fixed.", "Only the leading-zero digit strings."), an
+    imperative on a pronoun or a rest ("Ship it.", "Don't touch the rest."), a word that points at another
+    sentence ("only those three symbols", "that tenant's jobs … may it run"), a one-letter subject ("K stays
+    valid for memory."). A sentence that names code (`code_names`) is never missing its subject."""
+    own = " ".join(own_words(_CODE.sub(" CODE ", sentence)).split())
+    body = _LEAD_LABEL.sub("", strip_acknowledgement(own) or own, count=1).strip()
+    body = _RULE_LEAD.sub("", body).strip()
+    if code_names(sentence):
+        return False
+    if not body or _DEICTIC.match(body) or _ELLIPTICAL.match(body) or _SHORT_SUBJECT.match(body):
+        return True
+    if _GENERIC_OBJECT.match(body) or _LEANS.search(body):
+        return True
+    if _WHERE_VERB.match(body) and not _PROJECT_CUE.search(body):
+        return True
+    chunks = [c for c in re.split(r",\s*|\s+[-—–]\s+|;\s*|:\s+|\s+\(", body) if c.strip()]
+    while len(chunks) > 1 and _ADVERBIAL.match(chunks[0]):
+        chunks = chunks[1:]  # "After the takeover incident, security decided …": the clause follows
+    first = chunks[0]
+    if _clause(first):
+        return False
+    rest = strip_acknowledgement(chunks[1]) if len(chunks) > 1 else ""
+    # a label before a whole clause ("The natural fix: on a collision keep …", "Almost — the upstream …")
+    return not (len(_words(first)) <= 3 and rest and len(_words(rest)) >= 4 and _clause(rest)
+                and not _DEICTIC.match(rest) and not _LEANS.search(rest))
+
+
+def _clause(chunk: str) -> bool:
+    """Does this piece of a sentence say something of a subject of its own (a verb, an imperative, a
+    personal subject, or too long to be a label)? "Case-INSENSITIVE", "Percent first", "Staged" do not."""
+    if len(_words(chunk)) == 1 and not _IMPERATIVE.match(chunk):
+        return False  # "Staged - shadow mode first …", "Deterministic: …"
+    if re.match(r"^(?:we|i|you|they|everyone|nobody|no one|the team)\b", chunk, re.I) or len(_words(chunk)) > 5:
+        return True  # a clause with its own subject, or too long to be a label ("we always disable …")
+    return bool(_FINITE.search(chunk) or _IMPERATIVE.match(chunk) or _PROJECT_CUE.search(chunk))
+
+
+_COMPLETION = re.compile(r"^(?P<subject>[^\s:]{3,80}): (?P<body>.+?)(?: \((?P<joiner>answering|after): (?P<context>.+)\))?$", re.S)
+_CONTEXT = re.compile(r"^(?P<body>.+?) \((?P<joiner>answering|after): (?P<context>.+)\)$", re.S)
+
+
+def unresolved_fragment(content: str, names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> bool:
+    """Is a stored claim a fragment nothing completes (issue 31, for the migration of existing stores)?
+    True for "Case-INSENSITIVE, always." or "Ship it. (after: Right. usd and pct, exactly.)"; False for a
+    whole sentence, for a fragment completed with the code its chat names ("parse_quantity: Case-INSENSITIVE,
+    always.") or with the question it answers / a whole sentence before it ("Down. (answering: Does it round
+    values ending in .005 up or down?)" is whole when the question names what it is about)."""
+    text = " ".join((content or "").split())
+    if not text:
+        return False
+    completed = _COMPLETION.match(text)
+    if completed and code_names(completed.group("subject"), names):
+        return False
+    context = _CONTEXT.match(text)
+    body = context.group("body") if context else text
+    if not lacks_subject(body):
+        return False
+    if context is None or _APPROVAL.match(strip_acknowledgement(body) or body):
+        return True
+    lead = context.group("context")
+    return lacks_subject(lead) and not code_names(lead, names) and not (
+        context.group("joiner") == "answering" and _topic_of_question(lead))
+
+
+def _topic_of_question(question: str) -> bool:
+    """A question that says what it asks about (it names more than pronouns: "Should the fixed-dollar amount
+    come off first, or the percentage?")."""
+    words = [w for w in _words(own_words(question)) if len(w) > 3 and w.lower() not in _NOT_SUBJECT
+             and not _DEICTIC.match(w)]
+    return len(words) >= 3
+
+
+def chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> str | None:
+    """The code a chat is about so far: the name it mentions most (the code graph's known names first;
+    ties: the most recent), or None when it names no code."""
+    counts: dict[str, int] = {}
+    last: dict[str, int] = {}
+    called: set[str] = set()
+    arguments: set[str] = set()
+    for i, sentence in enumerate(sentences_before):
+        sentence = re.sub(r"```.*?(?:```|$)", " ", sentence, flags=re.S)  # a code block's names are its details
+        called |= set(re.findall(r"([A-Za-z_][\w.]*)\(", sentence))
+        arguments |= {a.strip() for inner in re.findall(r"[A-Za-z_][\w.]*\(([^()]*)\)", sentence) for a in inner.split(",")}
+        for name in code_names(sentence, names):
+            if "/" in name and not re.search(r"\.\w{1,4}$", name):
+                continue  # "in/out", "primary/CRM-side": a pair of words, not a path
+            counts[name] = counts.get(name, 0) + 1
+            last[name] = i
+    for name in list(counts):  # a plain word in a code span (`updated`, `auth`) names a field, not an area
+        if re.fullmatch(r"[a-z]+", name) and name not in called and name not in names:
+            del counts[name]
+    if not counts:
+        return None
+
+    def rank(name: str) -> tuple[bool, bool, int, int, int]:
+        kind = 4 if name in called else 3 if "_" in name.strip("_") and name == name.lower() else 2 if "/" in name else 1
+        if re.fullmatch(r"[A-Z0-9_]+|\w*(?:Error|Exception|Warning)", name) or name in arguments:
+            kind = 0  # a constant, an exception or an argument is a detail of the area, not its name
+        return name in names, kind >= 3, counts[name], kind, last[name]
+
+    return max(counts, key=rank)
+
+
+_COMMIT_PREFIX = re.compile(  # conventional commits, merges, a module label: "fix(site): …", "strutils.singularize: add …"
+    r"^(?:(?:feat|fix|chore|docs?|refactor|test|tests|ci|build|perf|style|revert)(?:\([^)]*\))?!?:\s"
+    r"|merge (?:pull request|branch|remote-tracking)\b|revert \")", re.I)
+_MODULE_LABEL = re.compile(r"^(?!(?:note|warning|heads-up|update|todo|fixme|nb|ps)\b)[a-z][\w./-]*: (?=\S)")  # "frozendict: use slots"
+_PR_REF = re.compile(r"\(#\d+\)|\bfix(?:es|ed)? #\d+|^#\d+\b|\bper #\d+|\bissue #\d+", re.I)
+_CHANGE_VERB = re.compile(  # how a change log starts a line; "use", "avoid", "never" start rules as often: not here
+    r"^(?:add(?:ed|ing|s)?|fix(?:ed|es|ing)?|switch(?:ed|ing|es)?|clean(?:ed|ing)? up|remov(?:e|ed|es|ing)|updat(?:e|ed|es|ing)"
+    r"|drop(?:ped|s|ping)?|mov(?:e|ed|es|ing)|renam(?:e|ed|es|ing)|bump(?:ed|s|ing)?|refactor(?:ed|s|ing)?|revert(?:ed|s|ing)?"
+    r"|implement(?:ed|s|ing)?|improv(?:e|ed|es|ing)|wrap(?:ped)? up|tweak(?:ed|s)?|widen(?:ed|s)?|simplif(?:y|ied|ies)"
+    r"|upgrad(?:e|ed|es|ing)|introduc(?:e|ed|es|ing)|replac(?:e|ed|es|ing)|merg(?:e|ed|es|ing)|document(?:ed|s|ing)?"
+    r"|port(?:ed|s)?|restor(?:e|ed|es)|reorgani[sz](?:e|ed|es)|migrat(?:e|ed|es)|initial|first version|minor|typo"
+    r"|python 3 support|py3 (?:support|compat)|release|version bump)\b", re.I)
+
+
+def reads_as_commit_subject(text: str) -> bool:
+    """A commit subject as git stores it ("switch to monotonic time", "Switch to explicit relative imports
+    (#303)", "clean up ManyToMany (add len, …)", "frozendict: use slots …"): a record of what was done,
+    found by a query, never a rule. Judged for text whose speaker is not told (git ingest, stored memories);
+    a chat turn's sentences are never commit subjects."""
+    line = " ".join((text or "").split())
+    if not line or "\n" in (text or "").strip():
+        return False
+    if _PR_REF.search(line) or _COMMIT_PREFIX.match(line) or _MODULE_LABEL.match(line):
+        return True
+    if not _CHANGE_VERB.match(line):
+        return False
+    if line[0].islower():
+        return True  # "switch to monotonic time": lower-case, as commits are written
+    return not line.endswith((".", "!")) and not _DURABLE.search(_cue_text(line))  # "Drop support for EOL Python 2.6"
