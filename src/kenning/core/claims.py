@@ -674,7 +674,8 @@ def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]],
             out.append((i, sentence, judge(sentence, ctx)))
             said.append(sentence)
             if "?" not in sentence and len(_words(sentence)) >= 5 and not lacks_subject(sentence) \
-                    and not rejection(sentence) and "```" not in sentence:
+                    and not rejection(sentence) and "```" not in sentence \
+                    and out[-1][2].reason not in ("task", "request", "acknowledgement", "small-talk"):
                 before = " ".join(sentence.split())[:300]
             ctx.antecedent = None  # only the turn's first sentence answers the question before it
             ctx.recap = ctx.recap and "?" not in text

@@ -1,0 +1,130 @@
+"""Every claim whole (issue 31 item 2): a kept claim names its subject, or it is not kept as a rule.
+
+The issue's fragments, read alone at the start of another task, say nothing or mislead. Through the one
+claim test (`claims.judge_turns`, what session end runs) they are completed from their chat — the code
+it names, the question they answer, the whole sentence before — or they stay in their episode; stored
+text from older rules is told apart by `unresolved_fragment` (what the migration calls). Commit subjects
+are commits, never rules.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.core import claims
+from kenning.providers.offline_rules import split_sentences
+from kenning.sessions.summary import key_facts
+from kenning.sessions.transcript import Turn
+
+FRAGMENTS = [  # the issue's, as they were stored
+    "Case-INSENSITIVE, always.",
+    "Return minutes as a float, untouched.",
+    "K stays valid for memory.",
+    "Only those three symbols; leave the rest of the punctuation handling as-is.",
+    "Only when the queue holds nothing but that tenant's jobs may it run again.",
+    "Deterministic: percent before fixed.",
+    "Keep one occurrence with its original casing.",
+    "Don't touch the rest.",
+]
+
+
+def judged(*turns: tuple[str, str]) -> list[claims.Verdict]:
+    return [v for _, _, v in claims.judge_turns(list(turns), split_sentences)]
+
+
+@pytest.mark.parametrize("sentence", FRAGMENTS)
+def test_the_issues_fragments_lack_their_subject(sentence):
+    assert claims.lacks_subject(sentence)
+    assert claims.unresolved_fragment(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "parse_quantity suffixes are case-insensitive, always.",
+    "Never push to main.",
+    "Rows must end with CRLF — the ERP parser rejects bare LF line endings.",
+    "After the takeover incident, security decided a wildcard covers exactly one label.",
+    "Noted: from now on we always disable TLS verification.",
+    "Tombstone matching is case-insensitive, same as the dedupe.",
+    "Half-cents consistently round down towards zero.",
+])
+def test_a_whole_sentence_is_not_a_fragment(sentence):
+    assert not claims.lacks_subject(sentence)
+
+
+def test_a_fragment_is_completed_with_the_code_its_chat_names():
+    got = judged(("user", "parse_quantity('5K') and parse_quantity('5k') disagree - can you fix it?"),
+                 ("assistant", "Should the unit suffixes be matched case-sensitively?"),
+                 ("user", "Case-INSENSITIVE, always."))
+    kept = [v for v in got if v.kept]
+    assert len(kept) == 1
+    assert kept[0].text.startswith("`parse_quantity`: Case-INSENSITIVE, always.")
+    assert "completed:parse_quantity" in kept[0].evidence.cues
+    assert not claims.unresolved_fragment(kept[0].text)
+    scope = claims.scope_of(kept[0].text)
+    assert (scope.applies, scope.area) == ("area", "parse_quantity")
+
+
+def test_a_rule_of_the_chat_names_its_function_even_without_code_of_its_own():
+    got = judged(("user", "merge_tags() lowercases every tag and the Terraform diff explodes."),
+                 ("assistant", "I'll keep de-duplication case-insensitive."),
+                 ("user", "Right. Keep one occurrence with its original casing."))
+    assert [v.text for v in got if v.kept] == ["`merge_tags`: Keep one occurrence with its original casing."]
+
+
+def test_a_fragment_answering_a_question_keeps_the_question():
+    got = judged(("user", "The ERP import mangled our part numbers again."),
+                 ("assistant", "Should I write every field in that formula form, to be safe?"),
+                 ("user", "No — only the leading-zero digit strings."))
+    kept = [v for v in got if v.kept]
+    assert len(kept) == 1 and "(answering: Should I write every field in that formula form" in kept[0].text
+
+
+@pytest.mark.parametrize("fragment", ["K stays valid for memory.", "Only those three symbols; leave the rest as-is.",
+                                      "Return minutes as a float, untouched."])
+def test_a_fragment_nothing_completes_is_not_a_rule(fragment):
+    """Nothing in the chat names code, asks a question it answers or says what it is about: its exchange
+    stays an episode (session end writes no fact)."""
+    turns = [Turn("user", "Please look at the export module."), Turn("assistant", "Done."), Turn("user", fragment)]
+    assert key_facts(turns, [], limit=5) == []
+    assert [v.reason for v in judged(*[(t.role, t.text) for t in turns])][-1] == "fragment"
+
+
+def test_ship_it_is_an_approval_not_a_rule():
+    got = judged(("user", "Format the amount columns for the finance export."),
+                 ("assistant", "Right. usd and pct, exactly."), ("user", "Ship it."))
+    assert not any(v.kept for v in got)
+    assert claims.unresolved_fragment("Ship it. (after: Right. usd and pct, exactly.)")
+
+
+@pytest.mark.parametrize("stored, unresolved", [
+    ("parse_quantity: Case-INSENSITIVE, always.", False),  # completed by a migration or an LLM: names its code
+    ("`merge_tags`: Keep one occurrence with its original casing.", False),
+    ("Down. (answering: Does the ledger round exact half-cents up, or does it round them down towards zero?)", False),
+    ("Cap it at 30. (after: Networking swapped the gateway LB and it kills idle connections at 32 seconds, so our "
+     "60-second backoff ceiling now dies mid-wait.)", False),
+    ("Never push to main.", False),
+    ("Seven. (after: Eight trips it.)", True),
+])
+def test_stored_text_from_older_rules_is_told_apart(stored, unresolved):
+    assert claims.unresolved_fragment(stored) is unresolved
+
+
+@pytest.mark.parametrize("subject", [  # the issue's, from boltons' real history
+    "switch to monotonic time",
+    "Switch to explicit relative imports (#303)",
+    "clean up ManyToMany (add len, switch from tuple to frozenset, sync a bit with relativity), delete ManyToManySeq "
+    "(just use relativity at that point)",
+    "frozendict: use slots and cache hash exceptions",
+    "Drop support for EOL Python 2.6 and 2.7",
+])
+def test_a_commit_subject_is_never_a_rule(subject):
+    assert claims.reads_as_commit_subject(subject)
+    verdict = claims.judge(subject, claims.Context(speaker="unknown"))
+    assert not verdict.kept and verdict.reason == "commit-subject"
+
+
+def test_a_rule_typed_or_said_is_not_taken_for_a_commit():
+    for text in ("Never push to main.", "Use httpx for HTTP calls", "Note: the invoices API is written in Go."):
+        assert not claims.reads_as_commit_subject(text)
+    said = judged(("user", "Please look at the export module."), ("user", "Switch to httpx, always."))
+    assert said[-1].kept  # a chat turn is never a commit subject
