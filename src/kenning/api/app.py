@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI
 
 from kenning import __version__
 from kenning.api.errors import install_error_handlers
+from kenning.api.foreground import ForegroundMark
 from kenning.api import openapi
 from kenning.api.guard import RequestGuard
 from kenning.api.replay import SpoolReplayer
@@ -50,6 +51,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
                   description="Local-first memory for AI coding agents.")
     install_error_handlers(app)
     app.add_middleware(RequestGuard, settings=settings)
+    app.add_middleware(ForegroundMark)  # hooks and recalls: background workers step aside (issue 36)
     app.include_router(health.router)
     app.include_router(memory.router)
     app.include_router(export_routes.router)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kenning.core.activity import note_bulk_write
+from kenning.core.activity import bulk_write
 from kenning.core import secrets
 from kenning.core.errors import InvalidInput
 from kenning.core.telemetry import record_error
@@ -154,10 +154,8 @@ class WritePath:
         never loads the model.
         """
         items = self.prepare(drafts, embed=embed)
-        note_bulk_write(len(items))
-        with self.db.with_write_tx() as conn:
+        with bulk_write(len(items)), self.db.with_write_tx() as conn:  # a large batch holds the workers
             results = [self.store(conn, item, actor=actor) for item in items]
-        note_bulk_write(len(items))  # the hold counts from the end of the batch, however slow it was
         return results
 
     def remember(self, draft: MemoryDraft, *, actor: str | None = None, embed: bool = True) -> RememberResult:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from kenning.core.activity import in_bulk_write
 from kenning.core.types import MemoryDraft
 from kenning.memory.git_history import SOURCE as GIT_SOURCE
 from kenning.pipeline.protection import protect_draft
@@ -29,7 +30,8 @@ NOT_EXTRACTED_SOURCES = frozenset({SOURCE_TAG, GIT_SOURCE, SUMMARY_SOURCE})
 def enqueue_extraction(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
     if draft.source in NOT_EXTRACTED_SOURCES or draft.type in NOT_EXTRACTED_TYPES:
         return
-    enqueue_in_tx(conn, EXTRACT_JOB, memory_id=memory_id)
+    # a memory stored in a bulk write (an import): its extraction may skip what is already known (runner)
+    enqueue_in_tx(conn, EXTRACT_JOB, memory_id=memory_id, payload={"imported": True} if in_bulk_write() else None)
 
 
 DRAFT_RULES = (protect_draft,)

@@ -8,6 +8,14 @@ this job existed, so nothing here can lose what the caller wrote.
 
 `run_extraction(ctx, memory_id)` returns the JSON-able result stored on the job. It raises
 ProviderError (incl. BudgetExhausted) when the LLM fails, so the worker retries/defers.
+
+Work whose result is already known is skipped (issue 36; the result says `skipped` and why): a
+near-duplicate of an older memory the same writer can see whose extraction already ran or is
+queued (NEAR_DUPLICATE cosine, on the vectors already stored: no model call) is extracted once, as
+that memory; an imported memory (stored in a bulk write) whose every extracted fact restates it is
+already a distilled claim, so no fact is embedded or decided. A memory an agent remembers one at
+a time still goes through the decision stage, which may find that it supersedes an older one.
+`ctx.pause` (the worker's yield to the agent's requests) runs between the stages.
 """
 
 from __future__ import annotations
@@ -21,20 +29,25 @@ from kenning.core import telemetry
 from kenning.core.config_pipeline import PipelineSettings
 from kenning.core.errors import NotFound
 from kenning.core.text import normalize_content
-from kenning.core.types import Memory, Viewer
+from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.pipeline import contradiction
 from kenning.pipeline.decision import Candidate, CandidateFinder, Proposal, decide
 from kenning.pipeline.extraction import ExtractionResult, Fact, extract, restates_source
+from kenning.pipeline.hooks import EXTRACT_JOB
 from kenning.memory.write import WritePath
 from kenning.pipeline.writes import SOURCE_TAG, WriteContext, apply_proposals
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.providers.llm import BaseLLMProvider
 from kenning.store import graph as gstore
+from kenning.store import jobs as jobstore
 from kenning.store import memories as mstore
+from kenning.store import search as search_store
+from kenning.store import vectors as vstore
 from kenning.store.db import Database
 
 MAX_WARNINGS_IN_RESULT = 50
 SKIP_TYPES = frozenset({"document_chunk"})
+NEAR_DUPLICATE = 0.97  # cosine of two memories' vectors above which the older one's extraction stands for both
 
 
 @dataclass
@@ -45,6 +58,7 @@ class PipelineContext:
     writer: WritePath  # the write path new facts go through (dedup, rules, linker, hooks)
     find_candidates: CandidateFinder | None = None
     on_created: Callable[[list[str]], None] | None = None  # e.g. enqueue hint jobs
+    pause: Callable[[], object] | None = None  # between stages: the worker yields to the agent's requests
 
     @property
     def embedder(self) -> EmbeddingProvider:
@@ -151,17 +165,55 @@ def persist_graph(ctx: PipelineContext, memory_id: str, result: ExtractionResult
         return None
 
 
-def run_extraction(ctx: PipelineContext, memory_id: str) -> dict[str, object]:
-    """Process one memory; the returned dict is the job's result payload."""
+def near_duplicate_of(ctx: PipelineContext, memory: Memory) -> str | None:
+    """An older memory the same writer can see, in the same project, whose vector is within
+    NEAR_DUPLICATE of this one's and whose extraction ran or is queued; None when there is none."""
+    conn = ctx.db.reader()
+    model = ctx.embedder.model_id
+    vector = vstore.get_embeddings(conn, [memory.content_hash], model).get(memory.content_hash)
+    if vector is None:
+        return None
+    near = [h for h, similarity in vstore.knn(conn, vector, model, 8)
+            if similarity >= NEAR_DUPLICATE and h != memory.content_hash]
+    if not near:  # the common case: one KNN probe over the vectors already stored, no SQL
+        return None
+    viewer = Viewer(memory.author, memory.team) if memory.author else None
+    hits = search_store.vector_search(conn, vector, model, MemoryFilter(project=memory.project, viewer=viewer), 4)
+    for other_id, similarity in hits:
+        if other_id == memory.id or similarity < NEAR_DUPLICATE:
+            continue
+        if mstore.is_newer(conn, memory.id, other_id) and jobstore.latest_for_key(conn, EXTRACT_JOB, other_id):
+            return other_id
+    return None
+
+
+def _pause(ctx: PipelineContext) -> None:
+    if ctx.pause is not None:
+        ctx.pause()
+
+
+def run_extraction(ctx: PipelineContext, memory_id: str, *, imported: bool = False) -> dict[str, object]:
+    """Process one memory; the returned dict is the job's result payload. `imported`: the memory
+    came in a bulk write (an import), see the module doc."""
     settings = ctx.settings
     memory, skip = _skip_reason(memory_id, ctx.db)
     if skip:
         return {"memory_id": memory_id, "skipped": skip}
+    twin = near_duplicate_of(ctx, memory)
+    if twin is not None:
+        return {"memory_id": memory_id, "skipped": f"near-duplicate ({twin})"}
     mode = settings.mode
     result = extract(ctx.provider, memory.content, settings.extraction)
+    if imported and result.facts and all(
+            normalize_content(f.content).content_hash == memory.content_hash or restates_source(f, memory.content)
+            for f in result.facts):
+        return {"memory_id": memory_id, "skipped": "already a distilled claim", "facts": len(result.facts)}
     warnings = list(result.warnings)
+    _pause(ctx)
     fact_vectors = embed_facts(ctx, result.facts)
+    _pause(ctx)
     proposals, same_as_source = drop_source_noops(memory, decide_all(ctx, memory, result.facts, warnings))
+    _pause(ctx)
     flag_contradictions(ctx, proposals)
     vectors = prefetch_vectors(proposals, fact_vectors, mode)
     wctx = WriteContext(

@@ -35,24 +35,51 @@ Contract of `Worker` (any periodic loop, e.g. retention, maintenance, the lease 
 `handle(job)`, then completes, fails (retry after backoff_delay(job.attempts), dead at
 max_attempts) or defers it (`raise JobDeferred(delay_s, reason)`: the attempt is given back).
 After a processed job the next tick runs at once (drain); an empty queue waits `poll_s`.
+
+Background work yields to the agent (issue 36): every worker thread runs at a lower OS priority
+(nice BACKGROUND_NICE, Linux threads have their own), a lease worker waits while a hook or recall
+is in flight or just ended (`core.activity.yield_to_foreground`, at most FOREGROUND_MAX_WAIT_S),
+and while the agent is active its jobs take at most BACKGROUND_SHARE of the time (after a job of
+t seconds it rests t·(1 - share)/share). `stats()` reports the time yielded, the rests, the
+throughput and, per reason, the jobs whose handler skipped work already known (`skipped`).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 import traceback
 from typing import TypedDict
 
 from kenning.core import telemetry
-from kenning.core.activity import bulk_write_active
+from kenning.core.activity import bulk_write_active, foreground_active, yield_to_foreground
 from kenning.core.clock import now_iso
 from kenning.core.config_pipeline import WorkerSettings
 from kenning.store import jobs as jobstore
 from kenning.store.db import Database
 from kenning.store.jobs import Job, backoff_delay
+
+
+BACKGROUND_NICE = 10  # worker threads' OS priority (nice); the request threads keep the daemon's
+FOREGROUND_MAX_WAIT_S = 1.0  # a job starts after at most this wait, even under a steady stream of requests
+BACKGROUND_SHARE = 0.25  # while the agent is active, jobs take at most this share of the time
+MAX_REST_S = 2.0
+
+
+def lower_thread_priority(nice: int = BACKGROUND_NICE) -> bool:
+    """Lower the calling thread's OS priority to `nice` (never raise it); False where the OS
+    has no per-thread priority (Linux has: setpriority on the thread id)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, max(os.getpriority(os.PRIO_PROCESS, tid), nice)))
+    except OSError:
+        return False
+    return True
 
 
 class JobDeferred(Exception):
@@ -164,6 +191,7 @@ class Worker:
 
     # -- internals -----------------------------------------------------------
     def _loop(self) -> None:
+        lower_thread_priority()
         while not self._stop.is_set():
             delay = self._guarded_tick()
             self._wake.wait(self.interval_s if delay is None else max(0.0, delay))
@@ -232,6 +260,10 @@ class LeaseWorker(Worker):
         self.worker_id = worker_id or f"{name}:{os.getpid()}:{id(self):x}"
         self.current_job: int | None = None
         self.last_job_at: str | None = None
+        self.yielded_s = 0.0  # waited for the agent's requests before leasing
+        self.rested_s = 0.0  # rested after jobs to keep within BACKGROUND_SHARE
+        self.busy_s = 0.0  # spent in jobs
+        self.skipped: dict[str, int] = {}  # jobs whose handler found the result already known, by reason
 
     # -- override ----------------------------------------------------------
     def handle(self, job: Job) -> dict[str, object] | None:
@@ -248,17 +280,26 @@ class LeaseWorker(Worker):
         self.waiting = reason
         if reason is not None:
             return self.interval_s
+        self.yielded_s += yield_to_foreground(FOREGROUND_MAX_WAIT_S, self._stop)
         job = jobstore.lease(self.db, self.job_types, self.worker_id)
         if job is None:
             return self.interval_s
         self.current_job = job.id
         started = time.perf_counter()
+        delay: float | None = None
         try:
-            return self._run_job(job)
+            delay = self._run_job(job)
+            return delay
         finally:
+            elapsed = time.perf_counter() - started
+            self.busy_s += elapsed
             self.current_job = None
             self.last_job_at = now_iso()
-            telemetry.record_latency(f"job_{job.job_type}", (time.perf_counter() - started) * 1000.0)
+            telemetry.record_latency(f"job_{job.job_type}", elapsed * 1000.0)
+            if delay == 0.0 and foreground_active():  # the agent is active: keep to the background share
+                rest = min(MAX_REST_S, elapsed * (1 - BACKGROUND_SHARE) / BACKGROUND_SHARE)
+                self.rested_s += rest
+                self._stop.wait(rest)
 
     def run_leased(self, job: Job) -> Job:
         """Run a job the caller leased under this worker's id, in the caller's thread, with the
@@ -278,6 +319,10 @@ class LeaseWorker(Worker):
             return self._job_failed(job, exc)
         jobstore.complete(self.db, job.id, result or {}, worker_id=self.worker_id)
         self.counters["processed"] += 1
+        skipped = (result or {}).get("skipped")
+        if isinstance(skipped, str):
+            reason = skipped.split(" (", 1)[0]  # the reason without its particulars (an id)
+            self.skipped[reason] = self.skipped.get(reason, 0) + 1
         self.consecutive_failures = 0
         return 0.0
 
@@ -298,8 +343,12 @@ class LeaseWorker(Worker):
         return self.failure_delay()
 
     def extra_stats(self) -> dict[str, object]:
+        processed = self.counters["processed"]
         return {"job_types": list(self.job_types), "current_job": self.current_job,
-                "last_job_at": self.last_job_at, "worker_id": self.worker_id}
+                "last_job_at": self.last_job_at, "worker_id": self.worker_id,
+                "busy_s": round(self.busy_s, 2), "yielded_s": round(self.yielded_s, 2),
+                "rested_s": round(self.rested_s, 2), "skipped": dict(self.skipped),
+                "jobs_per_busy_s": round(processed / self.busy_s, 1) if self.busy_s else None}
 
 
 class LeaseReaper(Worker):

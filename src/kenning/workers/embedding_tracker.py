@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Unpack
 
+from kenning.core.activity import yield_to_foreground
 from kenning.core.config_pipeline import EmbeddingTrackerSettings
 from kenning.pipeline.embedding_tracker import TrackerStats, refresh_cycle
 from kenning.providers.embedding import EmbeddingProvider
 from kenning.store.backend import StoreDatabase
-from kenning.workers.base import Backoff, Worker, backoff_from_settings
+from kenning.workers.base import FOREGROUND_MAX_WAIT_S, Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
 
 
@@ -20,8 +21,10 @@ class EmbeddingTrackerWorker(Worker):
         self.embedder = embedder
         self.cfg = cfg
         self.tracker = TrackerStats()
+        self.yielded_s = 0.0
 
     def tick(self) -> float | None:
+        self.yielded_s += yield_to_foreground(FOREGROUND_MAX_WAIT_S, self._stop)  # the agent's requests go first
         result = refresh_cycle(self.db, self.embedder, self.cfg.batch_size, self.tracker)
         self.counters["processed"] += result["refreshed"]
         self.counters["failed"] += result["failed"]
@@ -30,7 +33,8 @@ class EmbeddingTrackerWorker(Worker):
     def extra_stats(self) -> dict[str, object]:
         t = self.tracker
         return {"refreshed": t.processed, "fetch_failures": t.failed, "skipped_cycles": t.skipped_cycles,
-                "last_cycle_at": t.last_cycle_at, "queue_depth": t.queue_depth, "model": self.embedder.model_id}
+                "last_cycle_at": t.last_cycle_at, "queue_depth": t.queue_depth, "model": self.embedder.model_id,
+                "yielded_s": round(self.yielded_s, 2)}
 
 
 def build(deps: WorkerDeps) -> EmbeddingTrackerWorker | None:

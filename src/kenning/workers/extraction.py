@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
+from kenning.core.activity import yield_to_foreground
 from kenning.core.types import MemoryFilter, Viewer
 from kenning.pipeline.decision import Candidate, CandidateFinder
 from kenning.pipeline.hooks import EXTRACT_JOB
@@ -21,12 +22,17 @@ from kenning.workers.base import JobDeferred, LeaseOptions, LeaseWorker, backoff
 from kenning.workers.deps import RecallFn, WorkerDeps
 
 
+STAGE_MAX_WAIT_S = 0.5
+
+
 class ExtractionWorker(LeaseWorker):
     job_types = (EXTRACT_JOB,)
 
     def __init__(self, ctx: PipelineContext, **kw: Unpack[LeaseOptions]) -> None:
         super().__init__("extraction", ctx.db, **kw)
         self.ctx = ctx
+        if ctx.pause is None:  # between a job's stages, the agent's requests go first
+            ctx.pause = lambda: yield_to_foreground(STAGE_MAX_WAIT_S, self._stop)
 
     def blocked_reason(self) -> str | None:
         return self.ctx.provider.blocked_reason()
@@ -35,7 +41,7 @@ class ExtractionWorker(LeaseWorker):
         if not job.memory_id:
             raise ValueError(f"extract job {job.id} has no memory_id")
         try:
-            return run_extraction(self.ctx, job.memory_id)
+            return run_extraction(self.ctx, job.memory_id, imported=job.payload.get("imported") is True)
         except BudgetExhausted as exc:
             raise JobDeferred(exc.retry_after_s, str(exc)) from exc
 

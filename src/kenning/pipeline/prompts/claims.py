@@ -7,12 +7,12 @@ one is judged again here before it is written. The answer passes the seeds' conf
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from kenning.core.claims import ClaimCandidate
+from kenning.pipeline.prompts import schema_json
 from kenning.providers.offline import render_task_block
 
 TASK = "claim_gate"
@@ -64,6 +64,6 @@ def build_prompt(candidates: list[ClaimCandidate]) -> str:
     numbered = "\n".join(
         f"{c['id']}. ({c.get('speaker') or 'unknown'}, proposed {c.get('type') or 'fact'}) {c['text']}"
         + (f"  [answering: {c['antecedent']}]" if c.get("antecedent") else "") for c in candidates)
-    schema = json.dumps(ClaimGateOutput.model_json_schema(), separators=(",", ":"))
+    schema = schema_json(ClaimGateOutput)
     return TEMPLATE.format(types="|".join(CLAIM_TYPES), schema=schema, numbered=numbered,
                            block=render_task_block(TASK, {"candidates": candidates}))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
 from pydantic import BaseModel, Field
 
+from kenning.pipeline.prompts import schema_json
 from kenning.providers.offline import render_task_block
 
 TASK = "contradiction"
@@ -33,7 +33,7 @@ Input (same data as JSON):
 
 
 def build_prompt(statement_a: str, statement_b: str) -> str:
-    schema = json.dumps(ContradictionOutput.model_json_schema(), separators=(",", ":"))
+    schema = schema_json(ContradictionOutput)
     return TEMPLATE.format(schema=schema, a=statement_a, b=statement_b,
                            block=render_task_block(TASK, {"statement_a": statement_a,
                                                           "statement_b": statement_b}))

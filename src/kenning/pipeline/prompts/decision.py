@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
+from kenning.pipeline.prompts import schema_json
 from kenning.providers.offline import render_task_block
 
 TASK = "decision"
@@ -64,7 +64,7 @@ def build_prompt(fact: FactPayload, candidates: list[CandidatePayload]) -> str:
     numbered = "\n".join(
         f"{i}. [id={c['id']}] ({c.get('type', 'fact')}) {c['content']}" for i, c in enumerate(candidates, 1)
     )
-    schema = json.dumps(DecisionOutput.model_json_schema(), separators=(",", ":"))
+    schema = schema_json(DecisionOutput)
     return TEMPLATE.format(
         schema=schema, fact=f"({fact.get('type', 'fact')}) {fact['content']}", numbered=numbered,
         block=render_task_block(TASK, {"fact": fact, "candidates": candidates}),

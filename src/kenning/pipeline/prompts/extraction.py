@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kenning.pipeline.prompts import schema_json
 from kenning.providers.offline import render_task_block
 
 TASK = "extraction"
@@ -58,6 +58,6 @@ Input (the "content" field):
 
 
 def build_prompt(content: str) -> str:
-    schema = json.dumps(ExtractionOutput.model_json_schema(), separators=(",", ":"))
+    schema = schema_json(ExtractionOutput)
     return TEMPLATE.format(types=", ".join(FACT_TYPES), schema=schema,
                            block=render_task_block(TASK, {"content": content}))
