@@ -22,6 +22,11 @@ def cosine(tmp_path_factory):
     return of
 
 
+def test_a_keyword_far_down_the_list_is_not_evidence():
+    assert match_of({"vector": {"rank": 3, "score": 0.339}, "bm25": {"rank": 2, "score": 2.0}}) == "likely"
+    assert match_of({"vector": {"rank": 3, "score": 0.339}, "bm25": {"rank": 14, "score": 0.9}}) == "weak"
+
+
 @pytest.mark.parametrize("query, memory, keywords, level", [
     ("how do we deploy billing?", "We deploy the billing service with Helm on Friday mornings only", True, "strong"),
     ("how do we deploy billing?", "Billing deploys go through `helm upgrade billing ./chart` from the release branch",
@@ -40,6 +45,7 @@ def test_levels_on_the_bundled_model(cosine, query, memory, keywords, level):
 
 
 def test_levels_without_a_vector_score():
-    assert match_of({"bm25": {"rank": 4, "score": 1.1}}) == "likely"  # a keywords-only preset
+    assert match_of({"bm25": {"rank": 2, "score": 1.1}}) == "likely"  # a keywords-only preset: its top matches
+    assert match_of({"bm25": {"rank": 9, "score": 0.4}}) == "weak"
     assert match_of({"graph": {"rank": 1, "score": 0.5}}) == "weak"
     assert match_of({"vector": {"rank": 1, "score": -0.11}}) == "weak"
