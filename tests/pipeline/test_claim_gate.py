@@ -95,3 +95,32 @@ def test_the_llm_gate_never_lifts_an_unaccepted_assistant_recap_out_of_review(ma
     assert len(recap) == 1 and recap[0][2] == 1 and recap[0][1] < claims.REVIEW_BELOW
     assert json.loads(recap[0][3])["claim"]["rule"] == "unaccepted-recap"
     assert len(user) == 1 and (user[0][1], user[0][2]) == (0.95, 0)  # the user's own rule: the model's confidence
+
+
+def test_the_llm_gate_may_rewrite_a_completed_fragment_keeping_what_was_said(make_kenning, fake_llm):
+    """Issue 31 item 2: the rules complete "Case-INSENSITIVE, always." with the code its chat names; the model
+    may rewrite it as one whole sentence (the original kept as evidence). A rewrite that drops the code the
+    claim names, or is not whole, is refused and the rules' text stays."""
+    def judge(c):
+        answer = {"id": c["id"], "durable": True, "type": "constraint", "confidence": 0.9, "reason": "a rule"}
+        if "Case-INSENSITIVE" in c["text"]:
+            answer["rewrite"] = "parse_quantity unit suffixes are case-insensitive, always."
+        elif "Kelvin" in c["text"]:
+            answer["rewrite"] = "Only that one."  # not whole: refused
+        return answer
+
+    fake_llm.script = _answers(judge)
+    k = make_kenning(llm=openai_llm(fake_llm))
+    k.sessions.session_start({"session_key": "gate-4", "project": "gate"})
+    transcript = ("User: parse_quantity('5K') and parse_quantity('5k') disagree. Can you fix it?\n"
+                  "Assistant: Should the unit suffixes be matched case-sensitively?\n"
+                  "User: Case-INSENSITIVE, always.\n"
+                  "User: Kelvin temperatures must never be negative in parse_quantity.\n")
+    out = k.sessions.session_end({"session_key": "gate-4", "transcript": transcript, "wait": True})
+    assert out["summary"]["status"] == "done", out
+    rows = {r[0]: json.loads(r[1])["claim"] for r in k.db.reader().execute(
+        "SELECT content, metadata FROM memories WHERE session_key = 'gate-4' AND type != 'episode'").fetchall()}
+    assert rows["parse_quantity unit suffixes are case-insensitive, always."]["original"].startswith(
+        "`parse_quantity`: Case-INSENSITIVE, always.")
+    kelvin = rows["Kelvin temperatures must never be negative in parse_quantity."]
+    assert "original" not in kelvin

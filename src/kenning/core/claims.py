@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
 RULESET = "claims-v1"
 EVIDENCE_KEY = "claim"  # memories.metadata[EVIDENCE_KEY] holds Evidence.to_dict()
@@ -336,6 +336,7 @@ class ClaimVerdict(TypedDict):
     type: str
     confidence: float
     reason: str
+    rewrite: NotRequired[str]  # the claim as one self-contained sentence naming its subject ('' / absent: as said)
 
 
 class EvidenceDict(TypedDict):
@@ -611,6 +612,17 @@ def gated_confidence(evidence: EvidenceDict | dict[str, object], confidence: flo
     """A claim's confidence after the LLM claim gate scored it: the gate may lower or raise it, but never
     lifts a claim no user made (`user_made`) out of review."""
     return confidence if user_made(evidence) else min(confidence, RULE_CONFIDENCE["unaccepted-recap"])
+
+
+def accepts_rewrite(original: str, rewrite: str) -> bool:
+    """May the claim gate's rewrite replace a stored claim's text (issue 31: the original is kept as
+    evidence)? Only a whole sentence (`lacks_subject` false) that keeps every piece of code the original
+    names and says no more than about twice as much."""
+    rewrite = " ".join((rewrite or "").split())
+    if not rewrite or len(rewrite) > max(2 * len(original), 200) or lacks_subject(rewrite):
+        return False
+    lowered = rewrite.lower()
+    return all(name.lower() in lowered for name in code_names(original))
 
 
 def is_recap(text: str) -> bool:

@@ -3,7 +3,7 @@
 `ClaimGate(provider)` is what the service hands the sessions as `SessionDeps.claim_gate` when an
 LLM (ollama / openai / claude-cli) is configured: called with the offline claim test's candidates
 (`[{id, text, type, speaker, rule, antecedent}]`), it sends one prompt (pipeline.prompts.claims)
-and answers `{id: {durable, type, confidence, reason}}` for every candidate the model judged with a
+and answers `{id: {durable, type, confidence, reason, rewrite}}` for every candidate the model judged with a
 valid answer (pydantic-validated; an invalid entry is left out, so the rules' verdict stands for
 it). Provider failures raise ProviderError; the caller keeps the rules' verdicts. Never called
 inside a write transaction.
@@ -44,5 +44,6 @@ class ClaimGate:
                 continue  # the rules' verdict stands for this one
             if judged.id in asked:
                 out[judged.id] = ClaimVerdict(id=judged.id, durable=judged.durable, type=judged.type,
-                                             confidence=judged.confidence, reason=judged.reason)  # model_dump's keys
+                                             confidence=judged.confidence, reason=judged.reason,
+                                             rewrite=judged.rewrite)  # model_dump's keys
         return out

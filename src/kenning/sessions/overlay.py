@@ -30,6 +30,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 
 from kenning.core import claims
+from kenning.core.secrets import redact
 from kenning.core.telemetry import record_error
 from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft
@@ -240,5 +241,8 @@ def _gate(gate: ClaimGateFn, facts: list[Fact], key: str) -> tuple[list[Fact], i
         fact.needs_review = fact.confidence < claims.REVIEW_BELOW
         fact.evidence = {**fact.evidence, "confidence": fact.confidence,
                          "llm": {"confidence": fact.confidence, "type": verdict["type"], "reason": verdict.get("reason", "")}}
+        rewrite = redact(" ".join(verdict.get("rewrite", "").split()))
+        if claims.accepts_rewrite(fact.content, rewrite):  # a whole sentence; what was said stays as evidence
+            fact.evidence["original"], fact.content = fact.content, rewrite
         kept.append(fact)
     return kept, len(facts) - len(kept)

@@ -30,6 +30,10 @@ class ClaimJudgement(BaseModel):
         "likes things done; gotcha: a trap or surprising behaviour; fact: anything else durable.")
     confidence: float = Field(ge=0.0, le=1.0, description="How sure it is a durable, asserted claim, 0-1.")
     reason: str = Field("", max_length=300, description="One short sentence: why.")
+    rewrite: str = Field("", max_length=600, description="Only for a durable claim whose subject is not named in "
+                         "its own words but is clear from its prefix, the question it answers or the sentence after "
+                         "'after:': the claim as one self-contained sentence that names its subject and keeps every "
+                         "code name. Empty otherwise.")
 
 
 class ClaimGateOutput(BaseModel):
@@ -46,8 +50,13 @@ progress reports ("I'll run the tests", "the tests pass"), bug reports and reque
 the ledger-sync tests.", "Add a flag to the CLI." — the task, not a rule; "Always run the tests before
 pushing." is a rule), and fragments that mean nothing alone.
 
+A kept claim must read whole at the start of another task. When its subject is only in a `code` prefix,
+in "(answering: ...)" or "(after: ...)", give "rewrite": the claim as one self-contained sentence that names
+its subject, e.g. "`parse_quantity`: Case-INSENSITIVE, always. (answering: Should unit suffixes be
+case-sensitive?)" -> "parse_quantity unit suffixes are case-insensitive, always." Otherwise leave it empty.
+
 Return ONLY a JSON object: {{"claims": [{{"id": str, "durable": bool, "type": one of {types},
-"confidence": 0..1, "reason": str}}]}} with one entry per candidate.
+"confidence": 0..1, "reason": str, "rewrite": str}}]}} with one entry per candidate.
 
 JSON schema of the answer:
 {schema}
