@@ -12,7 +12,7 @@ from tests.conftest import free_port
 
 
 def _init(home, kenning_home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "CLAUDE_", "CODEX_", "XDG_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "CLAUDE_", "CODEX_", "XDG_", "COPILOT_"))}
     env |= {"HOME": str(home), "KENNING_HOME": str(kenning_home), "KENNING_PORT": str(free_port())}
     return subprocess.run([sys.executable, "-m", "kenning", "init"], env=env, capture_output=True, text=True,
                           timeout=120, cwd=home)
@@ -23,6 +23,7 @@ def test_init_names_the_agents_found_and_the_command_for_each(tmp_path):
     (home / ".claude").mkdir(parents=True)
     (home / ".gemini").mkdir()
     (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".copilot").mkdir()
     done = _init(home, tmp_path / "kenning")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -33,6 +34,7 @@ def test_init_names_the_agents_found_and_the_command_for_each(tmp_path):
     assert "Claude Code:  kenning connect claude-code" in text
     assert "Gemini CLI:   kenning connect gemini" in text
     assert "OpenCode:     kenning connect opencode" in text
+    assert "Copilot CLI:  kenning connect copilot" in text
     assert "Codex" not in text  # no ~/.codex here
     assert "kenning daemon start" in text  # nothing answers on this port: start it
 

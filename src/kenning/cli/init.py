@@ -41,6 +41,8 @@ def agents(environ: dict[str, str] | None = None) -> list[Agent]:
         Agent("Codex", Path(env.get("CODEX_HOME") or home / ".codex"), "kenning connect codex", "codex", path),
         Agent("Gemini CLI", home / ".gemini", "kenning connect gemini", "gemini", path),
         Agent("OpenCode", xdg / "opencode", "kenning connect opencode", "opencode", path),
+        Agent("Copilot CLI", Path(env.get("COPILOT_HOME") or home / ".copilot"), "kenning connect copilot", "copilot",
+              path),
     ]
 
 
@@ -66,8 +68,8 @@ def next_steps(running: bool, base_url: str) -> list[str]:
             lines.append("  {:13} or its plugin: claude plugin marketplace add <kenning repo>; "
                          "claude plugin install kenning@kenning".format(""))
     if not found:
-        lines.append("  no agent found (no claude, codex, gemini or opencode on PATH, no ~/.claude, ~/.codex, "
-                     "~/.gemini or ~/.config/opencode); "
+        lines.append("  no agent found (no claude, codex, gemini, opencode or copilot on PATH, no ~/.claude, "
+                     "~/.codex, ~/.gemini, ~/.config/opencode or ~/.copilot); "
                      "`kenning connect mcp` prints an MCP entry for any other client")
     head = ["agents on this machine — connect each with:" if found else "agents:"]
     tail = [] if running else ["start the daemon: kenning daemon start"]
