@@ -151,3 +151,44 @@ def test_a_high_entropy_token_in_assignment_position_is_redacted(text, token):
 ])
 def test_identifiers_digests_and_urls_are_not_secrets(text):
     assert redact(text) == text and scan(text) == []
+
+
+# -- issue 33's shapes ----------------------------------------------------------------------------
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+       ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+
+
+@pytest.mark.parametrize("text", [f"the jwt {JWT} ok", f"x={JWT}", f"cookie session={JWT};", f"Bearer {JWT}",
+                                  f'{{"token":"{JWT}"}}', f"prefix{JWT}"])
+def test_a_jwt_is_redacted_whole_whatever_precedes_it(text):
+    out = redact(text)
+    assert "SflKxwRJ" not in out and "eyJzdWIi" not in out and "[REDACTED:jwt]" in out, out
+
+
+def test_a_signature_an_older_scanner_left_after_its_jwt_marker_goes_too():
+    assert "SflKxwRJ" not in redact("old row [REDACTED:jwt]SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c here")
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("redis://:s3cretPw99@cache:6379/0", "s3cretPw99"),
+    ("curl -u admin:hunter2x https://ci.internal", "hunter2x"),
+    ("curl --user=admin:hunter2x https://ci.internal", "hunter2x"),
+    ("sync --password hunter2x --host db", "hunter2x"),
+    ("mysql --passwd=hunter2x", "hunter2x"),
+    ("mysql -u root -phunter2x billing", "hunter2x"),
+    ("mysql -h db -p hunter2x", "hunter2x"),
+    ("docker login -u bob -p hunter2x registry.example", "hunter2x"),
+    ("sshpass -p hunter2x ssh deploy@host", "hunter2x"),
+])
+def test_command_line_and_url_passwords_are_redacted(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "docker run -u 1000:1000 -p 8080:80 img", "mkdir -p src/x", "ssh -p 2222 host", "git push -u origin main",
+    "psql -h db -p 5432 -U me", "pytest -p no:cacheprovider", "git add -p", "git push -u origin HEAD:main",
+    "curl -u $USER:$PASS https://x", "mysql -u root -p", "docker login --password-stdin", "uv pip install -p python3.11 x",
+])
+def test_ports_flags_and_placeholders_are_not_passwords(text):
+    assert redact(text) == text

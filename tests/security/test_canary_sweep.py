@@ -4,13 +4,18 @@ step, the session-start context the predictor records), documents, git ingest �
 of the database and every file under KENNING_HOME (memories.db, -wal, -shm, logs, spool) is
 searched for each canary: 0 hits. The canaries are the kinds the issue found stored in clear: a
 bare AWS secret access key after a `secret` label, an `AKIA…:secret` pair, a high-entropy token
-in assignment position, plus a GitHub token and a password."""
+in assignment position, plus a GitHub token and a password; and issue 33's shapes: a JWT whole, a
+URL password with an empty user, `curl -u user:pw`, `--password pw`, `mysql -p…`, a token typed as
+a project name — found in no table, no full-text term, no file, and not in the spool a hook writes
+while the daemon is away."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
+import re
 import sqlite3
 import string
 import subprocess
@@ -45,13 +50,36 @@ def canaries() -> dict[str, str]:
         "entropy-token": _rand(32),
         "github-token": "ghp_" + _rand(36),
         "password": "Cnry" + _rand(10) + "!7",
+        # issue 33's shapes: a JWT whole (its payload and signature), a URL password with an empty user,
+        # `curl -u user:pw`, `--password pw`, `mysql -p pw`, and a token typed as a project name
+        "jwt-payload": _b64url(json.dumps({"sub": _rand(12), "exp": 1900000000})),
+        "jwt-signature": _rand(43),
+        "redis-password": "Rds" + _rand(14),
+        "curl-password": "Crl" + _rand(14),
+        "flag-password": "Flg" + _rand(14),
+        "mysql-password": "Msq" + _rand(14),
+        "project-token": "ghp_" + _rand(36),
     }
+
+
+def _b64url(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+JWT_HEADER = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}))
+
+
+def jwt(c: dict[str, str]) -> str:
+    return f"{JWT_HEADER}.{c['jwt-payload']}.{c['jwt-signature']}"
 
 
 def secret_text(c: dict[str, str], where: str) -> str:
     return (f"{where}: we decided to deploy billing with key {c['aws-id']} and secret {c['aws-secret']}; "
             f"the CI uses {c['aws-id']}:{c['pair-secret']} and SIGNING_SALT={c['entropy-token']}; "
-            f"push with {c['github-token']}; db password: {c['password']}")
+            f"push with {c['github-token']}; db password: {c['password']}; the session cookie was {jwt(c)}; "
+            f"cache at redis://:{c['redis-password']}@cache.internal:6379/0; "
+            f"run curl -u admin:{c['curl-password']} https://ci.internal/api; "
+            f"then psql-sync --password {c['flag-password']} --host db; and mysql -u root -p{c['mysql-password']} billing")
 
 
 def _hook(event: str, body: dict, env: dict[str, str]) -> None:
@@ -88,6 +116,22 @@ def table_hits(db_path: Path, needles: dict[str, str]) -> dict[str, list[str]]:
     return hits
 
 
+def fts_term_hits(db_path: Path, needles: dict[str, str]) -> dict[str, list[str]]:
+    """needle name → the full-text indexes holding it as a term (fts5vocab: the terms themselves, which
+    the index stores prefix-compressed, not as the text a table scan or a byte search would find)."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    hits: dict[str, list[str]] = {}
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"):
+        conn.execute(f'CREATE VIRTUAL TABLE temp."v_{table}" USING fts5vocab(main, "{table}", row)')
+        terms = {t for (t,) in conn.execute(f'SELECT term FROM temp."v_{table}"')}
+        for name, needle in needles.items():
+            parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", needle) if len(p) >= 8]
+            if any(p in terms for p in parts):
+                hits.setdefault(name, []).append(table)
+    conn.close()
+    return hits
+
+
 def file_hits(home: Path, needles: dict[str, str]) -> dict[str, list[str]]:
     hits: dict[str, list[str]] = {}
     for path in home.rglob("*"):
@@ -118,6 +162,9 @@ def test_canary_secrets_reach_no_table_and_no_file(world):
         assert http.post("/api/memory/remember", json={  # remember
             "content": secret_text(c, "remember"), "project": project,
             "tags": [f"salt={c['entropy-token']}"], "metadata": {"env": secret_text(c, "metadata")}}).status_code == 200
+        assert http.post("/api/memory/remember", json={  # a token typed as a project name
+            "content": f"the {c['project-token'][:8]} project notes", "project": c["project-token"],
+            "tags": [c["project-token"]]}).status_code == 200
         assert http.post("/api/memory/batch", json={"memories": [  # batch
             {"content": secret_text(c, "batch"), "project": project}]}).status_code == 200
         jsonl = base / "import.jsonl"  # import (CLI, through the daemon)
@@ -172,6 +219,20 @@ def test_canary_secrets_reach_no_table_and_no_file(world):
     needles = {k: v for k, v in c.items()}
     assert {k: v for k, v in needles.items() if v in shown} == {}, "shown by the API"
     assert table_hits(db, needles) == {}
+    assert fts_term_hits(db, needles) == {}
     assert file_hits(daemon.home, needles) == {}
+
+    # while the daemon is away, a hook spools the prompt and the tool output: redacted before they wait on disk
+    laptop = base / "laptop"
+    away = {**env, "KENNING_HOME": str(laptop), "KENNING_URL": "http://127.0.0.1:9", "KENNING_HOOK_TIMEOUT": "1"}
+    _hook("user-prompt-submit", payload("user-prompt-submit", key, str(repo), str(transcript),
+                                        prompt=secret_text(c, "spooled prompt")), away)
+    _hook("post-tool-use", {**payload("stop", key, str(repo), str(transcript)), "hook_event_name": "PostToolUse",
+                            "tool_name": "Bash", "tool_input": {"command": secret_text(c, "spooled cmd")},
+                            "tool_response": {"stdout": secret_text(c, "spooled output"), "exit_code": 0}}, away)
+    spooled = list((laptop / "spool").glob("e-*.json"))
+    assert len(spooled) == 2 and "[REDACTED:jwt]" in spooled[0].read_text()
+    assert file_hits(laptop, needles) == {}
+
     daemon.stop()  # and once the daemon has checkpointed and closed the files
     assert file_hits(daemon.home, needles) == {}

@@ -108,7 +108,8 @@ def old_store(home: Path, c: dict[str, str], half_c: dict[str, str] | None = Non
 
 
 def _needles(c: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in c.items() if k != "aws-id"}  # an access key id alone is not a secret
+    # an access key id alone is not a secret; the project token is a project, not text (m006's own test)
+    return {k: v for k, v in c.items() if k not in ("aws-id", "project-token")}
 
 
 def _folded_hits(home: Path, needles: dict[str, str]) -> dict[str, list[str]]:
@@ -200,3 +201,33 @@ def test_m005_redacts_old_rows_on_either_backend(db):
         assert not [k for k, v in _needles(c).items() if v in texts], texts
         assert [tuple(r) for r in conn.execute("SELECT id FROM entities").fetchall()] == [("e3",)]
         assert json.loads(conn.execute("SELECT metadata FROM sessions").fetchone()[0])["first"].startswith("meta:")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_m006_redacts_issue_33s_shapes_in_old_rows_on_either_backend(db):
+    """A row stored before issue 33: a JWT's signature left after the older scanner's marker, a
+    redis URL password with an empty user, curl -u / --password / mysql -p passwords, and a token as
+    the memory's project. m006 takes them all out; the row's history says so."""
+    c = canaries()
+    old = (f"cookie [REDACTED:jwt]{c['jwt-signature']} and redis://:{c['redis-password']}@cache:6379; "
+           f"curl -u admin:{c['curl-password']} x; sync --password {c['flag-password']}; "
+           f"mysql -u root -p{c['mysql-password']} billing")
+    with db.with_write_tx() as conn:
+        _memory(conn, 9, "mem-33", old, ["ops"], {})
+        conn.execute("UPDATE memories SET project = ? WHERE id = 'mem-33'", (c["project-token"],))
+        conn.execute("INSERT INTO sessions(session_key, project, status, context, started_at)"
+                     " VALUES ('old-33', ?, 'ended', ?, ?)", (c["project-token"], old, AT))
+        conn.execute("DELETE FROM schema_migrations WHERE version = 6")
+    assert 6 in migrate(db)
+    assert migrate(db) == []  # once
+    needles = {k: c[k] for k in ("jwt-signature", "redis-password", "curl-password", "flag-password",
+                                 "mysql-password", "project-token")}
+    with db.snapshot() as conn:
+        rows = [list(r) for r in conn.execute("SELECT content, project FROM memories WHERE id = 'mem-33'").fetchall()]
+        rows += [list(r) for r in conn.execute("SELECT project, context FROM sessions WHERE session_key = 'old-33'")]
+        text = json.dumps(rows)
+        assert {k for k, v in needles.items() if v in text} == set(), text
+        assert "[REDACTED:url-password]" in text and "[REDACTED:password]" in text and "[REDACTED:github-token]" in text
+        reasons = [r[0] for r in conn.execute("SELECT reason FROM memory_history WHERE memory_id = 'mem-33'"
+                                              " AND event = 'redacted'").fetchall()]
+        assert reasons == ["m006: secrets redacted by the scanner's rules of issue 33"]

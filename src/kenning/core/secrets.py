@@ -20,7 +20,14 @@ or match only in part (each tested in tests/core/test_secrets.py):
 - `secret` (high entropy): a token of 24+ characters mixing upper case, lower case and digits
   with at least 4 bits of entropy a character, in assignment position (`NAME = tok`,
   `name: tok`) whatever the name; hex digests, file paths and slashed paths are left alone;
-- `url-password`: the password of `scheme://user:password@host`;
+- `jwt`: a JSON Web Token whole, its three segments (`eyJ…`.`…`.`…`) whatever precedes it
+  (the plugin's match left the signature); a signature left after a `[REDACTED:jwt]` marker by an
+  older scanner (a stored row) goes too;
+- `url-password`: the password of `scheme://user:password@host`, also with an empty user
+  (`redis://:password@host`);
+- `password` (command lines): `curl -u user:password` / `--user user:password`, `--password pw` /
+  `--password=pw` / `--passwd` / `--pass`, and `-p pw` / `-ppw` where `-p` means a password: after
+  `-u <user>` in the same command (`docker login -u bob -p …`) or in mysql / mariadb / sshpass;
 - `bearer-token`: `Authorization: …` headers and `Bearer …` / `token …` credentials;
 - `password` / `secret`: `NAME=value` or `NAME: value` where NAME ends in a secret word
   (PASSWORD, DB_PASSWD, GITHUB_TOKEN, api_key, client_secret, …). With `:` the value must
@@ -110,7 +117,15 @@ _RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}"), 0),
     ("aws-secret-key", re.compile(
         r"(?i)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), 1),
-    ("url-password", re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]+)@"), 1),
+    ("jwt", re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"), 0),
+    ("jwt", re.compile(r"\[REDACTED:jwt\]\.?([A-Za-z0-9_\-]{8,})"), 1),
+    ("url-password", re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s@/]+)@"), 1),
+    ("password", re.compile(
+        r"(?:^|[\s;|&(`])(?:-u|--user)(?:\s+|=)?[\"']?(?![\d]+:\d+\b)[^\s:\"'@/=-][^\s:\"'@/]*:([^\s\"'@]+)"), 1),
+    ("password", re.compile(r"(?i)(?:^|[\s;|&(`])--(?:password|passwd|pass)(?:\s+|=)[\"']?([^\s\"'-][^\s\"']*)"), 1),
+    ("password", re.compile(
+        r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|sshpass)\b|\s-u\s*(?!\d)[^\s-]\S*)[^\n;|&]*?"
+        r"\s-p(?:\s+)?[\"']?(?![\d:.]+(?:/\w+)?(?:\s|$))([^\s\"'-][^\s\"']*)"), 1),  # not a port (8080:80)
     ("bearer-token", re.compile(
         r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot)\s+)?([^\s\"',;]{8,})"), 1),
     ("bearer-token", re.compile(r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9\-._~+/]{16,}=*)"), 1),
@@ -256,7 +271,8 @@ def scan(text: str) -> list[Finding]:
     for kind, regex, group in _RULES:
         for match in regex.finditer(text):
             start, end = match.span(group)
-            if end > start and not text.startswith(MARKER_PREFIX, start):
+            if end > start and not text.startswith(MARKER_PREFIX, start) \
+                    and not (kind == "password" and _PLACEHOLDER.match(text[start:end])):  # `-u $USER:$PASS`
                 found.append((1, Finding(kind, start, end)))
     for f in _assignment_findings(text):
         found.append((2, f))

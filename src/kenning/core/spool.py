@@ -10,7 +10,8 @@ claimed by an atomic rename, handled, then deleted, oldest first.
 Bounded: at most `max_events` events, `max_bytes` bytes, none older than `max_age_s`. Past a
 cap the oldest events are dropped, and each drop is counted (a line in `dropped.log`: when,
 why, which session and event, never the payload; folded into one counting line past 256 KiB),
-which `stats` reports and the daemon logs as a warning. Standard library only: hooks import this.
+which `stats` reports and the daemon logs as a warning. Standard library only: hooks import this
+(the secret scanner loads when an event is spooled: a spooled event is redacted first).
 """
 
 from __future__ import annotations
@@ -201,8 +202,13 @@ def enforce(home: str, limits: Limits | None = None, *, now: float | None = None
 
 def append(home: str, record: Mapping[str, object], limits: Limits | None = None) -> Spooled:
     """Spool one event (a JSON-able dict: path, body, transcript_path, …); never raises, never
-    waits on another writer. Returns {spooled, dropped, name}."""
+    waits on another writer. Returns {spooled, dropped, name}. Every string in it is redacted
+    first (core.secrets: a prompt or a tool's output never waits on disk with a credential in it,
+    issue 33); the scanner loads only here, when an event is spooled."""
     try:
+        from kenning.core.secrets import protect_value  # only when an event is spooled
+
+        record = protect_value(dict(record), "redact")
         folder = spool_dir(home)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         now = time.time()
@@ -221,7 +227,7 @@ def append(home: str, record: Mapping[str, object], limits: Limits | None = None
         os.rename(tmp, os.path.join(folder, name))
         dropped = enforce(home, limits, now=now)
         return {"spooled": os.path.exists(os.path.join(folder, name)), "dropped": dropped, "name": name}
-    except (OSError, TypeError, ValueError):
+    except (OSError, TypeError, ValueError, ImportError):  # no scanner: nothing spooled in clear
         return {"spooled": False, "dropped": 0, "name": None}
 
 

@@ -67,8 +67,8 @@ class Prepared:
 
 def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
                    secret_policy: str = "redact", rules: Sequence[DraftRule] = ()) -> MemoryDraft:
-    """Check a draft and apply the secrets policy (content, tags, metadata) and `rules`; returns
-    the draft to store."""
+    """Check a draft and apply the secrets policy (content, tags, metadata, project, source: a token
+    typed as a project name is no name, issue 33) and `rules`; returns the draft to store."""
     draft = check_draft(draft, max_chars)
     if draft.type not in MEMORY_TYPES:
         raise InvalidInput(f"unknown memory type {draft.type!r}; one of: {', '.join(sorted(MEMORY_TYPES))}")
@@ -82,6 +82,8 @@ def validate_draft(draft: MemoryDraft, max_chars: int = MAX_CONTENT_CHARS,
         draft, content=secrets.protect(draft.content, secret_policy),
         tags=[secrets.protect(t, secret_policy, what="tag") for t in draft.tags],
         metadata=secrets.protect_value(draft.metadata, secret_policy),
+        project=secrets.protect(draft.project, secret_policy, what="project") if draft.project else draft.project,
+        source=secrets.protect(draft.source, secret_policy, what="source") if draft.source else draft.source,
     )
     for rule in rules:
         draft = rule(draft)
@@ -179,6 +181,9 @@ class WritePath:
         if "tags" in changes and isinstance(changes["tags"], list):
             changes = {**changes, "tags": [secrets.protect(t, self.secret_policy, what="tag")
                                            for t in changes["tags"]]}
+        for name in ("project", "metadata"):  # a token in any field (issue 33)
+            if changes.get(name):
+                changes = {**changes, name: secrets.protect_value(changes[name], self.secret_policy, what=name)}
         with self.db.with_write_tx() as conn:
             memory = store.update_memory(conn, memory_id, changes, actor=actor, reason=reason)
             if vector is not None:
