@@ -45,9 +45,11 @@ class Repo:
         return self.git("rev-parse", "HEAD")
 
 
-def memories(http: httpx.Client, project: str) -> list[dict]:
+def memories(http: httpx.Client, project: str, source: str | None = "git") -> list[dict]:
+    """The project's memories written by git ingest: the commits (source 'git'), or with `source` another
+    writer's ('git-rule': rules stated in commit bodies), or None for all."""
     page = http.get("/api/memory", params={"project": project, "limit": 500}).json()
-    return page["items"]
+    return [m for m in page["items"] if source is None or m["source"] == source]
 
 
 def ingest(http: httpx.Client, path: Path | str, project: str) -> httpx.Response:
@@ -76,6 +78,13 @@ def test_ingest_is_incremental_skips_merges_and_keeps_dates_files_and_sha(daemon
         assert cap["content"].startswith("fix: cap retries at 7")  # subject, then the body (the rationale)
         assert "Measured against the upstream rate-limit window; do not round it up to 10." in cap["content"]
         assert cap["source"] == "git" and cap["related_files"] == ["retry.py"]
+        # a commit stays a commit (issue 31): typed `commit`, never `constraint` — "fix: cap retries at 7" is
+        # what was done; the rule its body states goes through the claim test with the commit as evidence
+        assert {m["type"] for m in stored.values()} == {"commit"} and all(m["applies"] is None for m in stored.values())
+        rules = memories(http, project, "git-rule")
+        assert [r["content"] for r in rules] == ["Measured against the upstream rate-limit window; do not round it up to 10."]
+        assert rules[0]["type"] == "constraint" and rules[0]["derived_from"] == [cap["id"]]
+        assert rules[0]["metadata"]["claim"]["commit"] == first and rules[0]["related_files"] == ["retry.py"]
         assert cap["created_at"] == "2021-03-04T03:06:07.000Z"  # the commit's date, in UTC
         assert stored[side]["related_files"] == ["docs/notes.md"]
         jobs = http.get("/api/pipeline/jobs", params={"memory_id": cap["id"]}).json()["items"]

@@ -19,7 +19,8 @@ from kenning.store.db import open_database
 
 def _remember(http, project: str, content: str, **kw) -> str:
     r = http.post("/api/memory/remember", json={"content": content, "project": project, "type": "decision",
-                                                 "confidence": 0.75, "created_at": "2026-01-01T00:00:00Z", **kw})
+                                                 "confidence": 0.75, "created_at": "2026-01-01T00:00:00Z",
+                                                 "applies": "project", **kw})  # may open sessions (issue 31)
     assert r.status_code == 200, r.text
     return r.json()["id"]
 

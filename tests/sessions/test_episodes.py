@@ -240,7 +240,7 @@ def test_session_start_and_the_first_prompt_share_the_opening_budget(http):
     project, key = f"bud-{uuid.uuid4().hex[:6]}", f"sess-{uuid.uuid4().hex}"
     filler = " ".join(["the regional finance team reviews these totals every quarter"] * 6)
     memories = [{"content": f"Invoice rule {i}: region {i} rounds invoice totals half-even to cents; {filler}",
-                 "project": project, "importance": 0.9} for i in range(40)]
+                 "project": project, "importance": 0.9, "applies": "project"} for i in range(40)]  # may open sessions
     assert http.post("/api/memory/batch", json={"memories": memories}).status_code == 200
     start = hook(http, "session-start", {"session_key": key, "project": project, "context": "invoices"})
     first = hook(http, "user-prompt-submit", {"session_key": key, "prompt": "How are invoice totals rounded to cents?"})
@@ -277,7 +277,8 @@ def test_related_remembers_never_supersede_each_other(http):
 def test_a_quote_of_an_injected_memory_stores_nothing_new(http):
     project = f"quote-{uuid.uuid4().hex[:6]}"
     rule = "Always run the schema migrations inside a transaction on the billing database"
-    rule_id = http.post("/api/memory/remember", json={"content": rule, "project": project, "importance": 0.9}).json()["id"]
+    rule_id = http.post("/api/memory/remember", json={"content": rule, "project": project, "importance": 0.9,
+                                                      "applies": "project"}).json()["id"]
     key = f"sess-{uuid.uuid4().hex}"
     start = hook(http, "session-start", {"session_key": key, "project": project})
     assert rule_id in start["memory_ids"]

@@ -52,7 +52,8 @@ def hook(http, event: str, body: dict, status: int = 200) -> dict:
 @pytest.fixture(scope="module")
 def seeded(http):
     project = f"shop-{uuid.uuid4().hex[:6]}"
-    fact_ids = batch(http, [{"content": c, "type": t, "importance": 0.9, "project": project} for c, t in FACTS])
+    fact_ids = batch(http, [{"content": c, "type": t, "importance": 0.9, "project": project, "applies": "project"}
+                             for c, t in FACTS])  # project-wide rules open sessions (issue 31)
     fillers = [{"content": f"Gardening note {i}: water the tomato bed number {i} every {i % 5 + 2} days",
                 "importance": 0.3, "project": project} for i in range(110)]
     batch(http, fillers)

@@ -40,7 +40,8 @@ class StandInPredictor:
 def _seed(kenning, project):
     return [r.id for r in kenning.remember_many([
         MemoryDraft(content=f"Memory {i} about subsystem {chr(65 + i)} and its quirks number {i * 7}",
-                    importance=round(0.1 + i * 0.04, 2), project=project) for i in range(20)])]
+                    importance=round(0.1 + i * 0.04, 2), project=project, applies="project")  # may open sessions
+        for i in range(20)])]
 
 
 def test_predictor_rankings_are_recorded_and_fused(kenning, monkeypatch):

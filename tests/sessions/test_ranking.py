@@ -23,6 +23,7 @@ def _rows(k, key: str) -> dict[str, dict]:
 
 def _remember(k, content: str, **kw) -> str:
     kw.setdefault("created_at", "2026-01-01T00:00:00Z")  # before the sessions below
+    kw.setdefault("applies", "project")  # what these tests show at session start holds project-wide (issue 31)
     return k.remember(MemoryDraft(content=content, **kw)).id
 
 

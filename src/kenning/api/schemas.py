@@ -104,6 +104,11 @@ class RememberIn(_Body):
     id: Annotated[str, Field(pattern=limits.MEMORY_ID_PATTERN)] | None = Field(
         None, description="Keep this id (imports, exports read back); a memory stored with it already is "
         "answered as a duplicate.")
+    applies: Literal["project", "area"] | None = Field(
+        None, description="Where a rule applies: project (everywhere in its project; may open sessions) or area "
+        "(one file, symbol, module, command or topic; shown when it comes up). Default: told from its words.")
+    area: Annotated[str, Field(max_length=200)] | None = Field(None, description="An area rule's area (a symbol, "
+                                                               "file, module, command or topic).")
 
     def to_draft(self) -> MemoryDraft:
         data = self.model_dump()

@@ -23,7 +23,7 @@ from kenning.codegraph.facts import FileFacts, FileFactsJson
 from kenning.codegraph.files import MAX_FILE_BYTES, is_skipped_path, list_source_files, looks_generated
 from kenning.codegraph.languages import language_of
 from kenning.codegraph.layout import Layout, ParsedFile, content_hash
-from kenning.codegraph.links import link_project
+from kenning.codegraph.links import link_project, mark_left_behind
 from kenning.codegraph.resolve import Edge, FileEntry, FileResolver, ProjectIndex
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
@@ -80,12 +80,14 @@ def index_path(db: StoreDatabase, root: Path | str, project: str, *, progress: P
             touched.append((state["id"], stat.st_size, stat.st_mtime_ns))
             continue
         changed.append((rel, data, stat.st_size, stat.st_mtime_ns))
-    removed = [known[p]["id"] for p in set(known) - set(paths)]
+    gone = sorted(set(known) - set(paths))
+    removed = [known[p]["id"] for p in gone]
     report.unchanged = len(paths) - len(changed)
     report.removed = len(removed)
     _apply(db, root, project, changed, removed, touched, report, progress, Layout.scan(root, paths))
     if changed or removed:
         report.memory_links = link_project(db, project)
+        mark_left_behind(db, project, root, [c[0] for c in changed] + gone)  # rules whose code is gone (issue 31)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -100,7 +102,7 @@ def refresh_files(db: StoreDatabase, project: str, paths: list[str], *, progress
     started = time.perf_counter()
     known = store.file_states(db.reader(), project)
     report = IndexReport(project, str(root))
-    changed, removed = [], []
+    changed, removed, gone = [], [], []
     for raw in paths:
         rel = _relative(root, raw)
         if rel is None or language_of(rel) is None or is_skipped_path(rel):
@@ -109,6 +111,7 @@ def refresh_files(db: StoreDatabase, project: str, paths: list[str], *, progress
         if not full.is_file():
             if rel in known:
                 removed.append(known[rel]["id"])
+                gone.append(rel)
             continue
         data = full.read_bytes()
         state = known.get(rel)
@@ -121,6 +124,7 @@ def refresh_files(db: StoreDatabase, project: str, paths: list[str], *, progress
     if changed or removed:
         layout = Layout.scan(root, list(known) + [c[0] for c in changed])
         _apply(db, root, project, changed, removed, [], report, progress, layout)
+        mark_left_behind(db, project, root, [c[0] for c in changed] + gone)  # rules whose code is gone (issue 31)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 

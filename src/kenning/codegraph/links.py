@@ -6,17 +6,27 @@ its text names one unambiguously (`Retrier.run`, `` `bucket` ``, `apply_discount
 Links are stored by path and qualname, so they survive re-indexing. New memories are linked
 in their own write transaction (an in-tx hook: indexed lookups only, no model, no network);
 `link_project` links what was stored before the project was indexed.
+
+Issue 31: a rule that names indexed code is an area rule about that code: its area becomes the named
+symbol (else the file) and the linked files join its `related_files`, so the step that reads or edits
+one of them shows it. When the code index sees such a file deleted or the symbol gone (`mark_left_behind`,
+after each index or refresh), the rule is marked stale with the repository's HEAD commit as evidence.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
 from typing import Iterable
 
 from kenning.codegraph.views import project_for_path
+from kenning.core.claims import RULE_TYPES
 from kenning.core.clock import now_iso
+from kenning.core.telemetry import record_error
 from kenning.core.types import MemoryDraft
 from kenning.store import codegraph as store
+from kenning.store import rule_scope
 from kenning.store.backend import Connection, StoreDatabase
 
 _EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs)"
@@ -67,9 +77,70 @@ def link_in_tx(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
     if draft.project is not None:
         projects = [p for p in projects if p == draft.project]
     now = now_iso()
+    found: list[tuple[str, str, str]] = []
     for project in projects:
-        for path, symbol, reason in mentions(conn, project, draft.content, draft.related_files):
+        for path, symbol, reason in sorted(mentions(conn, project, draft.content, draft.related_files)):
             store.link_memory(conn, memory_id, project, path, symbol, reason, now)
+            found.append((path, symbol, reason))
+    if found and draft.type in RULE_TYPES and draft.applies != "project":
+        area, files = code_area(draft, found)
+        rule_scope.set_code_area(conn, memory_id, area, files)
+
+
+def code_area(draft: MemoryDraft, found: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
+    """The area of a rule that names indexed code (the symbol it names first in its text, else the file)
+    and its related files with the linked ones added."""
+    content = draft.content or ""
+    symbols = [(content.find(symbol.rsplit(".", 1)[-1]), symbol) for _, symbol, _ in found if symbol]
+    named = [symbol for at, symbol in sorted(symbols) if at >= 0]
+    area = named[0] if named else (draft.area if draft.area and any(draft.area == s for _, s, _ in found) else found[0][0])
+    files = list(dict.fromkeys([*draft.related_files, *(path for path, _, _ in found)]))
+    return area, files
+
+
+def _head_commit(root: Path) -> str | None:
+    """The repository's HEAD commit at `root` (the evidence of a stale rule), or None outside git."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("ascii", errors="replace").strip() or None
+
+
+def mark_left_behind(db: StoreDatabase, project: str, root: Path, paths: list[str]) -> list[str]:
+    """Mark stale the area rules linked to code in `paths` (changed or removed files) whose file or
+    symbol the index no longer has; returns their ids. Evidence: {commit, path, symbol, reason}."""
+    if not paths:
+        return []
+    conn = db.reader()
+    gone: dict[str, dict[str, object]] = {}
+    for link in rule_scope.linked_area_rules(conn, project, paths):
+        if link["memory_id"] in gone or rule_scope.code_exists(conn, project, link["path"], link["symbol"]):
+            continue
+        if not link["symbol"]:
+            reason = "deleted or renamed"
+        elif rule_scope.code_exists(conn, project, link["path"], ""):
+            moved = rule_scope.symbol_elsewhere(conn, project, link["symbol"], link["path"])
+            reason = f"moved to {moved}" if moved else "removed or renamed"
+        else:
+            reason = "deleted with its file"
+        gone[link["memory_id"]] = {"path": link["path"], "symbol": link["symbol"] or None, "reason": reason}
+    if not gone:
+        return []
+    commit = _head_commit(root)
+    at = now_iso()
+    try:
+        with db.with_write_tx() as wconn:
+            for memory_id, stale in gone.items():
+                rule_scope.mark_stale(wconn, memory_id, at=at, stale={"commit": commit, **stale, "at": at},
+                                      actor="code-index")
+    except Exception as exc:  # the index is written; a rule not marked now is checked on the next change
+        record_error("codegraph", f"marking rules stale failed: {exc}", project=project)
+        return []
+    return list(gone)
 
 
 def link_project(db: StoreDatabase, project: str) -> int:

@@ -14,6 +14,7 @@ MEMORY_TYPES = frozenset(
         "gotcha", "error_pattern", "pattern", "dead_end", "workflow_recipe", "prefetch_pattern",
         "causal_dependency", "module_insight", "work_state", "task_calibration", "document_chunk",
         "requirement", "e2e_observation", "work_unit_outcome", "summary", "observation", "episode",
+        "commit",  # a git commit as ingested (issue 31): what was done, found by a query, never a rule
     }
 )
 # The types a person picks when they write a memory themselves (`kenning remember -t`, the dashboard);

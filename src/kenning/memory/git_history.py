@@ -6,9 +6,17 @@
   store has not ingested for the repository yet, oldest first, read with one
   `git log --no-walk=unsorted --stdin --name-only` (bytes decoded as UTF-8 with
   replacement, so odd encodings never fail an ingest).
-- `commit_draft`: subject and body (the rationale) as content, `source='git'`, the author
-  date as `created_at` (when the change was made; it survives rebases, which rewrite the
-  committer date), sha/author/committer date in metadata, changed files in `related_files`.
+- `commit_draft`: subject and body (the rationale) as content, `source='git'`, type `commit`
+  (issue 31: a commit records what was done; it is found by a query, linked to its files, never typed
+  as a rule: the caller's type is explicit, so decision auto-protection leaves "switch to monotonic
+  time" a commit), the author date as `created_at` (when the change was made; it survives rebases,
+  which rewrite the committer date), sha/author/committer date in metadata, changed files in
+  `related_files`.
+- `body_rules`: a rule stated in a commit's body ("Keep MAX_ATTEMPTS = 7; do not round it up.") goes
+  through the one claim test (core.claims.judge) like chat text, and is kept only when it says it holds
+  beyond the change (always / never / don't / must / has to: a commit's imperatives otherwise describe
+  the change itself, "Use chain.from_iterable in listutils.py"); stored as its own memory
+  (`source='git-rule'`) derived from the commit memory, the commit as its evidence.
 - `ingest_commits`: drafts go through the one write path (`remember_many`, batched: dedup,
   draft rules, embedding outside the transaction), then the batch's shas are recorded in
   `git_commits` (store/git_history.py). A crash between the two re-ingests the batch next
@@ -19,6 +27,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import threading
@@ -28,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kenning.core import claims
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.telemetry import log_event, record_error
@@ -38,6 +48,8 @@ from kenning.store.backend import StoreDatabase
 from kenning.store.git_history import Repository
 
 SOURCE = "git"
+RULE_SOURCE = "git-rule"  # a rule stated in a commit's body (issue 31)
+COMMIT_TYPE = "commit"
 TAG = "git"
 BATCH = 64
 IMPORTANCE_WITH_RATIONALE = 0.5  # a commit whose body says why
@@ -147,13 +159,40 @@ def commit_content(commit: Commit) -> str:
 
 def commit_draft(commit: Commit, *, project: str | None, repo: str) -> MemoryDraft:
     return MemoryDraft(
-        content=commit_content(commit), type="fact",
+        content=commit_content(commit), type=COMMIT_TYPE, type_explicit=True,
         importance=IMPORTANCE_WITH_RATIONALE if commit.body else IMPORTANCE_SUBJECT_ONLY,
         tags=[TAG], project=project, source=SOURCE, related_files=list(commit.files[:MAX_FILES]),
         created_at=commit.authored_at,
         metadata={"sha": commit.sha, "repo": repo, "author": commit.author, "committed_at": commit.committed_at,
                   "files_changed": len(commit.files)},
     )
+
+
+_HOLDS = re.compile(r"\b(?:always|never|don'?t|do not|must(?: not)?|has to|have to|no longer)\b", re.I)
+_WRAPPED = re.compile(r"(?<!\n)\n(?!\n|\s*[-*•] )")  # a hard-wrapped line (not a paragraph or bullet break)
+
+
+def body_rules(commit: Commit, memory_id: str, *, project: str | None, repo: str) -> list[MemoryDraft]:
+    """The rules a commit's body states in its own words, each through the claim test with the commit as
+    evidence (derived from the commit's memory)."""
+    out: list[MemoryDraft] = []
+    previous = None
+    for sentence in claims.sentences(_WRAPPED.sub(" ", commit.body or "")):
+        sentence = sentence.lstrip("-*• ").strip()
+        verdict = claims.judge(sentence, claims.Context(speaker="unknown", previous=previous))
+        previous = sentence
+        if not verdict.kept or verdict.type not in claims.RULE_TYPES or not _HOLDS.search(claims.own_words(sentence)):
+            continue
+        evidence = {**(verdict.evidence.to_dict() if verdict.evidence else {}), "rule": "commit-body",
+                    "commit": commit.sha, "repo": repo}
+        out.append(MemoryDraft(
+            content=verdict.text, type=verdict.type, type_explicit=True, importance=IMPORTANCE_WITH_RATIONALE,
+            confidence=verdict.confidence, needs_review=verdict.confidence < claims.REVIEW_BELOW,
+            tags=[TAG], project=project, source=RULE_SOURCE, related_files=list(commit.files[:MAX_FILES]),
+            created_at=commit.authored_at, derived_from=[memory_id],
+            metadata={claims.EVIDENCE_KEY: evidence, "commit": commit.sha},
+        ))
+    return out
 
 
 @dataclass
@@ -205,6 +244,9 @@ def ingest_commits(db: StoreDatabase, remember_many: RememberMany, repo: str, pr
         chunk = commits[start:start + batch]
         results = _store_batch(remember_many, [commit_draft(c, project=project, repo=repo) for c in chunk])
         stored = [(c, r) for c, r in zip(chunk, results) if r is not None]
+        rules = [d for c, r in stored if not r.deduped for d in body_rules(c, r.id, project=project, repo=repo)]
+        if rules:
+            _store_batch(remember_many, rules)
         with db.with_write_tx() as conn:
             store.record_commits(conn, repo, project, [(c.sha, r.id, c.authored_at) for c, r in stored])
         counts["created"] += sum(not r.deduped for _, r in stored)

@@ -7,6 +7,9 @@ came from, with accept / edit / reject.
 - **reject**: non-destructive: the memory stays (a query still finds it, `kenning show` shows
   it) but it is never shown unasked again; `metadata.review` = {status: rejected, at, by,
   reason}; undone by accepting it.
+A rule whose code was deleted or renamed (issue 31: `stale_at`, `metadata.stale` = {commit, path, symbol,
+reason}) is pending until the user confirms it (accept: `stale_at` cleared, the evidence kept in its history),
+edits it (cleared too) or retires it (reject).
 Every action goes through the write path (`edit`: history row, re-embedding on new content).
 `rules()` counts per extraction rule (`metadata.claim.rule`, else the writer's source) how many
 were learned, wait, were accepted and rejected, so a noisy rule shows itself.
@@ -41,6 +44,7 @@ class ReviewItem(TypedDict):
     project: str | None
     session_key: str | None
     created_at: str
+    stale: dict[str, object] | None  # metadata.stale while stale_at is set: {commit, path, symbol, reason}
     rule: str | None
     evidence: dict[str, object] | None  # metadata.claim: rule, speaker, acceptance, ...
     review: dict[str, object] | None  # metadata.review: status, at, by, reason
@@ -101,7 +105,7 @@ class Review:
 
     def accept(self, memory_id: str, *, actor: str = "review", viewer: Viewer | None = None) -> ReviewItem:
         memory = self._get(memory_id, viewer)
-        changes = {"needs_review": False, "user_verified": True,
+        changes = {"needs_review": False, "user_verified": True, "stale_at": None,
                    "metadata": _with_review(memory, "accepted", actor)}
         return item(self._edit(memory_id, changes, actor=actor, reason="review: accepted", viewer=viewer))
 
@@ -112,7 +116,7 @@ class Review:
         if content is not None and (not isinstance(content, str) or not content.strip()):
             raise InvalidInput("content must be a non-empty string")
         memory = self._get(memory_id, viewer)
-        changes: dict[str, object] = {"needs_review": False, "user_verified": True,
+        changes: dict[str, object] = {"needs_review": False, "user_verified": True, "stale_at": None,
                                       "metadata": _with_review(memory, "edited", actor)}
         if content is not None:
             changes["content"] = content.strip()
@@ -173,6 +177,7 @@ def item(memory: Memory) -> ReviewItem:
         "id": memory.id, "content": memory.content, "type": memory.type, "confidence": memory.confidence,
         "needs_review": memory.needs_review, "user_verified": memory.user_verified, "source": memory.source,
         "project": memory.project, "session_key": memory.session_key, "created_at": memory.created_at,
+        "stale": meta.get("stale") if memory.stale_at and isinstance(meta.get("stale"), dict) else None,
         "rule": (claim or {}).get("rule") or memory.source, "evidence": claim,
         "review": meta.get("review") if isinstance(meta.get("review"), dict) else None,
         "kind": kind_of(memory.source, claim is not None),

@@ -2,8 +2,9 @@
 which stored memories matter now? No LLM, no embedding: one indexed lookup per key.
 
 Priority: an error whose fingerprint matches a stored error pattern (show the fix), then a
-Grep/Glob pattern a stored memory answers, then gotchas / error patterns / dead ends (and,
-on edits, causal dependencies) about the file just read or edited. Memories already shown
+Grep/Glob pattern a stored memory answers, then the rules, gotchas / error patterns / dead ends (and,
+on edits, causal dependencies) about the file just read or edited: an area rule linked to that file
+(issue 31: its `related_files` hold the code it names) reaches the agent here, not at session start. Memories already shown
 in this session are skipped; at most `step_limit`, each at least `step_min_confidence`, and
 only what the one ranking home lets be shown unasked (`sessions.ranking.admit_unasked`: no raw
 exchange or commit, nothing waiting for review, nothing the agent rated down in two sessions).
@@ -22,7 +23,8 @@ from kenning.sessions import ranking
 from kenning.store import observer as store
 from kenning.store.backend import StoreDatabase
 
-FILE_TYPES = ("gotcha", "error_pattern", "dead_end")
+AREA_RULE_TYPES = ("constraint", "decision", "preference")  # a rule about a file comes up with the file (issue 31)
+FILE_TYPES = AREA_RULE_TYPES + ("gotcha", "error_pattern", "dead_end")
 EDIT_TYPES = FILE_TYPES + ("causal_dependency",)
 ERROR_TYPES = ("error_pattern", "gotcha", "dead_end")
 

@@ -228,7 +228,10 @@ def opens_sessions(ev: Evidence | None) -> bool:
 
 
 def showable(cand: Ranked, cfg: RankingSettings, influence: bool) -> bool:
-    """May this session-start candidate take a slot?"""
+    """May this session-start candidate take a slot? Only what may open a session at all (`opens_sessions`:
+    project scope, pinned, verified), then standing rules, and the eligible once the predictor has influence."""
+    if not opens_sessions(cand.evidence):
+        return False
     if cand.verdict == STANDING:
         return True
     return cand.verdict == ELIGIBLE and influence and cfg.predictor_fill

@@ -4,7 +4,9 @@ and how each extraction rule fares with the user.
 A learned memory is one kenning wrote itself: it carries the claim test's evidence
 (`metadata.claim`), or its source is one of the writers' (`LEARNED_SOURCES`). Its review state is
 `metadata.review.status` (accepted | rejected | edited) and `needs_review` (pending while 1 and
-not rejected). Nothing here writes: the review actions go through the write path (service.edit).
+not rejected). A rule whose code was deleted or renamed (`stale_at`, issue 31) counts as learned, whoever
+wrote it, and is pending until the user confirms (accept), edits or retires (reject) it; `stale` lists those.
+Nothing here writes: the review actions go through the write path (service.edit).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from kenning.store.backend import Connection
 from kenning.store.memories import row_to_memory, visibility_sql
 
 LEARNED_SOURCES = ("session-summary", "pipeline-v2:extracted-fact", "observer")
-STATUSES = ("pending", "accepted", "rejected", "learned")
+STATUSES = ("pending", "accepted", "rejected", "learned", "stale")
 _REVIEW = "json_extract(m.metadata, '$.review.status')"
 _RULE = "COALESCE(json_extract(m.metadata, '$.claim.rule'), m.source, 'unknown')"
 
@@ -54,16 +56,17 @@ class SessionAbout(TypedDict):
 
 def _learned_sql() -> tuple[str, list[object]]:
     marks = ",".join("?" * len(LEARNED_SOURCES))
-    return (f"(json_extract(m.metadata, '$.claim.rule') IS NOT NULL OR m.source IN ({marks}))",
+    return (f"(json_extract(m.metadata, '$.claim.rule') IS NOT NULL OR m.source IN ({marks}) OR m.stale_at IS NOT NULL)",
             list(LEARNED_SOURCES))
 
 
 def _status_sql(status: str) -> str:
     return {
-        "pending": f"m.needs_review = 1 AND COALESCE({_REVIEW}, '') != 'rejected'",
+        "pending": f"(m.needs_review = 1 OR m.stale_at IS NOT NULL) AND COALESCE({_REVIEW}, '') != 'rejected'",
         "accepted": f"{_REVIEW} IN ('accepted', 'edited')",
         "rejected": f"{_REVIEW} = 'rejected'",
         "learned": "1 = 1",
+        "stale": f"m.stale_at IS NOT NULL AND COALESCE({_REVIEW}, '') != 'rejected'",
     }[status]
 
 

@@ -22,8 +22,9 @@ from kenning.core.types import Viewer
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/review", tags=["review"])
-Status = Annotated[str, Query(pattern="^(pending|accepted|rejected|learned)$",
-                              description="pending (default) | accepted | rejected | learned (all)")]
+Status = Annotated[str, Query(pattern="^(pending|accepted|rejected|learned|stale)$",
+                              description="pending (default) | accepted | rejected | learned (all) | stale (rules "
+                              "whose code was deleted or renamed)")]
 
 
 class ReviewEditIn(_Body):
