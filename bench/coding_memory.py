@@ -521,25 +521,34 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
             return {"skipped": False, "history_ingest": first, "pipeline_drain": drained, "timings_s": timings,
                     "degraded_hook_answers": degraded, "cut_hook_answers": cut,
                     "store": store_summary(http, sum(c.key.startswith("decoy-") for c in chats)),
-                    "session_start_slots": slots_by_origin(sessions, prov),
+                    "session_start_slots": slots_by_origin(sessions, prov, tasks),
                     "injected_chars": chars_summary(chars), "rows": rows, "metrics": aggregate(rows)}
     finally:
         daemon.stop()
 
 
-def slots_by_origin(sessions: dict, prov: Provenance) -> dict:
+def slots_by_origin(sessions: dict, prov: Provenance, tasks: list[Task] | None = None) -> dict:
     """Session-start slots (memory ids the session-start hook injected, over all task sessions)
     by origin, as counts and shares (issue 22: decoy- and prompt-derived <= 10 %)."""
     counts: dict[str, int] = {}
-    for start, _ in sessions.values():
+    by_id = {t.id: t for t in tasks or []}
+    every_gold = set().union(*(t.family_gold for t in tasks or []))
+    other_task, per_task = 0, []  # issue 31: a slot holding another task family's decision (its area)
+    for task_id, (start, _) in sessions.items():
+        per_task.append(len(start.get("memory_ids") or []))
         for memory_id in start.get("memory_ids") or []:
-            origin = unit_origin(prov.units(memory_id))
+            units = prov.units(memory_id)
+            origin = unit_origin(units)
             counts[origin] = counts.get(origin, 0) + 1
+            task = by_id.get(task_id)
+            if task is not None and units & every_gold and not units & task.family_gold:
+                other_task += 1
     total = sum(counts.values())
     shares = {k: round(v / total, 3) for k, v in sorted(counts.items())} if total else {}
     return {"slots": total, "per_task": round(total / len(sessions), 2) if sessions else 0, "counts": counts,
             "shares": shares, "decoy_or_prompt_share": round(shares.get("decoy", 0) + shares.get("prompt", 0), 3),
-            "decision_share": round(shares.get("decision_chat", 0) + shares.get("decision_commit", 0), 3)}
+            "decision_share": round(shares.get("decision_chat", 0) + shares.get("decision_commit", 0), 3),
+            "max_per_task": max(per_task, default=0), "other_task_area": other_task}
 
 
 def targets(result: dict) -> dict:
