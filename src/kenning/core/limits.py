@@ -84,6 +84,29 @@ def json_body_problem(body: bytes) -> str | None:
     return None
 
 
+FS_PATH_MAX = 4096  # bytes of a path the file system takes whole (Linux PATH_MAX, with its NUL)
+FS_NAME_MAX = 255  # bytes of one path component (NAME_MAX)
+
+
+def check_path(name: str, value: object) -> str:
+    """A path argument (a caller's folder or file, untrusted), checked before any file-system call:
+    a string without NUL bytes the file system can take — under FS_PATH_MAX bytes, no component over
+    FS_NAME_MAX — so a path that is too long is a 400 naming the rule, never ENAMETOOLONG as a 500
+    (issue 33)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{name} must be a non-empty path")
+    if "\x00" in value:
+        raise InvalidInput(f"{name} holds a NUL byte")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size >= FS_PATH_MAX:
+        raise InvalidInput(f"{name} is {size} bytes; the file system takes paths under {FS_PATH_MAX} (ENAMETOOLONG)")
+    longest = max(value.split("/"), key=lambda part: len(part.encode("utf-8", "surrogatepass")))
+    if len(longest.encode("utf-8", "surrogatepass")) > FS_NAME_MAX:
+        raise InvalidInput(f"{name} has a component of {len(longest.encode('utf-8', 'surrogatepass'))} bytes; "
+                           f"the file system takes at most {FS_NAME_MAX} (ENAMETOOLONG)")
+    return value
+
+
 def check_text(name: str, value: object, max_chars: int, *, visible: bool = False) -> None:
     """`value` (from a caller: untrusted) is None or a string within the limits."""
     if value is None:

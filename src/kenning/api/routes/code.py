@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
 from kenning.api.schemas import errors
+from kenning.core.limits import check_path
 from kenning.codegraph import impact
 from kenning.service import Kenning
 
@@ -39,6 +40,8 @@ def code_impact(
     cwd: str | None = Query(None, max_length=4096, description="Caller's directory, to pick the project."),
     k: Kenning = Depends(get_kenning),
 ) -> Mapping[str, object]:
+    if cwd is not None:
+        check_path("cwd", cwd)
     return k.code_impact(target, project=project, depth=depth, cwd=cwd)
 
 
@@ -51,6 +54,8 @@ def code_memories(
     k: Kenning = Depends(get_kenning),
 ) -> dict:
     """Memories attached to these files or their code neighbourhood, nearest first."""
+    for file in files:
+        check_path("files", file)
     return k.code_memories(files, project=project, depth=depth, limit=limit)
 
 
@@ -69,6 +74,7 @@ def code_projects(k: Kenning = Depends(get_kenning)) -> dict:
 
 @router.post("/index")
 async def code_index(body: IndexBody, k: Kenning = Depends(get_kenning)) -> dict:
+    check_path("path", body.path)
     report = await run_in_threadpool(k.code_index, body.path, body.project)
     return report.to_dict()
 
@@ -76,6 +82,8 @@ async def code_index(body: IndexBody, k: Kenning = Depends(get_kenning)) -> dict
 @router.post("/refresh")
 async def code_refresh(body: RefreshBody, k: Kenning = Depends(get_kenning)) -> dict:
     """Re-index changed files now (their edges are stale until this returns)."""
+    for file in body.files:
+        check_path("files", file)
     project = body.project
     if project is None:
         found = k.code_project_for_path(body.files[0])

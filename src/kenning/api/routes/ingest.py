@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kenning.api.deps import get_kenning
 from kenning.api.schemas import errors
+from kenning.core.limits import check_path
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/ingest", tags=["ingest"])
@@ -30,6 +31,7 @@ class GitIngestIn(BaseModel):
 
 @router.post("/git", status_code=202, responses={200: {"description": "wait: the finished run."}, **errors(409)})
 def ingest_git(body: GitIngestIn, response: Response, k: Kenning = Depends(get_kenning)) -> dict:
+    check_path("path", body.path)  # before any file-system call: too long is a 400, not ENAMETOOLONG's 500
     if body.wait:
         run = k.git.ingest(body.path, body.project)
         response.status_code = 200
