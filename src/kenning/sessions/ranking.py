@@ -304,8 +304,8 @@ def prompt_order(hits: Sequence[H], min_similarity: float, predictor_order: list
     bm25 = [s for s in (_leg_score(h, "bm25") for h in hits) if s is not None]
     cosines = [s for s in (_leg_score(h, "vector") for h in hits) if s is not None]
     top_bm25, top_cosine = (max(bm25) if bm25 else None), (max(cosines) if cosines else None)
-    kept = [h for h in hits
-            if relevant_hit(h, min_similarity, top_bm25, top_cosine,
+    kept = [h for h in hits  # a rule whose code is gone (stale_at, issue 31) waits for review: not shown unasked
+            if not getattr(h.memory, "stale_at", None) and relevant_hit(h, min_similarity, top_bm25, top_cosine,
                             0.0 if _floor_exempt(h) else relative_floor, similarity_margin)]
     if predictor_order is not None:
         by_id = {h.memory.id: h for h in kept}

@@ -1,0 +1,89 @@
+"""Issue 31: an area rule is about the code it names; when that code goes, the rule goes stale.
+
+A real git repository, the real code index and the real service: a rule naming `normalize_host` is an area
+rule linked to hosts.py (not a session opener; the step that reads hosts.py shows it). A commit removes
+the function; the index sees it and the rule gets stale_at with that commit as evidence; it is held from
+session start, the step and a prompt's unasked answer, and listed in review until the user confirms it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from kenning.core.types import MemoryDraft
+from kenning.observer import decider
+from kenning.observer.scratchpad import Scratchpad, StepContext
+from kenning.sessions import ranking
+
+HOSTS = ("def normalize_host(name):\n    return name.rstrip('.').lower()\n\n\n"
+         "def split_port(host):\n    return host.rsplit(':', 1)\n")
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(repo), "PATH": "/usr/bin:/bin"})
+    return done.stdout.strip()
+
+
+def _step(kenning, project: str, key: str, path: str) -> list[str]:
+    pad = Scratchpad(key, project=project, cwd="/nowhere")
+    ctx = StepContext(tool="Read", files=[path])
+    return decider.decide(kenning.db, kenning.settings.observer, pad, ctx, kenning.settings.sessions.ranking).ids
+
+
+def test_a_rule_goes_stale_when_its_function_is_removed_in_a_commit(kenning, tmp_path):
+    repo = tmp_path / "netkit"
+    (repo / "netkit").mkdir(parents=True)
+    (repo / "netkit" / "hosts.py").write_text(HOSTS)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "hosts: normalize and split")
+    project = "netkit"
+    kenning.code_index(repo, project)
+    rule = kenning.remember(MemoryDraft("`normalize_host` must strip the single trailing dot before matching",
+                                        type="constraint", type_explicit=True, project=project,
+                                        created_at="2026-01-01T00:00:00Z")).id
+    branch = kenning.remember(MemoryDraft("Never push to main; every change goes through a pull request",
+                                          type="constraint", type_explicit=True, project=project,
+                                          created_at="2026-01-01T00:00:00Z")).id
+    stored = kenning.get(rule)
+    assert (stored.applies, stored.area) == ("area", "normalize_host")
+    assert "netkit/hosts.py" in stored.related_files  # the linked file: the step keys on it
+    assert kenning.get(branch).applies == "project"
+
+    start = kenning.sessions.session_start({"session_key": "s1", "project": project, "timestamp": "2026-05-01T09:00:00Z"})
+    assert branch in start["memory_ids"] and rule not in start["memory_ids"]  # an area rule waits for its area
+    assert rule in _step(kenning, project, "s1", "netkit/hosts.py")  # reading the file shows it
+
+    (repo / "netkit" / "hosts.py").write_text("def split_port(host):\n    return host.rsplit(':', 1)\n")
+    _git(repo, "commit", "-q", "-am", "hosts: drop normalize_host, callers lower-case themselves")
+    removed_in = _git(repo, "rev-parse", "HEAD")
+    kenning.code_index(repo, project)
+
+    gone = kenning.get(rule)
+    assert gone.stale_at and gone.metadata["stale"]["commit"] == removed_in
+    assert (gone.metadata["stale"]["path"], gone.metadata["stale"]["symbol"]) == ("netkit/hosts.py", "normalize_host")
+    assert kenning.get(branch).stale_at is None
+    history = [h for h in kenning.history(rule) if "stale_at" in (h.get("changes") or {})]
+    assert history and history[-1]["actor"] == "code-index"
+    judged = ranking.verdicts(kenning.db.reader(), [gone], "2026-05-02T00:00:00Z", kenning.settings.sessions.ranking)
+    assert judged[rule][0] == "stale"
+    assert rule not in _step(kenning, project, "s2", "netkit/hosts.py")  # held from the step
+    prompt = kenning.sessions.user_prompt_submit({"session_key": "s2", "prompt": "how does normalize_host treat the trailing dot?",
+                                                  "timestamp": "2026-05-02T09:01:00Z"})
+    assert rule not in prompt["memory_ids"]  # nor a prompt's unasked answer, however well the query matches it
+
+    pending = kenning.review.pending(status="stale", project=project)
+    items = [m for s in pending["sessions"] for m in s["memories"]]
+    assert [m["id"] for m in items] == [rule] and items[0]["stale"]["commit"] == removed_in
+    assert rule in [m["id"] for s in kenning.review.pending(project=project)["sessions"] for m in s["memories"]]
+
+    kenning.review.accept(rule)  # the user confirms: it still holds
+    confirmed = kenning.get(rule)
+    assert confirmed.stale_at is None and confirmed.user_verified
+    assert kenning.review.pending(status="stale", project=project)["total"] == 0
+    (repo / "netkit" / "hosts.py").write_text("def split_port(host):\n    return host.rsplit(':', 2)\n")
+    kenning.code_index(repo, project)
+    assert kenning.get(rule).stale_at is None  # confirmed for that same removal: not marked again
