@@ -314,6 +314,7 @@ class Context:
     allow_fact: bool = False  # a plain declarative statement may be kept as `fact` (pipeline extraction)
     subject: str | None = None  # the code the chat names so far (`chat_subject`): completes a claim missing its subject
     before: str | None = None  # the last whole sentence of the chat before this one (completes a fragment without code)
+    subject_mentions: int = 0  # how often the chat named `subject` so far (twice: what the chat is about)
 
 
 class ClaimCandidate(TypedDict, total=False):
@@ -543,7 +544,10 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         elif missing and antecedent is None and not ctx.subject and ctx.before:
             antecedent = ctx.before  # "If both have the same number of filled fields, keep ours." after the rule it refines
             stored = f"{body} (after: {antecedent})"
-        if ctx.subject and not code_names(stored) and scope_of(body).applies != "project":
+        # a fragment takes the chat's code; a whole rule naming no code only when the chat keeps naming it (twice or
+        # more), so a rule said in passing ("Always run migrations in a transaction.") is not tied to the task's code
+        if ctx.subject and (missing or ctx.subject_mentions >= 2) and not code_names(stored) \
+                and scope_of(body).applies != "project":
             stored = f"`{ctx.subject}`: {stored}"  # a rule of the chat's code names it: "`merge_tags`: Keep one …"
             found = [*found, f"completed:{ctx.subject}"]
         elif missing and unresolved_fragment(stored):
@@ -682,7 +686,7 @@ def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]],
         for sentence in split(text):
             # the request that opens the session is its task; a rule said in it ("From now on …") is kept apart
             ctx.opening = i == first_user and task_turn and not states_standing_rule(sentence)
-            ctx.subject, ctx.before = chat_subject(said, names), before
+            (ctx.subject, ctx.subject_mentions), ctx.before = _chat_subject(said, names), before
             out.append((i, sentence, judge(sentence, ctx)))
             said.append(sentence)
             if "?" not in sentence and len(_words(sentence)) >= 5 and not lacks_subject(sentence) \
@@ -958,6 +962,11 @@ def _topic_of_question(question: str) -> bool:
 def chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> str | None:
     """The code a chat is about so far: the name it mentions most (the code graph's known names first;
     ties: the most recent), or None when it names no code."""
+    return _chat_subject(sentences_before, names)[0]
+
+
+def _chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> tuple[str | None, int]:
+    """`chat_subject` and how many of the sentences name it."""
     counts: dict[str, int] = {}
     last: dict[str, int] = {}
     called: set[str] = set()
@@ -975,7 +984,7 @@ def chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] |
         if re.fullmatch(r"[a-z]+", name) and name not in called and name not in names:
             del counts[name]
     if not counts:
-        return None
+        return None, 0
 
     def rank(name: str) -> tuple[bool, bool, int, int, int]:
         kind = 4 if name in called else 3 if "_" in name.strip("_") and name == name.lower() else 2 if "/" in name else 1
@@ -983,7 +992,8 @@ def chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] |
             kind = 0  # a constant, an exception or an argument is a detail of the area, not its name
         return name in names, kind >= 3, counts[name], kind, last[name]
 
-    return max(counts, key=rank)
+    best = max(counts, key=rank)
+    return best, counts[best]
 
 
 _COMMIT_PREFIX = re.compile(  # conventional commits, merges, a module label: "fix(site): …", "strutils.singularize: add …"
