@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start; annotations 
 DEFAULT_PORT = 3850
 DEFAULT_TIMEOUT_S = 2.0
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
+# each hook request names its session here, so a balancer in front of several daemons on one
+# PostgreSQL can keep a session on one daemon (docs/teams.md: the observer's step scratchpad then stays whole)
+SESSION_HEADER = "X-Kenning-Session"
 _YAML_SPECIAL = tuple("{[&*!|>%@`")
 
 
@@ -156,6 +159,15 @@ def split_url(base_url: str) -> tuple[str, str, int, str]:
     return scheme, host, port, ("/" + prefix).rstrip("/")
 
 
+def session_header(body: Mapping[str, object]) -> str | None:
+    """The request's session key for SESSION_HEADER: printable ASCII up to 200 characters, else
+    None (a header carries no other text safely; the body has the key either way)."""
+    key = body.get("session_key")
+    if isinstance(key, str) and 0 < len(key) <= 200 and key.isascii() and key.isprintable():
+        return key.strip() or None
+    return None
+
+
 class Deadline:
     """One wall-clock budget shared by every socket operation of a hook."""
 
@@ -248,6 +260,9 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
         ]
         if token:
             lines.append(f"Authorization: Bearer {token}")
+        affinity = session_header(body)
+        if affinity:
+            lines.append(f"{SESSION_HEADER}: {affinity}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
         # an ASCII host as bytes: getaddrinfo then skips the idna codec (and its unicodedata) on every hook
         address = host.encode("ascii") if host.isascii() else host
