@@ -33,7 +33,9 @@ take one prompt per headless run (one resumed run per user turn): bench/real_har
    and their episodes would hold the bug report itself (coding_memory's task sessions never end).
 
 Reported: coding_memory's metrics (decision injected, recall hit@5/10, MRR@10, amended), plus
-`harness_text_stored` (memories and every table but the raw transcript holding a harness marker:
+`session_start_slots` (Claude Code: the memory ids of the SessionStart block per task, by origin, with
+`other_task_area`: slots holding another task family's decision, issue 31), `harness_text_stored`
+(memories and every table but the raw transcript holding a harness marker:
 system-reminder, gitStatus, kenning's own blocks, hook contexts, Claude Code's attribution reminder,
 Codex's environment context / AGENTS.md, the CLIs' system prompts), `first_exchanges` (the episode
 holding each chat's first prompt holds the first answer too), and the CLI version. `--baseline` runs
@@ -83,6 +85,9 @@ def exchanges(turns: list[dict]) -> list[tuple[str, str]]:
         elif out:
             out[-1][1].append(text)
     return [(user, "\n\n".join(answers) or "OK.") for user, answers in out]
+
+
+_START_CONTEXT = re.compile(r"SessionStart hook additional context: (.*?</kenning-[a-z-]+>)", re.DOTALL)  # Claude Code
 
 
 def shown_ids(blocks: list[str]) -> list[str]:
@@ -205,6 +210,7 @@ def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -
                                                                  "project": cm.PROJECT})["results"] for t in tasks}
             began = time.monotonic()
             shown: dict[str, list[str]] = {}
+            started: dict[str, list[str]] = {}  # what session start put in the first request (Claude Code's block)
             chars: list[int] = []
             task_exits: set[int] = set()
             for task in tasks:
@@ -214,6 +220,7 @@ def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -
                     keys[session] = f"task-{task.id}"
                 blocks = driver.blocks(request)
                 shown[task.id] = shown_ids(blocks)
+                started[task.id] = shown_ids(_START_CONTEXT.findall(request))
                 chars.append(sum(len(block) for block in blocks))
             timings["task_sessions_s"] = round(time.monotonic() - began, 1)
             cm.drain_pipeline(http, args.drain_limit_s)  # the task sessions' own summaries
@@ -237,6 +244,8 @@ def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -
                 "first_exchanges": first_exchange_complete(http, replayed),
                 "store": cm.store_summary(http, sum(c.key.startswith("decoy-") for c in chats)),
                 "injected_chars_in_model_request": cm.chars_summary(chars) if chars else {},
+                "session_start_slots": (cm.slots_by_origin({t: ({"memory_ids": ids}, None) for t, ids in started.items()},
+                                                           prov, tasks) if driver.name == "claude-code" else {}),
                 "rows": rows, "metrics": cm.aggregate(rows),
             }
     finally:
