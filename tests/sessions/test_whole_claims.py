@@ -128,3 +128,20 @@ def test_a_rule_typed_or_said_is_not_taken_for_a_commit():
         assert not claims.reads_as_commit_subject(text)
     said = judged(("user", "Please look at the export module."), ("user", "Switch to httpx, always."))
     assert said[-1].kept  # a chat turn is never a commit subject
+
+
+def test_a_short_answer_to_a_value_or_options_question_is_kept_with_it():
+    """The dev split's answers: a number to 'what did your measurement land on …?', other words for one of
+    the listed options. Kept with the question, which says what they are about."""
+    seven = judged(("user", "The retry budget for the upstream keeps tripping its rate limit."),
+                   ("assistant", "What did your measurement land on for the upstream's rate-limit reset time?"),
+                   ("user", "Seven."))
+    assert [v.text for v in seven if v.kept] == [
+        "Seven. (answering: What did your measurement land on for the upstream's rate-limit reset time?)"]
+    fine = judged(("user", "merge_tags() drops tags when ops writes a '-name' tombstone."),
+                  ("assistant", "What about a tombstone that matches nothing below it: hard error, warning, or ignore?"),
+                  ("user", "Silently fine."))
+    kept = [v for v in fine if v.kept]
+    assert len(kept) == 1 and kept[0].text.startswith("`merge_tags`: Silently fine. (answering: What about a tombstone")
+    assert not any(v.kept for v in judged(("user", "Please look at the export module."),
+                                          ("assistant", "Is it the CSV or the JSON writer?"), ("user", "Thanks.")))

@@ -565,13 +565,24 @@ def _picks(answer: str, question: str) -> bool:
     it), or turns down a proposal ("Never." / "No, 30 seconds." to "… want me to allow that?")."""
     if re.match(r"^(?:never|no)\b", answer.strip(), re.I) and _PROPOSAL.search(question):
         return True
+    if _NUMBER_ANSWER.match(answer.strip()) and _ASKS_VALUE.search(question):
+        return True  # "Seven." to "What did your measurement land on for the reset time?"
     if not re.search(r"\bor\b", question, re.I):
         return False
     said = {w.lower().strip(".,;:!*") for w in _words(answer)} - _ANSWER_STOP
     asked = {w.lower().strip(".,;:!?*") for w in _words(question)}
-    return bool(said & asked)
+    if said & asked:
+        return True
+    # "Silently fine." to "… hard error, warning, or ignore?": a list of options, answered in other words
+    options = re.search(r"(?:[\w-]+(?: [\w-]+)?,\s+){1,}[\w-]+(?: [\w-]+)?,?\s+or\s+[\w-]+", question)
+    return bool(options) and len(said) <= 3 and not _ACK.match(answer.strip())
 
 
+_NUMBER_ANSWER = re.compile(
+    r"^(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
+    r"|sixty|hundred)(?:\s+[a-z%]+)?[.!]?$", re.I)
+_ASKS_VALUE = re.compile(r"\b(?:how (?:many|much|long|often|big|large)|what (?:value|number|limit|size|figure|timeout)"
+                         r"|what did .{0,60}\b(?:land|come|measure)|which (?:value|number))\b", re.I)
 _ANSWER_STOP = frozenset("a an the it is are yes no not or and to of so just only i we you that this mostly mainly".split())
 
 
@@ -731,7 +742,7 @@ _TOOL_CHOICE = re.compile(  # "Use httpx.", "Don't use requests.", "We use poetr
 _CODE_SPAN = re.compile(r"`([^`\n]{1,80})`")
 _IDENTIFIER = re.compile(  # how code is named in prose: snake_case, CamelCase, UPPER_SNAKE, dotted.names, calls, paths
     r"(?<![\w@.*/-])(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)?"
-    r"|[A-Za-z][a-z0-9]*(?:_[a-z0-9]+)+|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
+    r"|[A-Za-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+\d+[a-z]\w*|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
     r"|(?:[\w.-]+/)+[\w.-]+)(?![\w@-])")
 _NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^(?=[0-9a-f]*\d)[0-9a-f]{7,40}$|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
 _SUBJECT = re.compile(  # the noun phrase a declarative rule is about, up to its verb
@@ -906,6 +917,9 @@ def lacks_subject(sentence: str) -> bool:
     while len(chunks) > 1 and _ADVERBIAL.match(chunks[0]):
         chunks = chunks[1:]  # "After the takeover incident, security decided …": the clause follows
     first = chunks[0]
+    if _IMPERATIVE.match(first) and re.fullmatch(r"(?:(?:always|never|don'?t|do not|just)\s+)?[a-z]+", first.strip(), re.I) \
+            and len(chunks) > 1:
+        return True  # "Never lowercase — the provider treats casing as significant": lowercase what?
     if _clause(first):
         return False
     rest = strip_acknowledgement(chunks[1]) if len(chunks) > 1 else ""
