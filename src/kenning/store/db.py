@@ -76,7 +76,10 @@ def _rollback(conn: Connection) -> None:
 
 
 class Database:
-    """A SQLite file with one writer connection and a reader connection per thread."""
+    """A SQLite file with one writer connection and a reader connection per thread. A reader is
+    closed once its thread has ended (the next new reader closes those of threads gone): a daemon
+    runs short-lived threads — an idle check, a spool replay, a request pool's workers — and kept
+    every one's connection (its files open) until it stopped (issue 33)."""
 
     backend = "sqlite"
 
@@ -91,7 +94,7 @@ class Database:
         self._writer: Connection | None = None
         self._depth = 0
         self._local = threading.local()
-        self._all_readers: list[Connection] = []
+        self._all_readers: list[tuple[threading.Thread, Connection]] = []  # (its thread, the reader)
         self._readers_lock = threading.Lock()
 
     # -- readers -----------------------------------------------------------
@@ -102,8 +105,22 @@ class Database:
             conn = _open(self.path, read_only=self.read_only)
             self._local.conn = conn
             with self._readers_lock:
-                self._all_readers.append(conn)
+                self._close_orphans()
+                self._all_readers.append((threading.current_thread(), conn))
         return conn
+
+    def _close_orphans(self) -> None:
+        """Close the readers of threads that have ended (under _readers_lock)."""
+        kept: list[tuple[threading.Thread, Connection]] = []
+        for thread, conn in self._all_readers:
+            if thread.is_alive():
+                kept.append((thread, conn))
+                continue
+            try:
+                conn.close()
+            except sqlean.Error:
+                pass
+        self._all_readers = kept
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -209,7 +226,7 @@ class Database:
                 self._writer.close()
                 self._writer = None
         with self._readers_lock:
-            for conn in self._all_readers:
+            for _, conn in self._all_readers:
                 try:
                     conn.close()
                 except sqlean.ProgrammingError:

@@ -214,6 +214,7 @@ class PostgresDatabase:
         self._depth = 0
         self._local = threading.local()
         self._all: list[PgConnection] = []
+        self._readers: list[tuple[threading.Thread, PgConnection]] = []  # closed once their thread has ended
         self._all_lock = threading.Lock()
         self._open().close()  # fail now, with a clear message, if the server is unreachable
 
@@ -224,9 +225,22 @@ class PostgresDatabase:
         return conn
 
     def reader(self) -> PgConnection:
+        """This thread's reader; the readers of threads that have ended are closed as a new one opens
+        (a daemon's short-lived threads kept a server connection each until it stopped, issue 33)."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.raw.closed:
             conn = self._local.conn = self._open()
+            with self._all_lock:
+                ended = [(t, c) for t, c in self._readers if not t.is_alive()]
+                self._readers = [(t, c) for t, c in self._readers if t.is_alive()] + [(threading.current_thread(), conn)]
+                for _, old in ended:
+                    if old in self._all:
+                        self._all.remove(old)
+            for _, old in ended:
+                try:
+                    old.close()
+                except psycopg.Error:
+                    pass
         return conn
 
     @contextmanager
@@ -291,6 +305,7 @@ class PostgresDatabase:
                 except psycopg.Error:
                     pass
             self._all.clear()
+            self._readers.clear()
             self._writer = None
         self._local = threading.local()
 
