@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import quote, urlsplit
 
-from kenning.core.config import Settings
 from kenning.core.errors import ConfigError, KenningError
 from kenning.core.types import MemoryDraft, MemoryFilter
 
 if TYPE_CHECKING:
     from kenning.client import KenningClient
+    from kenning.core.config import Settings
     from kenning.localstore import LocalStore, StoreStats
     from kenning.memory.review import ReviewItem, ReviewPage, RuleReport
     from kenning.retrieval.config import ConfigExplained
@@ -394,12 +394,16 @@ def nothing_listens(base_url: str) -> bool:
     return False
 
 
-def open_backend(settings: Settings, *, prefer_daemon: bool = True) -> LocalBackend | DaemonBackend:
-    if prefer_daemon and not nothing_listens(settings.base_url):
-        from kenning.client import KenningClient
+def open_backend(settings: Callable[[], Settings], *, prefer_daemon: bool = True) -> LocalBackend | DaemonBackend:
+    """The daemon when one listens where the hooks would find it (hooks.transport.daemon_endpoint reads the
+    same KENNING_* variables and config.yaml without pydantic), else the local store (`settings()` is
+    loaded only then). No health check first: each command is one round trip (issue 35)."""
+    if prefer_daemon:
+        from kenning.hooks.transport import daemon_endpoint
 
-        client = KenningClient(settings.base_url, token=settings.auth_token, timeout=120.0)
-        if client.is_up():
-            return DaemonBackend(client)
-        client.close()
-    return LocalBackend(settings)
+        base_url, token, _ = daemon_endpoint()
+        if not nothing_listens(base_url):
+            from kenning.client import KenningClient
+
+            return DaemonBackend(KenningClient(base_url, token=token, timeout=120.0))
+    return LocalBackend(settings())

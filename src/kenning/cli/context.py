@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from functools import lru_cache
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 import typer
 from rich.console import Console
 
-from kenning.core.config import Settings, load_settings
-from kenning.core.errors import ConfigError
+if TYPE_CHECKING:
+    from kenning.core.config import Settings
 
 console = Console()
 err_console = Console(stderr=True)
@@ -18,6 +18,11 @@ err_console = Console(stderr=True)
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
+    """The whole configuration (pydantic, every section): loaded only by the commands that need it — a
+    command answered by the daemon finds it through hooks.transport.daemon_endpoint instead."""
+    from kenning.core.config import load_settings
+    from kenning.core.errors import ConfigError
+
     try:
         return load_settings()
     except ConfigError as exc:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer import _click as click  # the click typer 0.29 builds its commands with (it vendors one)
+from typer.core import TyperCommand, TyperGroup
 
 from kenning import __version__
 
@@ -27,8 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recover": ("memory", "Bring back a forgotten (tombstoned) memory."),
     "list": ("memory", "List memories, newest first."),
     "stats": ("memory", "Counts by type and project, database size, embedding model."),
-    "import": ("memory", "Import memories, all or nothing: every record is validated before any is stored."),
-    "export": ("memory", "Export live memories as JSON, JSONL, Markdown or a CLAUDE.md; `kenning import` reads "
+    "import": ("portability", "Import memories, all or nothing: every record is validated before any is stored."),
+    "export": ("portability", "Export live memories as JSON, JSONL, Markdown or a CLAUDE.md; `kenning import` reads "
                          "each back."),
     "doctor": ("observability", "Diagnose kenning: every health domain, and the fix for each problem. "
                                 "Exit 2 when unhealthy."),
@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class Unloaded(click.Command):
+class Unloaded(TyperCommand):
     """A command whose module is not imported yet: its name and one-line help, for `kenning --help`."""
 
 
@@ -149,5 +149,5 @@ def main() -> None:
 
         err_console.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(1)
-    except click.exceptions.Abort:
+    except KeyboardInterrupt:
         sys.exit(130)

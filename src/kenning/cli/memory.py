@@ -1,34 +1,33 @@
-"""Memory commands: remember, recall, show, edit, forget, recover, list, stats, import, export."""
+"""Memory commands: remember, recall, show, edit, forget, recover, list, stats (import and export: cli.portability)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from kenning.cli.backend import Backend, LocalBackend, open_backend
+from kenning.cli.backend import Backend, open_backend
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.cli.tables import Col, fmt, print_table
 from kenning.core.clock import parse_iso, to_iso, utcnow
 from kenning.core.errors import KenningError
 from kenning.core.types import MEMORY_TYPES, USER_TYPES
-from kenning.memory import portable
-from kenning.retrieval.config import PRESETS, ConfigExplained
 from kenning.retrieval.match import CONFIDENT, match_of
 
 if TYPE_CHECKING:
     from kenning.localstore import StoreStats
+    from kenning.retrieval.config import ConfigExplained
 
 LEG_WORDS = {"bm25": "words", "vector": "meaning", "graph": "graph", "hints": "hints"}
-IMPORT_BATCH = 2000  # records per /api/memory/batch request (the route takes up to 5000)
-PRESET_HELP = {"bm25": "keywords only", "dense": "vectors only", "hybrid": "bm25+vector fused",
-               "default": "hybrid plus session context"}
+# --preset's help, written out so that `recall` need not import retrieval.config (pydantic) to start;
+# tests/cli/test_first_week_cli.py holds it to retrieval.config.PRESETS.
+PRESET_HELP = ("Recall preset: bm25 (keywords only), dense (vectors only), hybrid (both, fused), default (hybrid "
+               "plus session context), or graph, graph_boost, dampening, rerank, hints, context, code, full "
+               "(docs/recall.md). Default: the daemon's configuration.")
 EMPTY_STORE = (
     "no memories yet. To get some:\n"
     "  kenning connect claude-code    Claude Code remembers and recalls through hooks\n"
@@ -41,7 +40,7 @@ EMPTY_STORE = (
 def backend(*, prefer_daemon: bool = True) -> Iterator[Backend]:
     """The daemon when it answers (else the local store); KenningError → one line and an exit code."""
     try:
-        b = open_backend(settings(), prefer_daemon=prefer_daemon)
+        b = open_backend(settings, prefer_daemon=prefer_daemon)
     except KenningError as exc:
         fail(str(exc))
     try:
@@ -122,9 +121,7 @@ def recall(
     tag: list[str] = typer.Option([], "--tag"),
     since: Optional[str] = typer.Option(None, help="Only memories created at or after this (ISO date/time or 7d, 12h, 2w)."),
     until: Optional[str] = typer.Option(None, help="Only memories created before this (ISO date/time or 7d, 12h, 2w)."),
-    preset: Optional[str] = typer.Option(
-        None, help="Recall preset: " + "; ".join(f"{name} ({PRESET_HELP.get(name, '+'.join(cfg.legs))})"
-                                                 for name, cfg in PRESETS.items()) + ". Default: the daemon's configuration."),
+    preset: Optional[str] = typer.Option(None, help=PRESET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     show_all: bool = typer.Option(False, "--all", "-a", help="Also list weak matches (ranked, but not an answer)."),
     explain: bool = typer.Option(
@@ -132,8 +129,11 @@ def recall(
         " diversity): config.yaml's recall settings merged with the preset, as docs/recall.md describes."),
 ) -> None:
     """Find memories by words and meaning; each hit says how well it matches (strong, likely; weak ones with --all)."""
-    if preset is not None and preset not in PRESETS:
-        fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
+    if preset is not None:
+        from kenning.retrieval.config import PRESETS
+
+        if preset not in PRESETS:
+            fail(f"unknown preset {preset!r}: choose from {', '.join(PRESETS)}", code=2)
     body = {"query": query, "limit": limit, "project": project, "types": type or None,
             "tags": tag or None, "preset": preset, "since": _when(since, "--since"), "until": _when(until, "--until")}
     with backend() as b:
@@ -309,111 +309,7 @@ def stats_lines(data: StoreStats) -> list[str]:
     ]
 
 
-def _import_records(path: Path, fmt: str | None, project: str | None) -> list[dict]:
-    """Parse and validate EVERY record before anything is stored; the error names the line or item."""
-    from pydantic import ValidationError
-
-    from kenning.api.schemas import RememberIn
-    from kenning.memory.write import validate_draft
-
-    cfg = settings()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        fail(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); nothing was imported", code=2)
-    try:
-        records = portable.parse(text, fmt or portable.detect_format(path.name, text))
-    except KenningError as exc:
-        fail(f"{path}:{exc}; nothing was imported", code=2)
-    for record in records:
-        if project is not None and record.body.get("project") is None:
-            record.body["project"] = project
-        where = f"{path}:{record.where}"
-        try:
-            validate_draft(RememberIn(**record.body).to_draft(), cfg.recall.max_content_chars, cfg.secrets)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors())
-            fail(f"{where}: {problems}; nothing was imported", code=2)
-        except KenningError as exc:
-            fail(f"{where}: {exc}; nothing was imported", code=2)
-    return [record.body for record in records]
-
-
-def import_(
-    path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                help="JSONL or JSON (a kenning export or remember bodies), CLAUDE.md, AGENTS.md, "
-                                     ".cursorrules or other Markdown."),
-    format: Optional[str] = typer.Option(
-        None, "--format", "-f", help=f"Force the format: {', '.join(portable.IMPORT_FORMATS)}. "
-                                     "Default: from the file name, else the content."),
-    project: Optional[str] = typer.Option(None, "--project", "-p",
-                                          help="Project for the records that name none (a CLAUDE.md's rules)."),
-) -> None:
-    """Import memories, all or nothing: every record is validated before any is stored.
-
-    Memories that carry an id (kenning exports) keep it, and an id already stored is skipped, as is
-    an exact duplicate, so importing a file twice stores nothing new. The local store takes the whole
-    file in one transaction; through the daemon, batches of up to IMPORT_BATCH go to
-    /api/memory/batch (each atomic). Should the daemon fail part way (disk full, stopped), the error
-    says how many records were stored and where to resume.
-    """
-    if format is not None and format not in portable.IMPORT_FORMATS:
-        fail(f"unknown format {format!r}: use one of {', '.join(portable.IMPORT_FORMATS)}", code=2)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    records = _import_records(path, format, project)
-    stored = deduped = done = 0
-    with backend() as b, Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
-                                  TimeRemainingColumn(), console=console) as progress:
-        task = progress.add_task("import", total=len(records))
-        batch = len(records) if isinstance(b, LocalBackend) else IMPORT_BATCH
-        for start in range(0, len(records), max(batch, 1)):
-            try:
-                results = b.remember_batch(records[start:start + batch])
-            except KenningError as exc:
-                if done:
-                    fail(f"{path}: stored the first {done} of {len(records)} records, then failed: {exc}; "
-                         f"re-run with the remaining records (duplicates are skipped)", code=1)
-                raise
-            done += len(results)
-            deduped += sum(r["deduped"] for r in results)
-            stored += sum(not r["deduped"] for r in results)
-            progress.advance(task, len(results))
-    console.print(f"imported {stored} memories ({deduped} duplicates skipped)")
-
-
-def export(
-    out: Path = typer.Option(..., "--out", "-o", help="File to write ('-' for standard output)."),
-    format: str = typer.Option("json", "--format", "-f", help=", ".join(portable.EXPORT_FORMATS) + "."),
-    project: Optional[str] = typer.Option(None, "--project", "-p"),
-) -> None:
-    """Export live memories as JSON, JSONL, Markdown or a CLAUDE.md; `kenning import` reads each back.
-
-    claude-md puts constraints and decisions first, one section per type, each memory's id in an
-    HTML comment under it (re-importing skips what is already stored). The file is written whole
-    or not at all.
-    """
-    if format not in portable.EXPORT_FORMATS:
-        fail(f"unknown format {format!r}: use one of {', '.join(portable.EXPORT_FORMATS)}", code=2)
-    if str(out) == "-":
-        with backend() as b:
-            for chunk in b.export(format, project):
-                sys.stdout.write(chunk)
-        return
-    partial = out.with_name(out.name + ".part")
-    try:
-        with backend() as b, partial.open("w", encoding="utf-8") as handle:
-            for chunk in b.export(format, project):
-                handle.write(chunk)
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
-    count = len(portable.parse(out.read_text(encoding="utf-8"), format))
-    console.print(f"wrote {count} memories to {out}")
-
-
 def register(app: typer.Typer) -> None:
     for fn, name in ((remember, "remember"), (recall, "recall"), (show, "show"), (edit, "edit"),
-                     (forget, "forget"), (recover, "recover"), (list_, "list"), (stats, "stats"),
-                     (import_, "import"), (export, "export")):
+                     (forget, "forget"), (recover, "recover"), (list_, "list"), (stats, "stats")):
         app.command(name)(fn)
