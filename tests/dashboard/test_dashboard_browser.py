@@ -36,7 +36,7 @@ def test_memories_search_detail_and_actions(page, cold_daemon):
     expect(page.get_by_test_id("memory-count")).to_have_text(f"{total} memories")
     page.get_by_test_id("memory-search").fill("stripe duplicate webhook events")
     page.keyboard.press("Enter")
-    expect(page.get_by_test_id("memory-count")).to_contain_text("results for")
+    expect(page.get_by_test_id("memory-count")).to_contain_text("confident match")
     first = page.get_by_test_id("memory-list").locator("a").first
     expect(first).to_contain_text("Stripe sends duplicate webhook events")
     first.click()

@@ -97,7 +97,7 @@ def test_sessions_tab_says_what_each_session_was_about(page, review_daemon):
     row = page.get_by_test_id("session-list").locator("a").filter(has_text=KEY)
     expect(row.get_by_test_id("session-task")).to_have_text(TASK)
     expect(row.get_by_test_id("session-about")).to_contain_text("claude-code")
-    expect(row.get_by_test_id("session-about")).to_contain_text("taught")
+    expect(row.get_by_test_id("session-about")).to_contain_text("wrote")  # what it wrote, by kind (issue 35)
     row.click()
     taught = page.get_by_test_id("session-detail").get_by_test_id("session-taught")
     expect(taught).to_contain_text("Checkout calls to the payment gateway must time out after 30 seconds")

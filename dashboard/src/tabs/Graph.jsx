@@ -1,6 +1,6 @@
 // Graph: find an entity, see its one-hop neighbourhood (ECharts force graph), its
 // aspects and the memories that mention it. Clicking a neighbour recentres the view.
-import { useMemo, useState, useCallback } from 'preact/hooks';
+import { useEffect, useMemo, useState, useCallback } from 'preact/hooks';
 import { useApi, items, qs } from '../api.js';
 import { Chart, COLORS } from '../chart.jsx';
 import { Card, Pending, Empty, short } from '../ui.jsx';
@@ -41,6 +41,13 @@ export function GraphTab({ arg, navigate }) {
   const [query, setQuery] = useState('');
   const list = useApi(`/api/graph/entities${qs({ q: query, limit: 40 })}`);
   const entities = items(list.data, 'entities', 'items');
+  // a search moves the detail pane to what it found: the entity of that name, else the first match
+  useEffect(() => {
+    if (!query || list.loading || !list.ok || !entities.length) return;
+    const exact = entities.find((e) => (e.name || '').toLowerCase() === query.trim().toLowerCase());
+    const pick = (exact || entities[0]).id;
+    if (pick !== arg) navigate('graph', pick);
+  }, [query, list.data]);
   // with nothing picked, open on the most connected entity (a frequent word without relations is noise)
   const hub = useApi(arg ? null : '/api/graph/entities?sort=relations&limit=1');
   const selected = arg || items(hub.data, 'items')[0]?.id || (hub.loading ? null : entities[0]?.id);

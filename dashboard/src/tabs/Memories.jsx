@@ -14,6 +14,7 @@ export function MemoriesTab({ arg, navigate }) {
   const [results, setResults] = useState(null);
   const [searching, setSearching] = useState(false);
   const [version, setVersion] = useState(0);
+  const [showWeak, setShowWeak] = useState(false);
   const pageSize = 25;
   const listPath = `/api/memory${qs({ limit: pageSize, offset: page * pageSize, project: filters.project,
     type: filters.type, include_deleted: filters.include_deleted, include_superseded: filters.include_superseded,
@@ -29,11 +30,15 @@ export function MemoriesTab({ arg, navigate }) {
     if (filters.type) body.types = [filters.type];
     const res = await api('/api/memory/recall', { method: 'POST', body });
     setSearching(false);
+    setShowWeak(false);
     setResults(res);
   };
   useEffect(() => { if (results) search(); }, [filters]);  // re-run a search when filters change
 
-  const rows = results ? items(results.data, 'results') : items(list.data, 'items');
+  const hits = results ? items(results.data, 'results') : [];
+  const confident = hits.filter((m) => CONFIDENT.has(m.match || 'likely'));
+  const weak = hits.length - confident.length;
+  const rows = results ? (showWeak ? hits : confident) : items(list.data, 'items');
   const total = results ? rows.length : list.data?.total ?? 0;
   const set = (k) => (ev) => { setPage(0); setFilters({ ...filters, [k]: ev.target.type === 'checkbox' ? ev.target.checked : ev.target.value }); };
 
@@ -61,7 +66,12 @@ export function MemoriesTab({ arg, navigate }) {
         </div>
         {results ? (!results.ok && <p class="error-text" role="alert">Search failed: {results.error}</p>) : <Pending res={list} what="memories" />}
         <p class="muted small" data-testid="memory-count">
-          {results ? `${rows.length} results for “${query}”` : `${total} memories`}
+          {results ? (confident.length ? `${confident.length} confident match${confident.length === 1 ? '' : 'es'} for “${query}”`
+            : `No confident match for “${query}”`) : `${total} memories`}
+          {results && weak > 0 && ' — '}
+          {results && weak > 0 && (
+            <button type="button" class="link" data-testid="toggle-weak" onClick={() => setShowWeak(!showWeak)}>
+              {showWeak ? 'hide weak matches' : `show ${weak} weak match${weak === 1 ? '' : 'es'}`}</button>)}
         </p>
         <ul class="list" data-testid="memory-list" aria-label="Memories">
           {rows.map((m) => (
@@ -72,14 +82,16 @@ export function MemoriesTab({ arg, navigate }) {
                 {m.superseded_by && <span class="tag muted-tag">superseded</span>}
                 {m.is_deleted ? <span class="tag bad-tag">forgotten</span> : null}
                 <span class="row-text">{short(m.content, 160)}</span>
-                <span class="row-meta">{m.project || '—'} · {results ? `score ${fmtNum(m.score, 4)}` : fmtTime(m.created_at)}</span>
+                {results && <span class={`tag match match-${m.match || 'likely'}`} data-testid="recall-match"
+                  title={MATCH_HELP[m.match || 'likely']}>{m.match || 'likely'} match</span>}
+                <span class="row-meta">{m.project || '—'}{results ? '' : ` · ${fmtTime(m.created_at)}`}</span>
                 {results && <Legs legs={m.legs} reasons={m.reasons} />}
               </a>
             </li>
           ))}
         </ul>
         {!rows.length && !list.loading && (!results && list.ok && total === 0 && !filters.project && !filters.type
-          ? <FirstRun /> : <Empty>No memories match.</Empty>)}
+          ? <FirstRun /> : <Empty>{results && weak ? 'Nothing here answers this confidently.' : 'No memories match.'}</Empty>)}
         {!results && total > pageSize && (
           <div class="pager">
             <button disabled={page === 0} onClick={() => setPage(page - 1)}>← Prev</button>
@@ -93,10 +105,17 @@ export function MemoriesTab({ arg, navigate }) {
   );
 }
 
-const LEG_NAMES = { bm25: 'keywords (BM25)', vector: 'meaning (vectors)', graph: 'knowledge graph',
+const LEG_NAMES = { bm25: 'words', vector: 'meaning', graph: 'knowledge graph',
   context: 'recorded next to a strong hit in the same session' };
+// retrieval/match.py: how well a hit answers the query (the daemon says which; the rule is its docstring's)
+const CONFIDENT = new Set(['strong', 'likely']);
+const MATCH_HELP = {
+  strong: 'Close in meaning to your search (similarity 0.50 or more, or 0.45 with shared words).',
+  likely: 'Related in meaning (0.35 or more), or shared words and some relation (0.20 or more).',
+  weak: 'Ranked, but probably not an answer.',
+};
 
-// Which retrieval legs found a recalled memory (rank and raw score in each) and why it ranks.
+// Which retrieval legs found a recalled memory (words, meaning, graph; the rank in the title) and why it ranks.
 function Legs({ legs, reasons }) {
   const found = Object.entries(legs || {});
   if (!found.length && !(reasons || []).length) return null;
@@ -104,8 +123,8 @@ function Legs({ legs, reasons }) {
     <span class="legs" data-testid="recall-legs">
       {found.map(([leg, v]) => (
         <span class={`chip leg leg-${leg}`} data-leg={leg}
-          title={`${LEG_NAMES[leg] || leg}: ${v.rank ? `rank ${v.rank}, ` : ''}score ${fmtNum(v.score, 3)}`}>
-          {leg}{v.rank ? ` #${v.rank}` : ''} <small>{fmtNum(v.score, 3)}</small>
+          title={`found by ${LEG_NAMES[leg] || leg}${v.rank ? `, rank ${v.rank}` : ''}`}>
+          {LEG_NAMES[leg] || leg}
         </span>
       ))}
       {(reasons || []).length > 0 && <span class="reasons muted small">{reasons.join(' · ')}</span>}

@@ -10,21 +10,30 @@ export function sessionCandidates(detail, audit) {
   return items(audit, 'candidates', 'memories', 'rows', 'session_memories');
 }
 
+// When a memory was shown to the agent: 'at start', 'at prompt 2'.
+function shownWhen(phase) {
+  if (phase === 'session-start') return 'at start';
+  if (phase && phase.startsWith('prompt:')) return `at prompt ${phase.slice(7)}`;
+  return phase || 'yes';
+}
+
 export function CandidateTable({ rows, testid = 'candidates' }) {
   if (!rows.length) return <Empty>No candidates recorded for this session.</Empty>;
   return (
     <div class="table-wrap">
       <table class="table" data-testid={testid}>
         <thead><tr>
-          <th>rank</th><th>memory</th><th>injected</th><th>why</th><th>baseline</th><th>predictor</th>
-          <th>final</th><th>relevance</th><th>feedback</th><th>fts hits</th>
+          <th>rank</th><th>memory</th><th title="given to the agent">shown</th><th>found by</th>
+          <th title="ranking before the learned scorer">baseline</th><th title="the learned scorer's estimate">learned scorer</th>
+          <th>final</th><th title="how relevant the session judged it">relevance</th><th title="the agent's own rating">agent rated</th>
+          <th title="times the session's prompts matched it by keyword">keyword hits</th>
         </tr></thead>
         <tbody>
           {rows.map((r) => (
             <tr class={r.was_injected ? 'injected' : ''}>
               <td>{r.rank}</td>
               <td class="mem"><a href={`#/memories/${r.memory_id}`}>{short(r.content_preview || r.content || r.memory_id, 90)}</a></td>
-              <td>{r.was_injected ? <Badge status="healthy" label={r.inject_phase || 'yes'} /> : <span class="muted">no</span>}</td>
+              <td>{r.was_injected ? <Badge status="healthy" label={shownWhen(r.inject_phase)} /> : <span class="muted">no</span>}</td>
               <td class="small">{[r.source, r.prefilter_source, r.similarity != null ? `sim ${fmtNum(r.similarity)}` : null,
                 r.diversity_factor != null && r.diversity_factor !== 1 ? `diversity ×${fmtNum(r.diversity_factor)}` : null]
                 .filter(Boolean).join(' · ')}</td>
@@ -50,7 +59,7 @@ export function ContinuityCard({ score }) {
     <Card title="Continuity" testid="continuity">
       <KV rows={[
         ['score', <strong>{fmtNum(score.score)}</strong>], ['confidence', fmtNum(score.confidence)],
-        ['judge', score.judge], ['recalled / used', `${score.memories_recalled ?? '—'} / ${score.memories_used ?? '—'}`],
+        ['scored by', score.judge === 'heuristic' ? "the session's words (no LLM)" : score.judge === 'llm' ? 'the LLM' : score.judge], ['recalled / used', `${score.memories_recalled ?? '—'} / ${score.memories_used ?? '—'}`],
         ['novel context', score.novel_context_count], ['missing topics', (missing || []).join(', ') || '—'],
       ]} />
       <h4>Reasoning</h4>
@@ -137,7 +146,7 @@ function SessionDetail({ sessionKey, onClose }) {
       )}
       <TaughtCard sessionKey={sessionKey} />
       <ContinuityCard score={score} />
-      <Card title={`Candidates (${rows.length}) — ${rows.filter((r) => r.was_injected).length} injected`}>
+      <Card title={`Memories offered (${rows.length}) — ${rows.filter((r) => r.was_injected).length} shown to the agent`}>
         <CandidateTable rows={rows} />
       </Card>
       <ObserverCard res={observer} />
@@ -162,22 +171,31 @@ function SessionDetail({ sessionKey, onClose }) {
   );
 }
 
-// What a session was about (its task: first prompt, else context) and what it taught.
+// What a session wrote, by kind (core/written.py: the CLI's `kenning review -s learned` says the same).
+const KINDS = ['episode', 'claim', 'commit', 'note'];
+export function wroteLine(counts) {
+  const parts = KINDS.filter((k) => counts && counts[k]).map((k) => `${counts[k]} ${counts[k] === 1 ? k : `${k}s`}`);
+  return parts.length ? `wrote ${parts.join(', ')}` : 'wrote nothing';
+}
+
+// What a session was about (its task: first prompt, else context) and what it wrote.
 function aboutLine(a) {
   if (!a) return null;
-  const taught = a.learned ? `taught ${a.learned}${a.pending ? ` (${a.pending} to review)` : ''}` : 'taught nothing';
-  return [a.harness, taught].filter(Boolean).join(' · ');
+  const wrote = wroteLine(a.wrote) + (a.pending ? ` (${a.pending} to review)` : '');
+  return [a.harness, wrote].filter(Boolean).join(' · ');
 }
 
 function TaughtCard({ sessionKey }) {
   const learned = useApi(`/api/review${qs({ status: 'learned', session_key: sessionKey, limit: 100 })}`);
   const mems = (learned.data?.sessions || []).flatMap((g) => g.memories);
+  const counts = {};
+  for (const m of mems) counts[m.kind] = (counts[m.kind] || 0) + 1;
   return (
-    <Card title={`What it taught (${mems.length})`} testid="session-taught">
-      <Pending res={learned} what="learned memories (/api/review)" />
-      {learned.ok && !mems.length && <Empty>Nothing learned from this session.</Empty>}
+    <Card title={`What it wrote — ${wroteLine(counts).replace(/^wrote /, '')}`} testid="session-taught">
+      <Pending res={learned} what="what the session wrote (/api/review)" />
+      {learned.ok && !mems.length && <Empty>This session wrote no memory.</Empty>}
       <ul class="feed">{mems.map((m) => (
-        <li><span class="tag">{m.type}</span>
+        <li><span class="tag">{m.kind}</span>{m.type !== m.kind && <span class="tag">{m.type}</span>}
           <span class="feed-msg"><a href={`#/memories/${m.id}`}>{short(m.content, 160)}</a></span>
           <Badge status={m.review?.status === 'rejected' ? 'unhealthy' : (m.needs_review ? 'degraded' : 'healthy')}
             label={m.review?.status || (m.needs_review ? 'needs review' : 'kept')} /></li>
@@ -216,7 +234,7 @@ export function SessionsTab({ arg, navigate }) {
                 </span>
                 <span class="row-meta" data-testid="session-about">{aboutLine(aboutOf[s.session_key]) ? `${aboutLine(aboutOf[s.session_key])} · ` : ''}
                   {fmtTime(s.started_at)} · {s.prompt_count ?? 0} prompts
-                  {s.score != null ? ` · continuity ${fmtNum(s.score)}` : ''}{s.confidence != null ? ` (conf ${fmtNum(s.confidence)})` : ''}</span>
+                  {s.score != null ? ` · continuity ${fmtNum(s.score)}` : ''}{s.confidence != null ? ` (confidence ${fmtNum(s.confidence)})` : ''}</span>
               </a>
             </li>
           ))}
