@@ -78,6 +78,23 @@ def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, t
     assert detail["session"]["status"] == "ended"
 
 
+def test_a_prompt_that_reaches_the_daemon_before_session_start_keeps_the_session_s_project(daemon, tmp_path):
+    """Copilot CLI runs sessionStart and userPromptSubmitted at once; the prompt often arrives first (11 of
+    54 sessions of bench/real_harness.py). The hooks as Copilot runs them, in that order."""
+    work = tmp_path / "proj-copilot-race"
+    work.mkdir()
+    key = str(uuid.uuid4())
+    env = bare_env(KENNING_HOME=str(daemon.home), KENNING_PORT=str(daemon.port), HOME=str(tmp_path))
+    for event, payload in (("userPromptSubmitted", {"prompt": "How do we release?"}),
+                           ("sessionStart", {"source": "new", "initialPrompt": "How do we release?"})):
+        ran = subprocess.run([KENNING, "hook", "copilot", event], input=json.dumps(
+            {"sessionId": key, "timestamp": 1795868119046, "cwd": str(work), **payload}),
+            capture_output=True, text=True, env=env, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+    session = session_of(daemon, "proj-copilot-race", "copilot")
+    assert session["session_key"] == key and session["cwd"] == str(work)
+
+
 def test_connect_and_uninstall_give_the_settings_back_byte_for_byte(copilot_bin, daemon, tmp_path):
     original = '{\n\t"theme": "dark",\n\t"hooks": {"postToolUse": [{"type": "command", "bash": "echo x"}]}\n}'
     home, work = setup_home(tmp_path, "proj-copilot-install", original)

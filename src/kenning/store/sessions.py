@@ -283,7 +283,16 @@ def create_session(
     conn: Connection, session_key: str, *, harness: str | None, project: str | None, cwd: str | None,
     context: str | None, started_at: str,
 ) -> bool:
-    """Insert the session row; False when it already existed (session-start is idempotent)."""
+    """Insert the session row; False when it already existed (session-start is idempotent). An existing
+    row made by an event that came first knowing less (a prompt or session end: no harness, project or
+    cwd) gets what this call knows of them: Copilot CLI runs its sessionStart and userPromptSubmitted
+    hooks at once, and the prompt often reaches the daemon first."""
+    if conn.execute("SELECT 1 FROM sessions WHERE session_key = ?", (session_key,)).fetchone() is not None:
+        conn.execute(
+            "UPDATE sessions SET harness = COALESCE(harness, ?), project = COALESCE(project, ?), cwd = COALESCE(cwd, ?)"
+            " WHERE session_key = ?", (harness, project, cwd, session_key),
+        )
+        return False
     cur = conn.execute(
         "INSERT INTO sessions(session_key, harness, project, cwd, context, started_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO NOTHING",
