@@ -190,8 +190,10 @@ def show(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         console.print(f"[bold]{key}[/bold]: {memory.get(key)}", highlight=False)
     life = memory.get("lifecycle") or {}
     if life:
+        fades = (f"fades by half every {life['half_life_days']} days" if life["half_life_days"]
+                 else "does not fade")
         console.print(f"[bold]trust[/bold]: {life['trust']}  confidence {life['confidence']:.2f} → now "
-                      f"{life['current_confidence']:.2f} (half-life {life['half_life_days'] or 'never'} days"
+                      f"{life['current_confidence']:.2f} ({fades}"
                       + (f", pruned after {life['prunes_after']}" if life.get("prunes_after") else "") + ")",
                       highlight=False)
     claim = (memory.get("metadata") or {}).get("claim")

@@ -37,6 +37,15 @@ ARGS = {"filePath": "file_path", "oldString": "old_string", "newString": "new_st
 
 
 
+def unquoted(prompt: str | None) -> str | None:
+    """The prompt without the double quotes `opencode run "…"` wraps around a message of several words
+    (OpenCode 1.18.33 sends `"How do we apply infrastructure changes?"`, quotes included; issue 35). A
+    prompt with quotes inside it is left as typed."""
+    if prompt and len(prompt) > 1 and prompt[0] == prompt[-1] == '"' and prompt.count('"') == 2:
+        return prompt[1:-1]
+    return prompt
+
+
 def messages_as_jsonl(messages: object) -> str | None:
     """OpenCode's messages, one `{"info", "parts"}` object per line (None when there are none)."""
     if not isinstance(messages, list):
@@ -53,7 +62,7 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     if event == "session.created":
         return [session_start(key, HARNESS, payload, source="startup")]
     if event == "chat.message":
-        return prompt_submit(key, string(payload, "prompt"))
+        return prompt_submit(key, unquoted(string(payload, "prompt")))
     if event == "tool.execute.after":
         given = payload.get("metadata")
         metadata = given if isinstance(given, dict) else {}
