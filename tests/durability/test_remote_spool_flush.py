@@ -8,8 +8,11 @@ with its transcript read on the laptop; events sent twice store nothing twice.""
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 import uuid
 from pathlib import Path
@@ -150,3 +153,66 @@ def test_a_flush_never_holds_the_hook_past_its_deadline_and_loses_nothing(tmp_pa
         assert spool.stats(str(laptop_home))["dropped"] == 0
     finally:
         server.shutdown()
+
+
+class _FailsOne(http.server.BaseHTTPRequestHandler):
+    """A remote daemon that takes every hook and every replayed event but one: the replay of the
+    prompt 'poison' answers 500 each time (an event the server cannot apply)."""
+
+    replayed: list[str] = []
+    refused = 0
+
+    def do_POST(self):  # noqa: N802
+        data = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        status, body = 200, {"inject": "", "memory_ids": []}
+        if self.path == "/api/hooks/replay":
+            prompt = (data.get("body") or {}).get("prompt")
+            if prompt == "poison":
+                type(self).refused += 1
+                status, body = 500, {"error": "internal error"}
+            else:
+                self.replayed.append(prompt)
+                body = {"status": "done"}
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args):  # quiet
+        pass
+
+
+def test_an_event_the_server_fails_with_5xx_is_set_aside_and_later_events_still_go(tmp_path):
+    """Issue 33, item 5: the oldest spooled event answered 500 by the remote daemon blocked every
+    later one (0 of 5 delivered over 5 hook runs). Now it is tried FAILED_TRIES times, then set aside
+    in spool/held/ (kept, counted, named by `kenning doctor`) and the events after it go."""
+    user_home, laptop_home = tmp_path / "user", tmp_path / "laptop"
+    (user_home / ".claude" / "projects").mkdir(parents=True)
+    away = laptop_env(laptop_home, user_home, f"http://127.0.0.1:{free_port()}", KENNING_HOOK_TIMEOUT="1")
+    later = [f"later event {n}" for n in range(1, 5)]
+    for n, prompt in enumerate(["poison", *later]):
+        assert hook("user-prompt-submit", payload("user-prompt-submit", f"s{n}", str(tmp_path), "", prompt=prompt),
+                    away).returncode == 0
+    assert spool.stats(str(laptop_home))["depth"] == 5
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FailsOne)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = laptop_env(laptop_home, user_home, f"http://127.0.0.1:{server.server_address[1]}")
+        for run in range(5):  # five hook runs reach the server, each flushing the spool
+            assert hook("user-prompt-submit", payload("user-prompt-submit", f"run{run}", str(tmp_path), "",
+                                                      prompt=f"run {run}"), env).returncode == 0
+    finally:
+        server.shutdown()
+    assert _FailsOne.replayed == later  # every later event went, in order, once
+    assert _FailsOne.refused == spool.FAILED_TRIES
+    stats = spool.stats(str(laptop_home))
+    assert stats["depth"] == 0 and stats["held"] == 1 and stats["dropped"] == 0
+    held = list((laptop_home / "spool" / spool.HELD_DIR).glob("e-*.json"))
+    assert len(held) == 1 and json.loads(held[0].read_text())["body"]["prompt"] == "poison"  # kept, not lost
+    doctor = subprocess.run([str(Path(sys.executable).with_name("kenning")), "doctor", "--json"], env=env,
+                            capture_output=True, text=True, timeout=300)
+    problems = [p["message"] for p in json.loads(doctor.stdout)["problems"]]
+    assert any("1 hook event(s) set aside" in m for m in problems), problems

@@ -80,6 +80,21 @@ def _fetch(fix: bool) -> tuple[DoctorReport, list[Repaired], str]:
     return _local_report(fix)
 
 
+def add_spool_check(report: DoctorReport) -> None:
+    """Hook events of this machine's spool set aside after a daemon answered 5xx (core.spool.HELD_DIR):
+    a laptop's spool is its own, whichever daemon the report came from (issue 33)."""
+    from kenning.core import spool
+
+    home = settings().home.expanduser()
+    held = spool.stats(str(home))["held"]
+    if held:
+        report["problems"].append({
+            "domain": "hook spool", "severity": "warning",
+            "message": f"{held} hook event(s) set aside in {home / spool.DIRNAME / spool.HELD_DIR} after the daemon "
+                       f"answered 5xx {spool.FAILED_TRIES} times (later events went on)",
+            "fix": "see the daemon's log for why it failed them; the events are kept in that folder"})
+
+
 def add_harness_checks(report: DoctorReport) -> None:
     """Each harness kenning is installed in (user config, this project's): hooks present, reaching
     this daemon, trusted (Codex). Kept in `report["harnesses"]`; each problem joins the report's."""
@@ -167,6 +182,7 @@ def doctor(
         fail(str(exc))
         return
     add_harness_checks(report)
+    add_spool_check(report)
     if not where.startswith("daemon"):
         daemon_down(report)
     if as_json:

@@ -40,11 +40,12 @@ if TYPE_CHECKING:  # hooks import this module: typing stays unloaded at run time
         drop_reasons: dict[str, int]
 
     class SpoolStats(DropInfo):
-        """What doctor and health show of the spool."""
+        """What doctor and health show of the spool (`held`: events set aside, see `replay`)."""
 
         depth: int
         bytes: int
         oldest_at: str | None
+        held: int
 
 
 VERSION = 1
@@ -57,6 +58,8 @@ MAX_RECORD_BYTES = 512 * 1024
 STALE_CLAIM_S = 600.0
 MAX_DROPPED_LOG_BYTES = 256 * 1024  # past this the drop log is folded into one counting line
 _PENDING, _CLAIMED = "e-", "c-"
+HELD_DIR = "held"  # spool/held/: events a daemon refused with 5xx FAILED_TRIES times, kept aside (issue 33)
+FAILED_TRIES = 3
 
 
 class Limits:
@@ -242,7 +245,37 @@ def stats(home: str) -> SpoolStats:
         except OSError:
             pass
     return {"depth": len(names), "bytes": total, "oldest_at": _iso(_born(names[0])) if names else None,
-            **_read_dropped(os.path.join(folder, DROPPED_LOG))}
+            "held": len(_held(folder)), **_read_dropped(os.path.join(folder, DROPPED_LOG))}
+
+
+def _held(folder: str) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(os.path.join(folder, HELD_DIR)) if n.startswith(_PENDING))
+    except OSError:
+        return []
+
+
+def _failed(folder: str, claimed: str, name: str, record: dict[str, object]) -> bool:
+    """One more failed try of a claimed event (the daemon answered 5xx). Below FAILED_TRIES it goes
+    back in line, its tries counted in the record (False); at FAILED_TRIES it is set aside in
+    spool/held/ (True): kept, counted by `stats`, no longer in the way of the events after it."""
+    tries = record.get("tries")
+    tries = (tries if isinstance(tries, int) else 0) + 1
+    if tries >= FAILED_TRIES:
+        held = os.path.join(folder, HELD_DIR)
+        os.makedirs(held, mode=0o700, exist_ok=True)
+        os.rename(claimed, os.path.join(held, name))
+        return True
+    kept = {k: v for k, v in record.items() if k != "spool_name"}
+    tmp = claimed + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps({**kept, "tries": tries}, default=str).encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.rename(tmp, claimed)
+    os.rename(claimed, os.path.join(folder, name))
+    return False
 
 
 def has_pending(home: str) -> bool:
@@ -276,12 +309,15 @@ def _release_stale_claims(folder: str, now: float) -> None:
 def replay(home: str, handle: Callable[[dict[str, object]], str], limits: Limits | None = None, *,
            max_events: int | None = None, until: float | None = None) -> dict[str, int]:
     """Hand each spooled event, oldest first, to `handle(record)`, which answers 'done' (delete
-    it), 'rejected' (delete it, counted as a drop: the daemon refused it), or 'retry' (keep it and
-    stop: the daemon cannot take events now). An event another replayer claimed is skipped.
+    it), 'rejected' (delete it, counted as a drop: the daemon refused it), 'retry' (keep it and
+    stop: the daemon cannot take events now) or 'failed' (the daemon took it and failed, 5xx: kept
+    and stop, until its FAILED_TRIES-th failure sets it aside in spool/held/ and the events after it
+    go on — one event the daemon cannot apply no longer holds back all others, issue 33).
+    An event another replayer claimed is skipped.
     At most `max_events` events are handed over, none after `until` (time.monotonic()).
     Returns counts per outcome."""
     folder = spool_dir(home)
-    counts = {"done": 0, "rejected": 0, "retry": 0, "dropped": enforce(home, limits)}
+    counts = {"done": 0, "rejected": 0, "retry": 0, "held": 0, "dropped": enforce(home, limits)}
     _release_stale_claims(folder, time.time())
     for name in _pending(folder):
         if (max_events is not None and counts["done"] + counts["rejected"] >= max_events) or (
@@ -301,6 +337,16 @@ def replay(home: str, handle: Callable[[dict[str, object]], str], limits: Limits
         if isinstance(record, dict):
             record["spool_name"] = name  # the event's identity: a replayer applies each name once
         outcome = handle(record) if isinstance(record, dict) else "rejected"
+        if outcome == "failed" and isinstance(record, dict):
+            try:
+                if _failed(folder, claimed, name, record):
+                    counts["held"] += 1
+                    continue  # set aside: the next event goes
+            except OSError:
+                outcome = "retry"
+            else:
+                counts["retry"] += 1
+                break
         if outcome == "retry":
             try:
                 os.rename(claimed, os.path.join(folder, name))

@@ -314,6 +314,9 @@ def connector_domain(facts: Facts) -> Domain:
     if queued.get("depth"):  # hook events the daemon did not take yet (core/spool.py)
         d.penalize(0.1, f"{queued['depth']} hook event(s) waiting in the spool, oldest {queued.get('oldest_at')}",
                    "they are replayed when the daemon starts or a hook reaches it; if they stay, see the daemon log")
+    if queued.get("held"):  # the daemon answered 5xx to these FAILED_TRIES times: kept aside (issue 33)
+        d.penalize(0.1, f"{queued['held']} hook event(s) set aside in spool/held after repeated 5xx answers",
+                   "see the daemon log for why they failed; they are kept in that folder")
     if queued.get("dropped"):
         d.penalize(0.1, f"the hook spool dropped {queued['dropped']} event(s) at its cap or age limit "
                    f"(last {queued.get('last_dropped_at')})", "keep the daemon running (kenning daemon start)")

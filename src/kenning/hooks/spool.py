@@ -12,6 +12,9 @@ only while at least FLUSH_MIN_LEFT_S of the hook's one deadline is left, each ev
 spool name (the id the daemon's own replay records, so an event is applied once whoever sends
 it). The daemon of this home answers `local` for the first one and the hook stops: that daemon
 replays its spool itself. A session end's transcript is read here, through the confined reader.
+An event the daemon answers with 5xx is tried again at the next flushes and set aside (spool/held/,
+counted, shown by `kenning doctor`) at its core.spool.FAILED_TRIES-th failure, so the events
+after it still go (issue 33).
 """
 
 from __future__ import annotations
@@ -87,8 +90,10 @@ def flush(base_url: str, token: str | None, deadline: Deadline, *, environ: Mapp
                 request["transcript_refused"] = reading.reason
         failure: list[str] = []
         answer = post(base_url, REPLAY_PATH, request, token=token, timeout=0, deadline=deadline, failure=failure)
-        if answer is None:  # refused by the daemon: dropped (counted); unreachable, too slow, too old a daemon: kept
-            return "rejected" if any(f in REJECTED for f in failure) else "retry"
+        if answer is None:  # refused by the daemon: dropped (counted); 5xx: failed (set aside after a few);
+            if any(f in REJECTED for f in failure):  # unreachable, too slow, too old a daemon: kept
+                return "rejected"
+            return "failed" if any(f.startswith("http-5") for f in failure) else "retry"
         if answer.get("status") == "local":
             local.append(True)
             return "retry"
