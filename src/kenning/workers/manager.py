@@ -18,6 +18,7 @@ Daemon lifespan (kenning.service builds the deps)::
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -27,6 +28,11 @@ from kenning.workers import (aspect_feedback, documents, embedding_tracker, extr
                              maintenance, retention, summaries)
 from kenning.workers.base import LeaseReaper, Worker
 from kenning.workers.deps import WorkerDeps, WorkerFactory
+
+# With background threads running Python, a request thread waits for the GIL up to the switch
+# interval (5 ms by default) each time it takes it back after I/O, and a recall takes it back dozens
+# of times: with workers started the daemon switches every 1 ms (issue 36).
+SWITCH_INTERVAL_S = 0.001
 
 FACTORIES: dict[str, WorkerFactory] = {
     "aspect-feedback": aspect_feedback.build,
@@ -82,6 +88,8 @@ class WorkerManager:
         self.get(name).stop()
 
     def start_all(self) -> None:
+        if self.workers and sys.getswitchinterval() > SWITCH_INTERVAL_S:
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         with self._lock:
             for worker in self.workers.values():
                 worker.start()
