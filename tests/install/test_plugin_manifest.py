@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from kenning.hooks.install import CLAUDE_EVENTS
-from kenning.hooks.plugin import PLUGIN_NAME, VIA_ENV, plugin_hooks
+from kenning.hooks.plugin import NOT_ON_PATH, NOT_ON_PATH_START, PLUGIN_NAME, VIA_ENV, plugin_hooks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,25 @@ def test_the_plugin_declares_kennings_hooks_and_mcp_server():
         (group,) = hooks[claude_event]
         assert group.get("matcher") == matcher
         (hook,) = group["hooks"]
-        assert hook == {"type": "command", "command": f"{VIA_ENV}=plugin kenning hook {event}", "timeout": timeout}
+        guard = NOT_ON_PATH_START if claude_event == "SessionStart" else NOT_ON_PATH
+        assert hook == {"type": "command", "command": f"{guard} {VIA_ENV}=plugin kenning hook {event}",
+                        "timeout": timeout}
 
     servers = json.loads((plugin_dir / ".mcp.json").read_text())["mcpServers"]
     assert servers == {"kenning": {"type": "stdio", "command": "kenning", "args": ["mcp"]}}
+
+
+def test_without_kenning_on_path_the_session_start_tells_the_user_and_the_rest_stand_down(tmp_path):
+    """The plugin's commands as Claude Code runs them (a shell), on a PATH with no `kenning` (issue 35)."""
+    import subprocess
+
+    hooks = plugin_hooks()["hooks"]
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for claude_event, groups in hooks.items():
+        command = groups[0]["hooks"][0]["command"]
+        done = subprocess.run(["sh", "-c", command], env=bare, input="{}", capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0 and not done.stderr, (claude_event, done.stderr)
+        if claude_event == "SessionStart":
+            assert "not on PATH" in json.loads(done.stdout)["systemMessage"]
+        else:
+            assert done.stdout == ""

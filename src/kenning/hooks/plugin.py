@@ -88,13 +88,22 @@ def plugin_defers(environ: dict[str, str] | None = None) -> bool:
     return settings_with_hooks(Path(project) if project else Path.cwd()) is not None
 
 
+# The plugin's hooks run `kenning` from PATH. Without it, every hook would fail with a shell error line;
+# instead the other hooks stand down and the session start tells the user, as a `systemMessage` (issue 35).
+NOT_ON_PATH_MESSAGE = ("kenning: the Claude Code plugin is installed but the kenning command is not on PATH, "
+                       "so this session has no memories. Install it (uv tool install, pipx install) or add it to PATH.")
+NOT_ON_PATH = "command -v kenning >/dev/null 2>&1 || exit 0;"
+NOT_ON_PATH_START = ("command -v kenning >/dev/null 2>&1 || { echo '"
+                     + json.dumps({"systemMessage": NOT_ON_PATH_MESSAGE}) + "'; exit 0; };")
+
+
 def plugin_hooks() -> PluginHooks:
     """The plugin's hooks/hooks.json: every hook `kenning connect claude-code` installs, run as a plugin hook."""
     from kenning.hooks.install import CLAUDE_EVENTS, hook_group
 
     hooks: dict[str, list[HookGroup]] = {}
     for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
-        command = f"{VIA_ENV}=plugin kenning hook {event}"
+        command = f"{NOT_ON_PATH_START if claude_event == 'SessionStart' else NOT_ON_PATH} {VIA_ENV}=plugin kenning hook {event}"
         hooks[claude_event] = [hook_group(matcher, {"type": "command", "command": command, "timeout": timeout})]
     return {"description": "kenning: memories in at session start, prompt and tool step; the session recorded at the end",
             "hooks": hooks}
