@@ -1,12 +1,11 @@
 """Migration 014 (issue 31) on a store written by the code before it: rules without a scope, commit subjects
-typed constraint by auto-protection, fragments at session start. A real store file, the real migrations;
-nothing is deleted and every change has its memory_history row."""
+typed constraint by auto-protection, fragments at session start. A real store (both backends), the real
+migrations; nothing is deleted and every change has its memory_history row."""
 
 from __future__ import annotations
 
 from kenning.core.types import MemoryDraft
 from kenning.store import memories as mem_store
-from kenning.store.db import open_database
 from kenning.store.migrations import migrate
 
 RULES = {  # what the session-end overlay stored from the dev split's chats (type constraint, no scope)
@@ -17,8 +16,7 @@ RULES = {  # what the session-end overlay stored from the dev split's chats (typ
 COMMIT = "switch to monotonic time (commit 77821b9418)"  # typed constraint by decision auto-protection
 
 
-def test_old_rules_get_scope_commits_become_commits_and_fragments_go_to_review(tmp_path):
-    db = open_database(tmp_path / "memories.db")
+def test_old_rules_get_scope_commits_become_commits_and_fragments_go_to_review(db):
     ids = {}
     with db.with_write_tx() as conn:
         for name, content in RULES.items():
@@ -43,4 +41,3 @@ def test_old_rules_get_scope_commits_become_commits_and_fragments_go_to_review(t
         rows = conn.execute("SELECT actor FROM memory_history WHERE memory_id = ? AND actor = 'migration m014'",
                             (ids[name],)).fetchall()
         assert rows, name
-    db.close()
