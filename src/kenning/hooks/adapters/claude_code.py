@@ -164,7 +164,9 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     if name == "PreCompact":
         transcript = ctx.whole(transcript_path)
         return [("/api/hooks/pre-compaction", {
-            "session_key": key, "context": recent_context((transcript or "")[-64 * 1024:], 8000) or None,
+            # the whole transcript through the reader, entry by entry: a byte slice of it started mid-entry, the
+            # reader took it for plain text and the checkpoint kept Claude Code's own JSON (issue 33)
+            "session_key": key, "context": recent_context(transcript or "", 8000) or None,
             "transcript": transcript, "trigger": string(payload, "trigger") or "compact",
         })]
     if name == "Stop":
