@@ -37,7 +37,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
     if as_json:
         print_json(data)
         return
-    console.print(data["status_line"], highlight=False)
+    console.print(data["status_line"], highlight=False, markup=False)  # "[predictor: …]" is text, not markup
     side = data.get("sidecar") or {}
     rows = [
         ("mode", data["mode"]), ("alpha", f"{data['alpha']:.2f}"), ("success rate", f"{data['success_rate']:.3f}"),
