@@ -922,10 +922,18 @@ def lacks_subject(sentence: str) -> bool:
         return True  # "Never lowercase — the provider treats casing as significant": lowercase what?
     if _clause(first):
         return False
-    rest = strip_acknowledgement(chunks[1]) if len(chunks) > 1 else ""
-    # a label before a whole clause ("The natural fix: on a collision keep …", "Almost — the upstream …")
-    return not (len(_words(first)) <= 3 and rest and len(_words(rest)) >= 4 and _clause(rest)
-                and not _DEICTIC.match(rest) and not _LEANS.search(rest))
+    for chunk in chunks[1:4]:
+        rest = strip_acknowledgement(chunk)
+        if _PREDICATE.match(chunk.strip()) and len(_words(chunk)) >= 3:
+            return False  # "Corp accounts - user ids ending @corp.example - are always in …": subject, aside, predicate
+        # a label or aside before a whole clause ("The natural fix: on a collision keep …", "Almost — the upstream …")
+        if rest and len(_words(rest)) >= 4 and _clause(rest) and not _DEICTIC.match(rest) and not _LEANS.search(rest):
+            return False
+    return True
+
+
+_PREDICATE = re.compile(r"^(?:is|are|was|were|has|have|had|must|may|can|cannot|should|shall|will|stays?|never|always"
+                        r"|only)\b(?!\s+(?:it|this|that|they)\b)", re.I)
 
 
 def _clause(chunk: str) -> bool:
