@@ -87,3 +87,16 @@ def test_a_rule_goes_stale_when_its_function_is_removed_in_a_commit(kenning, tmp
     (repo / "netkit" / "hosts.py").write_text("def split_port(host):\n    return host.rsplit(':', 2)\n")
     kenning.code_index(repo, project)
     assert kenning.get(rule).stale_at is None  # confirmed for that same removal: not marked again
+
+
+def test_a_rule_stored_before_the_index_gets_its_code_area_when_the_project_is_indexed(kenning, tmp_path):
+    repo = tmp_path / "netkit"
+    (repo / "netkit").mkdir(parents=True)
+    (repo / "netkit" / "hosts.py").write_text(HOSTS)
+    rule = kenning.remember(MemoryDraft("Whatever the caller sends, `split_port` splits on the last colon only",
+                                        type="constraint", type_explicit=True, project="netkit")).id
+    assert kenning.get(rule).related_files == []
+    kenning.code_index(repo, "netkit")
+    linked = kenning.get(rule)
+    assert (linked.applies, linked.area, linked.related_files) == ("area", "split_port", ["netkit/hosts.py"])
+    assert any(h["actor"] == "code-index" for h in kenning.history(rule))

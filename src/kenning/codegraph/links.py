@@ -83,19 +83,18 @@ def link_in_tx(conn: Connection, memory_id: str, draft: MemoryDraft) -> None:
             store.link_memory(conn, memory_id, project, path, symbol, reason, now)
             found.append((path, symbol, reason))
     if found and draft.type in RULE_TYPES and draft.applies != "project":
-        area, files = code_area(draft, found)
+        area, files = code_area(draft.content, draft.related_files, found)
         rule_scope.set_code_area(conn, memory_id, area, files)
 
 
-def code_area(draft: MemoryDraft, found: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
+def code_area(content: str, related_files: list[str], found: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
     """The area of a rule that names indexed code (the symbol it names first in its text, else the file)
     and its related files with the linked ones added."""
-    content = draft.content or ""
+    content = content or ""
     symbols = [(content.find(symbol.rsplit(".", 1)[-1]), symbol) for _, symbol, _ in found if symbol]
     named = [symbol for at, symbol in sorted(symbols) if at >= 0]
-    area = named[0] if named else (draft.area if draft.area and any(draft.area == s for _, s, _ in found) else found[0][0])
-    files = list(dict.fromkeys([*draft.related_files, *(path for path, _, _ in found)]))
-    return area, files
+    files = list(dict.fromkeys([*related_files, *(path for path, _, _ in found)]))
+    return (named[0] if named else found[0][0]), files
 
 
 def _head_commit(root: Path) -> str | None:
@@ -151,9 +150,16 @@ def link_project(db: StoreDatabase, project: str) -> int:
         pending += [(memory_id, *m) for m in mentions(conn, project, content, related)]
     if pending:
         now = now_iso()
+        found: dict[str, list[tuple[str, str, str]]] = {}
+        for memory_id, path, symbol, reason in pending:
+            found.setdefault(memory_id, []).append((path, symbol, reason))
+        rules = rule_scope.rules_to_scope(conn, list(found))  # rules stored before the index: their code area
         with db.with_write_tx() as wconn:
             for memory_id, path, symbol, reason in pending:
                 store.link_memory(wconn, memory_id, project, path, symbol, reason, now)
+            for rule in rules:
+                area, files = code_area(rule.content, rule.related_files, sorted(found[rule.id]))
+                rule_scope.scope_to_code(wconn, rule.id, area, files, actor="code-index")
     return len(pending)
 
 

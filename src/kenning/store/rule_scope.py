@@ -1,7 +1,8 @@
 """SQL for where a rule applies and for rules the code has left behind (issue 31).
 
-- `set_code_area`: inside the write transaction that stores a rule naming indexed code, its area becomes
-  the named symbol (or file) and the linked files join `related_files` (the step lookup keys on them);
+- `set_code_area`: inside the write transaction that stores a rule naming indexed code (or that links the
+  rules stored before the project was indexed: `rules_to_scope`), its area becomes the named symbol (or
+  file) and the linked files join `related_files` (the step lookup keys on them);
 - `linked_area_rules`: the live area rules linked to code in some files, with the link (path, symbol);
 - `mark_stale`: `stale_at` and `metadata.stale` = {commit, path, symbol, reason}, each
   change with its memory_history row (store.memories.update_memory).
@@ -16,7 +17,7 @@ from typing import TypedDict
 from kenning.core.claims import RULE_TYPES
 from kenning.core.types import Memory
 from kenning.store.backend import Connection
-from kenning.store.memories import get_memory, update_memory
+from kenning.store.memories import get_memory, row_to_memory, update_memory
 
 AREA = "area"
 
@@ -29,6 +30,26 @@ def set_code_area(conn: Connection, memory_id: str, area: str, related_files: Se
     """A new rule's area is the code it names (same transaction as its insert: no history row of its own)."""
     conn.execute("UPDATE memories SET applies = ?, area = ?, related_files = ? WHERE id = ?",
                  (AREA, area, json.dumps(list(related_files)), memory_id))
+
+
+def scope_to_code(conn: Connection, memory_id: str, area: str, related_files: Sequence[str], *, actor: str) -> Memory:
+    """A stored rule linked to code later (the project indexed after it): its area becomes that code (history row)."""
+    return update_memory(conn, memory_id, {"applies": AREA, "area": area, "related_files": list(related_files)},
+                         actor=actor, reason=f"names indexed code: area {area}")
+
+
+def rules_to_scope(conn: Connection, memory_ids: Sequence[str]) -> list[Memory]:
+    """The live rules among `memory_ids` that are not project-wide (their code links make them area rules)."""
+    ids = list(dict.fromkeys(memory_ids))
+    out: list[Memory] = []
+    for start in range(0, len(ids), 400):
+        chunk = ids[start:start + 400]
+        rows = conn.execute(
+            f"SELECT * FROM memories WHERE id IN ({_marks(len(chunk))}) AND is_deleted = 0"
+            f" AND COALESCE(applies, '') != 'project' AND type IN ({_marks(len(RULE_TYPES))}) ORDER BY id",
+            [*chunk, *RULE_TYPES]).fetchall()
+        out += [row_to_memory(r) for r in rows]
+    return out
 
 
 class LinkedRule(TypedDict):
