@@ -1,12 +1,23 @@
-"""Typed httpx client for the daemon's HTTP API (used by the CLI, hooks and the MCP server)."""
+"""Typed client for the daemon's HTTP API (used by the CLI, hooks and the MCP server).
+
+On the standard library's http.client, one connection per call: the daemon is on this machine (or a
+team server), and a CLI command is one call — httpx cost a CLI command about a fifth of its CPU to
+import and set up (issue 35: `bench/cli_speed.py`). Query values are sent as httpx sent them (True →
+"true", None → empty).
+"""
 
 from __future__ import annotations
 
+import codecs
+import http.client
+import json as jsonlib
+import ssl
 from collections.abc import Iterator, Mapping, Sequence
-
-import httpx
+from urllib.parse import quote, urlencode, urlsplit
 
 from kenning.core.errors import KenningError
+
+CHUNK = 64 * 1024
 
 
 class DaemonUnavailable(KenningError):
@@ -23,17 +34,27 @@ class ClientError(KenningError):
         self.status_code = status_code
 
 
-def _raise_for_error(response: httpx.Response) -> None:
-    if response.status_code >= 400:
+def _raise_for_error(status: int, body: bytes) -> None:
+    if status >= 400:
+        text = body.decode("utf-8", "replace")
         try:
-            message = response.json().get("error") or response.text
+            answer = jsonlib.loads(text)
+            message = (answer.get("error") if isinstance(answer, dict) else None) or text
         except ValueError:
-            message = response.text
-        raise ClientError(message, response.status_code)
+            message = text
+        raise ClientError(str(message), status)
 
 
-QueryValue = str | int | float | bool | None  # one query parameter's value (None: httpx sends it empty)
+QueryValue = str | int | float | bool | None  # one query parameter's value (None: sent empty)
 Params = Mapping[str, QueryValue]
+
+
+def _query(params: Params | None) -> str:
+    if not params:
+        return ""
+    pairs = [(k, "true" if v is True else "false" if v is False else "" if v is None else str(v))
+             for k, v in params.items()]
+    return "?" + urlencode(pairs, quote_via=quote)
 
 
 def _objects(answer: dict[str, object], key: str) -> list[dict[str, object]]:
@@ -46,24 +67,52 @@ def _objects(answer: dict[str, object], key: str) -> list[dict[str, object]]:
 
 class KenningClient:
     def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        url = urlsplit(self.base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise KenningError(f"not an http(s) URL: {base_url!r}")
+        self._https = url.scheme == "https"
+        self._host, self._port = url.hostname, url.port or (443 if self._https else 80)
+        self._prefix = url.path.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.timeout = timeout
 
     def close(self) -> None:
-        self._http.close()
+        """Nothing to release: each call opens and closes its own connection."""
+
+    def _open(self, method: str, path: str, body: bytes | None, params: Params | None,
+              timeout: float | None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        limit = timeout if timeout is not None else self.timeout
+        conn: http.client.HTTPConnection = (
+            http.client.HTTPSConnection(self._host, self._port, timeout=limit, context=ssl.create_default_context())
+            if self._https else http.client.HTTPConnection(self._host, self._port, timeout=limit))
+        headers = {**self._headers, "Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            conn.request(method, self._prefix + path + _query(params), body=body, headers=headers)
+            return conn, conn.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise self._unavailable(exc) from exc
 
     def request(self, method: str, path: str, *, json: Mapping[str, object] | None = None,
                 params: Params | None = None, timeout: float | None = None) -> dict[str, object]:
         """The daemon's answer to one call: a JSON object (every route answers one), untrusted: its
         readers narrow what they take from it."""
+        body = jsonlib.dumps(json).encode("utf-8") if json is not None else None
+        conn, response = self._open(method, path, body, params, timeout)
         try:
-            response = self._http.request(method, path, json=json, params=params,
-                                          timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
-        except httpx.TransportError as exc:
+            data = response.read()
+        except (OSError, http.client.HTTPException) as exc:
             raise self._unavailable(exc) from exc
-        _raise_for_error(response)
-        answer = response.json()
+        finally:
+            conn.close()
+        _raise_for_error(response.status, data)
+        try:
+            answer = jsonlib.loads(data)
+        except ValueError as exc:
+            raise ClientError(f"{method} {path}: the daemon's answer is not JSON", 502) from exc
         if not isinstance(answer, dict):
             raise ClientError(f"{method} {path}: the daemon's answer is not a JSON object", 502)
         return answer
@@ -74,14 +123,22 @@ class KenningClient:
 
     def stream_text(self, path: str, *, params: Params | None = None) -> Iterator[str]:
         """GET a streamed text answer chunk by chunk (exports)."""
+        conn, response = self._open("GET", path, None, params, None)
         try:
-            with self._http.stream("GET", path, params=params) as response:
-                if response.status_code >= 400:
-                    response.read()
-                    _raise_for_error(response)
-                yield from response.iter_text()
-        except httpx.TransportError as exc:
+            if response.status >= 400:
+                _raise_for_error(response.status, response.read())
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            while chunk := response.read(CHUNK):
+                text = decoder.decode(chunk)
+                if text:
+                    yield text
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail
+        except (OSError, http.client.HTTPException) as exc:
             raise self._unavailable(exc) from exc
+        finally:
+            conn.close()
 
     def is_up(self, timeout: float = 0.5) -> bool:
         try:
