@@ -185,3 +185,29 @@ def test_a_repository_without_commits_ingests_nothing(daemon, tmp_path):
     with daemon.client() as http:
         body = ingest(http, repo.path, "git-empty").json()
     assert (body["status"], body["total"], body["created"]) == ("done", 0, 0)
+
+
+def test_a_rule_keyed_on_a_file_a_commit_deletes_goes_stale_with_that_commit(daemon, tmp_path):
+    """Issue 31: git ingest sees a deletion (--name-status) and marks the area rules keyed on that file
+    stale, the commit as evidence; a file renamed away does the same; review lists them."""
+    repo = Repo(tmp_path / "legacy")
+    repo.commit({"ledger/export.py": "ROUND = 'down'\n", "ledger/fmt.py": "SEP = ';'\n"}, "ledger: export and format",
+                "2021-01-01T00:00:00Z")
+    project = "legacy-ledger"
+    with daemon.client(timeout=300) as http:
+        assert ingest(http, repo.path, project).status_code == 200
+        rules = [http.post("/api/memory/remember", json={
+            "content": text, "type": "constraint", "project": project, "applies": "area", "area": path,
+            "related_files": [path]}).json()["id"] for text, path in (
+            ("The export rounds half-cents down to match the legacy ledger", "ledger/export.py"),
+            ("Fields are separated by semicolons for the ERP", "ledger/fmt.py"))]
+        repo.git("rm", "-q", "ledger/export.py")
+        repo.git("mv", "ledger/fmt.py", "ledger/format.py")
+        gone = repo.commit({}, "ledger: drop the legacy export, rename fmt", "2021-02-01T00:00:00Z")
+        assert ingest(http, repo.path, project).json()["created"] == 1
+        deleted, renamed = (http.get(f"/api/memory/{r}").json() for r in rules)
+        assert deleted["stale_at"] and deleted["metadata"]["stale"] == {
+            "commit": gone, "path": "ledger/export.py", "symbol": None, "reason": "deleted"}
+        assert renamed["stale_at"] and renamed["metadata"]["stale"]["reason"] == "renamed to ledger/format.py"
+        listed = http.get("/api/review", params={"status": "stale", "project": project}).json()
+        assert {m["id"] for s in listed["sessions"] for m in s["memories"]} == set(rules)

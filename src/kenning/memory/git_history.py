@@ -4,7 +4,7 @@
   is not a git work tree is an `InvalidInput` with one line saying so.
 - `new_commits`: the commits reachable from HEAD, merges skipped (`--no-merges`), that this
   store has not ingested for the repository yet, oldest first, read with one
-  `git log --no-walk=unsorted --stdin --name-only` (bytes decoded as UTF-8 with
+  `git log --no-walk=unsorted --stdin --name-status` (bytes decoded as UTF-8 with
   replacement, so odd encodings never fail an ingest).
 - `commit_draft`: subject and body (the rationale) as content, `source='git'`, type `commit`
   (issue 31: a commit records what was done; it is found by a query, linked to its files, never typed
@@ -17,6 +17,8 @@
   beyond the change (always / never / don't / must / has to: a commit's imperatives otherwise describe
   the change itself, "Use chain.from_iterable in listutils.py"); stored as its own memory
   (`source='git-rule'`) derived from the commit memory, the commit as its evidence.
+- rules the code has left behind: a file a commit deletes or renames (and that is not in the work tree
+  now) makes the area rules keyed on it stale, that commit as evidence (store.rule_scope.mark_stale).
 - `ingest_commits`: drafts go through the one write path (`remember_many`, batched: dedup,
   draft rules, embedding outside the transaction), then the batch's shas are recorded in
   `git_commits` (store/git_history.py). A crash between the two re-ingests the batch next
@@ -44,7 +46,8 @@ from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import MemoryDraft
 from kenning.memory.write import RememberResult
 from kenning.store import git_history as store
-from kenning.store.backend import StoreDatabase
+from kenning.store import rule_scope
+from kenning.store.backend import Connection, StoreDatabase
 from kenning.store.git_history import Repository
 
 SOURCE = "git"
@@ -75,6 +78,7 @@ class Commit:
     subject: str
     body: str
     files: tuple[str, ...] = ()
+    gone: tuple[tuple[str, str], ...] = ()  # (path, 'deleted' | 'renamed to …') from --name-status
 
 
 def _git(repo: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -117,8 +121,29 @@ def _reachable(repo: str) -> list[str]:
     return done.stdout.decode("ascii", errors="replace").split()
 
 
+def _changes(block: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The files a commit touched (as they are after it) and those it deleted or renamed away, from
+    `--name-status` lines ("M\\tpath", "D\\tpath", "R100\\told\\tnew"); a bare line is a path (--name-only)."""
+    files: list[str] = []
+    gone: list[tuple[str, str]] = []
+    for line in (raw.strip() for raw in block.splitlines()):
+        if not line:
+            continue
+        parts = line.split("\t")
+        if len(parts) == 1:
+            files.append(parts[0])
+        elif parts[0].startswith("R") and len(parts) == 3:
+            files.append(parts[2])
+            gone.append((parts[1], f"renamed to {parts[2]}"))
+        else:
+            files.append(parts[-1])
+            if parts[0] == "D":
+                gone.append((parts[-1], "deleted"))
+    return tuple(files), tuple(gone)
+
+
 def parse_log(raw: bytes) -> list[Commit]:
-    """Parse `git log --format=_FORMAT --name-only` output (records split by \\x1e)."""
+    """Parse `git log --format=_FORMAT --name-status` output (records split by \\x1e)."""
     commits = []
     for record in raw.decode("utf-8", errors="replace").split(_RECORD):
         if not record.strip():
@@ -128,10 +153,11 @@ def parse_log(raw: bytes) -> list[Commit]:
         if len(parts) != 6:
             continue
         sha, authored, committed, author, subject, body = parts
+        touched, gone = _changes(files)
         commits.append(Commit(
             sha=sha.strip(), authored_at=normalize_iso(authored.strip()), committed_at=normalize_iso(committed.strip()),
             author=author.strip(), subject=subject.strip(), body=body.strip(),
-            files=tuple(f for f in (line.strip() for line in files.splitlines()) if f),
+            files=touched, gone=gone,
         ))
     return commits
 
@@ -140,7 +166,7 @@ def read_commits(repo: str, shas: Sequence[str]) -> list[Commit]:
     """The given commits with their messages and changed files, oldest first."""
     if not shas:
         return []
-    done = _git(repo, "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}", "--name-only",
+    done = _git(repo, "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}", "--name-status",
                 stdin=("\n".join(shas) + "\n").encode("ascii"))
     if done.returncode != 0:
         raise InvalidInput(f"{repo}: git log failed ({_first_line(done.stderr)})")
@@ -249,11 +275,23 @@ def ingest_commits(db: StoreDatabase, remember_many: RememberMany, repo: str, pr
             _store_batch(remember_many, rules)
         with db.with_write_tx() as conn:
             store.record_commits(conn, repo, project, [(c.sha, r.id, c.authored_at) for c, r in stored])
+            _leave_behind(conn, repo, project, [c for c, _ in stored if c.gone])
         counts["created"] += sum(not r.deduped for _, r in stored)
         counts["deduped"] += sum(r.deduped for _, r in stored)
         counts["refused"] += len(chunk) - len(stored)
         note(start + len(chunk), len(commits))
     return counts
+
+
+def _leave_behind(conn: Connection, repo: str, project: str | None, commits: Sequence[Commit]) -> None:
+    """Area rules keyed on a file these commits deleted or renamed away, not in the work tree now: stale."""
+    for commit in commits:
+        for path, reason in commit.gone:
+            if (Path(repo) / path).exists():  # deleted then, back now: the rule's code is there
+                continue
+            for memory_id in rule_scope.area_rules_on_file(conn, project, path):
+                rule_scope.mark_stale(conn, memory_id, at=now_iso(), actor="git-ingest",
+                                      stale={"commit": commit.sha, "path": path, "symbol": None, "reason": reason})
 
 
 class GitIngest:

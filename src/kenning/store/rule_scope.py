@@ -75,6 +75,17 @@ def linked_area_rules(conn: Connection, project: str, paths: Sequence[str]) -> l
     return out
 
 
+def area_rules_on_file(conn: Connection, project: str | None, path: str) -> list[str]:
+    """Live, not yet stale area rules of `project` keyed on the file `path` (related_files or a code link)."""
+    rows = conn.execute(
+        "SELECT DISTINCT m.id FROM memories m WHERE m.is_deleted = 0 AND m.superseded_by IS NULL"
+        f" AND m.stale_at IS NULL AND m.applies = ? AND m.type IN ({_marks(len(RULE_TYPES))}) AND m.project IS ?"
+        " AND (m.id IN (SELECT memory_id FROM memory_lookup WHERE key = ?)"
+        " OR m.id IN (SELECT memory_id FROM code_memory_links WHERE path = ?)) ORDER BY m.id",
+        [AREA, *RULE_TYPES, project, f"file:{path}", path]).fetchall()
+    return [r[0] for r in rows]
+
+
 def code_exists(conn: Connection, project: str, path: str, symbol: str) -> bool:
     """Is the file (and, for a symbol link, the definition in it) still in the code index?"""
     if not symbol:
