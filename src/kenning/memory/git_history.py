@@ -42,6 +42,7 @@ from typing import Any
 from kenning.core import claims
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
+from kenning.core.limits import check_path
 from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import MemoryDraft
 from kenning.memory.write import RememberResult
@@ -98,7 +99,7 @@ def _first_line(raw: bytes) -> str:
 
 def open_repository(path: str | Path) -> Path:
     """The top level of the git work tree at `path` (any folder inside it)."""
-    where = Path(path).expanduser()
+    where = Path(check_path("path", str(path))).expanduser()  # too long a path: InvalidInput, not OSError
     if not where.is_dir():
         raise InvalidInput(f"{path}: no such directory")
     done = _git(str(where.resolve()), "rev-parse", "--show-toplevel")

@@ -30,4 +30,4 @@ def scope_draft(draft: MemoryDraft) -> MemoryDraft:
     antecedent = evidence.get("antecedent") if isinstance(evidence, dict) else None
     scope = stored_scope(draft.content, antecedent if isinstance(antecedent, str) else None)
     metadata = {**draft.metadata, SCOPE_KEY: {"reason": scope.reason, "ruleset": claims.SCOPE_RULESET}}
-    return replace(draft, applies=scope.applies, area=scope.area, metadata=metadata)
+    return replace(draft, applies=scope.applies, area=(scope.area or "").strip() or None, metadata=metadata)

@@ -48,7 +48,7 @@ def up(conn: Connection) -> None:
             reason = "an unresolved fragment: out of session start, into review (issue 31)"
         else:
             scope = stored_scope(memory.content, antecedent if isinstance(antecedent, str) else None)
-            changes = {"applies": scope.applies, "area": scope.area,
+            changes = {"applies": scope.applies, "area": (scope.area or "").strip() or None,
                        "metadata": {**meta, "scope": {"reason": scope.reason, "ruleset": claims.SCOPE_RULESET}}}
             links = conn.execute("SELECT path, symbol FROM code_memory_links WHERE memory_id = ? ORDER BY symbol DESC, path",
                                  (memory.id,)).fetchall()
