@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kenning.core.config import Settings
 from kenning.core.errors import InvalidInput
+from kenning.core.limits import check_path
 from kenning.core.telemetry import timed
 from kenning.core.types import Memory, MemoryFilter, Viewer
 from kenning.memory import portable
@@ -172,6 +173,8 @@ class LocalStore:
         """Index (or bring up to date) the source files under `root` as `project`."""
         from kenning.codegraph import indexer
 
+        check_path("path", str(root))  # the CLI's offline index too: a 400-style error, never ENAMETOOLONG
+
         if progress is None:
             return indexer.index_path(self.db, root, project)
         return indexer.index_path(self.db, root, project, progress=progress)
@@ -179,6 +182,9 @@ class LocalStore:
     def code_refresh(self, project: str, files: builtins.list[str]) -> IndexReport:
         """Re-index a few changed files of an indexed project."""
         from kenning.codegraph import indexer
+
+        for file in files:
+            check_path("files", file)
 
         return indexer.refresh_files(self.db, project, files)
 

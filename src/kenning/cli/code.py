@@ -19,6 +19,8 @@ from rich.tree import Tree
 
 from kenning.cli.context import console, fail, print_json, settings
 from kenning.client import KenningClient
+from kenning.core.errors import InvalidInput
+from kenning.core.limits import check_path
 from kenning.hooks.claude_code import project_of
 
 if TYPE_CHECKING:
@@ -62,6 +64,10 @@ def index(
     """Index (or bring up to date) the source files under PATH, honouring .gitignore."""
     from kenning.localstore import LocalStore
 
+    try:
+        check_path("path", str(path))  # before resolve(): too long a path is one line and exit 2, not a traceback
+    except InvalidInput as exc:
+        fail(str(exc), code=2)
     root = path.expanduser().resolve()
     if not root.is_dir():
         fail(f"{path}: not a directory", code=2)
