@@ -22,8 +22,8 @@ from typing import NotRequired, TypedDict, Union
 
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
-    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded, Turn, harness_of,
-    parse_feedback, session_key,
+    Compacted, Harness, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded, Turn,
+    harness_of, parse_feedback, session_key,
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
@@ -162,6 +162,10 @@ class HooksService:
         body = {**self._base(event), "prompt": event.prompt}
         if event.memory_feedback:
             body["memory_feedback"] = dict(event.memory_feedback)
+        # where the session runs, when the prompt says (Copilot CLI's may reach the daemon before session start)
+        origin = {"harness": event.harness.value if event.harness != Harness.GENERIC else None,
+                  "project": event.project, "cwd": event.cwd}
+        body.update({k: v for k, v in origin.items() if v})
         return self.sessions.user_prompt_submit(body, deadline, viewer)
 
     def tool_result(self, event: ToolResult, session_type: str | None = None) -> ToolAnswer:

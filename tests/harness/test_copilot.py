@@ -85,14 +85,18 @@ def test_a_prompt_that_reaches_the_daemon_before_session_start_keeps_the_session
     work.mkdir()
     key = str(uuid.uuid4())
     env = bare_env(KENNING_HOME=str(daemon.home), KENNING_PORT=str(daemon.port), HOME=str(tmp_path))
-    for event, payload in (("userPromptSubmitted", {"prompt": "How do we release?"}),
-                           ("sessionStart", {"source": "new", "initialPrompt": "How do we release?"})):
+
+    def hook(event: str, **payload: str) -> None:
         ran = subprocess.run([KENNING, "hook", "copilot", event], input=json.dumps(
             {"sessionId": key, "timestamp": 1795868119046, "cwd": str(work), **payload}),
             capture_output=True, text=True, env=env, timeout=60)
         assert ran.returncode == 0, ran.stderr
-    session = session_of(daemon, "proj-copilot-race", "copilot")
+
+    hook("userPromptSubmitted", prompt="How do we release the race service?")
+    session = session_of(daemon, "proj-copilot-race", "copilot")  # the prompt's recall ran in this project
     assert session["session_key"] == key and session["cwd"] == str(work)
+    hook("sessionStart", source="new", initialPrompt="How do we release the race service?")
+    assert session_of(daemon, "proj-copilot-race", "copilot")["session_key"] == key
 
 
 def test_connect_and_uninstall_give_the_settings_back_byte_for_byte(copilot_bin, daemon, tmp_path):

@@ -53,6 +53,10 @@ class SessionStartBody(TypedDict):
 class PromptBody(TypedDict):
     session_key: str
     prompt: str
+    # Copilot CLI: its prompt may reach the daemon before session start; the row it makes gets these
+    harness: NotRequired[str]
+    project: NotRequired[str | None]
+    cwd: NotRequired[str | None]
 
 
 @final

@@ -31,6 +31,11 @@ MAX_CONTEXT_CHARS = 200_000
 Body = Mapping[str, object]  # a hook's or an API caller's JSON object: every value is checked before use
 
 
+def _short(value: object, limit: int) -> str | None:
+    """A prompt body's optional harness / project / cwd: a string within `limit`, else None."""
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
+
+
 class FeedbackAnswer(TypedDict):
     """Ratings applied and ignored (ids the session never saw, bad scores)."""
     applied: int
@@ -87,6 +92,8 @@ class SessionManager:
         req = PromptRequest(
             viewer=viewer, session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
             memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")), mcp=self.mcp,
+            harness=_short(body.get("harness"), 100), project=_short(body.get("project"), 500),
+            cwd=_short(body.get("cwd"), 4096),
         )
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
         result = user_prompt_submit(self.deps, req, deadline)

@@ -55,6 +55,11 @@ class PromptRequest:
     at: str = ""
     viewer: Viewer | None = None  # a team server's user: only what they may see is offered
     mcp: McpClients | None = None  # where kenning's MCP server is connected (the rating request's channel)
+    # what the hook knows of the session, used only when the prompt arrives before session start (Copilot CLI
+    # runs both hooks at once): the row it makes then is scoped to the project from the first prompt on
+    harness: str | None = None
+    project: str | None = None
+    cwd: str | None = None
 
 
 class PromptAnswer(TypedDict):
@@ -116,12 +121,14 @@ def apply_feedback(deps: SessionDeps, session_key: str, raw: object, *, shown_on
     return len(applied), ignored + len(scores) - len(applied)
 
 
-def ensure_session(deps: SessionDeps, session_key: str, at: str) -> SessionRow:
-    """The session row; created bare when a prompt arrives before (or without) session-start."""
+def ensure_session(deps: SessionDeps, session_key: str, at: str, *, harness: str | None = None,
+                   project: str | None = None, cwd: str | None = None) -> SessionRow:
+    """The session row; created when a prompt arrives before (or without) session-start, with what the
+    prompt knows of it (nothing, for most harnesses)."""
     session = store.get_session(deps.db.reader(), session_key)
     if session is None:
         with deps.db.with_write_tx() as conn:
-            store.create_session(conn, session_key, harness=None, project=None, cwd=None, context=None,
+            store.create_session(conn, session_key, harness=harness, project=project, cwd=cwd, context=None,
                                  started_at=at)
         session = store.get_session(deps.db.reader(), session_key) or bare_session(session_key, at)
     return session
@@ -129,7 +136,7 @@ def ensure_session(deps: SessionDeps, session_key: str, at: str) -> SessionRow:
 
 def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline) -> PromptResult:
     cfg = deps.settings
-    session = ensure_session(deps, req.session_key, req.at)
+    session = ensure_session(deps, req.session_key, req.at, harness=req.harness, project=req.project, cwd=req.cwd)
     team_user = req.viewer is not None and not req.viewer.sees_all
     applied, ignored = (apply_feedback(deps, req.session_key, req.memory_feedback, shown_only=team_user)
                         if cfg.agent_feedback else (0, 0))

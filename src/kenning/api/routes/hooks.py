@@ -105,6 +105,10 @@ class UserPromptIn(_HookIn):
                                  description=f"Cut to {MAX_PROMPT_CHARS} characters.")]
     memory_feedback: dict[str, object] | None = Field(None, description="{memory_id: score in [-1, 1]}; "
                                                    "entries that are not are ignored and counted.")
+    # where the session runs (Copilot CLI sends them: its prompt may reach the daemon before session start)
+    harness: Annotated[str, Field(max_length=100)] | None = None
+    project: Annotated[str, Field(max_length=500)] | None = None
+    cwd: Annotated[str, Field(max_length=4096)] | None = None
 
 
 class CheckpointIn(_HookIn):
@@ -327,8 +331,10 @@ async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
 @router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
 async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
                              viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
-    return await _call(k, _event(PromptSubmitted, body, prompt=body.prompt,
-                                 memory_feedback=body.memory_feedback or {}), viewer)
+    origin = {"harness": harness_of(body.harness).value if body.harness else None, "project": body.project,
+              "cwd": body.cwd}
+    return await _call(k, _event(PromptSubmitted, body, prompt=body.prompt, memory_feedback=body.memory_feedback or {},
+                                 **{key: value for key, value in origin.items() if value}), viewer)
 
 
 @router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)

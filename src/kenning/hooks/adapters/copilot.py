@@ -10,7 +10,8 @@ printed by sessionStart (its own `user` message in the model request) and userPr
 (appended to the user's turn inside `<system_reminder>`).
 
     sessionStart         → session-start      (with the session's events.jsonl path)
-    userPromptSubmitted  → user-prompt-submit
+    userPromptSubmitted  → user-prompt-submit (with harness, project and cwd: Copilot CLI runs it at once
+                                               with sessionStart, and it often reaches the daemon first)
     postToolUse          → post-tool-use      (a shell command's non-zero exit, which Copilot CLI
                                                reports as a success "completed with exit code N",
                                                is a failed tool here)
@@ -35,7 +36,7 @@ import re
 from kenning.hooks.adapters import hookrun
 from kenning.hooks.adapters.claude_code import parse_feedback
 from kenning.hooks.adapters.hookrun import (
-    Context, inject_of, neutral_tool, prompt_submit, session_start, string, tool_use,
+    Context, inject_of, neutral_tool, project_of, prompt_submit, session_start, string, tool_use,
 )
 
 TYPE_CHECKING = False
@@ -121,8 +122,10 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
         source = string(payload, "source") or "new"
         located = {**payload, "transcript_path": events_path(payload, ctx.environ)}
         return [session_start(key, HARNESS, located, source=SOURCES.get(source, source))]
-    if event == "userPromptSubmitted":
-        return prompt_submit(key, string(payload, "prompt"))
+    if event == "userPromptSubmitted":  # it runs at once with sessionStart and often reaches the daemon first:
+        # it says which project the session is in (the row it makes, the first prompt's recall)
+        return [(path, {**body, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd})
+                for path, body in prompt_submit(key, string(payload, "prompt"))]
     if event == "postToolUse":
         output, code, error = tool_outcome(payload.get("toolResult"))
         name, args = _tool(payload)
