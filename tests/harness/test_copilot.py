@@ -1,7 +1,8 @@
 """kenning in the real GitHub Copilot CLI (npm @github/copilot, pinned in tests/harness/clis.py),
 headless and offline against a scripted chat-completions server: `kenning connect copilot` installs
 user-level hooks in ~/.copilot/settings.json, the memories reach the model's request at session
-start and at the prompt, tool steps (a failing shell command, a failing `view`) reach the observer,
+start and at the prompt, tool steps (a failing shell command, a failing `view`) reach the observer, the
+agent's rating of a memory reaches the session (agentStop),
 session end stores the conversation read from Copilot CLI's events.jsonl with its project and no
 harness text, Copilot CLI goes on when the daemon is down, `kenning doctor` checks the hooks, and
 uninstall gives the settings back byte for byte, never touching the repository's .github/hooks."""
@@ -47,14 +48,15 @@ def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, t
     pinned = httpx.post(f"{daemon.base_url}/api/memory/remember", timeout=60, json={
         "content": rule, "type": "decision", "project": "proj-copilot-flow", "confidence": 1.0, "pinned": True})
     assert pinned.status_code == 200, pinned.text  # the user's pinned rule: it opens every session of the project
-    remember(daemon, fact, "proj-copilot-flow", type="fact", confidence=0.5)
+    fact_id = remember(daemon, fact, "proj-copilot-flow", type="fact", confidence=0.5)
     question = "Which worker pool drains the billing queue?"
 
     with ChatServer() as server:
         server.script(tool("view", path=str(work / "missing.txt")),
                       tool("bash", command=FAILS_ONCE, description="run the tests"),
                       tool("bash", command=FAILS_ONCE, description="run the tests again"),
-                      "The billing queue drains through cpool-7.")
+                      "The billing queue drains through cpool-7.\n"
+                      f'<memory-feedback>{{"{fact_id}": 0.9}}</memory-feedback>')  # agentStop reads it
         done = run_copilot(copilot_bin, home, work, server, question)
     assert done.returncode == 0, done.stderr[-2000:]
     first = messages(server.model_requests()[0].body)
@@ -76,6 +78,8 @@ def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, t
     assert_no_harness_text(stored_texts(daemon, session["session_key"]))
     detail = daemon.get(f"/api/sessions/{session['session_key']}").json()
     assert detail["session"]["status"] == "ended"
+    [rated] = [m for m in detail["memories"] if m["memory_id"] == fact_id]
+    assert rated["was_injected"] and rated["agent_feedback_count"] == 1 and rated["agent_relevance_score"] == 0.9
 
 
 def test_a_prompt_that_reaches_the_daemon_before_session_start_keeps_the_session_s_project(daemon, tmp_path):
