@@ -3,7 +3,8 @@
 A hook reads `transcript_path` only through here (whole at session end / pre-compaction, the
 tail for resumed sessions and Stop feedback): a regular file inside the harness's transcript
 folders (Claude Code `~/.claude/projects`, Codex `$CODEX_HOME/sessions`, Gemini CLI
-`~/.gemini/tmp`, plus `KENNING_TRANSCRIPT_ROOTS` and config `sessions.transcript_roots`), under
+`~/.gemini/tmp`, Copilot CLI `$COPILOT_HOME/session-state`, plus `KENNING_TRANSCRIPT_ROOTS` and config
+`sessions.transcript_roots`), under
 the size cap, within the hook's one deadline. A refusal names its reason (`Reading.reason`),
 which the hook sends to the daemon as `transcript_refused` instead of any text.
 """
