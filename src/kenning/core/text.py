@@ -21,6 +21,10 @@ STOP_WORDS = frozenset(
 # The labels of a transcript's turns ("User: …", "Assistant: …"): who spoke, never a thing spoken of,
 # so never a graph entity (issue 35; store migration m019 removed the ones stored before).
 SPEAKER_LABELS = frozenset({"user", "assistant", "human", "system", "the user", "the assistant"})
+# The labels a memory's text opens with ("Gotcha: …", "Fact: …", "Constraint: …"): what kind of memory it
+# is, never a thing it is about — the week-of-sessions graph had "Gotcha" next to Helm (issue 35).
+KIND_LABELS = frozenset({"gotcha", "fact", "constraint", "decision", "preference", "note", "rule", "requirement",
+                         "pattern", "workflow", "insight", "observation", "summary", "episode"})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kenning.core.text import SPEAKER_LABELS, STOP_WORDS
+from kenning.core.text import KIND_LABELS, SPEAKER_LABELS, STOP_WORDS
 
 MAX_ENTITIES_PER_MEMORY = 16
 
@@ -42,7 +42,7 @@ LEXICON: dict[str, str] = {name.lower(): name for name in _LEXICON_NAMES}
 LEXICON.update({k: v for k, v in _ALIASES.items() if k not in ("js", "ts", "py", "es", "tf", "gh", "pg")})
 _STRICT_ALIASES = {"pg", "js", "ts", "py", "es", "tf", "gh"}  # only as standalone lowercase words
 
-_STOP = STOP_WORDS | SPEAKER_LABELS | frozenset(
+_STOP = STOP_WORDS | SPEAKER_LABELS | KIND_LABELS | frozenset(
     "a an the i we you he she it they me us them my our your his her its their this that these "
     "those there here what which who whom whose when where why how all any both each few more most "
     "other some such no nor not only own same so than too very can will just should now also and "
