@@ -52,15 +52,15 @@ def list_sessions(
                       if not project else f"no sessions for project {project!r}")
         return
     print_table(console, [
-        Col("session", "session_key", "id"), Col("started", lambda s: s["started_at"][:16].replace("T", " "),
-                                                  max_width=16),
-        Col("prompts", "prompt_count", "num"), Col("offered", "candidates", "num"), Col("shown", "injected", "num"),
+        Col("session", "session_key", "id"), Col("prompts", "prompt_count", "num"),
+        Col("offered", "candidates", "num"), Col("shown", "injected", "num"),
         Col("continuity", lambda s: fmt(s.get("score")), "num"),
-    ], data["sessions"], detail=Col("project · scored by", lambda s: " · ".join(
-        [s.get("project") or "(no project)", JUDGES.get(s.get("judge") or "", s.get("judge") or "not scored yet")])))
+    ], data["sessions"], detail=Col("project · started · scored by", lambda s: " · ".join(
+        [s.get("project") or "(no project)", s["started_at"][:16].replace("T", " "),
+         JUDGES.get(s.get("judge") or "", s.get("judge") or "not scored yet")])))
     console.print(f"{len(data['sessions'])} of {data['total']} sessions. offered: memories considered for the "
                   "session; shown: given to the agent; continuity: how much the session built on them (0-1)",
-                  highlight=False, soft_wrap=True)
+                  highlight=False)
 
 
 @sessions_app.command("show")
@@ -80,9 +80,9 @@ def show(
             f"started {s['started_at'][:16].replace('T', ' ')}",
             f"ended {s['ended_at'][:16].replace('T', ' ')}" if s.get("ended_at") else "still open",
             f"{s['prompt_count']} prompt(s)"] if x)):
-        console.print(line, highlight=False, markup=False, soft_wrap=True, style="bold")
+        console.print(line, highlight=False, markup=False, style="bold")
     if s.get("status_line"):
-        console.print(s["status_line"], highlight=False, markup=False, soft_wrap=True)
+        console.print(s["status_line"], highlight=False, markup=False)
     print_table(console, [
         Col("#", "rank", "num"), Col("memory", "memory_id", "id"),
         Col("shown", _shown, max_width=12),
@@ -90,20 +90,19 @@ def show(
         Col("agent rated", lambda m: fmt(m.get("agent_relevance_score")) if m["agent_feedback_count"] else "-", "num"),
     ], data["memories"], detail=Col("content", "content"))
     console.print(f"{sum(1 for m in data['memories'] if m['was_injected'])} of {len(data['memories'])} memories "
-                  "offered were shown to the agent (--json for every score)", highlight=False, soft_wrap=True)
+                  "offered were shown to the agent (--json for every score)", highlight=False)
     created = data.get("created") or []
     kinds = Counter(kind_of(c.get("source")) for c in created if not c.get("is_deleted"))
     console.print(f"this session {account(dict(kinds))}"
                   + (" (kenning review -s learned --session KEY to review them)" if created else ""),
-                  highlight=False, soft_wrap=True)
+                  highlight=False)
     score = data.get("score")
     if score:
         console.print(f"continuity {score['score']:.2f} ({JUDGES.get(score['judge'], score['judge'])}, confidence "
                       f"{score['confidence']:.2f}): {score['memories_used']} of {score['memories_recalled']} memories "
-                      f"shown were used, {score['novel_context_count']} new things learned", highlight=False,
-                      soft_wrap=True)
+                      f"shown were used, {score['novel_context_count']} new things learned", highlight=False)
         if score.get("continuity_reasoning"):
-            console.print(score["continuity_reasoning"], highlight=False, markup=False, soft_wrap=True)
+            console.print(score["continuity_reasoning"], highlight=False, markup=False)
     else:
         job = data.get("summary_job")
         console.print("not scored yet" + (f" (its summary is {job['status']})" if job else
