@@ -518,6 +518,8 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                 row["decision_memories_shown"] = [  # which memories carried the decision, and how
                     {"phase": phase, "id": m, **prov.describe(m)} for phase, m in shown if prov.units(m) & task.gold]
                 rows.append(row)
+            if getattr(args, "dump_candidates", None):
+                dump_candidates(home, tasks, prov, args.dump_candidates)
             return {"skipped": False, "history_ingest": first, "pipeline_drain": drained, "timings_s": timings,
                     "degraded_hook_answers": degraded, "cut_hook_answers": cut,
                     "store": store_summary(http, sum(c.key.startswith("decoy-") for c in chats)),
@@ -525,6 +527,37 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                     "injected_chars": chars_summary(chars), "rows": rows, "metrics": aggregate(rows)}
     finally:
         daemon.stop()
+
+
+def dump_candidates(home: Path, tasks: list[Task], prov: Provenance, path: Path) -> int:
+    """The task sessions' prompt candidates (m023 `prompt_candidates`, issue 32) labelled needed when the memory
+    carries the task's decision (strict units): the dev split's data for bench/fit_prompt_bar.py."""
+    import sqlite3
+
+    conn = sqlite3.connect(home / "memories.db")
+    try:
+        got = conn.execute("SELECT session_key, prompt_index, memory_id, recall_rank, probability, features, shown"
+                           " FROM prompt_candidates WHERE session_key LIKE 'task-%'").fetchall()
+        content = dict(conn.execute("SELECT id, content FROM memories").fetchall()) if got else {}
+    except sqlite3.OperationalError:  # code without the prompt bar
+        got, content = [], {}
+    finally:
+        conn.close()
+    from kenning.sessions.prompt_bar import FEATURES, text_features
+
+    gold = {f"task-{t.id}": t.gold for t in tasks if t.scorable}
+    report = {f"task-{t.id}": t.bug_report for t in tasks}
+    rows = []
+    for k, i, m, rr, p, f, s in got:
+        if k not in gold:
+            continue
+        features = json.loads(f)
+        if set(FEATURES) - set(features):  # features added since the daemon started: computed as it does
+            features.update(text_features(report[k], content.get(m, "")))
+        rows.append({"session_key": k, "prompt_index": i, "memory_id": m, "recall_rank": rr, "probability": p,
+                     "features": features, "shown": bool(s), "needed": bool(prov.units(m) & gold[k])})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return len(rows)
 
 
 def slots_by_origin(sessions: dict, prov: Provenance, tasks: list[Task] | None = None) -> dict:
@@ -589,6 +622,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temp homes and repositories")
     parser.add_argument("--label", default="", help="what code is measured (e.g. 'before: ba4e5f8'), echoed in the JSON")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--dump-candidates", type=Path, default=None,
+                        help="write the task prompts' candidates with their label (bench/fit_prompt_bar.py, issue 32)")
     args = parser.parse_args()
     args.data = args.data or default_data()
     now = datetime.now(timezone.utc)

@@ -40,13 +40,14 @@ import sqlite3
 import sys
 import tempfile
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from predictor_sim import CONTEXT, Daemon, World, insert_memories, iso, rate, restating, settle  # noqa: E402
+from kenning.sessions.prompt_bar import FEATURES, text_features  # noqa: E402
+from predictor_sim import CONTEXT, Daemon, World, iso, rate, restating, settle  # noqa: E402
 
 VAGUE_FIRST = (
     "the {module} tests are red again",
@@ -71,6 +72,25 @@ PRECISE = (
     "why does {fn}() behave like that in {path}?",
 )
 NEW_TASK = "new task: {words} in {module}"  # the first session of a task says what it is, loosely
+
+
+TYPES = {"preference": "preference", "task": "fact", "filler": "fact"}  # a project convention is a stated preference
+
+
+def insert_memories(client: httpx.Client, world: World, until: datetime) -> int:
+    """predictor_sim's insert, with each memory's type: the project's conventions are preferences (the
+    write path tells their scope), task notes and filler plain facts."""
+    batch = [m for m in world.memories if m["id"] is None and m["created"] <= until]
+    for i in range(0, len(batch), 500):
+        chunk = batch[i:i + 500]
+        body = {"memories": [{"content": m["content"], "project": m["project"], "importance": m["importance"],
+                              "created_at": iso(m["created"]), "tags": [m["kind"]], "source": "sim",
+                              "type": TYPES[m["kind"]]} for m in chunk]}
+        r = client.post("/api/memory/batch", json=body, timeout=900)
+        r.raise_for_status()
+        for m, res in zip(chunk, r.json()["results"]):
+            m["id"] = res["id"]
+    return len(batch)
 
 
 def fact_of(memory: dict) -> str:
@@ -202,10 +222,7 @@ def summary(rows: list[dict]) -> dict:
 
 def dump_candidates(home: Path, rows: list[dict], path: Path) -> int:
     """The daemon's prompt_candidates rows with the simulator's label (needed in that session or not)."""
-    db = home / "kenning.db"
-    if not db.exists():
-        found = list(home.rglob("*.db"))
-        db = found[0] if found else db
+    db = home / "memories.db"
     needed = {r["key"]: set(r["needed_ids"]) for r in rows}
     conn = sqlite3.connect(db)
     try:
@@ -222,6 +239,46 @@ def dump_candidates(home: Path, rows: list[dict], path: Path) -> int:
     return len(out)
 
 
+def label_from_home(home: Path, sessions: int, seed: int, filler: int, path: Path) -> int:
+    """The prompt candidates of a (possibly still running) run's store, labelled from the world alone: a
+    world memory by its content, kenning's own distilled notes as `restating` does (they name a needed
+    task note's file and function in their first 200 characters; an exchange never counts)."""
+    world = World(sessions, seed, filler)
+    conn = sqlite3.connect(f"file:{home / 'memories.db'}?mode=ro", uri=True)
+    try:
+        ids = {c: i for i, c in conn.execute("SELECT id, content FROM memories")}
+        content_of = {i: c for c, i in ids.items()}
+        got = conn.execute("SELECT session_key, prompt_index, memory_id, recall_rank, probability, features, shown"
+                           " FROM prompt_candidates ORDER BY session_key, prompt_index, recall_rank").fetchall()
+        prompts = {(k, i): t for k, i, t in conn.execute("SELECT session_key, idx, prompt FROM session_prompts")}
+    finally:
+        conn.close()
+    for m in world.memories:
+        m["id"] = ids.get(m["content"])
+    world_ids = {m["id"] for m in world.memories if m["id"]}
+    plans = {p["key"]: p for p in world.sessions}
+    needed: dict[str, set[str]] = {}
+    out = []
+    for k, i, m, rr, p, f, shown in got:
+        plan = plans.get(k)
+        if plan is None:
+            continue
+        if k not in needed:
+            mem = world.needed(plan)
+            marks = [(x["path"], x["fn"]) for x in mem if x["kind"] == "task"]
+            needed[k] = {x["id"] for x in mem}
+            needed[k] |= {mid for mid, c in content_of.items() if mid not in world_ids and not c.startswith("User:")
+                          and any(a in c[:200] and b in c[:200] for a, b in marks)}
+        features = json.loads(f)  # features added since the run are computed the way the daemon does
+        missing = set(FEATURES) - set(features)
+        if missing & {"coverage", "ident_match"}:
+            features.update(text_features(prompts.get((k, i), ""), content_of.get(m, "")))
+        out.append({"session_key": k, "prompt_index": i, "memory_id": m, "recall_rank": rr, "probability": p,
+                    "features": features, "shown": bool(shown), "needed": m in needed[k]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return len(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, default=240)
@@ -234,7 +291,13 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=None)
     ap.add_argument("--dump-candidates", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--label-from-home", type=Path, default=None,
+                    help="only label the prompt candidates in this run's home (--sessions/--seed/--filler of that run)"
+                    " and write them to --dump-candidates")
     args = ap.parse_args()
+    if args.label_from_home:
+        print(label_from_home(args.label_from_home, args.sessions, args.seed, args.filler, args.dump_candidates))
+        return
     world = World(args.sessions, args.seed, args.filler)
     rows: list[dict] = []
     reads: list[dict] = []
@@ -260,7 +323,7 @@ def main() -> None:
         "bench": "task_sim", "sessions": args.sessions, "seed": args.seed, "window": args.window,
         "code": os.environ.get("PYTHONPATH", ""), "config": args.config + args.extra_config,
         "wall_s": round(time.monotonic() - t0, 1),
-        "windows": [{"sessions": f"{i + 1}-{min(i + args.window, len(rows))}", **summary(rows[i:i + args.window])}
+        "windows": [{**summary(rows[i:i + args.window]), "sessions": f"{i + 1}-{min(i + args.window, len(rows))}"}
                     for i in range(0, len(rows), args.window)],
         "first_half": summary(rows[: len(rows) // 2]), "last_half": last,
         "targets": {"precision_ge_0.6": (last["precision"] or 0) >= 0.6, "recall_ge_0.6": (last["recall"] or 0) >= 0.6},

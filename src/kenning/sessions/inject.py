@@ -27,6 +27,7 @@ GROUPS: list[tuple[str, frozenset[str]]] = [
 ]
 OTHER = "Facts and context"
 CONTINUITY = "Where the last session left off"
+CONTINUING = "Continuing the task in progress (useful in the last session)"
 MAX_ITEM_CHARS = 600
 
 FEEDBACK_REQUEST = """<memory-feedback>
@@ -69,16 +70,17 @@ def item_cost(content: str) -> int:
 
 def render_block(
     items: list[InjectItem], *, header: str, status_line: str | None = None, tag: str = "kenning-memories",
-    continuity: str | None = None,
+    continuity: str | None = None, continuing: list[InjectItem] | None = None,
 ) -> str:
-    """items: dicts with memory_id, content, type, in rank order; `continuity`: the one line about
-    the project's latest session, after the standing rules. Empty string when nothing to say."""
-    if not items and not status_line and not continuity:
+    """items: dicts with memory_id, content, type, in rank order; `continuing`: the task in progress (rated
+    useful in the project's latest session), one group after the standing rules; `continuity`: the one
+    line about the project's latest session, after them. Empty string when nothing to say."""
+    if not items and not status_line and not continuity and not continuing:
         return ""
     lines = [f"<{tag}>"]
     if status_line:
         lines.append(status_line)
-    if items or continuity:
+    if items or continuity or continuing:
         lines.append(header)
         order = [title for title, _ in GROUPS] + [OTHER]
         grouped: dict[str, list[str]] = {}
@@ -90,6 +92,9 @@ def render_block(
             if title in grouped:
                 lines.append(f"## {title}")
                 lines.extend(grouped[title])
+    if continuing:
+        lines.append(f"## {CONTINUING}")
+        lines.extend(item_line(item["memory_id"], item.get("content") or "") for item in continuing)
     if continuity:
         lines.append(f"## {CONTINUITY}")
         lines.append(f"- {' '.join(continuity.split())[:MAX_ITEM_CHARS]}")
@@ -97,9 +102,10 @@ def render_block(
     return "\n".join(lines)
 
 
-def session_start_text(items: list[InjectItem], continuity: str | None = None) -> str:
+def session_start_text(items: list[InjectItem], continuity: str | None = None,
+                       continuing: list[InjectItem] | None = None) -> str:
     return render_block(
-        items, continuity=continuity,
+        items, continuity=continuity, continuing=continuing,
         header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
     )
 

@@ -4,8 +4,11 @@ Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hi
 on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
 recall (the service's hybrid recall over the project's and global memories, without access
 tracking: injection is not an access) injects what this session has not been shown yet: a query
-found it, so raw episodes, commits and memories waiting for review may come in here (which hits
-are worth it, and in which order, is `sessions.ranking.prompt_order`). The
+found it, so raw episodes, commits and memories waiting for review may come in here. Which hits are
+worth it, and in which order, is the prompt bar (`sessions.prompt_bar`, issue 32): each candidate's
+calibrated probability of being needed, nothing below `ranking.prompt_min_probability`, no near-copy of
+what the session was shown, no raw exchange a distilled memory covers; every candidate is recorded
+with its probability and features (`prompt_candidates`). The
 first prompt is where the task is finally known, so it gets a full-size injection: up to
 `inject_limit`, within what session-start left of the opening budget `inject_budget_chars`
 (session-start uses at most `start_budget_chars` of it; the first prompt gets at least
@@ -34,13 +37,16 @@ from kenning.sessions.context import Deadline, Hit, Recalled, SessionDeps, bare_
 from kenning.sessions.inject import InjectItem, item_cost, prompt_text
 from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
-from kenning.sessions.ranking import prompt_order
+from kenning.sessions import prompt_bar, ranking
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
 from kenning.store.sessions import CandidateRecord, SessionRow
 from kenning.store.memories import get_memories
 from kenning.store.predictor import record_pool
+from kenning.store.prompt_candidates import record as record_candidates
+from kenning.store.ranking import rated_in_session
 from kenning.store.search import bm25_search
+from kenning.store.vectors import get_embeddings
 
 FTS_LIMIT = 20
 RESERVE_MS = 50.0  # kept back from recall for recording, checkpoints and rendering
@@ -175,27 +181,24 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     else:
         hits = list(recalled)
 
-    rank_cfg = cfg.ranking
-    floor = {"relative_floor": rank_cfg.prompt_relative_floor, "similarity_margin": rank_cfg.prompt_similarity_margin}
-    hits = prompt_order(hits, cfg.prompt_min_similarity, None, **floor)
-    ranking = None
+    # already shown (and counted): part of the merged set on the first prompt; the rest face the prompt bar
+    merged = [h.memory.id for h in hits if state.get(h.memory.id)][:limit] if first else []
+    assessed = _assess(deps, session, req, [h for h in hits if not state.get(h.memory.id)], state, first)
+    hits = [a.hit for a in prompt_bar.select(assessed, cfg.ranking)]
+    pool_ranking = None
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
-        ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
-        if ranking is not None and cfg.prompt_predictor_order:
-            hits = prompt_order(hits, cfg.prompt_min_similarity, ranking.order, **floor)
+        pool_ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
+        if pool_ranking is not None and cfg.prompt_predictor_order:
+            by_id = {h.memory.id: h for h in hits}
+            hits = [by_id[m] for m in pool_ranking.order if m in by_id]
     chosen: list[Hit] = []
-    merged: list[str] = []
     for hit in hits:
-        memory = hit.memory
-        cost = item_cost(memory.content)
-        if state.get(memory.id):  # already shown (and counted): part of the merged set on the first prompt
-            if first:
-                merged.append(memory.id)
-        elif used + cost <= budget:
-            chosen.append(hit)
-            used += cost
         if len(chosen) + len(merged) >= limit:
             break
+        cost = item_cost(hit.memory.content)
+        if used + cost <= budget:
+            chosen.append(hit)
+            used += cost
     if deadline.cancelled:
         chosen = []
     chosen_ids = [h.memory.id for h in chosen]
@@ -222,8 +225,13 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         store.mark_injected(wconn, req.session_key, existing, req.at, f"prompt:{index}")
         store.add_prompt(wconn, req.session_key, index, redact(req.prompt)[:20_000],
                          fts_hits=len(fts_ids), injected=chosen_ids, at=req.at)
-        if ranking is not None:
-            record_pool(wconn, req.session_key, PHASE, ranking.rows, req.at)
+        if pool_ranking is not None:
+            record_pool(wconn, req.session_key, PHASE, pool_ranking.rows, req.at)
+        shown_now = set(chosen_ids)
+        record_candidates(wconn, req.session_key, index, [
+            {"memory_id": a.hit.memory.id, "recall_rank": a.rank, "probability": round(a.probability, 6),
+             "features": {k: round(v, 6) for k, v in a.features.items()}, "shown": a.hit.memory.id in shown_now}
+            for a in assessed], req.at)
     checkpoint_id = None
     if deadline.allows("checkpoint", 5.0):
         checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
@@ -236,6 +244,28 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
         fts_only=len(fts_outside), feedback_applied=applied, feedback_ignored=ignored,
         checkpoint_id=checkpoint_id, cut=list(deadline.cut),
+    )
+
+
+def _assess(deps: SessionDeps, session: SessionRow, req: PromptRequest, hits: list[Hit], state: dict[str, bool],
+            first: bool) -> list[prompt_bar.Assessed]:
+    """The prompt bar's view of the fresh hits (`sessions.prompt_bar`): what this session showed and
+    used so far, the task in progress, the embeddings of both."""
+    if not hits:
+        return []
+    conn = deps.db.reader()
+    rank_cfg = deps.settings.ranking
+    shown_ids = [m for m, injected in state.items() if injected]
+    shown = list(get_memories(conn, shown_ids).values())
+    used = {m for m, score in rated_in_session(conn, req.session_key).items() if score >= rank_cfg.useful_rating}
+    continuing = {m.id for m in ranking.continuing(conn, project=session.get("project"), at=session.get("started_at") or req.at,
+                                                    session_key=req.session_key, cfg=rank_cfg, viewer=req.viewer)}
+    hashes = list({m.content_hash for m in [*shown, *(h.memory for h in hits)]})
+    vectors = get_embeddings(conn, hashes, deps.embedder.model_id)
+    return prompt_bar.assess(
+        conn, hits, vectors=vectors, shown=shown, used=used, continuing=continuing, prompt=req.prompt, first=first,
+        project=session.get("project"), at=session.get("started_at") or req.at, cfg=rank_cfg,
+        is_raw=lambda m: ranking.is_raw(m, rank_cfg),
     )
 
 

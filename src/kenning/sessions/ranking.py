@@ -56,6 +56,7 @@ from kenning.sessions.context import Hit, SessionPredictor
 from kenning.sessions.inject import item_cost
 from kenning.sessions.transcript import last_assistant_text
 from kenning.store import ranking as store
+from kenning.store.memories import get_memories
 from kenning.store.backend import Connection
 
 STANDING, ELIGIBLE = "standing", "eligible"
@@ -274,6 +275,28 @@ def continuity_item(conn: Connection, *, project: str | None, at: str, session_k
     parts = [f"task: {task}" if task else "", f"outcome: {outcome}" if outcome else ""]
     text = f"{head}: " + "; ".join(p for p in parts if p)
     return Continuity(latest["session_key"], _one_line(text, cfg.continuity_max_chars), work.get("id"))
+
+
+def continuing(conn: Connection, *, project: str | None, at: str, session_key: str, cfg: RankingSettings,
+               viewer: Viewer | None = None) -> list[Memory]:
+    """The task in progress (issue 32): what the agent rated useful (at least `useful_rating`) in the project's
+    latest earlier session, best rated first, at most `continuing_limit`. Scope does not hold them back (an
+    area rule used in this task belongs to it); raw kinds, rejected and stale memories, the deleted and the
+    superseded do. The task changing lets them go: the session on another task rates them low or not at all,
+    and the next one no longer sees them. On a team server only the viewer's own sessions count."""
+    if not cfg.continuing_limit:
+        return []
+    owner = viewer.user if viewer is not None and not getattr(viewer, "sees_all", True) else None
+    latest = store.latest_session(conn, project=project, before=at, exclude=session_key, owner=owner)
+    if latest is None:
+        return []
+    rated = store.rated_in_session(conn, latest["session_key"])
+    ids = sorted((m for m, s in rated.items() if s >= cfg.useful_rating), key=lambda m: (-rated[m], m))
+    found = get_memories(conn, ids)
+    live = [found[m] for m in ids if m in found and not found[m].is_deleted and not found[m].superseded_by
+            and (found[m].project in (project, None)) and (viewer is None or viewer.can_see(found[m]))]
+    judged = verdicts(conn, live, at, cfg)
+    return [m for m in live if judged[m.id][0] not in ("raw", "rejected", "stale")][: cfg.continuing_limit]
 
 
 # -- the first prompt ----------------------------------------------------------------------------

@@ -309,9 +309,11 @@ def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | Non
         injected = [r for r in injected if r["memory_id"] in found and viewer.can_see(found[r["memory_id"]])]
     line = session.get("status_line") or status_line(deps)
     cont = _continuity(deps, session.get("project"), session.get("started_at") or "", session["session_key"], viewer)
-    items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)]
+    items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)
+             and r.get("prefilter_source") != CONTINUING]
+    carried = [r for r in injected if r.get("prefilter_source") == CONTINUING]
     return StartResult(
-        inject=session_start_text(_items(items), continuity=cont.text if cont else None),
+        inject=session_start_text(_items(items), continuity=cont.text if cont else None, continuing=_items(carried)),
         memory_ids=[r["memory_id"] for r in injected],
         candidates=len(start_rows), status_line=line, created=False, continuity=cont.text if cont else None,
     )
@@ -357,6 +359,8 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         for rank, c in enumerate(ordered, 1)
     ]
     rows += _continuity_rows(cont, rows, req.at)
+    going = _continuing(deps, req, injected_ids, cont) if inject_now else []
+    rows += _continuing_rows(going, rows)
     with deps.db.with_write_tx() as conn:
         created = store.create_session(
             conn, req.session_key, harness=req.harness, project=req.project, cwd=req.cwd,
@@ -366,12 +370,60 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         store.set_status_line(conn, req.session_key, line)
     items: list[InjectItem] = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
              for c in injected if c.memory.id in injected_ids and not (cont and c.memory.id == cont.memory_id)]
-    ids = [i["memory_id"] for i in items] + ([cont.memory_id] if cont and cont.memory_id else [])
+    carried: list[InjectItem] = [{"memory_id": m.id, "content": m.content, "type": m.type} for m in going]
+    ids = ([i["memory_id"] for i in items] + [m.id for m in going]
+           + ([cont.memory_id] if cont and cont.memory_id else []))
     return StartResult(
-        inject=session_start_text(items, continuity=cont.text if cont else None), memory_ids=ids,
+        inject=session_start_text(items, continuity=cont.text if cont else None, continuing=carried), memory_ids=ids,
         candidates=len(rows), status_line=line, created=created, cut=list(deadline.cut),
         predictor_used=used_predictor, continuity=cont.text if cont else None,
     )
+
+
+CONTINUING = "continuing"  # prefilter_source of a row the task in progress carried into session start
+
+
+def _continuing(deps: SessionDeps, req: StartRequest, shown: set[str],
+                cont: ranking.Continuity | None) -> list[Memory]:
+    """The task in progress (`ranking.continuing`) less what session start shows already, within what is
+    left of the start budget (at least half of it: the task matters more than one more standing rule)."""
+    cfg = deps.settings
+    try:
+        going = ranking.continuing(deps.db.reader(), project=req.project, at=req.at, session_key=req.session_key,
+                                   cfg=cfg.ranking, viewer=req.viewer)
+    except Exception as exc:  # the group is optional: never costs the answer
+        record_error("sessions", f"continuing group failed: {exc}", session_key=req.session_key)
+        return []
+    found = get_memories(deps.db.reader(), list(shown))
+    budget = max(cfg.start_budget_chars // 2, cfg.start_budget_chars - sum(item_cost(m.content) for m in found.values())
+                 - (cont.chars if cont else 0))
+    out: list[Memory] = []
+    for memory in going:
+        if memory.id in shown or (cont is not None and memory.id == cont.memory_id):
+            continue
+        cost = item_cost(memory.content)
+        if cost > budget:
+            break
+        budget -= cost
+        out.append(memory)
+    return out
+
+
+def _continuing_rows(going: list[Memory], rows: list[CandidateRecord]) -> list[CandidateRecord]:
+    """The continuing group's rows: injected at session start, on the candidate row when the pool has it."""
+    by_id = {row["memory_id"]: row for row in rows}
+    extra: list[CandidateRecord] = []
+    for memory in going:
+        row = by_id.get(memory.id)
+        if row is not None:
+            row["was_injected"], row["inject_phase"], row["prefilter_source"] = True, "session-start", CONTINUING
+            continue
+        rank = len(rows) + len(extra) + 1
+        extra.append({"memory_id": memory.id, "source": "effective", "prefilter_source": CONTINUING,
+                      "effective_score": None, "similarity": None, "predictor_score": None, "baseline_rank": rank,
+                      "predictor_rank": None, "final_score": 0.0, "rank": rank, "diversity_factor": None,
+                      "was_injected": True, "inject_phase": "session-start"})
+    return extra
 
 
 def _continuity_rows(cont: ranking.Continuity | None, rows: list[CandidateRecord], at: str) -> list[CandidateRecord]:
