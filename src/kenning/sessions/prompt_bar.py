@@ -8,7 +8,8 @@ to memories rated useful in it), and the task in progress (`ranking.continuing`)
 fitted offline on development data by bench/fit_prompt_bar.py (the fit's data, command and reliability
 bins are in `prompt_bar_model`); below `sessions.ranking.prompt_min_probability` nothing is shown.
 
-Two rules come before the probability, because no score makes them right:
+Three rules come before the probability, because no score makes them right:
+- a rule whose code is gone (`memories.stale_at`, issue 31) waits for review, never shown unasked;
 - a near-copy (cosine ≥ `prompt_near_copy`) of a memory already shown in this session, or chosen for this
   prompt, is not shown again;
 - a raw exchange competes only where nothing distilled covers it (a distilled memory of the pool, or one
@@ -65,7 +66,7 @@ class Assessed:
     rank: int  # recall rank, 1-based
     features: dict[str, float]
     probability: float = 0.0
-    left_out: str | None = None  # 'near-copy' | 'covered' | 'below-bar' | None
+    left_out: str | None = None  # 'stale' | 'near-copy' | 'covered' | 'below-bar' | None
     vector: np.ndarray | None = field(default=None, repr=False)
 
 
@@ -158,7 +159,9 @@ def select(assessed: list[Assessed], cfg: RankingSettings) -> list[Assessed]:
     near-copies one chosen before it in this order is left out too. Sets `left_out` on every candidate."""
     kept: list[Assessed] = []
     for a in sorted(assessed, key=lambda a: (_rejected(a.hit), -a.probability, a.rank)):
-        if a.features["near_shown"] >= cfg.prompt_near_copy or (
+        if getattr(a.hit.memory, "stale_at", None) and not a.hit.memory.pinned:
+            a.left_out = "stale"  # a rule whose code is gone (issue 31) waits for review: not shown unasked
+        elif a.features["near_shown"] >= cfg.prompt_near_copy or (
                 a.vector is not None and any(k.vector is not None and float(a.vector @ k.vector) >= cfg.prompt_near_copy
                                              for k in kept)):
             a.left_out = "near-copy"
