@@ -282,7 +282,7 @@ def continuing(conn: Connection, *, project: str | None, at: str, session_key: s
     """The task in progress (issue 32): what the agent rated useful (at least `useful_rating`) in the project's
     latest earlier session, best rated first, at most `continuing_limit`. Scope does not hold them back (an
     area rule used in this task belongs to it); raw kinds, rejected and stale memories, the deleted and the
-    superseded do. The task changing lets them go: the session on another task rates them low or not at all,
+    superseded do, and so do claims waiting for review (issue 33). The task changing lets them go: the session on another task rates them low or not at all,
     and the next one no longer sees them. On a team server only the viewer's own sessions count."""
     if not cfg.continuing_limit:
         return []
@@ -296,7 +296,9 @@ def continuing(conn: Connection, *, project: str | None, at: str, session_key: s
     live = [found[m] for m in ids if m in found and not found[m].is_deleted and not found[m].superseded_by
             and (found[m].project in (project, None)) and (viewer is None or viewer.can_see(found[m]))]
     judged = verdicts(conn, live, at, cfg)
-    return [m for m in live if judged[m.id][0] not in ("raw", "rejected", "stale")][: cfg.continuing_limit]
+    # an unaccepted claim (an assistant recap no user turn accepted) waits for review: the agent's rating does
+    # not carry it into session start either (issue 33)
+    return [m for m in live if judged[m.id][0] not in ("raw", "rejected", "stale", "needs_review")][: cfg.continuing_limit]
 
 
 # -- the first prompt ----------------------------------------------------------------------------
