@@ -1,18 +1,21 @@
 """How long the everyday commands take with the daemon up (issue 35): median wall time of `kenning
 remember | recall | list | show | stats | doctor | review`, each a fresh process as a user runs it, next to
 the floor measured in the same run (a bare `python -c pass`, and `import typer` — the CLI framework every
-command loads).
+command loads). With `--before OLD/src`, an older tree runs in the same rounds, command by command
+interleaved with this one, each against its own daemon: both see the same load, and `this_over_before`
+gives the ratios.
 
 A daemon of the code under test is started on a fresh KENNING_HOME and seeded with memories over HTTP;
 then the commands run round-robin (`--runs` rounds), so a machine busy with other work slows them all
 alike. Compare two trees by running this twice on the same machine, the old one with
 PYTHONPATH=<its src> (the subprocesses inherit it):
 
-    python bench/cli_speed.py --out bench/out/cli_speed_after.json
-    PYTHONPATH=/tmp/before/src python bench/cli_speed.py --out bench/out/cli_speed_before.json
+    git worktree add /tmp/before d1e8640
+    python bench/cli_speed.py --before /tmp/before/src --out bench/out/cli_speed.json
 
-Prints JSON: {"commands": {name: {"median_s", "min_s", "median_cpu_s", "runs"}}, "floor": {...}, "ratios":
-{name: median wall / python floor}, "load_average", "where": the kenning package used}. On a loaded machine
+Prints JSON: {"this": {"commands": {name: {"median_s", "min_s", "median_cpu_s", "runs"}}, "floor": {...},
+"ratios": {name: median wall / python floor}, "where": the kenning package used}, "before": the same,
+"this_over_before": {name: {"wall", "cpu"}}, "load_average"}. On a loaded machine
 the wall time is mostly waiting for a core; the CPU seconds (user + system of the command's process) say
 what the command itself costs.
 """
@@ -57,62 +60,85 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="rounds of every command (the median is reported)")
+    parser.add_argument("--before", type=Path, help="also run another tree's src/ (PYTHONPATH) in the same rounds, "
+                                                    "interleaved command by command, so both see the same load")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
 
-    home = Path(tempfile.mkdtemp(prefix="kenning-cli-speed-"))
-    port = free_port()
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port), "COLUMNS": "120"}
-    env.pop("KENNING_URL", None)
+    trees = {"this": None, **({"before": args.before} if args.before else {})}
     kenning = [sys.executable, "-m", "kenning"]
-    where = subprocess.run([sys.executable, "-c", "import kenning; print(kenning.__file__)"], env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([*kenning, "daemon", "start"], env=env, capture_output=True, text=True, timeout=600, check=True)
+    envs: dict[str, dict[str, str]] = {}
+    commands: dict[str, dict[str, object]] = {}
     try:
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, timeout=60) as http:
-            stored = http.post("/api/memory/batch", json={"memories": [
-                {"content": text, "project": "bench", "type": "decision"} for text in SEED]}).json()["results"]
-        memory_id = stored[0]["id"]
-        commands = {
-            "remember": lambda i: [*kenning, "remember", f"bench note {i}: the staging cluster is eu-west-1", "-p", "bench"],
-            "recall": lambda i: [*kenning, "recall", "how do we deploy with helm?", "-p", "bench"],
-            "list": lambda i: [*kenning, "list", "-p", "bench"],
-            "show": lambda i: [*kenning, "show", memory_id],
-            "stats": lambda i: [*kenning, "stats"],
-            "doctor": lambda i: [*kenning, "doctor"],
-            "review": lambda i: [*kenning, "review"],
-        }
+        for tree, src in trees.items():
+            home = Path(tempfile.mkdtemp(prefix=f"kenning-cli-speed-{tree}-"))
+            port = free_port()
+            env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port), "COLUMNS": "120"}
+            env.pop("KENNING_URL", None)
+            if src is not None:
+                env["PYTHONPATH"] = str(src)
+            envs[tree] = env
+            subprocess.run([*kenning, "daemon", "start"], env=env, capture_output=True, text=True, timeout=600,
+                           check=True)
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+                stored = http.post("/api/memory/batch", json={"memories": [
+                    {"content": text, "project": "bench", "type": "decision"} for text in SEED]}).json()["results"]
+            commands[tree] = _commands(kenning, stored[0]["id"])
         floors = {"python -c pass": lambda i: [sys.executable, "-c", "pass"],
                   "python -c 'import typer'": lambda i: [sys.executable, "-c", "import typer"]}
-        for name, argv in {**commands, **floors}.items():  # one warm-up each (disk cache, the daemon's first call)
-            timed(argv(-1), env)
-        times: dict[str, list[float]] = {name: [] for name in [*commands, *floors]}
-        cpu: dict[str, list[float]] = {name: [] for name in [*commands, *floors]}
+        for tree in trees:  # one warm-up each (disk cache, the daemon's first call)
+            for argv in {**commands[tree], **floors}.values():
+                timed(argv(-1), envs[tree])
+        times = {tree: {name: [] for name in [*commands[tree], *floors]} for tree in trees}
+        cpu = {tree: {name: [] for name in [*commands[tree], *floors]} for tree in trees}
         for i in range(args.runs):
-            for name, argv in {**commands, **floors}.items():
-                wall, used = timed(argv(i), env)
-                times[name].append(wall)
-                cpu[name].append(used)
+            for name in [*commands["this"], *floors]:
+                for tree in trees:
+                    argv = {**commands[tree], **floors}[name]
+                    wall, used = timed(argv(i), envs[tree])
+                    times[tree][name].append(wall)
+                    cpu[tree][name].append(used)
     finally:
-        subprocess.run([*kenning, "daemon", "stop"], env=env, capture_output=True, timeout=120)
+        for env in envs.values():
+            subprocess.run([*kenning, "daemon", "stop"], env=env, capture_output=True, timeout=120)
 
-    def summary(name: str) -> dict[str, object]:
-        return {"median_s": round(statistics.median(times[name]), 3), "min_s": round(min(times[name]), 3),
-                "median_cpu_s": round(statistics.median(cpu[name]), 3), "runs": len(times[name])}
+    def summary(tree: str, name: str) -> dict[str, object]:
+        return {"median_s": round(statistics.median(times[tree][name]), 3), "min_s": round(min(times[tree][name]), 3),
+                "median_cpu_s": round(statistics.median(cpu[tree][name]), 3), "runs": len(times[tree][name])}
 
-    floor = statistics.median(times["python -c pass"])
-    out = {
-        "where": where, "runs": args.runs, "load_average": os.getloadavg(),
-        "commands": {name: summary(name) for name in commands},
-        "floor": {name: summary(name) for name in floors},
-        "ratios": {name: round(statistics.median(times[name]) / floor, 1) for name in commands},
-    }
+    out: dict[str, object] = {"runs": args.runs, "load_average": os.getloadavg()}
+    for tree in trees:
+        floor = statistics.median(times[tree]["python -c pass"])
+        where = subprocess.run([sys.executable, "-c", "import kenning; print(kenning.__file__)"], env=envs[tree],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        out[tree] = {
+            "where": where,
+            "commands": {name: summary(tree, name) for name in commands[tree]},
+            "floor": {name: summary(tree, name) for name in floors},
+            "ratios": {name: round(statistics.median(times[tree][name]) / floor, 1) for name in commands[tree]},
+        }
+    if args.before:
+        out["this_over_before"] = {
+            name: {"wall": round(statistics.median(times["this"][name]) / statistics.median(times["before"][name]), 2),
+                   "cpu": round(statistics.median(cpu["this"][name]) / statistics.median(cpu["before"][name]), 2)}
+            for name in commands["this"]}
     text = json.dumps(out, indent=2)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
+
+
+def _commands(kenning: list[str], memory_id: str) -> dict[str, object]:
+    return {
+        "remember": lambda i: [*kenning, "remember", f"bench note {i}: the staging cluster is eu-west-1", "-p", "bench"],
+        "recall": lambda i: [*kenning, "recall", "how do we deploy with helm?", "-p", "bench"],
+        "list": lambda i: [*kenning, "list", "-p", "bench"],
+        "show": lambda i: [*kenning, "show", memory_id],
+        "stats": lambda i: [*kenning, "stats"],
+        "doctor": lambda i: [*kenning, "doctor"],
+        "review": lambda i: [*kenning, "review"],
+    }
 
 
 if __name__ == "__main__":
