@@ -100,3 +100,29 @@ def test_a_rule_stored_before_the_index_gets_its_code_area_when_the_project_is_i
     linked = kenning.get(rule)
     assert (linked.applies, linked.area, linked.related_files) == ("area", "split_port", ["netkit/hosts.py"])
     assert any(h["actor"] == "code-index" for h in kenning.history(rule))
+
+
+def test_an_edit_that_removes_the_function_marks_its_rule_stale_through_the_hook(daemon, tmp_path):
+    """The agent's own Edit (PostToolUse through a real daemon) re-indexes the file and the rule goes stale."""
+    repo = tmp_path / "edgekit"
+    (repo / "edgekit").mkdir(parents=True)
+    hosts = repo / "edgekit" / "hosts.py"
+    hosts.write_text(HOSTS)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "hosts")
+    with daemon.client(timeout=120) as http:
+        assert http.post("/api/code/index", json={"path": str(repo), "project": "edgekit"}).status_code == 200
+        rule = http.post("/api/memory/remember", json={
+            "content": "`normalize_host` must strip the single trailing dot before matching", "type": "constraint",
+            "project": "edgekit"}).json()["id"]
+        assert http.get(f"/api/memory/{rule}").json()["applies"] == "area"
+        hosts.write_text("def split_port(host):\n    return host.rsplit(':', 1)\n")  # the agent's edit
+        r = http.post("/api/hooks/post-tool-use", json={
+            "session_key": "edit-1", "cwd": str(repo), "tool_name": "Edit",
+            "tool_input": {"file_path": str(hosts), "old_string": "def normalize_host", "new_string": ""},
+            "tool_response": {"filePath": str(hosts)}})
+        assert r.status_code == 200, r.text
+        stale = http.get(f"/api/memory/{rule}").json()
+    assert stale["stale_at"] and stale["metadata"]["stale"]["symbol"] == "normalize_host"
+    assert stale["metadata"]["stale"]["commit"] == _git(repo, "rev-parse", "HEAD")  # the work tree's HEAD then
