@@ -226,7 +226,8 @@ def test_an_assistant_recap_no_user_accepts_stays_in_review(recap, reply):
 
 
 @pytest.mark.parametrize("recap", RECAPS)
-@pytest.mark.parametrize("reply", ["yes, exactly, do that", "Right.", "OK, do that.", "Agreed - that's the rule."])
+@pytest.mark.parametrize("reply", ["yes, exactly, do that", "Right.", "OK, do that.", "Agreed - that's the rule.",
+                                   "That's the rule going forward, yes."])  # the dev split's amended retry chat
 def test_an_assistant_recap_the_user_accepts_is_a_rule(recap, reply):
     turns = [("user", "Read @notes/ops.md and tell me what it says."), ("assistant", recap), ("user", reply)]
     judged = [v for i, _, v in claims.judge_turns(turns, split_sentences) if i == 1]

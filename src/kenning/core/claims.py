@@ -235,6 +235,7 @@ _RECAP = re.compile(
     r"^(?:(?:final|settled|recap|decision|summary|to summari[sz]e|amended rule|amending|the (?:rule|contract|requirement)"
     r"|to be explicit)\b[^:.?!]{0,80}[:—–-]|(?:understood|got it|noted|confirmed|so)\s*[:—–,-])", re.I)
 _ACCEPT = re.compile(r"^(?:exactly|yes|yep|yup|right|correct|confirmed|agreed|perfect|good|great|that'?s (?:right|it|correct)"
+                     r"|that'?s the (?:rule|plan|policy|decision|one)|that works|works for me|lock it in"
                      r"|sounds good|ship it|do it|do that|go ahead|lgtm|ok(?:ay)?|sure)\b(?![^.!?]{0,40}\bbut\b)", re.I)
 # "ok", "sure", "good", "great" often only acknowledge receipt before the next request ("OK, now fix the
 # login page."): they accept a statement only when nothing else follows or what follows agrees with it
