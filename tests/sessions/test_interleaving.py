@@ -21,6 +21,7 @@ from kenning.predictor.alpha import AlphaCell, AlphaState
 from kenning.predictor.interleave import BASELINE, PREDICTOR, credit, team_draft
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.session_end import Recorded, SessionEnd
+from kenning.sessions.context import Deadline
 from kenning.store import predictor as pstore
 from tests.sessions.test_predictor_seam import StandInPredictor
 
@@ -85,7 +86,9 @@ def _teams(kenning, key: str) -> dict[str, str]:
 def test_an_unearned_predictor_gets_a_bounded_draft_at_session_start(kenning, monkeypatch):
     ids = _seed(kenning, "drafted")
     monkeypatch.setattr(kenning.sessions.deps, "predictor", Unearned())
-    out = kenning.sessions.session_start({"session_key": "il-1", "project": "drafted", "context": "subsystem quirks"})
+    out = kenning.sessions.session_start({"session_key": "il-1", "project": "drafted", "context": "subsystem quirks"},
+                                         Deadline(60_000))
+    assert out["predictor_used"] and not out["cut"], out
     teams = _teams(kenning, "il-1")
     # nothing is standing, so the baseline alone would show nothing: the draft adds at most the extra slots
     assert len(teams) == C.INTERLEAVE_EXTRA_SLOTS and set(out["memory_ids"]) == set(teams)
@@ -100,7 +103,8 @@ def test_interleaving_credit_decides_the_scripted_session(kenning, settings: Set
     ids = _seed(kenning, "credited")
     monkeypatch.setattr(kenning.sessions.deps, "predictor", StandInPredictor())  # taken at its word: full draft
     key = "il-2"
-    kenning.sessions.session_start({"session_key": key, "project": "credited", "context": "subsystem quirks"})
+    kenning.sessions.session_start({"session_key": key, "project": "credited", "context": "subsystem quirks"},
+                                   Deadline(60_000))
     teams = _teams(kenning, key)
     rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
     baseline = sorted(rows, key=lambda m: rows[m]["baseline_rank"])
@@ -140,3 +144,20 @@ def test_the_prompt_pool_is_drafted_only_from_what_the_prompt_may_show():
     assert (order, teams) == again and "held" not in order and sorted(order) == sorted(baseline)
     assert teams == {"b1": BASELINE, "p1": PREDICTOR} and set(order[:2]) == {"b1", "p1"}
     assert order[2:] == ["b2", "b3"]
+
+
+def test_the_first_prompt_drafts_its_slots_and_records_each_picks_team(kenning, monkeypatch):
+    _seed(kenning, "prompted")
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", Unearned())
+    key = "il-4"
+    start = kenning.sessions.session_start({"session_key": key, "project": "prompted", "context": "subsystem quirks"},
+                                           Deadline(60_000))
+    out = kenning.sessions.user_prompt_submit({"session_key": key, "prompt": "which subsystem quirk bites on reload?"},
+                                              Deadline(60_000))  # no stage cut on a busy machine
+    assert not out["cut"], out
+    rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
+    shown = [m for m in out["memory_ids"] if m not in start["memory_ids"]]
+    assert len(shown) >= 2, out
+    teams = {m: rows[m]["team"] for m in shown}
+    assert set(teams.values()) == {BASELINE, PREDICTOR}  # both rankings put picks in front of the agent
+    assert all(rows[m]["inject_phase"] == "prompt:1" for m in shown)

@@ -15,7 +15,9 @@ first prompt is where the task is finally known, so it gets a full-size injectio
 `prompt_budget_chars`), in recall order; when the predictor serves, the pool is scored with the
 prompt as context and recorded as phase 'prompt:1' for training (`prompt_rank`), and injected in
 its fused order only with `sessions.prompt_predictor_order` (its alpha is earned on session-start
-pools, not on prompt pools: in the fused order the coding-memory bench injected fewer decisions), merged with what
+pools, not on prompt pools: in the fused order the coding-memory bench injected fewer decisions); otherwise
+the slots are team-draft interleaved from recall's order and the predictor's own (issue 32,
+`prompt_rank.interleave_pool`), within what passed the prompt bar, so its picks are rated too; merged with what
 session-start showed: a recalled memory session-start already showed takes its place in the
 merged set (counted in the limit, not repeated). Later prompts get up to `prompt_inject_limit`
 new ones.
@@ -36,7 +38,7 @@ from kenning.sessions.checkpoints import maybe_checkpoint
 from kenning.sessions.context import Deadline, Hit, Recalled, SessionDeps, bare_session, run_bounded
 from kenning.sessions.inject import InjectItem, item_cost, prompt_text
 from kenning.sessions.mcp_clients import McpClients
-from kenning.sessions.prompt_rank import PHASE, rank_prompt_pool
+from kenning.sessions.prompt_rank import PHASE, interleave_pool, rank_prompt_pool
 from kenning.sessions import prompt_bar, ranking
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
@@ -186,11 +188,15 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     assessed = _assess(deps, session, req, [h for h in hits if not state.get(h.memory.id)], state, first)
     hits = [a.hit for a in prompt_bar.select(assessed, cfg.ranking)]
     pool_ranking = None
+    teams: dict[str, str] = {}  # interleaving: memory id → the ranking that contributed it
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
         pool_ranking = rank_prompt_pool(deps, session, req.prompt, [h.memory for h in hits], deadline)
+        by_id = {h.memory.id: h for h in hits}
         if pool_ranking is not None and cfg.prompt_predictor_order:
-            by_id = {h.memory.id: h for h in hits}
             hits = [by_id[m] for m in pool_ranking.order if m in by_id]
+        elif pool_ranking is not None:  # team draft within what passed the bar: the predictor's picks are seen
+            order, teams = interleave_pool(list(by_id), pool_ranking, max(0, limit - len(merged)), req.session_key)
+            hits = [by_id[m] for m in order]
     chosen: list[Hit] = []
     for hit in hits:
         if len(chosen) + len(merged) >= limit:
@@ -214,6 +220,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
             "rank": base_rank + offset, "was_injected": injected,
             "inject_phase": f"prompt:{int(session.get('prompt_count') or 0) + 1}" if injected else None,
             "fts_hit_count": 1 if memory_id in fts_score else 0,
+            "team": teams.get(memory_id) if injected else None,
         })
     with deps.db.with_write_tx() as wconn:
         updated = store.note_prompt(wconn, req.session_key, req.at)
@@ -223,6 +230,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         store.insert_candidates(wconn, req.session_key, new_rows, req.at)
         existing = [m for m in chosen_ids if m in state]
         store.mark_injected(wconn, req.session_key, existing, req.at, f"prompt:{index}")
+        store.set_teams(wconn, req.session_key, {m: teams[m] for m in existing if m in teams})
         store.add_prompt(wconn, req.session_key, index, redact(req.prompt)[:20_000],
                          fts_hits=len(fts_ids), injected=chosen_ids, at=req.at)
         if pool_ranking is not None:
