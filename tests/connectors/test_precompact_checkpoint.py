@@ -16,6 +16,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 KENNING = str(Path(sys.executable).with_name("kenning"))
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "harness" / "claude-code" / "transcript-sample.jsonl"
 
@@ -26,6 +28,7 @@ def _hook(event: str, body: dict, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.skipif(not SAMPLE.exists(), reason="the harness samples ../shared/harness/claude-code are not here")
 def test_a_precompact_checkpoint_keeps_the_conversation_of_a_real_transcript(daemon, tmp_path):
     transcript = tmp_path / "session.jsonl"
     shutil.copy(SAMPLE, transcript)
