@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from kenning.sessions.prompt_bar import FEATURES  # noqa: E402
+from kenning.sessions.prompt_bar import FEATURES, with_interactions  # noqa: E402
 
 
 def read_text(path: Path) -> str:
@@ -36,7 +36,8 @@ def read_text(path: Path) -> str:
 
 def load(paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
     rows = [json.loads(line) for p in paths for line in read_text(p).splitlines() if line.strip()]
-    x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows], dtype=np.float64)
+    feats = [with_interactions(r["features"]) for r in rows]  # rows recorded before an interaction was added
+    x = np.array([[float(f.get(name, 0.0)) for name in FEATURES] for f in feats], dtype=np.float64)
     y = np.array([1 if r["needed"] else 0 for r in rows], dtype=np.int64)
     return x, y
 

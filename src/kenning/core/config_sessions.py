@@ -70,7 +70,7 @@ class RankingSettings(BaseModel):
         " sessions.prompt_min_similarity and within this margin of the prompt's closest hit.",
     )
     continuing_limit: int = Field(
-        6, ge=0, le=50,
+        10, ge=0, le=50,
         description="The task in progress (issue 32): session start shows at most this many memories the agent rated"
         " useful (useful_rating) in the project's latest earlier session, as a 'continuing' group after the standing"
         " rules, area rules included (they were used in this task). Low ratings there, or a session on another task"

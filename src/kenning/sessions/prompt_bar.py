@@ -54,7 +54,20 @@ def text_features(prompt: str, content: str) -> dict[str, float]:
 
 FEATURES = ("bm25_rel", "has_bm25", "cosine", "cosine_gap", "both_legs", "rank_recip", "raw", "commit", "rule_type",
             "useful_before", "low_before", "mean_rating", "continuing", "near_used", "near_shown", "covered",
-            "first_prompt", "prompt_words", "same_project", "coverage", "ident_match")
+            "first_prompt", "prompt_words", "same_project", "coverage", "ident_match",
+            "distilled_coverage", "first_coverage", "distilled_bm25", "coverage_sq")
+
+
+def with_interactions(features: dict[str, float]) -> dict[str, float]:
+    """The base features plus the interactions a linear model cannot see by itself: how much of the prompt a
+    distilled memory covers (a raw exchange that repeats a vague prompt word for word covers it all, and is
+    rarely what the session needs), coverage on the first prompt (where the task is told), the BM25 match of a
+    distilled memory, and coverage squared (a partial match is not half a full one)."""
+    distilled = 1.0 - features.get("raw", 0.0)
+    coverage = features.get("coverage", 0.0)
+    return {**features, "distilled_coverage": coverage * distilled,
+            "first_coverage": coverage * features.get("first_prompt", 0.0),
+            "distilled_bm25": features.get("bm25_rel", 0.0) * distilled, "coverage_sq": coverage * coverage}
 
 
 @dataclass
@@ -148,6 +161,7 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     for a in out:
         if a.features["raw"]:
             a.features["covered"] = max(_closest(a.vector, distilled_pool), _closest(a.vector, distilled_shown))
+        a.features = with_interactions(a.features)
         a.probability = probability(a.features)
     return out
 
