@@ -220,7 +220,28 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
-def dump_candidates(home: Path, rows: list[dict], path: Path) -> int:
+def calibration(labelled: list[dict], bar: float = 0.5) -> dict | None:
+    """Reliability of the prompt bar on this run: per bin of recorded probability, how many candidates, the
+    mean probability and the share the session needed; and precision / recall of those at or above the bar."""
+    if not labelled:
+        return None
+    bins = []
+    for i in range(10):
+        lo, hi = i / 10, (i + 1) / 10
+        got = [r for r in labelled if lo <= r["probability"] < hi or (i == 9 and r["probability"] == 1.0)]
+        bins.append({"bin": f"{lo:.1f}-{hi:.1f}", "n": len(got),
+                     "predicted": round(sum(r["probability"] for r in got) / len(got), 4) if got else None,
+                     "observed": round(sum(r["needed"] for r in got) / len(got), 4) if got else None})
+    above = [r for r in labelled if r["probability"] >= bar]
+    needed = sum(r["needed"] for r in labelled)
+    ece = sum(abs(b["predicted"] - b["observed"]) * b["n"] for b in bins if b["n"]) / len(labelled)
+    return {"candidates": len(labelled), "needed": needed, "ece": round(ece, 4), "bins": bins,
+            "at_bar": {"bar": bar, "kept": len(above),
+                       "precision": round(sum(r["needed"] for r in above) / len(above), 4) if above else None,
+                       "recall_of_needed_candidates": round(sum(r["needed"] for r in above) / needed, 4) if needed else None}}
+
+
+def dump_candidates(home: Path, rows: list[dict], path: Path | None) -> list[dict]:
     """The daemon's prompt_candidates rows with the simulator's label (needed in that session or not)."""
     db = home / "memories.db"
     needed = {r["key"]: set(r["needed_ids"]) for r in rows}
@@ -235,8 +256,9 @@ def dump_candidates(home: Path, rows: list[dict], path: Path) -> int:
     out = [{"session_key": k, "prompt_index": i, "memory_id": m, "recall_rank": rr, "probability": p,
             "features": json.loads(f), "shown": bool(s), "needed": m in needed.get(k, set())}
            for k, i, m, rr, p, f, s in got if k in needed]
-    path.write_text("\n".join(json.dumps(r) for r in out) + "\n")
-    return len(out)
+    if path is not None:
+        path.write_text("\n".join(json.dumps(r) for r in out) + "\n")
+    return out
 
 
 def label_from_home(home: Path, sessions: int, seed: int, filler: int, path: Path) -> int:
@@ -316,7 +338,8 @@ def main() -> None:
                               file=sys.stderr, flush=True)
         finally:
             daemon.stop()
-        dumped = dump_candidates(home, rows, args.dump_candidates) if args.dump_candidates else None
+        labelled = dump_candidates(home, rows, args.dump_candidates)
+        half_keys = {r["key"] for r in rows[len(rows) // 2:]}
     half = rows[len(rows) // 2:]
     last = summary(half)
     report = {
@@ -327,7 +350,10 @@ def main() -> None:
                     for i in range(0, len(rows), args.window)],
         "first_half": summary(rows[: len(rows) // 2]), "last_half": last,
         "targets": {"precision_ge_0.6": (last["precision"] or 0) >= 0.6, "recall_ge_0.6": (last["recall"] or 0) >= 0.6},
-        "candidates_dumped": dumped,
+        "candidates_dumped": len(labelled),
+        # the prompt bar's reliability on this run's candidates (all, and the last half's)
+        "calibration": calibration(labelled),
+        "calibration_last_half": calibration([r for r in labelled if r["session_key"] in half_keys]),
         "reads": reads[-60:],
     }
     text = json.dumps(report, indent=2)
