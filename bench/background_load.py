@@ -6,6 +6,7 @@ sends them), which queues an extract job per memory. From the import's end until
 pending or leased ("drained", at most --background-timeout seconds), an agent-paced probe recalls
 over HTTP, one query every --probe-interval-ms (an agent's hooks and recalls come between model
 turns, not back to back); then the same queries at the same pace once the queue is empty (idle).
+(When the queue is not empty by then, the extraction worker is stopped for the idle figure.)
 Reported: recall p50/p95 busy and idle and their ratio, the drain time, the extraction worker's
 throughput and what it skipped (its stats from /api/pipeline/status), and the load average.
 """
@@ -108,6 +109,8 @@ def measure(n: int, texts: list[str], qs: list[str], *, interval_ms: int = 1000,
 
             busy = _probe(http, qs[0::2], interval_s, drained)  # disjoint halves: no query-cache hit counts
             left, worker = _extract_left(http)
+            if left:  # not drained in time: the idle figure is taken with extraction stopped
+                http.post("/api/pipeline/workers/extraction/stop").raise_for_status()
             count = [0]
 
             def enough() -> bool:
