@@ -109,27 +109,3 @@ def test_hint_matches_rank_the_rare_hint_first(db):
             add_hints(conn, memory_id, ["how do we deploy the service"])
     ranked = [m for m, _ in search_hints(db.reader(), fts_query("rotate deploy credentials"), limit=10)]
     assert ranked[0] == ids[0] and set(ranked) == set(ids[:6])
-
-
-@pytest.mark.parametrize("backend", ["postgres"])
-def test_a_depth_limited_ranking_skips_the_postings_of_floored_lexemes_with_the_same_scores(db):
-    """'kafka' is in most memories (idf floored at 1e-6): a ranking to a depth orders by the other
-    lexemes and adds kafka's share to the rows kept (issue 36) — the same rows and scores as the
-    full ranking's top; a depth the informative lexemes cannot fill falls back to the full ranking."""
-    with db.with_write_tx() as conn:
-        fill(conn, 60)
-        conn.execute("SELECT 1")
-    conn = db.reader()
-    docs = conn.execute("SELECT docs FROM fts_totals WHERE name = 'memories_fts'").fetchone()[0]
-    kafka_df = conn.execute("SELECT df FROM memories_fts_df WHERE lexeme = 'kafka'").fetchone()[0]
-    assert 2 * kafka_df >= docs  # floored
-    full = bm25(conn, "memories_fts", ["kafka", "zeppelin"], None)
-    zeppelin = {rid for rid, _ in bm25(conn, "memories_fts", ["zeppelin"], None)}
-    assert 5 <= len(zeppelin) < len(full)
-    top = bm25(conn, "memories_fts", ["kafka", "zeppelin"], 5)  # pruned: zeppelin ranks, kafka is added
-    exact = dict(full)
-    assert len(top) == 5 and all(score == pytest.approx(exact[rid], rel=1e-9) for rid, score in top)
-    # the same top 5 up to ties kafka's share (at most 1e-6 x 2.2 per row) would break otherwise
-    assert [s for _, s in top] == pytest.approx([s for _, s in full[:5]], abs=1e-5)
-    deeper = bm25(conn, "memories_fts", ["kafka", "zeppelin"], len(zeppelin) + 3)  # past zeppelin's rows: full
-    assert deeper == full[:len(zeppelin) + 3]

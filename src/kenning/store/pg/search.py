@@ -41,67 +41,19 @@ def _prepared(conn: PgConnection, sql: str, params: Sequence[object]) -> list[tu
         raise _mapped(exc) from exc
 
 
-IDF_FLOOR = 1e-6  # FTS5's: a lexeme in at least half the documents ('the', 'with') scores this
-
-
-def _ranked_sql(fts_table: str, pruned: bool = False) -> str:
+def _ranked_sql(fts_table: str) -> str:
     """A CTE `s` (rid, score) ranking the rows of `fts_table` that hold any query lexeme by BM25,
     best first, at most `depth`; parameters: the query text, depth (None: all). The query's
-    lexemes, their document counts and the corpus totals are read in the same statement.
-
-    `pruned` (issue 36): rank by the informative lexemes only — those above IDF_FLOOR — then add
-    the floored lexemes' share to the `depth` rows kept, read by primary key. A floored lexeme adds
-    at most IDF_FLOOR·(k1 + 1) to a score, yet its postings are most of the store's ('the' held
-    973,000 of 1,000,000 documents in bench/scale_pg.py): ranking by it read them all. Scores of the
-    rows kept are exact; a row that only a floored lexeme matches is not ranked, so a caller that
-    gets fewer than `depth` rows back, with floored lexemes in the query, asks again unpruned
-    (`_bm25_rows`)."""
-    score = (f"SUM(q.idf * p.tf / (p.tf + {K1 * (1 - B):g}::float8 + t.per_len * p.len))"
-             f" * {K1 + 1:g}::float8")
-    head = f"""
+    lexemes, their document counts and the corpus totals are read in the same statement."""
+    return f"""
 WITH t AS (SELECT docs::float8 AS docs, {K1 * B:g}::float8 / GREATEST(tokens::float8 / GREATEST(docs, 1), 1) AS per_len
            FROM fts_totals WHERE name = '{fts_table}'),
-q0 AS (SELECT d.lexeme, GREATEST(ln(GREATEST((t.docs - d.df + 0.5) / (d.df + 0.5::float8), 1e-9)), {IDF_FLOOR:g}) AS idf
+q AS (SELECT d.lexeme, GREATEST(ln(GREATEST((t.docs - d.df + 0.5) / (d.df + 0.5::float8), 1e-9)), 1e-6) AS idf
       FROM (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(?))) l
-      JOIN {fts_table}_df d ON d.lexeme = l.lexeme CROSS JOIN t WHERE d.df > 0),"""
-    if not pruned:
-        return head + f"""
-q AS (SELECT * FROM q0),
-s AS (SELECT p.rid, {score} AS score
+      JOIN {fts_table}_df d ON d.lexeme = l.lexeme CROSS JOIN t WHERE d.df > 0),
+s AS (SELECT p.rid, SUM(q.idf * p.tf / (p.tf + {K1 * (1 - B):g}::float8 + t.per_len * p.len)) * {K1 + 1:g}::float8 AS score
       FROM q JOIN {fts_table}_terms p ON p.lexeme = q.lexeme CROSS JOIN t
       GROUP BY p.rid ORDER BY score DESC, p.rid LIMIT ?)"""
-    return head + f"""
-q AS (SELECT * FROM q0 WHERE idf > {IDF_FLOOR:g}),
-lo AS (SELECT * FROM q0 WHERE idf <= {IDF_FLOOR:g}),
-s0 AS (SELECT p.rid, {score} AS score
-       FROM q JOIN {fts_table}_terms p ON p.lexeme = q.lexeme CROSS JOIN t
-       GROUP BY p.rid ORDER BY score DESC, p.rid LIMIT ?),
-s AS (SELECT s0.rid, s0.score + COALESCE((SELECT {score.replace("q.idf", "lo.idf")} FROM lo
-          JOIN {fts_table}_terms p ON p.lexeme = lo.lexeme AND p.rid = s0.rid CROSS JOIN t), 0) AS score FROM s0)"""
-
-
-def _floored(conn: PgConnection, fts_table: str, text: str) -> tuple[bool, bool]:
-    """(the query has an informative lexeme, it has a floored one) — see `_ranked_sql`."""
-    rows = _prepared(conn, f"""
-WITH t AS (SELECT docs::float8 AS docs FROM fts_totals WHERE name = '{fts_table}')
-SELECT COALESCE(bool_or(2 * d.df < t.docs), false), COALESCE(bool_or(2 * d.df >= t.docs), false)
-FROM (SELECT DISTINCT lexeme FROM unnest(kenning_tsv(?))) l
-JOIN {fts_table}_df d ON d.lexeme = l.lexeme CROSS JOIN t WHERE d.df > 0""", (text,))
-    return bool(rows[0][0]), bool(rows[0][1])
-
-
-def _bm25_rows(conn: PgConnection, fts_table: str, tail: str, text: str, depth: int | None,
-               params: Sequence[object] = (), *, filtered: bool = False) -> list[tuple]:
-    """The rows of `{ranked CTE} {tail}` (its last column: how many rows `s` ranked): pruned when
-    the query has informative and floored lexemes and a depth, unpruned again if the pruned
-    ranking ran out before `depth`. `filtered`: `tail` filters the ranked rows, so none coming
-    back says nothing of how many were ranked (the caller deepens, as it does unpruned)."""
-    informative, floored = _floored(conn, fts_table, text) if depth is not None else (False, False)
-    if informative and floored and depth is not None:
-        rows = _prepared(conn, f"{_ranked_sql(fts_table, pruned=True)} {tail}", (text, depth, *params))
-        if (filtered and not rows) or (rows and int(rows[0][-1]) >= depth):
-            return rows
-    return _prepared(conn, f"{_ranked_sql(fts_table)} {tail}", (text, depth, *params))
 
 
 def bm25(conn: PgConnection, fts_table: str, tokens: list[str], depth: int | None) -> list[tuple[int, float]]:
@@ -109,8 +61,8 @@ def bm25(conn: PgConnection, fts_table: str, tokens: list[str], depth: int | Non
     first, at most `depth` (None: all)."""
     if not tokens:
         return []
-    rows = _bm25_rows(conn, fts_table, "SELECT rid, score, (SELECT count(*) FROM s) FROM s ORDER BY score DESC, rid",
-                      " ".join(tokens), depth)
+    rows = _prepared(conn, f"{_ranked_sql(fts_table)} SELECT rid, score FROM s ORDER BY score DESC, rid",
+                     (" ".join(tokens), depth))
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
@@ -121,11 +73,11 @@ def bm25_search(conn: PgConnection, tokens: list[str], where: str, params: list,
     and how many rows were ranked (fewer than depth: there are no more). One statement."""
     if not tokens:
         return [], 0
-    rows = _bm25_rows(
-        conn, "memories_fts",
-        f"SELECT m.id, s.score, (SELECT count(*) FROM s) FROM s"
+    rows = _prepared(
+        conn,
+        f"{_ranked_sql('memories_fts')} SELECT m.id, s.score, (SELECT count(*) FROM s) FROM s"
         f" JOIN memories m ON m.rid = s.rid WHERE {where} ORDER BY s.score DESC, s.rid LIMIT ?",
-        " ".join(tokens), depth, (*params, limit), filtered=True,
+        (" ".join(tokens), depth, *params, limit),
     )
     found = int(rows[0][2]) if rows else (depth or 0)  # none passed: unknown, as if the ranking were full
     return [(r[0], float(r[1])) for r in rows], found
