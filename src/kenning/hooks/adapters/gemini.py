@@ -25,7 +25,7 @@ from kenning.hooks.adapters.hookrun import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kenning.hooks.wire import Payload, Request
+    from kenning.hooks.wire import Answer, Payload, Request
 
 HARNESS = "gemini"
 INJECTING = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
@@ -81,7 +81,17 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
     return []
 
 
-render = hook_specific_output(INJECTING)
+_render = hook_specific_output(INJECTING)
+
+
+def render(event: str, answer: Answer) -> str:
+    """`hookSpecificOutput.additionalContext` of the events that take one; at SessionStart with no daemon,
+    hookrun's notice as `systemMessage`, which Gemini CLI writes to the user's terminal (stderr), never to
+    the model (issue 35)."""
+    notice = answer.get("notice") if isinstance(answer, dict) else None
+    if isinstance(notice, str) and event == "SessionStart":
+        return json.dumps({"systemMessage": notice})
+    return _render(event, answer)
 
 
 def main(argv: list[str]) -> int:
