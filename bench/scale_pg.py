@@ -292,7 +292,10 @@ class Agents:
 
     def agent(self, index: int, until: float) -> None:
         rng = random.Random(index)
-        clients = [httpx.Client(base_url=d.base_url, timeout=30) for d in self.daemons]
+        # one connection per request, as a hook process makes (a reused keep-alive connection the
+        # daemon closed after its idle timeout reads as a reset: 2 of 265 requests in one run)
+        clients = [httpx.Client(base_url=d.base_url, timeout=30, headers={"Connection": "close"})
+                   for d in self.daemons]
         project = PROJECTS[index % len(PROJECTS)]
         note = 0
         try:
