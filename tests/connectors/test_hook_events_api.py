@@ -19,7 +19,7 @@ def test_every_event_kind_reaches_sessions_and_the_observer(daemon):
     with daemon.client() as c:
         stored = c.post("/api/memory/remember", json={
             "content": "Run the migrations with make migrate before the tests", "importance": 0.9,
-            "project": "events-proj"}).json()
+            "project": "events-proj", "applies": "project"}).json()  # a project rule opens sessions (issue 31)
         start = _post(c, SessionStarted(session_key=key, harness=Harness.CODEX, project="events-proj", cwd="/w/p"))
         assert start.status_code == 200 and f"[{stored['id']}]" in start.json()["inject"]
         prompt = _post(c, PromptSubmitted(session_key=key, harness=Harness.CODEX, prompt="how do I run migrations?"))

@@ -41,9 +41,14 @@ def connect(harness: str, *args: str, daemon: Any = None, port: int | None = Non
     return result
 
 
-def remember(daemon: Any, content: str, project: str, type: str = "decision", confidence: float = 1.0) -> str:
-    answer = httpx.post(f"{daemon.base_url}/api/memory/remember", timeout=60,
-                        json={"content": content, "type": type, "project": project, "confidence": confidence})
+def remember(daemon: Any, content: str, project: str, type: str = "decision", confidence: float = 1.0,
+             applies: str | None = None) -> str:
+    """Store a memory as `kenning remember` does; `applies='project'` makes it a project-scope rule, the only
+    kind besides pinned or verified memories that opens a session (issue 31)."""
+    body: dict[str, Any] = {"content": content, "type": type, "project": project, "confidence": confidence}
+    if applies is not None:
+        body["applies"] = applies
+    answer = httpx.post(f"{daemon.base_url}/api/memory/remember", timeout=60, json=body)
     assert answer.status_code == 200, answer.text
     return answer.json()["id"]
 

@@ -79,7 +79,8 @@ def test_a_plugin_hook_stands_down_while_settings_hooks_run(tmp_path, daemon):
     project.mkdir(parents=True)
     with daemon.client() as client:
         stored = client.post("/api/memory/remember", json={"content": "The defer test's deploys use helm charts",
-                                                           "project": project.name, "importance": 0.9})
+                                                           "project": project.name, "importance": 0.9,
+                                                           "applies": "project"})  # opens sessions (issue 31)
         assert stored.status_code == 200, stored.text
     kenning = Path(sys.executable).with_name("kenning")
     env = {**os.environ, "HOME": str(home), "KENNING_HOME": str(daemon.home), "KENNING_PORT": str(daemon.port),

@@ -35,7 +35,7 @@ def test_memories_reach_gemini_and_its_session_is_stored(gemini_bin, daemon, tmp
     connect("gemini", daemon=daemon, HOME=str(home))
     rule = "Deploy the gemini flow service with scripts/ship.sh, never with make deploy"
     fact = "The billing queue of the gemini flow service drains through worker pool gpool-4"
-    remember(daemon, rule, "proj-gemini-flow")
+    remember(daemon, rule, "proj-gemini-flow", applies="project")  # opens sessions (issue 31)
     remember(daemon, fact, "proj-gemini-flow", type="fact", confidence=0.5)
 
     with GeminiServer() as server:
