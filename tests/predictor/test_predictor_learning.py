@@ -142,6 +142,9 @@ def test_history_features_from_real_session_rows(kenning):
     assert feats[0][0] == pytest.approx(one_day, abs=1e-4) and feats[0][2] == pytest.approx(0.9)
     assert feats[0][3] == 1.0  # rated useful in the project's previous session
     assert feats[1][0] == 1.0 and feats[1][2] == pytest.approx(-0.5) and feats[1][3] == 0.0
+    # issue 32: the latest rating, and the share of the project's last three sessions it was useful in
+    assert feats[0][5] == pytest.approx(0.9) and feats[1][5] == pytest.approx(-0.5)
+    assert feats[0][6] == pytest.approx(1 / 3) and feats[1][6] == 0.0
     # the prompt named its file: an FTS hit (dates it) and touched (useful: one FTS hit alone is not)
     assert feats[2][1] == pytest.approx(one_day, abs=1e-4) and feats[2][3] == 1.0
     assert fts in store.touched_ids(conn, "hist-1")
@@ -231,7 +234,7 @@ def test_an_old_checkpoint_is_refused_and_the_model_retrained(pred_settings, pdb
         assert "refused SGPT checkpoint version 1" in p.client.last_status["checkpoint_error"]
         assert log[0]["trigger"] == "checkpoint_refused" and log[0]["swapped"]
         model, flags, _ = ckpt.load(p.checkpoint_path)  # rewritten in the current format
-        assert model.config.n_features == 17 and flags & ckpt.FLAG_FINETUNED
+        assert model.config.n_features == 19 and flags & ckpt.FLAG_FINETUNED
     finally:
         p.stop()
 

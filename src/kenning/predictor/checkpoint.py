@@ -2,7 +2,8 @@
 
 Layout (little-endian):
     magic  b"SGPT"
-    u32    version (2: 17 features — the 12 base + 5 history features of issue 11; 1: 12 features)
+    u32    version (3: 19 features — 12 base + 7 history, issue 32; 2: 17 features — 12 base + 5 history,
+           issue 11; 1: 12 features)
     u32    flags: bit 0 = pretrained base, bit 1 = fine-tuned
     u32    config_json_len, then that many bytes of UTF-8 JSON:
            {"config": ScorerConfig, "params": [[name, shape], ...], "meta": {...}}
@@ -31,8 +32,9 @@ from kenning.core.errors import KenningError
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 
 MAGIC = b"SGPT"
-VERSION = 2
-_VERSION_NOTES = {1: "format 1 holds the 12-feature model; this build scores 17 features (history features added)"}
+VERSION = 3
+_VERSION_NOTES = {1: "format 1 holds the 12-feature model; this build scores 19 features (history features added)",
+                  2: "format 2 holds the 17-feature model; this build scores 19 (last rating, useful recently)"}
 FLAG_PRETRAINED_BASE = 1
 FLAG_FINETUNED = 2
 _HEADER = struct.Struct("<4sIII")

@@ -11,7 +11,7 @@ VALUE_DIM = 32  # V projection width (feeds the gate)
 # bench/predictor_sim, three seeds per arm (issue 11's note): dropping whole sessions' content
 # instead, or the context's encoding too, did worse in the arms with less feedback.
 CANDIDATE_DROPOUT = 0.5
-N_FEATURES = 17  # see features.FEATURE_NAMES (12 base + 5 history)
+N_FEATURES = 19  # see features.FEATURE_NAMES (12 base + 7 history)
 # The gate's starting weights on the 5 history features (days since positive feedback, days
 # since FTS hit, feedback mean, useful in the previous session, co-use): "what the last session
 # of this project used is wanted again", as Q = K = I starts attention at "similar to the
@@ -20,7 +20,7 @@ N_FEATURES = 17  # see features.FEATURE_NAMES (12 base + 5 history)
 # (session-start P@12, baseline 0.49): no prior 0.40; all five (-1.5, -0.5, 1.5, 2, 1.5) 0.51
 # but LoCoMo protocol B fused fell under its baseline ("answered an earlier question" is no
 # reason to answer this one); continuity only (useful last session, co-use) 0.54.
-HISTORY_PRIOR = (0.0, 0.0, 0.0, 2.0, 1.5)
+HISTORY_PRIOR = (0.0, 0.0, 0.0, 2.0, 1.5, 1.0, 1.0)  # + last rating, useful in the recent sessions (issue 32)
 
 EMA_ALPHA = 0.1  # success-rate smoothing
 DRIFT_RESET_THRESHOLD = 0.3  # success rate below which a session counts toward drift

@@ -1,4 +1,4 @@
-"""Samples: one session's candidates as vectors, tokens, 17 features and (for training) labels.
+"""Samples: one session's candidates as vectors, tokens, 19 features and (for training) labels.
 
 The same `feature_row` + `history.History.features` serve training (rows read from the
 store) and scoring (candidate dicts sent by the daemon), so the model sees identical
@@ -6,9 +6,10 @@ features in both.
 
 The 12 base features (scorer seed): log age (days), importance, log(access_count + 1),
 time-of-day sin/cos, day-of-week sin/cos, month-of-year sin/cos, log session gap (hours),
-is_embedded, is_superseded; then the 5 history features of history.py (days since positive
+is_embedded, is_superseded; then the 7 history features of history.py (days since positive
 feedback, days since FTS hit, recent feedback mean, useful in the project's previous
-session, co-use with what was useful there).
+session, co-use with what was useful there, the latest rating, useful in the project's last
+three sessions).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class Sample:
     ctx_tokens: list[int]
     cand_vecs: list[np.ndarray | None]
     cand_tokens: list[list[int]]
-    features: np.ndarray  # [N, 17]
+    features: np.ndarray  # [N, 19]
     project_slot: int
     labels: np.ndarray | None = None
     temperature: float = C.LOSS_TEMPERATURE

@@ -1,4 +1,4 @@
-"""What each candidate did for this user lately: the five history features (issue 11).
+"""What each candidate did for this user lately: the seven history features (issues 11, 32).
 
 The twelve base features say nothing about yesterday, so the model could not learn task
 continuity. Per candidate, as of the session's start (only sessions that started before it):
@@ -9,6 +9,11 @@ continuity. Per candidate, as of the session's start (only sessions that started
     useful_prev_session   1 when it was useful in the project's previous session
     co_use                share of the sessions it was useful in where a memory useful in the
                           project's previous session was useful too (n_co / (n + 1))
+    last_rating           the agent's latest rating of it (−1..1); 0 when never rated — a
+                          preference rated down once is dropped now, not after five ratings (drift)
+    useful_recent         share of the project's last RECENT_SESSIONS sessions it was useful in:
+                          a task runs over several sessions, and a session on another task between
+                          them does not end it
 
 *Useful* in a session: the agent rated it ≥ 0.5, or (not rated) prompts FTS-matched it twice or
 the transcript touched it (predictor_touched). Training and scoring build these from the same
@@ -29,9 +34,11 @@ from kenning.store import predictor as store
 from kenning.store.backend import Connection
 from kenning.store.predictor import SignalEvent, TimelineSession
 
-HISTORY_FEATURES = ("days_since_positive", "days_since_fts", "feedback_mean", "useful_prev_session", "co_use")
+HISTORY_FEATURES = ("days_since_positive", "days_since_fts", "feedback_mean", "useful_prev_session", "co_use",
+                    "last_rating", "useful_recent")
 # The gate starts with weights on them (constants.HISTORY_PRIOR): see model.py.
-NO_HISTORY = (1.0, 1.0, 0.0, 0.0, 0.0)
+NO_HISTORY = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+RECENT_SESSIONS = 3
 USEFUL_AGENT = 0.5
 NEVER_DAYS = 90.0
 RECENT_RATINGS = 5
@@ -106,6 +113,17 @@ class History:
             i -= 1
         return keys[i] if i >= 0 else None
 
+    def recent_sessions(self, project: str | None, at: float, exclude: str | None, n: int) -> list[str]:
+        """The project's last `n` sessions started before `at` (less `exclude`), newest first."""
+        times, keys = self.timeline.get(project, ([], []))
+        i = bisect.bisect_left(times, at) - 1
+        out: list[str] = []
+        while i >= 0 and len(out) < n:
+            if keys[i] != exclude:
+                out.append(keys[i])
+            i -= 1
+        return out
+
     def rated_useful(self, memory_ids: list[str], at_iso: str) -> set[str]:
         """Memories an agent rated ≥ USEFUL_AGENT in a session started before `at_iso`."""
         at = _ts(at_iso)
@@ -118,10 +136,12 @@ class History:
 
     def features(self, memory_ids: list[str], at_iso: str, project: str | None,
                  exclude: str | None = None) -> np.ndarray:
-        """[N, 5] history features as of `at_iso` (events of sessions started before it)."""
+        """[N, 7] history features as of `at_iso` (events of sessions started before it)."""
         at = _ts(at_iso)
-        prev = self.previous_session(project, at, exclude)
+        recent = self.recent_sessions(project, at, exclude, RECENT_SESSIONS)
+        prev = recent[0] if recent else None
         prev_useful = self.useful.get(prev, set()) if prev else set()
+        recent_useful = [self.useful.get(key, set()) for key in recent]
         out = np.tile(np.asarray(NO_HISTORY, np.float32), (len(memory_ids), 1))
         shared: dict[str, int] = {}  # session → how many of prev_useful were useful in it too
 
@@ -148,6 +168,8 @@ class History:
                 sum(ratings) / len(ratings) if ratings else 0.0,
                 1.0 if memory_id in prev_useful else 0.0,
                 co / (len(useful_in) + 1),
+                ratings[-1] if ratings else 0.0,
+                sum(1 for used in recent_useful if memory_id in used) / RECENT_SESSIONS,
             )
         return out
 
