@@ -58,13 +58,14 @@ def written(server):
     ids = {}
     with as_user(server, "alice") as alice:
         for scope, text in texts.items():
-            r = alice.post("/api/memory/remember", json={"content": text, "scope": scope, "project": PROJECT})
+            r = alice.post("/api/memory/remember", json={"content": text, "scope": scope, "project": PROJECT,
+                                                         "applies": "project"})  # may open a session (issue 31)
             assert r.status_code == 200, r.text
             ids[scope] = r.json()["id"]
     with as_user(server, "carol") as carol:
         text = f"zephyr{tag} other-team note: carol's deploy window is friday"
-        ids["other"] = carol.post("/api/memory/remember", json={"content": text, "scope": "team",
-                                                                "project": PROJECT}).json()["id"]
+        ids["other"] = carol.post("/api/memory/remember", json={"content": text, "scope": "team", "project": PROJECT,
+                                                                "applies": "project"}).json()["id"]
         texts["other"] = text
     return {"tag": tag, "ids": ids, "texts": texts}
 
