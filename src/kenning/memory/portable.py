@@ -42,6 +42,7 @@ EXPORT_ONLY_FIELDS = frozenset({
     "normalized_content", "content_hash", "related_modules", "needs_review", "user_verified",
     "superseded_by", "valid_until", "decay_half_life_days", "access_count", "last_accessed_at",
     "updated_at", "is_deleted", "deleted_at", "embedding_model", "extraction_model", "author", "team",
+    "stale_at",
 })
 # The fields a markdown comment carries (content is the bullet itself).
 COMMENT_FIELDS = ("id", "type", "project", "scope", "importance", "confidence", "tags", "pinned",
