@@ -83,12 +83,18 @@ def main() -> None:
     ap.add_argument("--data", type=Path, nargs="+", required=True)
     ap.add_argument("--holdout", type=Path, nargs="*", default=[])
     ap.add_argument("--c", type=float, default=1.0)
+    ap.add_argument("--balance", action="store_true", help="weight each --data file as much as the largest")
     ap.add_argument("--write", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    x, y = load(args.data)
-    model = LogisticRegression(C=args.c, max_iter=2000)
-    model.fit(x, y)
+    parts = [load([p]) for p in args.data]
+    x, y = np.vstack([px for px, _ in parts]), np.concatenate([py for _, py in parts])
+    # each development source counts as much as the largest (--balance): the dev split's 30 coding tasks would
+    # otherwise weigh nothing beside the simulation's thousands of candidates
+    largest = max(len(py) for _, py in parts)
+    weights_of = np.concatenate([np.full(len(py), largest / len(py) if args.balance else 1.0) for _, py in parts])
+    model = LogisticRegression(C=args.c, max_iter=5000)
+    model.fit(x, y, sample_weight=weights_of)
     weights = {f: round(float(w), 5) for f, w in zip(FEATURES, model.coef_[0])}
     intercept = round(float(model.intercept_[0]), 5)
 
@@ -98,7 +104,8 @@ def main() -> None:
 
     report = {"features": list(FEATURES), "intercept": intercept, "weights": weights, "c": args.c,
               "data": [str(p) for p in args.data], "holdout": [str(p) for p in args.holdout],
-              "train": scores(predict(x), y)}
+              "train": scores(predict(x), y),
+              "train_by_source": {str(p): scores(predict(px), py) for p, (px, py) in zip(args.data, parts)}}
     if args.holdout:
         hx, hy = load(args.holdout)
         report["holdout_scores"] = scores(predict(hx), hy)
@@ -114,9 +121,9 @@ def main() -> None:
                          for b in shown["reliability"])
         doc = (f"The prompt bar's coefficients (sessions.prompt_bar), fitted offline: do not edit by hand.\n\n"
                f"Fitted by: .venv/bin/python {command}\n"
-               f"Data: bench/task_sim.py --dump-candidates runs (development worlds, sessions.ranking."
-               f"prompt_min_probability 0): {report['train']['n']} candidates, {report['train']['positives']} needed.\n"
-               f"Logistic regression (L2, C={args.c}); on the {'holdout' if args.holdout else 'training data'}: "
+               f"Data: " + "; ".join(f"{p} ({v['n']} candidates, {v['positives']} needed)"
+                                      for p, v in report["train_by_source"].items()) + "\n"
+               f"Logistic regression (L2, C={args.c}{', each source weighted as the largest' if args.balance else ''}); on the {'holdout' if args.holdout else 'training data'}: "
                f"Brier {shown['brier']}, log loss {shown['log_loss']}, ECE {shown['ece']}. Reliability:\n{bins}\n")
         args.write.write_text(render(intercept, weights, doc))
 

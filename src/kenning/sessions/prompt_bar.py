@@ -55,19 +55,25 @@ def text_features(prompt: str, content: str) -> dict[str, float]:
 FEATURES = ("bm25_rel", "has_bm25", "cosine", "cosine_gap", "both_legs", "rank_recip", "raw", "commit", "rule_type",
             "useful_before", "low_before", "mean_rating", "continuing", "near_used", "near_shown", "covered",
             "first_prompt", "prompt_words", "same_project", "coverage", "ident_match",
-            "distilled_coverage", "first_coverage", "distilled_bm25", "coverage_sq")
+            "distilled_coverage", "first_coverage", "distilled_bm25", "coverage_sq",
+            "long_rank", "long_bm25", "long_rule", "long_commit")
 
 
 def with_interactions(features: dict[str, float]) -> dict[str, float]:
     """The base features plus the interactions a linear model cannot see by itself: how much of the prompt a
     distilled memory covers (a raw exchange that repeats a vague prompt word for word covers it all, and is
     rarely what the session needs), coverage on the first prompt (where the task is told), the BM25 match of a
-    distilled memory, and coverage squared (a partial match is not half a full one)."""
+    distilled memory, coverage squared (a partial match is not half a full one), and how long the prompt is times
+    recall's rank, its BM25 match, a stated rule, a commit."""
     distilled = 1.0 - features.get("raw", 0.0)
     coverage = features.get("coverage", 0.0)
+    long = features.get("prompt_words", 0.0)
     return {**features, "distilled_coverage": coverage * distilled,
             "first_coverage": coverage * features.get("first_prompt", 0.0),
-            "distilled_bm25": features.get("bm25_rel", 0.0) * distilled, "coverage_sq": coverage * coverage}
+            "distilled_bm25": features.get("bm25_rel", 0.0) * distilled, "coverage_sq": coverage * coverage,
+            # a long, precise prompt (a bug report) is its own best query: recall's rank and match mean more there
+            "long_rank": long * features.get("rank_recip", 0.0), "long_bm25": long * features.get("bm25_rel", 0.0),
+            "long_rule": long * features.get("rule_type", 0.0), "long_commit": long * features.get("commit", 0.0)}
 
 
 @dataclass
