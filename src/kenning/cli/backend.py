@@ -386,7 +386,11 @@ def nothing_listens(base_url: str) -> bool:
     if url.hostname not in LOOPBACK:
         return False
     try:
-        socket.create_connection((url.hostname, url.port or 80), timeout=0.5).close()
+        port = url.port or 80
+    except ValueError:  # config.yaml's port is not a number: loading the settings says so in one line
+        return True
+    try:
+        socket.create_connection((url.hostname, port), timeout=0.5).close()
     except ConnectionRefusedError:
         return True
     except OSError:
