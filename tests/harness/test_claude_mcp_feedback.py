@@ -59,6 +59,18 @@ def _home(root: Path, env: dict[str, str], *, with_mcp: bool) -> ClaudeHome:
     return home
 
 
+def _mcp_directories(kd) -> list[str]:
+    with kd.client() as http:
+        return http.get("/api/feedback/clients").json()["directories"]
+
+
+def _wait(ready, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
 def _row(kd, key: str, memory_id: str, ready) -> dict:
     deadline = time.monotonic() + 60
     while True:
@@ -78,9 +90,11 @@ def test_the_agent_rates_through_the_mcp_tool_and_the_rating_counts(claude, kd, 
     with kd.client() as http:
         note = http.post("/api/memory/remember", json={
             "content": "The ledger tests need LEDGER_TZ=UTC or the month-end rollover test fails",
-            "importance": 0.9, "project": "ledger-repo"}).json()
+            "importance": 0.9, "project": "ledger-repo", "pinned": True}).json()  # opens the session
 
     with AnthropicServer() as server, Session(claude, home, repo, server.url) as session:
+        # Claude Code starts its MCP servers beside the session; a person types after they are up
+        _wait(lambda: str(repo.resolve()) in _mcp_directories(kd))
         server.script(tool(RATE_TOOL, scores={note["id"]: 0.9}), "Set LEDGER_TZ=UTC and rerun the ledger tests.")
         turn = session.turn("The ledger tests fail on the month-end rollover again, why?")
         assert turn[-1].get("subtype") == "success", (turn[-1], session.stderr)
@@ -93,7 +107,7 @@ def test_the_agent_rates_through_the_mcp_tool_and_the_rating_counts(claude, kd, 
 
     asked = requests[0]
     text = asked.text()
-    assert f"[{note['id']}]" in text  # the memory was shown at this prompt ...
+    assert f"[{note['id']}]" in text  # the memory was shown (session start; the first prompt asks about it) ...
     assert RATE_TOOL in text and "memory_feedback" in text  # ... and the rating is asked through the tool
     assert "At the end of your response, add ONLY a JSON object" not in text  # not appended to the answer
     # Claude Code 2.1 defers MCP tools (a placeholder in `tools`; the model may call them by name)

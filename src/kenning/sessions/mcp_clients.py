@@ -41,6 +41,11 @@ class McpClients:
         with self._lock:
             return self._dirs.pop(token, None) is not None
 
+    def directories(self) -> list[str]:
+        """The directories with a connected MCP server (for the API and diagnostics)."""
+        with self._lock:
+            return sorted(set(self._dirs.values()))
+
     def connected(self, cwd: str | None) -> bool:
         """Is an MCP server connected in `cwd` or a directory above it?"""
         if not cwd:

@@ -62,6 +62,15 @@ async def mcp_client_connected(body: McpClientIn, k: Kenning = Depends(get_kenni
     return {"token": k.sessions.mcp.register(body.cwd)}
 
 
+class McpClientsOut(BaseModel):
+    directories: list[str] = Field(..., description="Where a kenning MCP server is connected now.")
+
+
+@router.get("/clients", response_model=McpClientsOut)
+async def mcp_clients(k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
+    return {"directories": k.sessions.mcp.directories()}
+
+
 @router.delete("/clients/{token}")
 async def mcp_client_gone(token: str, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
     return {"removed": k.sessions.mcp.unregister(token)}
