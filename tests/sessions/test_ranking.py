@@ -49,7 +49,9 @@ def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_new_start
     assert rule in p["memory_ids"]
     assert _rows(kenning, "r3")[rule]["inject_phase"].startswith("prompt")
     kenning.sessions.feedback({"session_key": "r3", "memory_feedback": {rule: 0.9}})
-    assert rule not in _start(kenning, "r4", project, "2026-03-04T09:00:00Z")["memory_ids"]
+    _start(kenning, "r4", project, "2026-03-04T09:00:00Z")
+    # the last session found it useful: it comes back only as the task in progress (issue 32), not as a standing rule
+    assert _rows(kenning, "r4")[rule]["prefilter_source"] == "continuing"
     judged = ranking.verdicts(kenning.db.reader(), [kenning.get(rule)], "2026-03-05T00:00:00Z",
                               kenning.settings.sessions.ranking)
     assert judged[rule][0] == "demoted" and judged[rule][1].useful_sessions == 1
@@ -88,7 +90,8 @@ def test_a_useful_rating_at_session_start_restarts_the_count_and_a_query_rating_
                                                  "timestamp": "2026-07-06T09:01:00Z"})
     assert topic in again["memory_ids"]  # a query still finds it
     kenning.sessions.feedback({"session_key": "q6", "memory_feedback": {topic: 1.0}})
-    assert topic not in _start(kenning, "q7", project, "2026-07-07T09:00:00Z")["memory_ids"]  # asked ≠ start
+    _start(kenning, "q7", project, "2026-07-07T09:00:00Z")  # asked ≠ start: back only as the task in progress
+    assert _rows(kenning, "q7")[topic]["prefilter_source"] == "continuing"  # (issue 32), not as a standing rule
     kenning.review.accept(topic)  # the user's word: it opens sessions again
     assert topic in _start(kenning, "q8", project, "2026-07-08T09:00:00Z")["memory_ids"]
 

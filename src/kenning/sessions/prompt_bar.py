@@ -137,7 +137,9 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
         b, c = _leg(hit, "bm25"), _leg(hit, "vector")
-        ratings = [score for _, score, _ in history.get(memory.id, ())]
+        # ratings where a query found it (a prompt, a step): whether it helped when asked. A rating where session
+        # start showed it says whether it belongs there, not whether it answers a prompt (ranking's per-phase rule)
+        ratings = [score for _, score, at_start in history.get(memory.id, ()) if not at_start]
         vector = _unit(vectors.get(memory.content_hash))
         commit = (memory.source or "") == "git"
         features = {
