@@ -75,7 +75,7 @@ def test_a_real_session_injects_observes_and_stores_no_harness_text(claude, kd, 
     with kd.client() as http:
         deploy = http.post("/api/memory/remember", json={
             "content": "Deploy the payments service with scripts/deploy-payments.sh", "importance": 0.9,
-            "project": "payments-repo"}).json()
+            "project": "payments-repo", "applies": "project"}).json()  # a project rule opens sessions (issue 31)
 
     with AnthropicServer() as server, Session(claude, home, repo, server.url) as session:
         server.script(

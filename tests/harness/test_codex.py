@@ -39,7 +39,7 @@ def test_memories_reach_codex_and_its_session_is_stored(codex_bin, daemon, tmp_p
     connect("codex", daemon=daemon, CODEX_HOME=str(home), KENNING_CODEX_BIN=str(codex_bin))
     rule = "Deploy the codex flow service with scripts/ship.sh, never with make deploy"
     fact = "The billing queue of the codex flow service drains through worker pool qpool-9"
-    remember(daemon, rule, "proj-codex-flow")
+    remember(daemon, rule, "proj-codex-flow", applies="project")  # opens sessions (issue 31)
     remember(daemon, fact, "proj-codex-flow", type="fact", confidence=0.5)  # not standing: only a prompt finds it
 
     with ResponsesServer() as server:

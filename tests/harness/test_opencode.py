@@ -37,7 +37,7 @@ def test_memories_reach_opencode_and_its_session_is_stored(opencode_bin, daemon,
     connect("opencode", daemon=daemon, **home_env(home))
     rule = "Deploy the opencode flow service with scripts/ship.sh, never with make deploy"
     fact = "The billing queue of the opencode flow service drains through worker pool opool-2"
-    remember(daemon, rule, "proj-opencode-flow")
+    remember(daemon, rule, "proj-opencode-flow", applies="project")  # opens sessions (issue 31)
     remember(daemon, fact, "proj-opencode-flow", type="fact", confidence=0.5)
 
     subagent = "SUBAGENT TASK: run the test suite until it passes"
