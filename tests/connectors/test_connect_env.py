@@ -31,7 +31,7 @@ def test_hooks_installed_for_a_non_default_port_reach_that_daemon(daemon, tmp_pa
     with daemon.client() as http:
         stored = http.post("/api/memory/remember", json={
             "content": "The connector test project deploys with make ship", "project": "connect-env",
-            "importance": 0.9}).json()
+            "importance": 0.9, "applies": "project"}).json()  # project-wide: it may open a session (issue 31)
     key = str(uuid.uuid4())
     stdin = json.dumps({"session_id": key, "cwd": str(tmp_path / "connect-env"), "hook_event_name": "SessionStart",
                         "source": "startup", "transcript_path": ""})
