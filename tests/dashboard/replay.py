@@ -2,8 +2,8 @@
 
 Three projects, each with three topics of four memories. Session i works on one topic of
 one project: session-start (the real pre-filter and ranking), three prompts with agent
-feedback on what was injected (helpful for the topic, unhelpful otherwise; every 6th session is a
-glance with no rating and no memory used), session-end with
+feedback on what was injected at the start and at each prompt (helpful for the topic, unhelpful
+otherwise; every 6th session is a glance with no rating and no memory used), session-end with
 a transcript that uses the topic's memories (the real continuity judge, the real summary job
 and, when wired, the real predictor comparison and training). No SQL anywhere.
 
@@ -106,9 +106,16 @@ def run_session(http: httpx.Client, index: int, owner: dict[str, tuple[str, str]
     if quick:  # a glance that goes nowhere: no rating, no memory used, nothing to learn from
         prompts, feedback = ["never mind, wrong window"], {}
     for n, prompt in enumerate(prompts):
-        http.post("/api/hooks/user-prompt-submit", json={
+        shown = http.post("/api/hooks/user-prompt-submit", json={
             "session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=5 + n)),
-            "memory_feedback": (feedback or None) if n == 0 else None}).raise_for_status()
+            "memory_feedback": (feedback or None) if n == 0 else None})
+        shown.raise_for_status()
+        # the agent rates the prompt's memories at the end of its turn (a Stop hook's <memory-feedback>):
+        # since issue 31 most of what a session sees comes at its prompts, not at its start
+        ids = [] if quick else shown.json().get("memory_ids") or []
+        rated = {mid: (0.9 if owner.get(mid) == (project, needed) else -0.6) for mid in ids}
+        if rated:
+            http.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": rated}).raise_for_status()
     transcript = "\n".join(
         [f"user: {p}\nassistant: {'ok' if quick else texts[(n + 1) % 4]}" for n, p in enumerate(prompts)]
         + ([] if quick else ["user: thanks, that fixed it", f"assistant: noted the {needed} details for next time"]))

@@ -176,7 +176,12 @@ def test_predictor_cold_start(page, cold_daemon):
     expect(cold.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "4")
     sessions = cold.get_by_test_id("cold-start-sessions")
     expect(sessions.locator("tbody tr")).to_have_count(4)
-    expect(sessions).to_contain_text("0.85")  # judge confidence of the replayed sessions
+    judged = {key: cold_daemon.get(f"/api/sessions/{key}").json()["score"]["confidence"]
+              for key in cold_daemon.replayed["sessions"]}
+    assert max(judged.values()) >= 0.6, judged  # a rated replayed session passes the training confidence gate
+    for key, confidence in judged.items():  # each row shows the judge's confidence in that session
+        shown = str(int(confidence)) if confidence in (0, 1) else f"{confidence:.2f}"  # the page's fmtNum
+        expect(sessions.locator("tbody tr").filter(has_text=key).locator("td").nth(2)).to_have_text(shown)
     expect(page.get_by_test_id("predictor-health")).to_be_visible()
     shot(page, "dashboard-predictor-cold-start.png")
 
