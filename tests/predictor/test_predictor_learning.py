@@ -43,7 +43,9 @@ def day(n: int) -> str:
 def _memories(k, project: str) -> list[str]:
     texts = [f"{project} note {i}: the retry loop in src/{project}/worker_{i}.py backs off {i} seconds"
              for i in range(6)]
-    return [r.id for r in k.remember_many([MemoryDraft(content=t, project=project, importance=0.5 + i / 20)
+    # project-scope rules: only those (or pinned / verified memories) open a session (issue 31)
+    return [r.id for r in k.remember_many([MemoryDraft(content=t, project=project, importance=0.5 + i / 20,
+                                                       applies="project")
                                            for i, t in enumerate(texts)])]
 
 
@@ -287,9 +289,19 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_orde
     assert kenning.predictor.audit("pp-4")["pools"][PHASE] == pool  # the audit shows it too
     assert set(ids) & {r["memory_id"] for r in pool} and all(r["predictor_score"] is not None for r in pool)
     # the pool is recorded either way; what was newly injected follows the fused order only when
-    # configured, else the recall (baseline) order
-    rank = {r["memory_id"]: (r["final_rank"] if prompt_order else r["baseline_rank"]) for r in pool}
-    assert answer["memory_ids"] and answer["memory_ids"] == sorted(answer["memory_ids"], key=rank.__getitem__)
+    # configured, else a team draft of recall's (baseline) order and the predictor's own (issue 32,
+    # f709257): each pick's team is recorded, and each team's picks come in its own ranking's order
+    assert answer["memory_ids"]
+    if prompt_order:
+        rank = {r["memory_id"]: r["final_rank"] for r in pool}
+        assert answer["memory_ids"] == sorted(answer["memory_ids"], key=rank.__getitem__)
+    else:
+        teams = {r["memory_id"]: r["team"] for r in kenning.sessions.detail("pp-4")["memories"]}
+        assert all(teams[m] in ("baseline", "predictor") for m in answer["memory_ids"]), teams
+        for team, key in (("baseline", "baseline_rank"), ("predictor", "predictor_rank")):
+            rank = {r["memory_id"]: r[key] for r in pool}
+            picks = [m for m in answer["memory_ids"] if teams[m] == team]
+            assert picks == sorted(picks, key=rank.__getitem__), (team, picks)
     kenning.sessions.session_end({"session_key": "pp-4", "transcript": THIN, "wait": True})
     samples, _ = load_samples(conn, [store.session_score(conn, "pp-4")], store.embedding_model_in_use(conn))
     assert [s.session_key for s in samples] == ["pp-4", f"pp-4#{PHASE}"]
