@@ -70,9 +70,12 @@ def harness_of(value: object) -> Harness:
 
 
 def session_key(value: object) -> str:
-    """The one session-key rule: a string with a visible character, at most MAX_SESSION_KEY_CHARS
-    (200) characters once surrounding blanks and invisible characters (spaces of every width,
-    controls, zero-width marks: core.limits.INVISIBLE_CHARS) are stripped. Raises InvalidInput otherwise."""
+    """The one session-key rule: a string of at most MAX_SESSION_KEY_CHARS (200) characters as sent (the
+    schemas' maxLength) with a visible character, read with its surrounding blanks and invisible characters
+    (spaces of every width, controls, zero-width marks: core.limits.INVISIBLE_CHARS) stripped. Raises
+    InvalidInput otherwise."""
+    if isinstance(value, str) and len(value) > MAX_SESSION_KEY_CHARS:  # padded or not: the schema's maxLength
+        raise InvalidInput(f"session_key is longer than {MAX_SESSION_KEY_CHARS} characters")
     key = _EDGES.sub("", value).strip() if isinstance(value, str) else ""
     if not key or not _VISIBLE.search(key):
         raise InvalidInput("session_key must be a non-empty string")
