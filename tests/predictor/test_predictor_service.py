@@ -172,7 +172,8 @@ def test_session_start_answers_with_the_baseline_when_the_sidecar_hangs(pred_set
     try:
         for text in ("deploy with scripts/deploy.sh", "the CI cache breaks when uv.lock changes",
                      "payments API lives in services/payments", "run ruff before committing"):
-            k.remember(MemoryDraft(content=text, project="shop", importance=0.7))
+            # project-scope rules: only those (or pinned / verified memories) open a session (issue 31)
+            k.remember(MemoryDraft(content=text, project="shop", importance=0.7, applies="project"))
         k.predictor = k.sessions.deps.predictor = Predictor(pred_settings, k.db, extra_sidecar_args=["--fault", "hang"])
         k.predictor.start(wait_ready=True, force=True)
         first_pid = k.predictor.client.pid
