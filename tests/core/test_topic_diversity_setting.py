@@ -29,7 +29,8 @@ def settings(home, store_config, unused_port):
 
 def test_session_start_spreads_topics_by_recall_topic_diversity(kenning):
     kenning.remember_many([MemoryDraft(content=f"We deploy the billing service with scripts/deploy.sh, step {i}",
-                                       project="div", importance=0.8) for i in range(4)])
+                                       project="div", importance=0.8, applies="project")  # opens a session (issue 31)
+                          for i in range(4)])
     kenning.sessions.session_start({"session_key": "d1", "project": "div", "context": "deploy billing"})
     factors = [r["diversity_factor"] for r in kenning.sessions.detail("d1")["memories"]
                if r["diversity_factor"] is not None]

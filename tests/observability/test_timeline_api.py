@@ -53,7 +53,7 @@ def test_session_timeline_joins_session_candidates_history_and_jobs(http):
     for text in ("The billing worker retries webhooks three times",
                  "Billing invoices are rendered with WeasyPrint",
                  "Webhook secrets live in Vault under billing/"):
-        remember(http, text, project="billing")
+        remember(http, text, project="billing", applies="project")  # only project-scope rules open a session (issue 31)
     start = http.post("/api/hooks/session-start", json={
         "session_key": key, "project": "billing", "context": "fix the billing webhook retries"})
     assert start.status_code == 200, start.text
