@@ -54,8 +54,8 @@ def text_features(prompt: str, content: str) -> dict[str, float]:
 
 FEATURES = ("bm25_rel", "has_bm25", "cosine", "cosine_gap", "both_legs", "rank_recip", "raw", "commit", "rule_type",
             "useful_before", "low_before", "mean_rating", "continuing", "near_used", "near_shown", "covered",
-            "first_prompt", "prompt_words", "same_project", "coverage", "ident_match",
-            "distilled_coverage", "first_coverage", "distilled_bm25", "coverage_sq",
+            "prompt_words", "same_project", "coverage", "ident_match",
+            "distilled_coverage", "distilled_bm25", "coverage_sq",
             "long_rank", "long_bm25", "long_rule", "long_commit")
 
 
