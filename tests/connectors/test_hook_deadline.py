@@ -101,8 +101,10 @@ def test_a_trickling_daemon_cannot_hold_the_hook_past_its_deadline(trickler, tmp
 
 
 def test_the_hook_path_imports_no_heavy_module(tmp_path):
-    """What `kenning hook` loads, with a config.yaml present and no daemon: no urllib.request,
-    http.client, email, yaml, typing, pathlib, typer, rich, pydantic or fastapi."""
+    """What `kenning hook` loads, with a config.yaml present and no daemon: no yaml, typer, rich, pydantic,
+    fastapi, httpx, torch or numpy. With no daemon the event is spooled, and the spool redacts it first
+    (issue 33: the secret scanner, detect-secrets, brings urllib.request / http.client / email / typing /
+    pathlib); a hook that reaches its daemon loads none of those (tests/install/test_start_imports.py)."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text("# mine\nport: 1\nsessions:\n  hook_timeout_s: 0.5\npipeline:\n  enabled: false\n")
@@ -119,8 +121,7 @@ def test_the_hook_path_imports_no_heavy_module(tmp_path):
     assert out.returncode == 0, out.stderr
     loaded = set(out.stdout.split())
     assert "kenning.hooks.transport" in loaded
-    heavy = {"urllib.request", "http.client", "email", "yaml", "typing", "pathlib", "typer", "rich",
-             "pydantic", "fastapi", "httpx", "torch", "numpy"}
+    heavy = {"yaml", "typer", "rich", "pydantic", "fastapi", "httpx", "torch", "numpy"}
     assert not heavy & loaded, heavy & loaded
 
 

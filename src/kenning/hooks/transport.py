@@ -242,8 +242,8 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
          deadline: Deadline | None = None, failure: list[str] | None = None) -> dict[str, object] | None:
     """POST JSON within `deadline` (default: `timeout` from now); the decoded answer, or None on any
     failure. `failure`, when given, gets 'unreachable' (no daemon answered within the deadline: the
-    caller may spool the event) or 'refused' (a non-2xx or unreadable answer), then 'http-<status>'
-    when the answer had one."""
+    caller may spool the event), then 'not-listening' when the connection was refused (no daemon runs
+    there), or 'refused' (a non-2xx or unreadable answer), then 'http-<status>' when the answer had one."""
     deadline = deadline or Deadline(timeout)
     try:
         scheme, host, port, prefix = split_url(base_url)
@@ -275,9 +275,11 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
             conn.settimeout(deadline.left())
             conn.sendall(request)
             raw = _read_answer(conn, deadline)
-    except (OSError, ValueError, UnicodeError):  # TimeoutError is an OSError
+    except (OSError, ValueError, UnicodeError) as exc:  # TimeoutError is an OSError
         if failure is not None:
             failure.append("unreachable")
+            if isinstance(exc, ConnectionRefusedError):  # nothing listens there: no daemon runs (a slow one times out)
+                failure.append("not-listening")
         return None
     try:
         answer = parse_answer(raw)

@@ -165,7 +165,7 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
                 body["transcript_refused"] = ctx.refused
             failure: list[str] = []
             answer = post(base_url, path, body, token=token, timeout=timeout, deadline=deadline, failure=failure)
-            if answer is None and failure == ["unreachable"]:
+            if answer is None and failure[:1] == ["unreachable"]:
                 from kenning.hooks.spool import spool_request  # only when no daemon answered
 
                 spool_request(path, body, transcript_path=string(payload, "transcript_path") or ctx.whole_path,
@@ -173,7 +173,7 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
                               environ=environ)
             if index == 0:
                 first = answer
-                down = failure == ["unreachable"]
+                down = "not-listening" in failure  # a slow daemon that timed out is not "not running"
         if first is not None:  # a daemon answered: one elsewhere gets this home's spool now (hooks/spool.flush)
             from kenning.core.spool import has_pending  # standard library only: a directory listing
 
