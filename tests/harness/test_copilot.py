@@ -40,9 +40,11 @@ def messages(body: dict) -> list[dict]:
     return [m for m in body["messages"] if isinstance(m, dict)]
 
 
-@pytest.mark.xfail(strict=False, reason="open regression found at the stop's end (issue 37): on the final tree the session "
-                   "end stores no transcript (session detail 'transcript': null, episodes 0) although Copilot's "
-                   "events.jsonl (47 KB) is there; passed at 6699450; cause not found yet")
+@pytest.mark.xfail(strict=False, reason="open (issue 37): on a quiet machine Copilot CLI 1.0.102's sessionEnd hook reads "
+                   "events.jsonl while it holds only the session's first ~2 KB (no answer, so no episode and no "
+                   "agentStop rating); the rest is written after the hook returns, so waiting in the hook does not help "
+                   "(tried: size-stable wait, 2 s). Under load the file was whole and the test passed. Fix: read it "
+                   "after the session's process ends (the summary job, by path)")
 def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, tmp_path):
     home, work = setup_home(tmp_path, "proj-copilot-flow")
     connect("copilot", daemon=daemon, HOME=str(home))
