@@ -23,8 +23,10 @@ $(ONNX): $(STAMP) src/kenning/providers/onnx_export.py
 run: setup
 	$(VENV)/bin/kenning serve
 
+# The import contracts (pyproject's [tool.importlinter]) and the type checker (its [tool.mypy]).
 lint: setup
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 # The suite runs on TEST_WORKERS pytest-xdist workers (each its own daemons, ports, temp dirs and
 # embedded PostgreSQL); --dist loadfile keeps a file on one worker, so module fixtures are built once,

@@ -170,7 +170,6 @@ def run(threads: int, kills: int, phase_s: float, seed: int) -> dict:
             daemon.proc.send_signal(signal.SIGKILL)  # mid-load, no warning
             target.up.clear()
             daemon.proc.wait()
-            daemon.log.close()
             started = time.monotonic()
             daemon = Daemon(home, config)
             restarts.append(round(time.monotonic() - started, 2))
@@ -280,7 +279,7 @@ def run_sessions(n: int, src: Path | None, wait_s: float) -> dict:
     each session is `lost` unless it ends with transcript, episodes and summary within `wait_s`.
     `src` runs daemon and hooks from another source tree (the before measurement)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.durability.claude_format import payload, write_session
+    from bench.harnesses.claude_format import payload, write_session
 
     base = Path(tempfile.mkdtemp(prefix="kenning-durability-sessions-"))
     home, user, repo = base / "home", base / "user", base / "billing"

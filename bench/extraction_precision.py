@@ -32,6 +32,11 @@ Issue 31 adds three labelled shapes (bench/data/claims_labelled.json, each row w
   scope_decoys  decoy-chat sentences labelled project / area; with every P / C / s claim of the decision
                 chats (all about their task's function: area), scored by claims.scope_of on what is stored.
 precision_whole counts a kept sentence right only when it is a claim (P, C, s) and its stored text is whole.
+Issue 31, second stop, adds one more:
+  not_durable   claims of the decision chats that hold only for the change at hand or for now (a test flaky
+                this week, this change's rollout, a worked example, a verdict on a proposal, what was done
+                before): none may be kept as a rule. precision_durable counts a kept sentence right only when
+                it is a claim, whole, and not one of these.
 
 Measured: kept sentences (the claim test says constraint / decision / preference / gotcha),
 precision = kept labelled P, C or s / kept; recall = kept P / all P (and both again for what is kept
@@ -99,7 +104,11 @@ def scope(verdict: claims.Verdict | None, sentence: str) -> str | None:
         return None
     text = verdict.text if verdict is not None and verdict.kept else sentence
     question = verdict.evidence.antecedent if verdict is not None and verdict.evidence else None
-    return scope_of(text, question=question).applies
+    try:  # as the store reads it: its "(answering: …)" / "(after: …)" is context, not its own words
+        from kenning.core.rule_scope import stored_scope
+    except ImportError:
+        return scope_of(text, question=question).applies
+    return stored_scope(text, question).applies
 
 
 def is_whole(row: dict) -> bool:
@@ -113,6 +122,7 @@ def examples(data: Path, labels: dict) -> list[dict]:
     tasks = json.loads((data / "tasks.json").read_text())
     decoys = json.loads((data / "decoy_conversations.json").read_text())
     whole = labels.get("whole", {}).get("rows", {})
+    short_lived = {(c, k): (kind, sha) for c, k, kind, sha, _rule in labels.get("not_durable", {}).get("rows", [])}
     rows: list[dict] = []
     for chat_id, turns in decision_chats(tasks).items():
         marks = labels["chats"][chat_id]
@@ -123,9 +133,12 @@ def examples(data: Path, labels: dict) -> list[dict]:
             if turn != l_turn or _sha(sentence) != sha:
                 raise SystemExit(f"{chat_id}: sentence {sentence[:60]!r} does not match its label row")
             mark = whole.get(chat_id, {}).get(str(k), "W")
+            kind, nd_sha = short_lived.get((chat_id, k), (None, None))
+            if kind and nd_sha != sha:
+                raise SystemExit(f"{chat_id}: sentence {k} does not match its not_durable row")
             rows.append({"source": "decision_chat", "unit": chat_id, "family": family(chat_id.split(":")[0]),
                          "label": label, "sentence": sentence, "verdict": verdict,
-                         "whole_terms": None if mark == "W" else mark["terms"],
+                         "whole_terms": None if mark == "W" else mark["terms"], "not_durable": kind,
                          "scope_label": "area" if label in POSITIVE else None,
                          "scope": scope(verdict, sentence) if label in POSITIVE and verdict.kept else None})
     by_sha = {c["sha"]: c for c in json.loads((data / "boltons_commits.json").read_text())}
@@ -183,9 +196,11 @@ def score(rows: list[dict]) -> dict:
     whole = [r for r in right if is_whole(r)]
     policy = [r for r in rows if r["label"] == "P"]
     found = [r for r in policy if r["verdict"].kept]
+    durable = [r for r in whole if not r.get("not_durable")]
     out = {"sentences": len(rows), "kept": len(kept), "right": len(right),
            "precision": round(len(right) / len(kept), 3) if kept else None,
            "right_and_whole": len(whole), "precision_whole": round(len(whole) / len(kept), 3) if kept else None,
+           "precision_durable": round(len(durable) / len(kept), 3) if kept else None,
            "policy_sentences": len(policy), "policy_kept": len(found),
            "recall": round(len(found) / len(policy), 3) if policy else None}
     shown = [r for r in kept if not r["verdict"].needs_review]  # kept at or above the gate: shown unasked
@@ -219,11 +234,13 @@ def folds(rows: list[dict]) -> dict:
     out: dict = {"k": len(families)}
     for key, values in (("precision", [s["precision"] for s in per.values()]),
                         ("precision_whole", [s["precision_whole"] for s in per.values()]),
+                        ("precision_durable", [s["precision_durable"] for s in per.values()]),
                         ("recall", [s["recall"] for s in per.values()]),
                         ("scope_accuracy", [s["scope"]["accuracy"] for s in per.values()])):
         known = [v for v in values if v is not None]
         out[f"{key}_mean"], out[f"{key}_min"] = round(statistics.fmean(known), 3), min(known)
     out["per_family"] = {f: {"kept": s["kept"], "precision": s["precision"], "precision_whole": s["precision_whole"],
+                             "precision_durable": s["precision_durable"],
                              "recall": s["recall"], "scope_accuracy": s["scope"]["accuracy"], "scope_rated": s["scope"]["rated"]}
                          for f, s in per.items()}
     return out
@@ -254,6 +271,11 @@ def main() -> None:
     result["fragments"] = {"labelled": len(fragments), "kept": sum(r["verdict"].kept for r in fragments),
                            "kept_whole": sum(r["verdict"].kept and is_whole(r) for r in fragments),
                            "kept_not_whole": sum(r["verdict"].kept and not is_whole(r) for r in fragments)}
+    short_lived = [r for r in rows if r.get("not_durable")]
+    result["not_durable"] = {"labelled": len(short_lived), "kept": sum(r["verdict"].kept for r in short_lived),
+                             "by_kind": {k: sum(r["not_durable"] == k and r["verdict"].kept for r in short_lived)
+                                         for k in sorted({r["not_durable"] for r in short_lived})},
+                             "kept_texts": [r["verdict"].text[:160] for r in short_lived if r["verdict"].kept][:args.show]}
     for label in sorted({r["label"] for r in rows}):
         of = [r for r in rows if r["label"] == label]
         result["by_label"][label] = {"sentences": len(of), "kept": sum(r["verdict"].kept for r in of)}
@@ -267,6 +289,7 @@ def main() -> None:
     overall = result["overall"]
     result["targets"] = {"precision>=0.9": (overall["precision"] or 0) >= 0.9, "recall>=0.9": (overall["recall"] or 0) >= 0.9,
                          "precision_whole>=0.9": (overall["precision_whole"] or 0) >= 0.9,
+                         "precision_durable>=0.9": (overall.get("precision_durable") or 0) >= 0.9,
                          "scope_accuracy>=0.9": (result["scope"]["accuracy"] or 0) >= 0.9}
     if args.show:
         wrong = [r for r in rows if r["verdict"].kept and r["label"] not in POSITIVE]

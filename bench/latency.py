@@ -28,6 +28,7 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,12 +116,18 @@ def measure_store(k, embedder, sizes, texts, qs, configs, args, console) -> dict
     from kenning.core.types import MemoryDraft
 
     results: dict[str, Any] = {}
-    have = 0
+    marker = Path(args.home) / REUSE_MARKER if args.home else None
+    have = _reusable(marker, args.seed) if args.reuse and marker else 0
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         for size in sizes:
+            if size <= have:  # --reuse: this size's memories are in the store already
+                entry = {"memories": size, "remember": {"reused": True}, "recall": {}}
+                _recall_passes(k, embedder, qs, configs, args, entry)
+                results[str(size)] = entry
+                continue
             task = progress.add_task(f"remember → {size:,}", total=size - have)
-            ingest_s = embed_s = 0.0
+            ingest_s = embed_s = embed_n = 0.0
             deduped = 0
             batch_rates: list[float] = []
             for i in range(have, size, args.batch):
@@ -142,6 +149,8 @@ def measure_store(k, embedder, sizes, texts, qs, configs, args, console) -> dict
                 progress.advance(task, len(chunk))
             added = size - have
             have = size
+            if marker:
+                marker.write_text(json.dumps({"texts_added": have, "seed": args.seed}), encoding="utf-8")
             entry: dict[str, Any] = {
                 "memories": size,
                 "remember": {
@@ -152,33 +161,55 @@ def measure_store(k, embedder, sizes, texts, qs, configs, args, console) -> dict
                 },
                 "recall": {},
             }
-            for cfg in configs:
-                k.recall(qs[0], limit=args.limit, config=cfg, track_access=False)  # warm the code path
-                passes = []
-                for _ in range(args.runs):
-                    lat = []
-                    for q in qs:
-                        t1 = time.perf_counter()
-                        k.recall(q, limit=args.limit, config=cfg, track_access=False)
-                        lat.append((time.perf_counter() - t1) * 1000)
-                    passes.append({"p50": statistics.median(lat), "p95": pct(lat, 0.95), "max": max(lat)})
-                entry["recall"][cfg] = {
-                    "p50_ms": statistics.median(p["p50"] for p in passes),
-                    "p95_ms": statistics.median(p["p95"] for p in passes),
-                    "passes": passes,
-                }
-            # query embedding alone (no cache), to attribute dense/hybrid latency
+            _recall_passes(k, embedder, qs, configs, args, entry)
+            results[str(size)] = entry
+    for size, entry in results.items():
+        console.print(f"{int(size):,}: " + "; ".join(
+            f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms (CPU {v['cpu_ms_per_query']:.1f} ms)"
+            for c, v in entry["recall"].items()))
+    return results
+
+
+REUSE_MARKER = "latency-store.json"  # in --home: how many synthetic texts the store holds, and their seed
+
+
+def _reusable(marker: Path, seed: int) -> int:
+    """The synthetic texts a kept store (--home) holds, when they came from `seed`; else 0."""
+    if not marker.exists():
+        return 0
+    kept = json.loads(marker.read_text(encoding="utf-8"))
+    return int(kept["texts_added"]) if kept.get("seed") == seed else 0
+
+
+def _recall_passes(k, embedder, qs, configs, args, entry: dict[str, Any]) -> None:
+    """Each preset over --runs passes of the queries (wall p50/p95 per pass, and the process's CPU per
+    query: on a loaded machine wall times stretch, CPU times much less), then the query embedding alone."""
+    for cfg in configs:
+        k.recall(qs[0], limit=args.limit, config=cfg, track_access=False)  # warm the code path
+        passes = []
+        for _ in range(args.runs):
             lat = []
+            cpu0 = time.process_time()
             for q in qs:
                 t1 = time.perf_counter()
-                embedder.embed(q)
+                k.recall(q, limit=args.limit, config=cfg, track_access=False)
                 lat.append((time.perf_counter() - t1) * 1000)
-            entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
-            entry["load_average"] = os.getloadavg()  # 1, 5, 15 min, after this size's recalls (shared machines)
-            results[str(size)] = entry
-            console.print(f"{size:,}: remember {entry['remember']['per_s']:.0f}/s; " + "; ".join(
-                f"{c} p50 {v['p50_ms']:.1f} / p95 {v['p95_ms']:.1f} ms" for c, v in entry["recall"].items()))
-    return results
+            passes.append({"p50": statistics.median(lat), "p95": pct(lat, 0.95), "max": max(lat),
+                           "cpu_ms_per_query": (time.process_time() - cpu0) * 1000 / len(qs)})
+        entry["recall"][cfg] = {
+            "p50_ms": statistics.median(p["p50"] for p in passes),
+            "p95_ms": statistics.median(p["p95"] for p in passes),
+            "cpu_ms_per_query": statistics.median(p["cpu_ms_per_query"] for p in passes),
+            "passes": passes,
+        }
+    # query embedding alone (no cache), to attribute dense/hybrid latency
+    lat = []
+    for q in qs:
+        t1 = time.perf_counter()
+        embedder.embed(q)
+        lat.append((time.perf_counter() - t1) * 1000)
+    entry["query_embedding_ms"] = {"p50": statistics.median(lat), "p95": pct(lat, 0.95)}
+    entry["load_average"] = os.getloadavg()  # 1, 5, 15 min, after this size's recalls (shared machines)
 
 
 def main() -> None:
@@ -192,6 +223,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=10, help="results per recall")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--home", default=None, help="store folder (default: a temp dir, removed after)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --home: keep the memories a previous run stored there (same --seed) and add only"
+                         " what larger sizes need; a size already held is recalled without remembering")
     ap.add_argument("--embedding", action="append", default=[], metavar="KEY=VALUE",
                     help="embedding setting override, e.g. quantize=none or torch_threads=2 (repeatable)")
     ap.add_argument("--daemon-rss", type=int, default=0, metavar="N",
@@ -210,13 +244,20 @@ def main() -> None:
                     help="only: recall while the background work of an N-memory import runs, then idle (issue 36)")
     ap.add_argument("--probe-interval-ms", type=int, default=1000, help="--background: one recall every so often")
     ap.add_argument("--background-timeout", type=float, default=900.0, help="--background: stop waiting after")
+    ap.add_argument("--idle-probes", type=int, default=120, help="--background: recalls timed once the work is done")
+    ap.add_argument("--before", type=Path, default=None, metavar="SRC",
+                    help="run the same measurement for another tree's src/ (PYTHONPATH) too, one after the other, and "
+                         "report both and this/before ratios (e.g. --before /tmp/before-s31/src)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.before:
+        return with_before(args.before, args.out)
     if args.background:
         from background_load import measure as measure_background
 
         result = measure_background(args.background, synthetic(args.background, args.seed), queries(2000, args.seed + 1),
-                                    interval_ms=args.probe_interval_ms, timeout_s=args.background_timeout)
+                                    interval_ms=args.probe_interval_ms, timeout_s=args.background_timeout,
+                                    idle_probes=args.idle_probes)
         text = json.dumps({"background": result, "command": " ".join(sys.argv)}, indent=2)
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")
@@ -338,8 +379,8 @@ def main() -> None:
     per_backend = results.get("backends") or {"sqlite": {"sizes": results["sizes"]}}
     for name, data in per_backend.items():
         for size, e in data["sizes"].items():
-            table.add_row(f"{name} {int(size):,}", f"{e['remember']['per_s']:.0f}",
-                          f"{e['remember']['embedding_only_per_s']:.0f}",
+            table.add_row(f"{name} {int(size):,}", f"{e['remember'].get('per_s', 0):.0f}",
+                          f"{e['remember'].get('embedding_only_per_s', 0):.0f}",
                           *[f"{e['recall'][c]['p50_ms']:.1f} / {e['recall'][c]['p95_ms']:.1f}" for c in configs],
                           f"{e['query_embedding_ms']['p50']:.1f}")
     console.print(table)
@@ -347,6 +388,48 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     print(text)
+
+
+def with_before(before_src: Path, out: str | None) -> None:
+    """This tree's measurement, then the same with `before_src` on PYTHONPATH (each a subprocess of this
+    script without --before, one after the other: on a quiet machine neither disturbs the other); both
+    JSONs and the p95 ratios this/before."""
+    argv = sys.argv[1:]
+    for flag in ("--before", "--out"):
+        while flag in argv:
+            at = argv.index(flag)
+            del argv[at:at + 2]
+        argv = [a for a in argv if not a.startswith(flag + "=")]
+    trees = {"this": Path(__file__).resolve().parent.parent / "src", "before": before_src.resolve()}
+    runs: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="kenning-latency-before-") as tmp:
+        for name, src in trees.items():
+            target = Path(tmp) / f"{name}.json"
+            env = {**os.environ, "PYTHONPATH": str(src)}
+            subprocess.run([sys.executable, __file__, *argv, "--out", str(target)], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            runs[name] = json.loads(target.read_text(encoding="utf-8"))
+    merged: dict[str, Any] = {**runs, "this_over_before": _ratios(runs["this"], runs["before"]),
+                              "this_over_before_cpu": _ratios(runs["this"], runs["before"], "cpu_ms_per_query"),
+                              "command": " ".join(sys.argv)}
+    text = json.dumps(merged, indent=2)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    print(text)
+
+
+def _ratios(this: dict[str, Any], before: dict[str, Any], key: str = "p95_ms") -> dict[str, Any]:
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 3) if a and b else None
+
+    if "background" in this:
+        t, b = this["background"], before["background"]
+        return {"recall_busy_p95": ratio(t["recall_busy_ms"]["p95"], b["recall_busy_ms"]["p95"]),
+                "recall_idle_p95": ratio(t["recall_idle_ms"]["p95"], b["recall_idle_ms"]["p95"]),
+                "jobs_done": ratio(t["extraction_worker"]["processed"], b["extraction_worker"]["processed"])}
+    return {size: {cfg: ratio(v.get(key), before["sizes"][size]["recall"][cfg].get(key))
+                   for cfg, v in entry["recall"].items()}
+            for size, entry in this.get("sizes", {}).items() if size in before.get("sizes", {})}
 
 
 def _torch_threads() -> int | None:

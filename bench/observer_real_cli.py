@@ -3,7 +3,7 @@
     .venv/bin/python bench/observer_real_cli.py --sessions 6 --out /tmp/observer_real.json
 
 The sessions are bench/observer.py's (same seed, same planted regularities). Each becomes one headless
-`claude -p` session (the pinned CLI, tests/harness/clis.py) whose scripted model (tests/harness/
+`claude -p` session (the pinned CLI, bench/harnesses/clis.py) whose scripted model (tests/harness/
 anthropic_server.py) asks for the session's tool calls one per turn; Claude Code runs them for real and
 its hooks (installed by `kenning connect claude-code`) report them: PostToolUse for a success,
 **PostToolUseFailure** for a failure. The projects are real folders; every command the sessions run
@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import observer as ob  # noqa: E402
 from kenning.observer.intake import _BASH_ERROR  # noqa: E402
-from tests.harness.anthropic_server import AnthropicServer, tool  # noqa: E402
-from tests.harness.claude_runner import ClaudeHome, run_print  # noqa: E402
-from tests.harness.clis import cli_path, version  # noqa: E402
+from bench.harnesses.anthropic_server import AnthropicServer, tool  # noqa: E402
+from bench.harnesses.claude_runner import ClaudeHome, run_print  # noqa: E402
+from bench.harnesses.clis import cli_path, version  # noqa: E402
 
 SHIMMED = ("pytest", "npm", "go", "make", "ruff", "git", "python")
 SHIM = """#!/usr/bin/env python3

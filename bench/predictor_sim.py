@@ -9,8 +9,10 @@ The user's world (all deterministic given the seed):
 - projects, each working through **tasks** that last several of its sessions (3-6); a task
   owns ~7 memories naming its files and functions (`src/atlas/billing/retry_queue.py`,
   `drain_batches()`), two of them written while the task runs;
-- **evergreen preferences** per project, needed in every session of it; at the middle of the
-  run they **drift**: the old ones go stale (the agent rates them down) and new ones appear;
+- **evergreen preferences** per project, needed in every session of it, stored as the user states
+  them: project rules (`applies: project`, `memory_body`), the only kind of memory that may open a
+  session (issue 31); at the middle of the run they **drift**: the old ones go stale (the agent
+  rates them down) and new ones appear;
 - **superseded memories**: during a task some decisions are revised; the old note stays in
   the store (no LLM pipeline to supersede it by default) and the agent rates it down;
 - filler: older notes of the project, any importance, rarely needed.
@@ -18,7 +20,8 @@ A session needs its task's current memories and the project's current preference
 key facts kenning itself wrote at earlier session ends (default `summary_max_facts: 12`) that
 restate one of those task notes (they name its file and function).
 
-Each session: session-start {project, cwd, context "<project>: continuing work", timestamp} —
+Each session (`drive_session`, the loop bench/task_sim.py shares): session-start {project, cwd,
+context "<project>: continuing work", timestamp} —
 nothing names the task; then 3-4 exchanges: the first prompt names the task, later prompts
 ask about one of its files or functions; the agent's answer quotes what it used (its files
 and functions appear in the transcript); the agent rates the memories it was shown on every
@@ -48,7 +51,8 @@ The predictor's lift (issue 32), two ways, per window and over the last half of 
 - **by interleaving**: what each ranking's own picks brought in an interleaved session (the
   comparison's per-item credit, `method` 'interleave'): needed memories picked by the predictor's
   team minus those picked by the baseline's, over the session's needed count, and who won by the
-  session's credit (`interleave_lift`).
+  session's credit (`interleave_lift`); a shared pick (both rankings would have made it) counts for
+  neither, `il_contested` / `il_shared` count the two kinds, `il_detail` lists every pick.
 
     .venv/bin/python bench/predictor_sim.py --feedback every --out bench/out/predictor_sim_every.json
     .venv/bin/python bench/predictor_sim.py --feedback none --sessions 100
@@ -59,17 +63,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.harnesses (PYTHONPATH may name another src)
+from bench.harnesses.daemon import free_port, start_daemon  # noqa: E402,F401  (free_port: bench/durability.py)
 
 PROJECTS = ("atlas", "borealis", "cinder")
 MODULES = ("billing", "auth", "search", "ingest", "reports", "sync", "notify", "export", "cache", "admin")
@@ -198,44 +203,18 @@ def iso(dt: datetime) -> str:
 
 
 # -- daemon -----------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Daemon:
+    """A real `python -m kenning serve` in `home` with `config` as its config.yaml, started by the one starter
+    bench and tests share (bench.harnesses.daemon.start_daemon: a free port, the health wait, its log in
+    home/daemon.log); `url` is its base URL."""
+
     def __init__(self, home: Path, config: str) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "config.yaml").write_text(config)
-        self.home, self.port = home, free_port()
-        env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(self.port)}
-        self.log = open(home / "daemon.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError((home / "daemon.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("daemon did not start")
+        self._process = start_daemon(home, config, log_name="daemon.log", timeout_s=240)
+        self.home, self.port, self.proc = home, self._process.port, self._process.proc
+        self.url = self._process.base_url
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        self._process.stop()
 
 
 # -- metrics ----------------------------------------------------------------------------------
@@ -269,11 +248,11 @@ def prompt_metrics(audit: dict, needed_ids: set[str]) -> dict:
     rest = [r for r in (audit.get("pools") or {}).get("prompt:1") or [] if r["memory_id"] not in shown]
     k = len(injected)
     if not rest or not k:  # no pool recorded (no trained predictor yet)
-        return {"prompt_k": k, "p_prompt_injected": precision(injected, needed_ids) if k else None,
+        return {"prompt_k": k, "prompt_pool": len(rest), "p_prompt_injected": precision(injected, needed_ids) if k else None,
                 "p_prompt_baseline": None, "p_prompt_fused": None}
     base = [r["memory_id"] for r in sorted(rest, key=lambda r: r["baseline_rank"] or 10**6)]
     fused = [r["memory_id"] for r in sorted(rest, key=lambda r: r["final_rank"])]
-    return {"prompt_k": k, "p_prompt_injected": precision(injected, needed_ids),
+    return {"prompt_k": k, "prompt_pool": len(rest), "p_prompt_injected": precision(injected, needed_ids),
             "p_prompt_baseline": precision(base[:k], needed_ids), "p_prompt_fused": precision(fused[:k], needed_ids)}
 
 
@@ -321,13 +300,43 @@ def interleave_lift(audit: dict, needed: set[str]) -> dict:
     cmp = audit.get("comparison") or {}
     credit = cmp.get("credit") if cmp.get("method") == "interleave" else None
     if not credit or not needed:
-        return {"interleaved": False, "il_lift": None, "il_winner": None, "il_picks_predictor": None}
+        return {"interleaved": False, "il_lift": None, "il_winner": None, "il_picks_predictor": None,
+                "il_lift_start": None, "il_lift_prompt": None, "il_picks_start": None, "il_picks_prompt": None}
     got = {team: sum(1 for m, t in credit.items() if t == team and m in needed) for team in ("baseline", "predictor")}
     picks = {team: sum(1 for t in credit.values() if t == team) for team in ("baseline", "predictor")}
-    return {"interleaved": True, "il_lift": (got["predictor"] - got["baseline"]) / len(needed),
+    phase_of = {r["memory_id"]: "start" if r.get("inject_phase") == "session-start" else "prompt"
+                for r in audit["candidates"] if r["was_injected"]}
+    by_phase: dict = {}
+    for phase in ("start", "prompt"):  # where the picks were drafted: session start, or the first prompt
+        mine = {m: t for m, t in credit.items() if phase_of.get(m) == phase}
+        won = {team: sum(1 for m, t in mine.items() if t == team and m in needed) for team in ("baseline", "predictor")}
+        by_phase[f"il_lift_{phase}"] = (won["predictor"] - won["baseline"]) / len(needed)
+        by_phase[f"il_picks_{phase}"] = len(mine)
+    return {"interleaved": True, "il_lift": (got["predictor"] - got["baseline"]) / len(needed), **by_phase,
             "il_winner": cmp.get("winner"), "il_picks_predictor": picks["predictor"],
+            "il_contested": picks["predictor"] + picks["baseline"],  # the rest are shared (both would have picked them)
+            "il_shared": sum(1 for t in credit.values() if t == "shared"),
             "il_precision_predictor": got["predictor"] / picks["predictor"] if picks["predictor"] else None,
             "il_precision_baseline": got["baseline"] / picks["baseline"] if picks["baseline"] else None}
+
+
+def interleave_detail(audit: dict, needed: set[str], kind_of: dict[str, str]) -> list[list]:
+    """Each credited pick of an interleaved session: [phase, team, kind, needed, baseline rank,
+    predictor rank] (ranks in the pool it was drafted from), to read where the two rankings differ."""
+    cmp = audit.get("comparison") or {}
+    credit = cmp.get("credit") if cmp.get("method") == "interleave" else None
+    if not credit:
+        return []
+    ranks = {r["memory_id"]: ("start", r.get("baseline_rank"), r.get("predictor_rank"))
+             for r in audit["candidates"] if r.get("prefilter_source")}
+    for r in (audit.get("pools") or {}).get("prompt:1") or []:
+        ranks.setdefault(r["memory_id"], ("prompt", r.get("baseline_rank"), r.get("predictor_rank")))
+        if ranks[r["memory_id"]][0] == "start" and r["memory_id"] in credit:
+            ranks[r["memory_id"]] = ("prompt", r.get("baseline_rank"), r.get("predictor_rank"))
+    phase_of = {r["memory_id"]: "start" if r.get("inject_phase") == "session-start" else "prompt"
+                for r in audit["candidates"] if r["was_injected"]}
+    return [[phase_of.get(m), t, kind_of.get(m, "kenning-written"), m in needed, *ranks.get(m, (None, None, None))[1:]]
+            for m, t in credit.items()]
 
 
 def kinds(ids: list[str], kind_of: dict[str, str], needed: set[str]) -> dict[str, int]:
@@ -365,13 +374,28 @@ def session_metrics(audit: dict, needed_ids: set[str], kind_of: dict[str, str] |
 
 
 # -- the simulated user -------------------------------------------------------------------------
-def insert_memories(client: httpx.Client, world: World, until: datetime) -> int:
+def memory_body(m: dict, types: dict[str, str] | None = None, project_rules: bool = True) -> dict:
+    """One world memory as the user stores it. `types`: a type per kind (task_sim's), else the write
+    path types it. `project_rules`: the project's conventions are preferences the user states as
+    project rules ("atlas convention: …"), stored the way `kenning remember --applies project` stores
+    them — project scope, so they may open a session (issue 31's gate); else the write path tells
+    their scope from their words (task_sim's world, as its earlier figures were measured)."""
+    body = {"content": m["content"], "project": m["project"], "importance": m["importance"],
+            "created_at": iso(m["created"]), "tags": [m["kind"]], "source": "sim"}
+    if types:
+        body["type"] = types[m["kind"]]
+    if m["kind"] == "preference" and project_rules:
+        body.update(type="preference", applies="project")
+    return body
+
+
+def insert_memories(client: httpx.Client, world: World, until: datetime, types: dict[str, str] | None = None,
+                    project_rules: bool = True) -> int:
+    """The world's memories written by `until` that are not stored yet, through the batch API (`memory_body`)."""
     batch = [m for m in world.memories if m["id"] is None and m["created"] <= until]
     for i in range(0, len(batch), 500):
         chunk = batch[i:i + 500]
-        body = {"memories": [{"content": m["content"], "project": m["project"], "importance": m["importance"],
-                              "created_at": iso(m["created"]), "tags": [m["kind"]], "source": "sim"}
-                             for m in chunk]}
+        body = {"memories": [memory_body(m, types, project_rules) for m in chunk]}
         r = client.post("/api/memory/batch", json=body, timeout=900)
         r.raise_for_status()
         for m, res in zip(chunk, r.json()["results"]):
@@ -395,59 +419,90 @@ def rate(shown: list[str], needed: set[str], stale: set[str], rng: random.Random
     return out
 
 
-def run_session(client: httpx.Client, world: World, plan: dict, feedback: str) -> dict:
-    rng = random.Random(f"session-{plan['key']}")
-    key, at, project, task = plan["key"], plan["at"], plan["project"], plan["task"]
-    needed_mem = world.needed(plan)
-    needed_ids = {m["id"] for m in needed_mem}
-    stale = world.stale(plan)
-    by_id = {m["id"]: m for m in world.memories if m["id"]}
+@dataclass
+class Drive:
+    """What one simulated session sent and got back (drive_session)."""
+
+    start: dict  # the session-start answer
+    phases: dict[str, list[str]]  # "start", "prompt:1", ...: the memory ids each newly showed
+    answers: list[dict]  # each prompt's answer, in order
+    ratings_sent: int
+    audit: dict  # GET /api/predictor/audit/{key} after session end
+
+
+def quote_used(shown: list[str], needed: set[str], by_id: dict[str, dict]) -> str:
+    """The agent's answer: it quotes the task notes it used (their files and functions land in the
+    transcript, which is how kenning sees use), else says it found nothing recorded."""
+    used = [by_id[m] for m in shown if m in needed and m in by_id and by_id[m]["kind"] == "task"][:3]
+    if not used:
+        return "Assistant: nothing recorded helps here; I read the code instead."
+    notes = "; ".join(f"{m['path']}: {m['fn']}() {m['content'].split('() ', 1)[-1]}" for m in used)
+    return f"Assistant: from the notes I used — {notes}. I changed {used[0]['path']} accordingly."
+
+
+def drive_session(client: httpx.Client, plan: dict, prompts: list[str], needed: set[str], stale: set[str],
+                  by_id: dict[str, dict], rng: random.Random, feedback: str = "every") -> Drive:
+    """One session as a harness sends it (the loop predictor_sim and task_sim share): session start
+    naming only the project; each prompt, carrying the agent's ratings of everything shown so far
+    (`feedback`: on every prompt, on a third of them, never), answered by quoting the notes used;
+    with `every`, a last rating at the end; session end with the transcript (`wait`); the audit."""
+    key, at, project = plan["key"], plan["at"], plan["project"]
     r = client.post("/api/hooks/session-start", json={
         "session_key": key, "project": project, "cwd": f"/home/dev/{project}",
         "context": CONTEXT.format(project=project), "timestamp": iso(at), "harness": "sim"})
     r.raise_for_status()
     start = r.json()
     shown = list(start.get("memory_ids") or [])
-    task_mem = [m for m in needed_mem if m["kind"] == "task"]
-    asks = rng.sample(task_mem, min(len(task_mem), rng.randint(2, 3)))
-    prompts = [f"let's continue on the {task['name']} work in {project}"]
-    prompts += [f"the {m['fn']} in {m['path']} still misbehaves, what did we decide?" for m in asks]
+    phases = {"start": list(shown)}
+    answers: list[dict] = []
     transcript: list[str] = []
     ratings_sent = 0
     for i, prompt in enumerate(prompts):
-        body = {"session_key": key, "prompt": prompt, "timestamp": iso(at + timedelta(minutes=4 + 9 * i))}
+        body: dict[str, object] = {"session_key": key, "prompt": prompt,
+                                   "timestamp": iso(at + timedelta(minutes=4 + 9 * i))}
         give = feedback == "every" or (feedback == "third" and rng.random() < 1 / 3)
         if give and shown:
-            body["memory_feedback"] = rate(shown, needed_ids, stale, rng)
+            body["memory_feedback"] = rate(shown, needed, stale, rng)
             ratings_sent += 1
         r = client.post("/api/hooks/user-prompt-submit", json=body)
         r.raise_for_status()
-        shown += [m for m in r.json().get("memory_ids") or [] if m not in shown]
-        used = [by_id[m] for m in shown if m in needed_ids and m in by_id]
-        quoted = [m for m in used if m["kind"] == "task"][:3] if i else [m for m in used if m["kind"] == "task"][:2]
-        transcript.append(f"User: {prompt}")
-        if quoted:
-            notes = "; ".join(f"{m['path']}: {m['fn']}() {m['content'].split('() ', 1)[-1]}" for m in quoted)
-            transcript.append(f"Assistant: from the notes I used — {notes}. I changed {quoted[0]['path']} accordingly.")
-        else:
-            transcript.append("Assistant: I looked around but found nothing recorded about that; I read the code instead.")
+        answers.append(r.json())
+        phases[f"prompt:{i + 1}"] = [m for m in answers[-1].get("memory_ids") or [] if m not in shown]
+        shown += phases[f"prompt:{i + 1}"]
+        transcript += [f"User: {prompt}", quote_used(shown, needed, by_id)]
     if feedback == "every" and shown:  # the agent's last word on what it was shown
-        client.post("/api/hooks/feedback", json={"session_key": key,
-                                                 "memory_feedback": rate(shown, needed_ids, stale, rng)})
+        client.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": rate(shown, needed, stale, rng)})
     r = client.post("/api/hooks/session-end", json={
         "session_key": key, "transcript": "\n".join(transcript), "timestamp": iso(at + timedelta(minutes=50)),
         "wait": True}, timeout=600)
     r.raise_for_status()
     audit = client.get(f"/api/predictor/audit/{key}").json()
+    return Drive(start, phases, answers, ratings_sent, audit)
+
+
+def run_session(client: httpx.Client, world: World, plan: dict, feedback: str) -> dict:
+    rng = random.Random(f"session-{plan['key']}")
+    key, project, task = plan["key"], plan["project"], plan["task"]
+    needed_mem = world.needed(plan)
+    needed_ids = {m["id"] for m in needed_mem}
+    stale = world.stale(plan)
+    by_id = {m["id"]: m for m in world.memories if m["id"]}
+    task_mem = [m for m in needed_mem if m["kind"] == "task"]
+    asks = rng.sample(task_mem, min(len(task_mem), rng.randint(2, 3)))
+    prompts = [f"let's continue on the {task['name']} work in {project}"]
+    prompts += [f"the {m['fn']} in {m['path']} still misbehaves, what did we decide?" for m in asks]
+    drive = drive_session(client, plan, prompts, needed_ids, stale, by_id, rng, feedback)
+    audit = drive.audit
     kind_of = {m["id"]: m["kind"] + (":stale" if m["id"] in stale else "") for m in world.memories if m["id"]}
     needed_ids |= restating(audit, needed_mem, set(kind_of))
     metrics = session_metrics(audit, needed_ids, kind_of)
     metrics.update(prompt_metrics(audit, needed_ids))
     metrics.update(replay_lift(audit, needed_ids))
     metrics.update(interleave_lift(audit, needed_ids))
+    metrics["il_detail"] = interleave_detail(audit, needed_ids, kind_of)
     labels = audit.get("labels") or {}
     metrics.update(needed_ids=sorted(needed_ids), stale_ids=sorted(stale), index=plan["index"], key=key, project=project, task=task["name"], drifted=plan["drifted"],
-                   cut=start.get("cut") or [], ratings_sent=ratings_sent,
+                   cut=drive.start.get("cut") or [], ratings_sent=drive.ratings_sent,
                    confidence=labels.get("confidence"), usable=labels.get("usable"),
                    judge_confidence=(audit.get("session_score") or {}).get("confidence"),
                    alpha_used=(audit.get("context") or {}).get("alpha"),
@@ -488,6 +543,7 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
             **{f"p_prompt_{arm}": mean([r.get(f"p_prompt_{arm}") for r in part])
                for arm in ("injected", "baseline", "fused")},
             "p_oracle": mean([r["p_oracle"] for r in part]),
+            "prompt_pool": mean([r.get("prompt_pool") for r in part]),  # the first prompt's recorded pool, less start's
             "needed_in_pool": mean([r["needed_in_pool"] for r in part]),
             "trainings": st[-1]["trainings"] - before["trainings"], "swaps": st[-1]["swaps"] - before["swaps"],
             "alpha_used": mean([r["alpha_used"] for r in part]),
@@ -501,6 +557,9 @@ def windows(rows: list[dict], status_log: list[dict], size: int) -> list[dict]:
                for m in ("r", "p") for pool in ("start", "prompt", "union")},
             "interleaved": sum(1 for r in part if r["interleaved"]),
             "il_lift": mean([r["il_lift"] for r in part]),
+            "il_contested": mean([r.get("il_contested") for r in part]),
+            **{f"il_{m}_{phase}": mean([r.get(f"il_{m}_{phase}") for r in part])
+               for m in ("lift", "picks") for phase in ("start", "prompt")},
             "il_wins": sum(1 for r in part if r["il_winner"] == "predictor"),
             "il_losses": sum(1 for r in part if r["il_winner"] == "baseline"),
         })
@@ -525,6 +584,9 @@ def lift_summary(rows: list[dict], win: list[dict]) -> dict:
                 "il_wins": sum(1 for r in il if r["il_winner"] == "predictor"),
                 "il_losses": sum(1 for r in il if r["il_winner"] == "baseline"),
                 "il_lift_worst_window": min((w["il_lift"] for w in late_w if w["il_lift"] is not None), default=None),
+                "il_contested": mean([r.get("il_contested") for r in il]), "il_shared": mean([r.get("il_shared") for r in il]),
+                **{f"il_{m}_{phase}": mean([r.get(f"il_{m}_{phase}") for r in il])
+                   for m in ("lift", "picks") for phase in ("start", "prompt")},
                 "il_precision_predictor": mean([r.get("il_precision_predictor") for r in il]),
                 "il_precision_baseline": mean([r.get("il_precision_baseline") for r in il])})
     return out
@@ -567,7 +629,7 @@ def print_table(report: dict) -> None:
     console.print(f"verdict: {report['verdict']}")
     lift = Table(title="predictor lift (issue 32): by replay (predictor − baseline, top 8) and by interleaving")
     cols = ["sessions", "replay_r_lift_start", "replay_r_lift_prompt", "replay_r_lift_union", "replay_p_lift_union",
-            "interleaved", "il_lift", "il_wins", "il_losses", "alpha_end"]
+            "interleaved", "il_lift", "il_lift_start", "il_lift_prompt", "il_wins", "il_losses", "alpha_end"]
     for c in cols:
         lift.add_column(c, justify="right")
     for w in report["windows"]:

@@ -10,7 +10,7 @@ Data and timeline: bench/coding_memory.py (sde-bench development split in ../sha
 place); `--tasks N` keeps N tasks (in turn from each source) and only their own chats and planted
 commits, `--decoys N` the first N decoy chats; every arm of a run (BM25, the harness, `--baseline`)
 gets the same subset. The harness (`--harness`, default claude-code): the pinned npm version
-(tests/harness/clis.py), its HOME a temp folder, hooks installed by `kenning connect <harness>`, its
+(bench/harnesses/clis.py), its HOME a temp folder, hooks installed by `kenning connect <harness>`, its
 model calls sent to a scripted local server speaking its protocol that answers each user turn with
 the chat's own assistant turns. How each CLI is driven, and how a multi-turn chat is fed to CLIs that
 take one prompt per headless run (one resumed run per user turn): bench/real_harness_drivers.py.
@@ -63,10 +63,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import coding_memory as cm  # noqa: E402
 from real_harness_drivers import DRIVERS, Driver  # noqa: E402
-from tests.harness.clis import version  # noqa: E402
-from tests.harness.kenning_checks import HARNESS_MARKERS as OTHER_HARNESS_MARKERS  # noqa: E402
+from bench.harnesses.clis import version  # noqa: E402
+from bench.harnesses.kenning_setup import HARNESS_MARKERS as OTHER_HARNESS_MARKERS  # noqa: E402
 
-# Claude Code's harness text, kenning's own blocks, and the other harnesses' (tests/harness/kenning_checks.py)
+# Claude Code's harness text, kenning's own blocks, and the other harnesses' (bench/harnesses/kenning_setup.py)
 HARNESS_MARKERS = tuple(dict.fromkeys(("system-reminder", "gitStatus", "<kenning-memories", "<memory-feedback",
                                        "hook additional context", "hook_context", "Attribution for git commits",
                                        *OTHER_HARNESS_MARKERS)))

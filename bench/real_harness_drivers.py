@@ -1,8 +1,8 @@
 """One driver per real harness CLI for bench/real_harness.py: connect kenning to it, replay one chat
 as one session of it, run one task prompt and return the model request it sent.
 
-The CLIs are the pinned npm versions (tests/harness/clis.py) and run exactly as the real-binary tests
-run them (tests/harness/claude_runner.py, cli_runners.py), each against its scripted local model
+The CLIs are the pinned npm versions (bench/harnesses/clis.py) and run exactly as the real-binary tests
+run them (bench/harnesses/claude_runner.py, cli_runners.py), each against its scripted local model
 server (Anthropic Messages, OpenAI Responses, Gemini streamGenerateContent, OpenAI chat-completions)
 that answers each user turn with the chat's own assistant turns.
 
@@ -32,17 +32,17 @@ from pathlib import Path
 
 import httpx
 
-from tests.harness.anthropic_server import AnthropicServer
-from tests.harness.chat_server import ChatServer
-from tests.harness.claude_runner import ClaudeHome, Session, run_print
-from tests.harness.cli_runners import (
+from bench.harnesses.anthropic_server import AnthropicServer
+from bench.harnesses.chat_server import ChatServer
+from bench.harnesses.claude_runner import ClaudeHome, Session, run_print
+from bench.harnesses.cli_runners import (
     codex_dirs, copilot_dirs, gemini_dirs, opencode_dirs, opencode_env, run_codex, run_copilot, run_gemini,
     run_opencode,
 )
-from tests.harness.clis import cli_path
-from tests.harness.gemini_server import GeminiServer
-from tests.harness.kenning_checks import connect
-from tests.harness.responses_server import ResponsesServer
+from bench.harnesses.clis import cli_path
+from bench.harnesses.gemini_server import GeminiServer
+from bench.harnesses.kenning_setup import connect
+from bench.harnesses.responses_server import ResponsesServer
 
 _BLOCK = re.compile(r"<kenning-memories>.*?</kenning-memories>", re.DOTALL)
 _CLAUDE_CONTEXT = re.compile(r"(?:SessionStart|UserPromptSubmit) hook additional context: (.*?</kenning-[a-z-]+>)",
@@ -61,7 +61,7 @@ class _KenningDaemon:
 class Driver:
     """A harness CLI connected to one kenning daemon. `chat` and `task` return what the bench scores."""
 
-    name = ""  # the pin in tests/harness/clis.py
+    name = ""  # the pin in bench/harnesses/clis.py
     harness = ""  # kenning's harness name on the session
     server_class: type = AnthropicServer
     make_dirs = None  # tests/harness/cli_runners' `*_dirs(root, project)`: the harness's home under root
@@ -223,6 +223,10 @@ class Copilot(Driver):
     server_class = ChatServer
     make_dirs = staticmethod(copilot_dirs)
     _next_id: str | None = None
+
+    def daemon_config(self) -> str:  # the daemon's HOME is not this Copilot CLI's: name its session-state folder,
+        # so the summary reads events.jsonl once Copilot CLI has finished it (sessions.late_transcript, issue 37)
+        return f"sessions:\n  transcript_roots:\n    - {self.home / '.copilot' / 'session-state'}\n"
 
     def connect(self, daemon_home: Path, port: int) -> None:
         connect("copilot", daemon=_KenningDaemon(daemon_home, port), HOME=str(self.home))

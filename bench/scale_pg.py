@@ -72,13 +72,33 @@ def free_port() -> int:
 
 
 # -- 1. build ------------------------------------------------------------------------------------
-def embedding_identity() -> tuple[str, int]:
-    """The model id and width the daemons' embedder stores vectors under (their settings)."""
+def embedder():
+    """The embedder the daemons use (their settings): its model id and width name the stored vectors."""
     from kenning.core.config import load_settings
     from kenning.providers.registry import build_embedding_provider
 
-    embedder = build_embedding_provider(load_settings(environ={}).embedding)
-    return embedder.model_id, int(embedder.dims)
+    return build_embedding_provider(load_settings(environ={}).embedding)
+
+
+def topic_vectors(embed, dims: int) -> tuple[list[tuple[str, str]], np.ndarray]:
+    """The synthetic sentences' topics (subject, object) and the model's embedding of each: a
+    memory's vector is its topic's plus noise, so the store has the cluster structure real
+    embeddings have (random unit vectors are HNSW's worst case) and a query the model embeds
+    lands near the topics it names."""
+    from latency import OBJECTS, SUBJECTS
+
+    topics = [(s, o) for s in SUBJECTS for o in OBJECTS]
+    vectors = np.asarray(embed.embed_many([f"{s.capitalize()} {o}" for s, o in topics]), dtype=np.float32)
+    return topics, vectors.reshape(len(topics), dims)
+
+
+def topic_of(text: str, topics: list[tuple[str, str]]) -> int:
+    """The index of the (subject, first object) topic a synthetic sentence is about."""
+    lowered = text.lower()
+    subject = next(s for s, _ in topics if lowered.startswith(s.lower()))
+    rest = lowered[len(subject):]
+    first = min((rest.find(o.lower()), o) for o in {o for _, o in topics} if o.lower() in rest)[1]
+    return topics.index((subject, first))
 
 
 def _binary_rows(rows: list[tuple[str, str, int, np.ndarray, str]]) -> bytes:
@@ -95,7 +115,19 @@ def _binary_rows(rows: list[tuple[str, str, int, np.ndarray, str]]) -> bytes:
     return bytes(out)
 
 
-def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, hnsw_m: int, hnsw_ef: int) -> dict:
+LOADED_TABLES = ("memories", "embeddings")
+
+
+def _secondary_indexes(conn) -> list[tuple[str, str]]:
+    """(name, definition) of the loaded tables' indexes no constraint owns: dropped for the load,
+    created again after it (one sorted build each instead of 1M inserts into each)."""
+    return conn.execute(
+        "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+        " WHERE i.indrelid = ANY(%s::regclass[]) AND NOT EXISTS"
+        " (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)", (list(LOADED_TABLES),)).fetchall()
+
+
+def build_store(url: str, n: int, seed: int, chunk: int, hnsw_m: int, hnsw_ef: int, noise: float) -> dict:
     import psycopg
 
     from kenning.core.config_store import StoreSettings
@@ -108,6 +140,11 @@ def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, 
     began = time.perf_counter()
     open_store(StoreSettings(backend="postgres", url=url), Path("unused")).close()  # kenning's migrations
     timings["migrate_s"] = round(time.perf_counter() - began, 1)
+    began = time.perf_counter()
+    embed = embedder()
+    model, dims = embed.model_id, int(embed.dims)
+    topics, centres = topic_vectors(embed, dims)
+    timings["topics_s"] = round(time.perf_counter() - began, 1)
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
     now = datetime.now(timezone.utc)
@@ -116,9 +153,12 @@ def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, 
     began = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET session_replication_role = replica")  # no per-row FTS trigger: rebuilt below
+        dropped = _secondary_indexes(conn)
+        for name, _ in dropped:
+            conn.execute(f"DROP INDEX {name}")
         for start in range(0, n, chunk):
             texts = synthetic(min(chunk, n - start), seed + start)
-            memory_rows, vector_rows = [], []
+            memory_rows, vector_rows, topic_ids = [], [], []
             for i, text in enumerate(texts):
                 text = f"{text} (note {start + i})"  # unique: COPY has no dedup
                 norm = normalize_content(text)
@@ -130,7 +170,9 @@ def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, 
                                     round(pyrng.uniform(0.05, 0.95), 2), PROJECTS[(start + i) % len(PROJECTS)],
                                     created, created, model))
                 vector_rows.append((norm.content_hash, created))
-            vectors = rng.standard_normal((len(vector_rows), dims), dtype=np.float32)
+                topic_ids.append(topic_of(text, topics))
+            vectors = centres[topic_ids] + rng.standard_normal((len(vector_rows), dims), dtype=np.float32) * (
+                noise / np.sqrt(dims))
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             with conn.transaction():
                 with conn.cursor().copy("COPY memories (id, content, normalized_content, content_hash, type, importance,"
@@ -144,11 +186,17 @@ def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, 
                     copy.write(struct.pack("!h", -1))
             loaded += len(memory_rows)
             print(f"  loaded {loaded:,} memories ({time.perf_counter() - began:.0f} s)", file=sys.stderr)
-    timings["copy_s"] = round(time.perf_counter() - began, 1)
+        timings["copy_s"] = round(time.perf_counter() - began, 1)
+        began = time.perf_counter()
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        for _, definition in dropped:
+            conn.execute(definition)
+        timings["indexes_s"] = round(time.perf_counter() - began, 1)
     began = time.perf_counter()
     db = PostgresDatabase(url)
     try:
         with db.with_write_tx() as tx:
+            tx.raw.execute("SET LOCAL maintenance_work_mem = '1GB'")
             rebuild_fts(tx)
     finally:
         db.close()
@@ -165,9 +213,12 @@ def build_store(url: str, n: int, model: str, dims: int, seed: int, chunk: int, 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
         size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        hnsw = conn.execute(f"SELECT pg_relation_size('idx_embeddings_hnsw_{dims}')").fetchone()[0]
     timings["analyze_s"] = round(time.perf_counter() - began, 1)
     return {"memories": loaded, "timings": timings, "total_s": round(sum(timings.values()), 1),
-            "database_mb": round(size / 2**20), "vectors": f"synthetic random unit vectors ({dims} dims, model id {model})",
+            "database_mb": round(size / 2**20), "hnsw_index_mb": round(hnsw / 2**20),
+            "vectors": f"synthetic: the model's embedding of the sentence's topic (subject, object; {len(topics)}"
+                       f" topics) plus Gaussian noise of norm ~{noise}, normalised ({dims} dims, model id {model})",
             "hnsw": {"m": hnsw_m, "ef_construction": hnsw_ef}}
 
 
@@ -234,24 +285,178 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def idle_latency(daemon: Daemon, runs: int, seed: int) -> dict:
+def _postgres_pids() -> list[int]:
+    return [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()
+            and Path(e, "comm").exists() and Path(e, "comm").read_text().strip() == "postgres"]
+
+
+def _cpu_of(pids: list[int]) -> float:
+    return sum(_cpu_by_pid(pids).values())
+
+
+def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    out = {}
+    for pid in pids:
+        try:
+            out[pid] = _cpu_s(pid)
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def _postgres_cpu_since(before: dict[int, float]) -> float:
+    """CPU seconds all PostgreSQL processes used since `before` (`_cpu_by_pid` of them then): a
+    process that started since counts whole; one that exited since is lost (its last figure is
+    unknown), so the result is a lower bound, never negative."""
+    now = _cpu_by_pid(_postgres_pids())
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
+
+
+class Statements:
+    """pg_stat_statements (--statements): which statements each idle phase ran, with their calls and
+    server time per request, so that a request's database time is seen statement by statement. Both
+    daemons' background work runs meanwhile: its statements show with calls unrelated to `runs`."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def reset(self) -> None:
+        self.conn.execute("SELECT pg_stat_statements_reset()")
+
+    def top(self, runs: int, n: int = 15) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT query, calls, total_exec_time, mean_exec_time, rows FROM pg_stat_statements"
+            " WHERE query NOT LIKE '%%pg_stat_statements%%' ORDER BY total_exec_time DESC LIMIT %s", (n,)).fetchall()
+        return [{"query": " ".join(q.split())[:240], "calls": calls, "calls_per_request": round(calls / runs, 2),
+                 "mean_ms": round(mean, 2), "ms_per_request": round(total / runs, 2), "rows": rows_}
+                for q, calls, total, mean, rows_ in rows]
+
+
+def idle_latency(daemon: Daemon, runs: int, seed: int, statements: Statements | None = None) -> dict:
+    """Recall (limit 10, a project) and session start through daemon A, one after the other: wall
+    times, and CPU milliseconds per request of the daemon process and of all PostgreSQL processes
+    (the machine's load stretches the first, hardly the second); with `statements`, the statements
+    each phase ran (pg_stat_statements)."""
     qs = queries(runs, seed)
-    recall, start = [], []
+    out: dict = {}
     with httpx.Client(base_url=daemon.base_url, timeout=60) as http:
         for i in range(5):  # warm: model, prepared statements, caches
             http.post("/api/memory/recall", json={"query": qs[i], "limit": 10}).raise_for_status()
-        for i, q in enumerate(qs):
-            began = time.perf_counter()
-            http.post("/api/memory/recall", json={"query": q, "limit": 10,
-                                                  "project": PROJECTS[i % len(PROJECTS)]}).raise_for_status()
-            recall.append((time.perf_counter() - began) * 1000)
-            began = time.perf_counter()
-            http.post("/api/hooks/session-start", json={
+        requests = {
+            "recall": lambda i, q: http.post("/api/memory/recall", json={
+                "query": q, "limit": 10, "project": PROJECTS[i % len(PROJECTS)]}),
+            "session_start": lambda i, q: http.post("/api/hooks/session-start", json={
                 "session_key": f"idle-{i}-{uuid.uuid4().hex[:6]}", "harness": "bench",
                 "project": PROJECTS[i % len(PROJECTS)], "cwd": f"/src/{PROJECTS[i % len(PROJECTS)]}",
-                "context": f"branch: {q[:40]}"}).raise_for_status()
-            start.append((time.perf_counter() - began) * 1000)
-    return {"recall": summary(recall), "session_start": summary(start)}
+                "context": f"branch: {q[:40]}"}),
+        }
+        for name, send in requests.items():
+            times = []
+            if statements:
+                statements.reset()
+            daemon_cpu, pg_cpu = _cpu_of([daemon.proc.pid]), _cpu_by_pid(_postgres_pids())
+            for i, q in enumerate(qs):
+                began = time.perf_counter()
+                send(i, q).raise_for_status()
+                times.append((time.perf_counter() - began) * 1000)
+            out[name] = {**summary(times),
+                         "daemon_cpu_ms_per_request": round((_cpu_of([daemon.proc.pid]) - daemon_cpu) * 1000 / runs, 1),
+                         "postgres_cpu_ms_per_request": round(_postgres_cpu_since(pg_cpu) * 1000 / runs, 1)}
+            if statements:
+                out[name]["statements"] = statements.top(runs)
+    return out
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used: for a PostgreSQL backend, what its queries
+    cost the server whatever the machine's load (the load stretches wall times, not these)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+PREWARMED = ("idx_embeddings_hnsw_%", "memories_fts_terms_pkey", "memories_fts_df_pkey", "idx_memories_hash_project",
+             "memories_pkey", "idx_memories_effective_key", "idx_memories_standing_order")
+
+
+def prewarm(url: str) -> dict:
+    """Load the indexes recall and session start read into shared_buffers (pg_prewarm), as a team
+    server that has run a while holds them (docs/teams.md: autoprewarm keeps them across restarts)."""
+    import psycopg
+
+    began = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        rows = conn.execute("SELECT relname, pg_prewarm(oid::regclass) FROM pg_class WHERE relkind = 'i'"
+                            " AND relname LIKE ANY(%s)", (list(PREWARMED),)).fetchall()
+    return {"blocks": dict(rows), "s": round(time.perf_counter() - began, 1)}
+
+
+def in_database(url: str, runs: int, seed: int) -> dict:
+    """Recall's two candidate queries timed in this process, without HTTP or the daemon: the vector
+    leg (`store.search.vector_search`) and the BM25 leg (`store.search.bm25_search`), each with a
+    project filter as recall's (1 memory in 20 passes), limit 100 — wall time, and the server
+    backend's CPU time per query (/proc: the machine's load does not inflate it); then the same
+    statements under EXPLAIN ANALYZE — the server's execution time, which the machine's load
+    distorts less — and one plan of each, with its buffers."""
+    from kenning.core.types import MemoryFilter
+    from kenning.store.memories import filter_sql
+    from kenning.store.pg.db import PostgresDatabase
+    from kenning.store.search import bm25_search, fts_tokens, vector_search
+
+    try:
+        from kenning.store.pg.search import (POSTINGS_WINDOW, _set_ef_search, bm25_search_sql, vector_literal,
+                                             vector_search_sql)
+    except ImportError:  # an older kenning (a "before" run): wall times only
+        POSTINGS_WINDOW = None
+
+    embed = embedder()
+    qs = queries(runs, seed + 3)
+    vectors = embed.embed_many(qs)
+    dims = int(embed.dims)
+    db = PostgresDatabase(url, read_only=True)
+    wall: dict[str, list[float]] = {"vector": [], "bm25": []}
+    server: dict[str, list[float]] = {"vector": [], "bm25": []}
+    hits: dict[str, list[int]] = {"vector": [], "bm25": []}
+    cpu: dict[str, float] = {}
+    plans: dict[str, list[str]] = {}
+    try:
+        conn = db.reader()
+        for i, v in enumerate(embed.embed_many(queries(20, seed + 5))):  # warm: a server runs warm
+            vector_search(conn, v, embed.model_id, MemoryFilter(project=PROJECTS[i % len(PROJECTS)]), 100)
+        legs = {"vector": lambda q, v, f: vector_search(conn, v, embed.model_id, f, 100),
+                "bm25": lambda q, v, f: bm25_search(conn, q, f, 100)}
+        for leg, run in legs.items():  # one leg at a time: the server's CPU seconds are per leg
+            cpu_before = _cpu_s(conn.raw.info.backend_pid)
+            for i, (q, v) in enumerate(zip(qs, vectors)):
+                filters = MemoryFilter(project=PROJECTS[i % len(PROJECTS)])
+                began = time.perf_counter()
+                hits[leg].append(len(run(q, v, filters)))
+                wall[leg].append((time.perf_counter() - began) * 1000)
+            cpu[leg] = round((_cpu_s(conn.raw.info.backend_pid) - cpu_before) * 1000 / len(qs), 1)
+        for i, (q, v) in enumerate(zip(qs, vectors) if POSTINGS_WINDOW else []):
+            where, params = filter_sql(MemoryFilter(project=PROJECTS[i % len(PROJECTS)]))
+            literal = vector_literal(v)
+            _set_ef_search(conn, 400)
+            statements = {
+                "vector": (vector_search_sql(dims, where), (literal, embed.model_id, *params, literal, 100)),
+                "bm25": (bm25_search_sql(where), (POSTINGS_WINDOW, " ".join(fts_tokens(q)), POSTINGS_WINDOW, 3200,
+                                                  *params, 100)),
+            }
+            for leg, (sql, args) in statements.items():
+                if i == 0:
+                    plans[leg] = [r[0] for r in conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, args).fetchall()]
+                plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, args).fetchone()[0]
+                server[leg].append(float(plan[0]["Execution Time"]))
+    finally:
+        db.close()
+    out: dict = {"queries": runs, "filter": "project (1 memory in 20 passes)", "limit": 100}
+    for leg in ("vector", "bm25"):
+        out[leg] = {"wall_ms": summary(wall[leg]), "server_ms": summary(server[leg]), "hits_min": min(hits[leg]),
+                    "server_cpu_ms_per_query": cpu[leg], "plan_of": qs[0], "plan": plans.get(leg)}
+    return out
 
 
 # -- 3. agents -------------------------------------------------------------------------------------
@@ -353,7 +558,9 @@ class Agents:
         import psycopg
 
         lost, mismatched = [], []
-        others = [httpx.Client(base_url=d.base_url, timeout=30) for d in self.daemons]
+        # one connection per read: a kept-alive one the daemon closed reads as a reset (it ended a run)
+        others = [httpx.Client(base_url=d.base_url, timeout=30, headers={"Connection": "close"},
+                               transport=httpx.HTTPTransport(retries=2)) for d in self.daemons]
         try:
             for memory_id, content, stored_by in self.written:
                 response = others[1 - stored_by].get(f"/api/memory/{memory_id}")
@@ -388,51 +595,95 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=50_000, help="memories per COPY transaction")
     parser.add_argument("--hnsw-m", type=int, default=8)
     parser.add_argument("--hnsw-ef-construction", type=int, default=32)
+    parser.add_argument("--noise", type=float, default=0.6,
+                        help="norm of the Gaussian noise added to a memory's topic vector (cos to its topic ~0.85)")
+    parser.add_argument("--shared-buffers", default="2GB", help="the server's shared_buffers (docs/teams.md: at"
+                        " least the HNSW index, ~1.6 GB at 1M memories with m 8)")
+    parser.add_argument("--effective-cache-size", default="6GB")
+    parser.add_argument("--no-prewarm", dest="prewarm", action="store_false",
+                        help="measure with cold buffers (no pg_prewarm of the indexes first)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL data folder and daemon homes")
     parser.add_argument("--build-only", action="store_true", help="build the store, keep it, stop (see --reuse)")
+    parser.add_argument("--root", type=Path, help="build the store in this (new) folder instead of a temporary one")
     parser.add_argument("--reuse", type=Path, help="the folder a --build-only run kept: measure on that store")
+    parser.add_argument("--in-database-only", action="store_true",
+                        help="time the recall queries in-process (and EXPLAIN ANALYZE them), then stop")
+    parser.add_argument("--no-in-database", dest="in_database", action="store_false",
+                        help="skip the in-process timing of the recall queries (go to the daemons)")
+    parser.add_argument("--statements", action="store_true",
+                        help="load pg_stat_statements and report each idle phase's statements (calls, ms per request)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     think = tuple(int(x) for x in args.think_ms.split(","))
 
     from kenning.store.pg.server import EmbeddedPostgres
 
-    root = args.reuse or Path(tempfile.mkdtemp(prefix="kenning-scale-pg-"))
+    root = args.reuse or args.root or Path(tempfile.mkdtemp(prefix="kenning-scale-pg-"))
+    root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)  # the server may run as its own OS user (store.pg.server)
     keep = args.keep or args.build_only or args.reuse is not None
     results: dict = {"bench": "scale_pg", "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                                       "platform": platform.platform()},
-                     "note": "vectors are synthetic random unit vectors: latency figures only, not recall quality"}
-    pg = EmbeddedPostgres(root / "pg").start()
+                     "note": "vectors are synthetic (topic embedding + noise, see build.vectors): latency figures"
+                             " only, not recall quality"}
+    settings = {"shared_buffers": args.shared_buffers, "effective_cache_size": args.effective_cache_size,
+                "max_wal_size": "4GB"}
+    if args.statements:
+        settings["shared_preload_libraries"] = "pg_stat_statements"
+    results["postgres_settings"] = settings
+    try:
+        pg = EmbeddedPostgres(root / "pg", settings=settings).start()
+    except TypeError:  # an older kenning (a "before" run): the data folder's postgresql.auto.conf decides
+        results["postgres_settings"] = "the data folder's (an older EmbeddedPostgres takes none)"
+        pg = EmbeddedPostgres(root / "pg").start()
     daemons: list[Daemon] = []
     try:
         if args.reuse:
             url = pg.url("kenning_scale")
             results["build"] = json.loads((root / "build.json").read_text())
+            began = time.perf_counter()  # migrations newer than the stored build (a daemon would run them)
+            from kenning.core.config_store import StoreSettings
+            from kenning.store.factory import open_store
+
+            open_store(StoreSettings(backend="postgres", url=url), Path("unused")).close()
+            results["migrate_on_reuse_s"] = round(time.perf_counter() - began, 1)
         else:
             url = pg.create_database("kenning_scale")
-            model, dims = embedding_identity()
-            results["build"] = build_store(url, args.memories, model, dims, args.seed, args.chunk, args.hnsw_m,
-                                           args.hnsw_ef_construction)
+            results["build"] = build_store(url, args.memories, args.seed, args.chunk, args.hnsw_m,
+                                           args.hnsw_ef_construction, args.noise)
             results["build"]["load_average"] = os.getloadavg()
             (root / "build.json").write_text(json.dumps(results["build"], indent=2))
         print(json.dumps({"build": results["build"]}), file=sys.stderr)
         if args.build_only:
+            return
+        results["prewarm"] = prewarm(url) if args.prewarm else None
+        if args.in_database:
+            results["in_database"] = in_database(url, args.idle_runs, args.seed)
+            results["in_database"]["load_average"] = os.getloadavg()
+            print(json.dumps({"in_database": {k: {"wall_ms": v["wall_ms"], "server_ms": v["server_ms"]}
+                                              for k, v in results["in_database"].items() if isinstance(v, dict)
+                                              and "wall_ms" in v}}), file=sys.stderr)
+        if args.in_database_only:
+            if args.out:
+                args.out.write_text(json.dumps(results, indent=2) + "\n")
             return
         began = time.perf_counter()
         daemons = [Daemon("daemon-a", url, root), Daemon("daemon-b", url, root)]
         for daemon in daemons:
             daemon.wait()
         results["daemon_start_s"] = round(time.perf_counter() - began, 1)
-        results["idle"] = idle_latency(daemons[0], args.idle_runs, args.seed)
+        results["idle"] = idle_latency(daemons[0], args.idle_runs, args.seed,
+                                       Statements(url) if args.statements else None)
         results["rss_idle"] = {d.home.name: d.rss_mb() for d in daemons}
         print(json.dumps({"idle": results["idle"]}), file=sys.stderr)
-        agents = Agents(daemons, args.agents, args.duration, think, args.seed)
-        results["agents"] = agents.run()
-        print(json.dumps({"agents": results["agents"]}), file=sys.stderr)
-        time.sleep(5)  # the last extract jobs
-        results["verify"] = agents.verify(url)
+        results["idle"]["load_average"] = os.getloadavg()
+        if args.agents > 0:
+            agents = Agents(daemons, args.agents, args.duration, think, args.seed)
+            results["agents"] = agents.run()
+            print(json.dumps({"agents": results["agents"]}), file=sys.stderr)
+            time.sleep(5)  # the last extract jobs
+            results["verify"] = agents.verify(url)
         results["rss_after"] = {d.home.name: d.rss_mb() for d in daemons}
         results["load_average"] = os.getloadavg()
     finally:

@@ -40,14 +40,13 @@ import sqlite3
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kenning.sessions.prompt_bar import FEATURES, text_features  # noqa: E402
-from predictor_sim import CONTEXT, Daemon, World, iso, rate, restating, settle  # noqa: E402
+from kenning.sessions.prompt_bar import text_features  # noqa: E402
+from predictor_sim import Daemon, World, drive_session, insert_memories, restating, settle  # noqa: E402
 
 VAGUE_FIRST = (
     "the {module} tests are red again",
@@ -77,22 +76,6 @@ NEW_TASK = "new task: {words} in {module}"  # the first session of a task says w
 TYPES = {"preference": "preference", "task": "fact", "filler": "fact"}  # a project convention is a stated preference
 
 
-def insert_memories(client: httpx.Client, world: World, until: datetime) -> int:
-    """predictor_sim's insert, with each memory's type: the project's conventions are preferences (the
-    write path tells their scope), task notes and filler plain facts."""
-    batch = [m for m in world.memories if m["id"] is None and m["created"] <= until]
-    for i in range(0, len(batch), 500):
-        chunk = batch[i:i + 500]
-        body = {"memories": [{"content": m["content"], "project": m["project"], "importance": m["importance"],
-                              "created_at": iso(m["created"]), "tags": [m["kind"]], "source": "sim",
-                              "type": TYPES[m["kind"]]} for m in chunk]}
-        r = client.post("/api/memory/batch", json=body, timeout=900)
-        r.raise_for_status()
-        for m, res in zip(chunk, r.json()["results"]):
-            m["id"] = res["id"]
-    return len(batch)
-
-
 def fact_of(memory: dict) -> str:
     return memory["content"].split("() ", 1)[-1]
 
@@ -120,54 +103,24 @@ def prompts_for(plan: dict, needed: list[dict], rng: random.Random) -> list[tupl
 
 def run_session(client: httpx.Client, world: World, plan: dict, reads: list[dict]) -> dict:
     rng = random.Random(f"task-{plan['key']}")
-    key, at, project = plan["key"], plan["at"], plan["project"]
     needed_mem = world.needed(plan)
     needed = {m["id"] for m in needed_mem}
     stale = world.stale(plan)
     by_id = {m["id"]: m for m in world.memories if m["id"]}
-    r = client.post("/api/hooks/session-start", json={
-        "session_key": key, "project": project, "cwd": f"/home/dev/{project}",
-        "context": CONTEXT.format(project=project), "timestamp": iso(at), "harness": "sim"})
-    r.raise_for_status()
-    start = r.json()
-    start_ids = list(start.get("memory_ids") or [])
-    shown = list(start_ids)
-    phases: dict[str, list[str]] = {"start": start_ids}
-    lines: list[str] = []
-    for i, (kind, prompt) in enumerate(prompts_for(plan, needed_mem, rng)):
-        body: dict[str, object] = {"session_key": key, "prompt": prompt,
-                                   "timestamp": iso(at + timedelta(minutes=4 + 9 * i))}
-        if shown:  # the agent rates every memory it was shown so far
-            body["memory_feedback"] = rate(shown, needed, stale, rng)
-        r = client.post("/api/hooks/user-prompt-submit", json=body)
-        r.raise_for_status()
-        answer = r.json()
-        new = [m for m in answer.get("memory_ids") or [] if m not in shown]
-        phases[f"prompt:{i + 1}"] = new
-        shown += new
+    prompts = prompts_for(plan, needed_mem, rng)
+    drive = drive_session(client, plan, [text for _, text in prompts], needed, stale, by_id, rng)
+    for i, ((kind, prompt), answer) in enumerate(zip(prompts, drive.answers)):
         if len(reads) < 400:
+            new = drive.phases[f"prompt:{i + 1}"]
             reads.append({"session": plan["index"], "prompt": prompt, "kind": kind, "inject": answer.get("inject", ""),
                           "shown": new, "needed": [m for m in new if m in needed]})
-        used = [by_id[m] for m in shown if m in needed and m in by_id and by_id[m]["kind"] == "task"][:3]
-        lines.append(f"User: {prompt}")
-        if used:
-            notes = "; ".join(f"{m['path']}: {m['fn']}() {fact_of(m)}" for m in used)
-            lines.append(f"Assistant: from the notes I used — {notes}. I changed {used[0]['path']} accordingly.")
-        else:
-            lines.append("Assistant: nothing recorded helps here; I read the code instead.")
-    if shown:
-        client.post("/api/hooks/feedback", json={"session_key": key, "memory_feedback": rate(shown, needed, stale, rng)})
-    r = client.post("/api/hooks/session-end", json={
-        "session_key": key, "transcript": "\n".join(lines), "timestamp": iso(at + timedelta(minutes=50)),
-        "wait": True}, timeout=600)
-    r.raise_for_status()
-    audit = client.get(f"/api/predictor/audit/{key}").json()
     known = {m["id"] for m in world.memories if m["id"]}
     # kenning's own distilled notes that restate a needed one count as needed; a raw exchange that quotes
     # them does not (the agent already had the note: a near-copy costs attention, adds nothing)
-    exchanges = {r["memory_id"] for r in audit["candidates"] if (r.get("content_preview") or "").startswith("User:")}
-    needed |= restating(audit, needed_mem, known) - exchanges
-    return session_row(plan, start, phases, needed, stale, by_id)
+    exchanges = {r["memory_id"] for r in drive.audit["candidates"]
+                 if (r.get("content_preview") or "").startswith("User:")}
+    needed |= restating(drive.audit, needed_mem, known) - exchanges
+    return session_row(plan, drive.start, drive.phases, needed, stale, by_id)
 
 
 def session_row(plan: dict, start: dict, phases: dict[str, list[str]], needed: set[str], stale: set[str],
@@ -241,6 +194,14 @@ def calibration(labelled: list[dict], bar: float = 0.5) -> dict | None:
                        "recall_of_needed_candidates": round(sum(r["needed"] for r in above) / needed, 4) if needed else None}}
 
 
+def current_features(recorded: dict[str, float], prompt: str, content: str) -> dict[str, float]:
+    """A recorded candidate's features plus the prompt-text ones added since its run (`text_features`),
+    computed from the prompt and the memory the way the daemon does now."""
+    if set(text_features("", "")) - set(recorded):
+        return {**recorded, **text_features(prompt, content)}
+    return recorded
+
+
 def dump_candidates(home: Path, rows: list[dict], path: Path | None) -> list[dict]:
     """The daemon's prompt_candidates rows with the simulator's label (needed in that session or not)."""
     db = home / "memories.db"
@@ -249,12 +210,15 @@ def dump_candidates(home: Path, rows: list[dict], path: Path | None) -> list[dic
     try:
         got = conn.execute("SELECT session_key, prompt_index, memory_id, recall_rank, probability, features, shown"
                            " FROM prompt_candidates ORDER BY session_key, prompt_index, recall_rank").fetchall()
+        content_of = {i: c for i, c in conn.execute("SELECT id, content FROM memories")}
+        prompts = {(k, i): t for k, i, t in conn.execute("SELECT session_key, idx, prompt FROM session_prompts")}
     except sqlite3.OperationalError:  # the old code has no such table
-        got = []
+        got, content_of, prompts = [], {}, {}
     finally:
         conn.close()
     out = [{"session_key": k, "prompt_index": i, "memory_id": m, "recall_rank": rr, "probability": p,
-            "features": json.loads(f), "shown": bool(s), "needed": m in needed.get(k, set())}
+            "features": current_features(json.loads(f), prompts.get((k, i), ""), content_of.get(m, "")),
+            "shown": bool(s), "needed": m in needed.get(k, set())}
            for k, i, m, rr, p, f, s in got if k in needed]
     if path is not None:
         path.write_text("\n".join(json.dumps(r) for r in out) + "\n")
@@ -291,10 +255,7 @@ def label_from_home(home: Path, sessions: int, seed: int, filler: int, path: Pat
             needed[k] = {x["id"] for x in mem}
             needed[k] |= {mid for mid, c in content_of.items() if mid not in world_ids and not c.startswith("User:")
                           and any(a in c[:200] and b in c[:200] for a, b in marks)}
-        features = json.loads(f)  # features added since the run are computed the way the daemon does
-        missing = set(FEATURES) - set(features)
-        if missing & {"coverage", "ident_match"}:
-            features.update(text_features(prompts.get((k, i), ""), content_of.get(m, "")))
+        features = current_features(json.loads(f), prompts.get((k, i), ""), content_of.get(m, ""))
         out.append({"session_key": k, "prompt_index": i, "memory_id": m, "recall_rank": rr, "probability": p,
                     "features": features, "shown": bool(shown), "needed": m in needed[k]})
     path.write_text("".join(json.dumps(r) + "\n" for r in out))
@@ -330,7 +291,7 @@ def main() -> None:
         try:
             with httpx.Client(base_url=daemon.url, timeout=120) as client:
                 for plan in world.sessions:
-                    insert_memories(client, world, plan["at"])
+                    insert_memories(client, world, plan["at"], TYPES, project_rules=False)
                     rows.append(run_session(client, world, plan, reads))
                     settle(client)
                     if (plan["index"] + 1) % args.window == 0:

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import fcntl
-import os
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 
+from bench.harnesses.daemon import DaemonProcess, free_port, start_daemon
 from kenning.core.config import Settings, load_settings
-
-DAEMON_START_TIMEOUT_S = 120.0
 
 
 # Files that run for minutes (measured with --durations) start first: `make test` hands whole files to
@@ -36,12 +28,6 @@ def pytest_collection_modifyitems(config, items) -> None:
         return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
 
     items.sort(key=rank)  # stable: the order inside a file is kept
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -144,79 +130,6 @@ def kenning(settings: Settings):
     service = Kenning(settings).start(background=False)
     yield service
     service.close()
-
-
-@dataclass
-class DaemonProcess:
-    home: Path
-    port: int
-    proc: subprocess.Popen
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def get(self, path: str, **params) -> httpx.Response:
-        return httpx.get(f"{self.base_url}{path}", params=params, timeout=60)
-
-    def client(self, timeout: float = 60.0) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, timeout=timeout)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def start_daemon(home: Path, config_yaml: str | None = None, extra_env: dict[str, str] | None = None) -> DaemonProcess:
-    """Start `python -m kenning serve` on a free port and wait until /api/health answers. Parallel
-    workers pick ports independently: a port taken between the pick and the bind is picked again."""
-    for attempt in range(3):
-        try:
-            return _start_daemon(home, config_yaml, extra_env)
-        except PortTaken:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-class PortTaken(RuntimeError):
-    pass
-
-
-def _start_daemon(home: Path, config_yaml: str | None, extra_env: dict[str, str] | None) -> DaemonProcess:
-    home.mkdir(parents=True, exist_ok=True)
-    if config_yaml is not None:
-        (home / "config.yaml").write_text(config_yaml)
-    port = free_port()
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port), **(extra_env or {})}
-    log = open(home / "daemon-test.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    daemon = DaemonProcess(home, port, proc, env)
-    deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            log_tail = (home / "daemon-test.log").read_text()[-3000:]
-            if f"cannot listen on 127.0.0.1:{port}" in log_tail and "KENNING_PORT" not in (extra_env or {}):
-                raise PortTaken(log_tail)
-            raise RuntimeError(f"daemon exited early: {log_tail}")
-        try:
-            health = httpx.get(f"{daemon.base_url}/api/health", timeout=1)
-            # another worker's daemon may hold the port for a moment: answers naming another home are not ours
-            named = health.json().get("home") if health.status_code == 200 else ""
-            if named is None or (named and Path(named).resolve() == home.resolve()):
-                return daemon
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.2)
-    daemon.stop()
-    raise RuntimeError(f"daemon did not start: {(home / 'daemon-test.log').read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="session")

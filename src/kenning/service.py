@@ -137,8 +137,7 @@ class Kenning:
 
     def embed_pending(self, limit: int = 1000) -> int:
         """Embed memories stored raw (`remember(embed=False)`, a model switch); returns how many."""
-        refreshed = refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
-        return refreshed if isinstance(refreshed, int) else 0
+        return refresh_cycle(self.db, self.embedder, limit, TrackerStats())["refreshed"]
 
     def remember_many(self, drafts: list[MemoryDraft], *, actor: str | None = None,
                       viewer: Viewer | None = None) -> list[write.RememberResult]:
@@ -170,7 +169,7 @@ class Kenning:
         with timed("recall"):
             hits = recall(self.db.reader(), self.embedder, query, limit=limit or self.settings.recall.default_limit,
                           filters=filters,
-                          config=cfg, budget_chars=budget_chars)
+                          config=cfg, budget_chars=budget_chars, reader=self.db.reader)
         if track_access and hits:
             self.access.add([h.memory.id for h in hits])
             if not self.access.running:

@@ -201,7 +201,7 @@ def wire(settings: Settings, ops: Operations, *, embedder: EmbeddingProvider | N
     ))
     hooks = HooksService(sessions, observer,
                          CodeIndexHooks(refresh=partial(code_events.refresh_in_background, db),
-                                        on_tool_use=partial(code_events.on_tool_use, db)),
+                                        on_tool_use=code_events.EditReindexer(db).submit),
                          observer_enabled=lambda: settings.observer.enabled)
     return Wiring(
         settings=settings, db=db, reads=localstore.LocalStore(settings, db=db), embedder=embedder,

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 

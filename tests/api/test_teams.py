@@ -18,7 +18,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 ADMIN = "admin-secret-for-tests"
 PROJECT = "teamproj"

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 ADMIN = "pg-admin-secret"
 WRITERS, PER_WRITER = 8, 25

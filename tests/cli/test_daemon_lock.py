@@ -9,7 +9,7 @@ import sys
 
 import httpx
 
-from tests.conftest import free_port, start_daemon
+from bench.harnesses.daemon import free_port, start_daemon
 
 
 def run(home, *args, port):

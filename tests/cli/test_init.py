@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 
 def _init(home, kenning_home):

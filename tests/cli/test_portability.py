@@ -44,7 +44,7 @@ def listing(base_url_get, project: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
-    from tests.conftest import start_daemon
+    from bench.harnesses.daemon import start_daemon
 
     proc = start_daemon(tmp_path_factory.mktemp("fresh-home"))
     yield proc

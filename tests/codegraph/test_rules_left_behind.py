@@ -9,8 +9,10 @@ session start, the step and a prompt's unasked answer, and listed in review unti
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
+from kenning.core.events import PromptSubmitted, SessionStarted
 from kenning.core.types import MemoryDraft
 from kenning.observer import decider
 from kenning.observer.scratchpad import Scratchpad, StepContext
@@ -53,7 +55,8 @@ def test_a_rule_goes_stale_when_its_function_is_removed_in_a_commit(kenning, tmp
     assert "netkit/hosts.py" in stored.related_files  # the linked file: the step keys on it
     assert kenning.get(branch).applies == "project"
 
-    start = kenning.sessions.session_start({"session_key": "s1", "project": project, "timestamp": "2026-05-01T09:00:00Z"})
+    start = kenning.sessions.session_start(SessionStarted(session_key="s1", project=project,
+                                                          timestamp="2026-05-01T09:00:00Z"))
     assert branch in start["memory_ids"] and rule not in start["memory_ids"]  # an area rule waits for its area
     assert rule in _step(kenning, project, "s1", "netkit/hosts.py")  # reading the file shows it
 
@@ -71,8 +74,9 @@ def test_a_rule_goes_stale_when_its_function_is_removed_in_a_commit(kenning, tmp
     judged = ranking.verdicts(kenning.db.reader(), [gone], "2026-05-02T00:00:00Z", kenning.settings.sessions.ranking)
     assert judged[rule][0] == "stale"
     assert rule not in _step(kenning, project, "s2", "netkit/hosts.py")  # held from the step
-    prompt = kenning.sessions.user_prompt_submit({"session_key": "s2", "prompt": "how does normalize_host treat the trailing dot?",
-                                                  "timestamp": "2026-05-02T09:01:00Z"})
+    prompt = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="s2",
+                                                                 prompt="how does normalize_host treat the trailing dot?",
+                                                                 timestamp="2026-05-02T09:01:00Z"))
     assert rule not in prompt["memory_ids"]  # nor a prompt's unasked answer, however well the query matches it
 
     pending = kenning.review.pending(status="stale", project=project)
@@ -123,6 +127,10 @@ def test_an_edit_that_removes_the_function_marks_its_rule_stale_through_the_hook
             "tool_input": {"file_path": str(hosts), "old_string": "def normalize_host", "new_string": ""},
             "tool_response": {"filePath": str(hosts)}})
         assert r.status_code == 200, r.text
+        deadline = time.monotonic() + 120  # re-indexed off the hook's call (issue 34): the graph catches up
         stale = http.get(f"/api/memory/{rule}").json()
+        while not stale["stale_at"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+            stale = http.get(f"/api/memory/{rule}").json()
     assert stale["stale_at"] and stale["metadata"]["stale"]["symbol"] == "normalize_host"
     assert stale["metadata"]["stale"]["commit"] == _git(repo, "rev-parse", "HEAD")  # the work tree's HEAD then

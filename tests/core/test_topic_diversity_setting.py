@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kenning.core.events import SessionStarted
 from kenning.core.config import TopicDiversity, load_settings
 from kenning.core.types import MemoryDraft
 
@@ -31,7 +32,7 @@ def test_session_start_spreads_topics_by_recall_topic_diversity(kenning):
     kenning.remember_many([MemoryDraft(content=f"We deploy the billing service with scripts/deploy.sh, step {i}",
                                        project="div", importance=0.8, applies="project")  # opens a session (issue 31)
                           for i in range(4)])
-    kenning.sessions.session_start({"session_key": "d1", "project": "div", "context": "deploy billing"})
+    kenning.sessions.session_start(SessionStarted(session_key="d1", project="div", context="deploy billing"))
     factors = [r["diversity_factor"] for r in kenning.sessions.detail("d1")["memories"]
                if r["diversity_factor"] is not None]
     assert factors and min(factors) == 0.0  # the defaults (floor 0.1) never go below 0.1

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard.replay import replay
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 # The page waits on a daemon sharing 2 cores with the rest of the suite: 5 s (playwright's default)
 # ran out under load while the answer was on its way.

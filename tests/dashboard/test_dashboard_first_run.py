@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard.conftest import shot
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 TOKEN = "first-run-token-7f3a"
 

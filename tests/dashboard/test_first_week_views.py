@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 
 from dashboard.conftest import shot
 from dashboard.replay import replay
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 WEEK = 24  # replay sessions are 7 hours apart: 24 of them span a week
 EXCHANGE = ("User: how do we roll back a failed Helm release?\n"

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dashboard.conftest import shot
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 KEY = "review-session-0001"
 TASK = "fix the checkout timeout in payments"

@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from kenning.core import spool
-from tests.conftest import start_daemon
-from tests.durability.claude_format import payload, write_session
+from bench.harnesses.daemon import start_daemon
+from bench.harnesses.claude_format import payload, write_session
 
 HOOK = [sys.executable, "-m", "kenning.hooks"]
 TURNS = [

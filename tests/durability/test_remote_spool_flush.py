@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 
 from kenning.core import spool
-from tests.conftest import free_port, start_daemon
-from tests.durability.claude_format import payload, write_session
+from bench.harnesses.daemon import free_port, start_daemon
+from bench.harnesses.claude_format import payload, write_session
 from tests.durability.test_hook_spool_daemon import CONFIG, TURNS, ended_with_facts, hook, run_session, wait_for
 
 

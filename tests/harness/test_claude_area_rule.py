@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import start_daemon
-from tests.harness.anthropic_server import AnthropicServer, tool
-from tests.harness.claude_runner import ClaudeHome, Session
-from tests.harness.clis import require_cli
+from bench.harnesses.daemon import start_daemon
+from bench.harnesses.anthropic_server import AnthropicServer, tool
+from bench.harnesses.claude_runner import ClaudeHome, Session
+from tests.harness.require import require_cli
 
 RULE = "`normalize_host` must strip the single trailing dot before matching: host.example.com. is host.example.com"
 PROJECT_RULE = "Never push to main; every change goes through a pull request"

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, start_daemon
-from tests.harness.anthropic_server import AnthropicServer, tool
-from tests.harness.claude_runner import ClaudeHome, Session, run_print
-from tests.harness.clis import require_cli, version
+from bench.harnesses.daemon import free_port, start_daemon
+from bench.harnesses.anthropic_server import AnthropicServer, tool
+from bench.harnesses.claude_runner import ClaudeHome, Session, run_print
+from bench.harnesses.clis import version
+from tests.harness.require import require_cli
 
 HARNESS_TEXT = ("system-reminder", "gitStatus", "kenning-memories", "memory-feedback", "hook_context",
                 "Attribution for git commits", "hook additional context")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.harness.anthropic_server import AnthropicServer
-from tests.harness.claude_runner import ClaudeHome, run_print
-from tests.harness.clis import require_cli
+from bench.harnesses.daemon import free_port
+from bench.harnesses.anthropic_server import AnthropicServer
+from bench.harnesses.claude_runner import ClaudeHome, run_print
+from tests.harness.require import require_cli
 from tests.harness.test_claude_code import _repo
 
 

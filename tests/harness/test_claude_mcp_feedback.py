@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from kenning.hooks.install import mcp_server_entry
-from tests.conftest import start_daemon
-from tests.harness.anthropic_server import AnthropicServer, tool
-from tests.harness.claude_runner import ClaudeHome, Session
-from tests.harness.clis import require_cli
+from bench.harnesses.daemon import start_daemon
+from bench.harnesses.anthropic_server import AnthropicServer, tool
+from bench.harnesses.claude_runner import ClaudeHome, Session
+from tests.harness.require import require_cli
 
 RATE_TOOL = "mcp__kenning__memory_feedback"
 

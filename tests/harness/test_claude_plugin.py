@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.anthropic_server import AnthropicServer, claude_env, request_texts
-from tests.harness.clis import require_cli
+from bench.harnesses.anthropic_server import AnthropicServer, claude_env, request_texts
+from tests.harness.require import require_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,7 +96,8 @@ def test_a_plugin_hook_stands_down_while_settings_hooks_run(tmp_path, daemon):
 
     assert hook(via_plugin=True).stdout.strip()  # alone, the plugin's hook answers
     _run([str(kenning), "connect", "claude-code", "--project"], env, project)
-    assert "kenning hook" in (project / ".claude" / "settings.json").read_text()
+    # the installed hook: this install's Python running kenning/cli/entry.py (issue 36: not pip's console script)
+    assert "cli/entry.py hook session-start" in (project / ".claude" / "settings.json").read_text()
     deferred = hook(via_plugin=True)
     assert deferred.returncode == 0 and deferred.stdout == "", deferred.stdout
     assert hook(via_plugin=False).stdout.strip()  # the settings file's hook still answers

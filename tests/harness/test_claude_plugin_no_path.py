@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.anthropic_server import AnthropicServer, claude_env
-from tests.harness.clis import require_cli
+from bench.harnesses.anthropic_server import AnthropicServer, claude_env
+from tests.harness.require import require_cli
 from tests.harness.test_claude_plugin import REPO, _run
 
 

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from kenning.hooks.connectors.codex import list_hooks
-from tests.conftest import free_port
-from tests.harness.cli_runners import codex_dirs as setup_dirs, run_codex
-from tests.harness.clis import require_cli
+from bench.harnesses.daemon import free_port
+from bench.harnesses.cli_runners import codex_dirs as setup_dirs, run_codex
+from tests.harness.require import require_cli
+from bench.harnesses.kenning_setup import KENNING, bare_env, connect
 from tests.harness.kenning_checks import (
-    KENNING, assert_no_harness_text, bare_env, connect, episodes, observed, remember, request_messages, session_of,
-    stored_texts,
+    assert_no_harness_text, episodes, observed, remember, request_messages, session_of, stored_texts,
 )
-from tests.harness.responses_server import ResponsesServer
-from tests.harness.scripted import tool
+from bench.harnesses.responses_server import ResponsesServer
+from bench.harnesses.scripted import tool
 
 
 USER_CONFIG = '# my codex settings\nmodel_reasoning_effort   =  "high"\n\n[tui]\nnotifications = true'  # no final newline

@@ -3,8 +3,8 @@ headless and offline against a scripted chat-completions server: `kenning connec
 user-level hooks in ~/.copilot/settings.json, the memories reach the model's request at session
 start and at the prompt, tool steps (a failing shell command, a failing `view`) reach the observer, the
 agent's rating of a memory reaches the session (agentStop),
-session end stores the conversation read from Copilot CLI's events.jsonl with its project and no
-harness text, Copilot CLI goes on when the daemon is down, `kenning doctor` checks the hooks, and
+session end stores the conversation read from Copilot CLI's events.jsonl (once Copilot CLI has
+finished writing it) with its project and no harness text, Copilot CLI goes on when the daemon is down, `kenning doctor` checks the hooks, and
 uninstall gives the settings back byte for byte, never touching the repository's .github/hooks."""
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
-from tests.harness.chat_server import ChatServer
-from tests.harness.cli_runners import copilot_dirs as setup_home, run_copilot
-from tests.harness.clis import require_cli
-from tests.harness.kenning_checks import (
-    KENNING, assert_no_harness_text, bare_env, connect, episodes, observed, remember, session_of, stored_texts,
-)
-from tests.harness.scripted import tool
+from bench.harnesses.daemon import free_port
+from bench.harnesses.chat_server import ChatServer
+from bench.harnesses.cli_runners import copilot_dirs as setup_home, run_copilot
+from tests.harness.require import require_cli
+from bench.harnesses.kenning_setup import KENNING, bare_env, connect
+from tests.harness.kenning_checks import assert_no_harness_text, episodes, observed, remember, session_of, stored_texts
+from bench.harnesses.scripted import tool
 
 FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
 EVENTS = {"sessionStart", "userPromptSubmitted", "postToolUse", "postToolUseFailure", "errorOccurred", "agentStop",
@@ -40,13 +39,10 @@ def messages(body: dict) -> list[dict]:
     return [m for m in body["messages"] if isinstance(m, dict)]
 
 
-@pytest.mark.xfail(strict=False, reason="open (issue 37): on a quiet machine Copilot CLI 1.0.102's sessionEnd hook reads "
-                   "events.jsonl while it holds only the session's first ~2 KB (no answer, so no episode and no "
-                   "agentStop rating); the rest is written after the hook returns, so waiting in the hook does not help "
-                   "(tried: size-stable wait, 2 s). Under load the file was whole and the test passed. Fix: read it "
-                   "after the session's process ends (the summary job, by path)")
-def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, tmp_path):
+def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon_factory, tmp_path):
     home, work = setup_home(tmp_path, "proj-copilot-flow")
+    # the daemon's HOME is not this Copilot CLI's: its session-state folder is named as a transcript root
+    daemon = daemon_factory(f"sessions:\n  transcript_roots:\n    - {home / '.copilot' / 'session-state'}\n")
     connect("copilot", daemon=daemon, HOME=str(home))
     rule = "Deploy the copilot flow service with scripts/ship.sh, never with make deploy"
     fact = "The billing queue of the copilot flow service drains through worker pool cpool-7"
@@ -78,11 +74,16 @@ def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon, t
     assert seen["finished"]["tool_calls"] == 3  # the failed view and both test runs; session end finished it
     assert [s for s in seen["signals"] if s["signal_class"] == "error_retry"]  # the failure, then the fix
 
-    stored = episodes(daemon, session["session_key"])  # sessionEnd read events.jsonl
+    # Copilot CLI writes events.jsonl late (at sessionEnd it may hold only its first KB): the summary
+    # job reads it again once it ends with session.shutdown (sessions.late_transcript)
+    stored = episodes(daemon, session["session_key"])
     assert any(question in e and "drains through cpool-7" in e for e in stored)
     assert_no_harness_text(stored_texts(daemon, session["session_key"]))
     detail = daemon.get(f"/api/sessions/{session['session_key']}").json()
-    assert detail["session"]["status"] == "ended"
+    assert detail["session"]["status"] == "ended" and detail["summary_job"]["status"] == "done"
+    events = home / ".copilot" / "session-state" / session["session_key"] / "events.jsonl"
+    assert json.loads(events.read_text().splitlines()[-1])["type"] == "session.shutdown"
+    assert detail["transcript"]["chars"] == len(events.read_text())  # the finished file, not what the hook saw
     [rated] = [m for m in detail["memories"] if m["memory_id"] == fact_id]
     assert rated["was_injected"] and rated["agent_feedback_count"] == 1 and rated["agent_relevance_score"] == 0.9
 
@@ -106,6 +107,27 @@ def test_a_prompt_that_reaches_the_daemon_before_session_start_keeps_the_session
     assert session["session_key"] == key and session["cwd"] == str(work)
     hook("sessionStart", source="new", initialPrompt="How do we release the race service?")
     assert session_of(daemon, "proj-copilot-race", "copilot")["session_key"] == key
+
+
+def test_agent_stop_rates_the_answer_of_its_own_turn_only():
+    """Copilot CLI writes events.jsonl late: at agentStop the file may still end at an earlier turn. The hook
+    rates only once the file holds its own hook.start record (the payload's timestamp); the earlier turn's
+    rating is never sent twice (what it misses, the summary takes from the finished file)."""
+    from kenning.hooks.adapters.copilot import turn_answer
+
+    def line(kind: str, data: dict) -> str:
+        return json.dumps({"type": kind, "data": data, "id": kind, "timestamp": "t", "parentId": None})
+
+    first = [line("assistant.message", {"content": 'Done.\n<memory-feedback>{"m1": 0.9}</memory-feedback>'}),
+             line("assistant.turn_end", {"turnId": "0"}),
+             line("hook.start", {"hookType": "agentStop", "input": {"timestamp": 1000}})]
+    second = [line("user.message", {"content": "and now?"}),
+              line("assistant.message", {"content": 'Also done.\n<memory-feedback>{"m2": 0.5}</memory-feedback>'}),
+              line("assistant.message", {"content": "sub", "parentToolCallId": "t1"}),
+              line("hook.start", {"hookType": "agentStop", "input": {"timestamp": 2000}})]
+    assert turn_answer("\n".join(first + second[:1]), 2000) == ""  # the file lags: nothing, not turn 1's answer
+    assert "m2" in turn_answer("\n".join(first + second), 2000)
+    assert "m1" in turn_answer("\n".join(first), 1000)
 
 
 def test_connect_and_uninstall_give_the_settings_back_byte_for_byte(copilot_bin, daemon, tmp_path):

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.harness.cli_runners import gemini_dirs as setup_home, run_gemini
-from tests.harness.clis import require_cli
-from tests.harness.gemini_server import GeminiServer
+from bench.harnesses.daemon import free_port
+from bench.harnesses.cli_runners import gemini_dirs as setup_home, run_gemini
+from tests.harness.require import require_cli
+from bench.harnesses.gemini_server import GeminiServer
+from bench.harnesses.kenning_setup import connect
 from tests.harness.kenning_checks import (
-    assert_no_harness_text, connect, episodes, observed, remember, request_messages, session_of,
-    stored_texts,
+    assert_no_harness_text, episodes, observed, remember, request_messages, session_of, stored_texts,
 )
-from tests.harness.scripted import tool
+from bench.harnesses.scripted import tool
 
 FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
 

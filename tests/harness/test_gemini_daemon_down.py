@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.harness.cli_runners import gemini_dirs as setup_home, run_gemini
-from tests.harness.clis import require_cli
-from tests.harness.gemini_server import GeminiServer
-from tests.harness.kenning_checks import connect
+from bench.harnesses.daemon import free_port
+from bench.harnesses.cli_runners import gemini_dirs as setup_home, run_gemini
+from tests.harness.require import require_cli
+from bench.harnesses.gemini_server import GeminiServer
+from bench.harnesses.kenning_setup import connect
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.harness.chat_server import ChatServer
-from tests.harness.cli_runners import opencode_dirs as setup_home, opencode_env as home_env, run_opencode
-from tests.harness.clis import require_cli
-from tests.harness.kenning_checks import (
-    assert_no_harness_text, connect, episodes, observed, remember, session_of, stored_texts,
-)
-from tests.harness.scripted import tool
+from bench.harnesses.daemon import free_port
+from bench.harnesses.chat_server import ChatServer
+from bench.harnesses.cli_runners import opencode_dirs as setup_home, opencode_env as home_env, run_opencode
+from tests.harness.require import require_cli
+from bench.harnesses.kenning_setup import connect
+from tests.harness.kenning_checks import assert_no_harness_text, episodes, observed, remember, session_of, stored_texts
+from bench.harnesses.scripted import tool
 
 FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 from tests.install.test_wheel import TORCH, _pip_find_links, _run, _source_copy, _uv
 
 
@@ -99,7 +99,8 @@ def test_the_first_week(installed, tmp_path):
     assert "no agent found" not in init
     connected = user.ok("connect", "claude-code").stdout
     settings = user.home / ".claude" / "settings.json"
-    assert "kenning hook session-start" in settings.read_text(), connected
+    # the installed hook: this install's Python running kenning/cli/entry.py (issue 36: not pip's console script)
+    assert "cli/entry.py hook session-start" in settings.read_text(), connected
     user.ok("daemon", "start")
     try:
         repo = _repo(user.home / "work" / "acme-pay")
@@ -153,6 +154,6 @@ def test_the_first_week(installed, tmp_path):
 
         gone = user.ok("disconnect", cwd=repo).stdout
         assert "rm -rf" in gone and "uninstall" in gone, gone
-        assert not settings.exists() or "kenning hook" not in settings.read_text()
+        assert not settings.exists() or "cli/entry.py hook" not in settings.read_text()
     finally:
         user.run("daemon", "stop")

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from kenning.hooks.install import hook_argv
+
 NOT_AT_START = ("torch", "sentence_transformers", "transformers", "onnx", "networkx", "bs4", "detect_secrets",
                 "requests", "tree_sitter_python", "psycopg", "schemathesis", "playwright")
 PROBE = (
@@ -34,17 +36,26 @@ def test_starting_the_daemon_app_imports_none_of_the_heavy_optional_packages(tmp
 HOOK_NEVER = (  # modules a hook that reached its daemon must not load: each cost milliseconds of every agent turn
     "typing", "dataclasses", "inspect", "secrets", "hashlib", "random", "pathlib", "shutil", "urllib", "http",
     "email", "ssl", "encodings.idna", "unicodedata", "yaml", "pydantic", "httpx",
+    "socket", "selectors", "importlib", "warnings",  # the hook speaks to `_socket`; adapters load by __import__
+    "json", "re", "enum", "functools", "collections",  # JSON on the C codec (hooks/jsonc.py): no `re` and what it loads
     "kenning.hooks.install", "kenning.hooks.plugin", "kenning.hooks.spool", "kenning.hooks.transcript_file",
-    "kenning.core.transcript_file", "kenning.core.events", "kenning.sessions",
+    "kenning.hooks.claude_code",  # the re-export module: the entry imports the adapter itself
+    "kenning.core",  # nothing of core: not even core.spool while the spool folder is empty (the usual case)
+    "kenning.sessions",
 )
+HOOK_KENNING = {"kenning", "kenning.hooks", "kenning.hooks.adapters",  # (cli/entry.py runs as the script: __main__)
+                "kenning.hooks.adapters.hookrun", "kenning.hooks.adapters.claude_code", "kenning.hooks.transport",
+                "kenning.hooks.jsonc"}
+HOOK_STDLIB = {"__future__", "_json", "_socket", "select"}  # C modules past what `python -c pass` loads
 
 
 def _hook_modules(event: str, stdin: dict, env: dict[str, str]) -> tuple[set[str], str]:
-    """The modules `kenning hook <event>` imported (from -X importtime, which lists each once), and its stdout."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c",
-         f"import sys; sys.argv = ['kenning', 'hook', {event!r}]; from kenning.cli.entry import main; main()"],
-        input=json.dumps(stdin), env=env, capture_output=True, text=True, timeout=60)
+    """The modules the hook command `kenning connect` installs imported for `event` (from -X importtime,
+    which lists each once), and its stdout."""
+    python, *rest = hook_argv()
+    assert python == sys.executable and rest[0] == "-P", hook_argv()  # not pip's console script (it imports `re`)
+    done = subprocess.run([python, "-X", "importtime", *rest, "hook", event],
+                          input=json.dumps(stdin), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
                if line.startswith("import time:") and line.count("|") == 2}
@@ -58,7 +69,11 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 def test_a_hook_that_reaches_its_daemon_imports_only_what_sending_the_event_needs(daemon, tmp_path):
-    env = {**daemon.env, "KENNING_HOOK_VIA": ""}
+    baseline = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True)
+    at_start = {line.rsplit("|", 1)[1].strip() for line in baseline.stderr.splitlines() if line.count("|") == 2}
+    home = tmp_path / "home"  # its own home: an empty spool, as a hook usually finds it
+    home.mkdir()
+    env = {**daemon.env, "KENNING_HOME": str(home), "KENNING_URL": daemon.base_url, "KENNING_HOOK_VIA": ""}
     (tmp_path / ".git").mkdir()
     start = {"session_id": "imports-1", "cwd": str(tmp_path), "hook_event_name": "SessionStart", "source": "startup",
              "transcript_path": str(tmp_path / "t.jsonl")}
@@ -67,11 +82,8 @@ def test_a_hook_that_reaches_its_daemon_imports_only_what_sending_the_event_need
     prompt = {**start, "hook_event_name": "UserPromptSubmit", "prompt": "how do we deploy the api?"}
     modules, _ = _hook_modules("user-prompt-submit", prompt, env)
     assert not _loaded(modules, HOOK_NEVER), _loaded(modules, HOOK_NEVER)
-    kenning_modules = {m for m in modules if m.startswith("kenning")}
-    assert kenning_modules <= {"kenning", "kenning.cli", "kenning.cli.entry", "kenning.core", "kenning.core.spool",
-                               "kenning.hooks", "kenning.hooks.adapters", "kenning.hooks.adapters.hookrun",
-                               "kenning.hooks.adapters.claude_code", "kenning.hooks.claude_code",
-                               "kenning.hooks.transport"}, sorted(kenning_modules)
+    assert {m for m in modules if m.startswith("kenning")} == HOOK_KENNING, sorted(modules - at_start)
+    assert modules - at_start - HOOK_KENNING <= HOOK_STDLIB, sorted(modules - at_start - HOOK_KENNING - HOOK_STDLIB)
 
 
 def test_the_spool_and_the_plugin_check_load_only_when_they_have_work(daemon, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "torch==2.13.0"

@@ -8,7 +8,7 @@ import signal
 import time
 
 from kenning.hooks.claude_code import handle
-from tests.conftest import free_port, start_daemon
+from bench.harnesses.daemon import free_port, start_daemon
 
 CWD = "/work/httpapp"
 TOOLS = [

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from kenning.core.clock import to_iso, utcnow
 from kenning.core.config_observer import LifecycleSettings
+from kenning.core.events import ToolResult
 from kenning.core.types import MemoryDraft
 from kenning.observer.lifecycle import current_confidence
 from kenning.observer.service import ab_group
@@ -86,12 +87,12 @@ def test_control_group_sessions_get_no_step_injection(kenning):
                            related_files=["src/ab/flags.py"], confidence=0.9))
     k.settings.observer.ab.enabled = True
     k.settings.observer.ab.control_percent = 100
-    answer = k.observer.post_tool_use({"session_key": "ab-c", "tool_name": "Read", "project": "abp",
-                                       "tool_input": {"file_path": "src/ab/flags.py"}})
+    answer = k.observer.post_tool_use(ToolResult(session_key="ab-c", tool_name="Read", project="abp",
+                                                 tool_input={"file_path": "src/ab/flags.py"}))
     assert answer["memory_ids"] == []
     k.settings.observer.ab.enabled = False
-    answer = k.observer.post_tool_use({"session_key": "ab-f", "tool_name": "Read", "project": "abp",
-                                       "tool_input": {"file_path": "src/ab/flags.py"}})
+    answer = k.observer.post_tool_use(ToolResult(session_key="ab-f", tool_name="Read", project="abp",
+                                                 tool_input={"file_path": "src/ab/flags.py"}))
     assert len(answer["memory_ids"]) == 1
     result = k.observer.end_session("ab-f", wait=True)
     assert result["ab_group"] == "full" and result["step_injections"] == 1

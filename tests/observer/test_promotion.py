@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from kenning.core.events import SessionEnded
 from kenning.core.types import MemoryDraft
+from kenning.hookservice import tool_result_from_body
 from kenning.store import sessions as session_store
 
 CWD = "/work/shop"
@@ -11,8 +13,9 @@ ERR = ("FAILED tests/test_orders.py::test_total\nE   sqlalchemy.exc.OperationalE
 
 
 def _post(k, key: str, tool: str, response=None, **tool_input) -> dict:
-    return k.observer.post_tool_use({"session_key": key, "tool_name": tool, "tool_input": tool_input,
-                                     "tool_response": response, "cwd": CWD, "project": "shop"})
+    return k.observer.post_tool_use(tool_result_from_body({  # a post-tool-use body, read as the route reads it
+        "session_key": key, "tool_name": tool, "tool_input": tool_input, "tool_response": response, "cwd": CWD,
+        "project": "shop"}))
 
 
 def _error_session(k, key: str) -> None:
@@ -142,7 +145,7 @@ def test_reasoning_is_read_from_the_transcript_when_the_harness_streams_none(ken
             {"type": "text", "text": "Caching the index in a module global breaks the worker processes. "
                                      "This approach won't work with forked workers."}]}},
     ]
-    k.sessions.session_end({"session_key": "tr1", "transcript": "\n".join(json.dumps(x) for x in lines)})
+    k.sessions.session_end(SessionEnded(session_key="tr1", transcript="\n".join(json.dumps(x) for x in lines)))
     result = k.observer.end_session("tr1", wait=True)
     [memory] = [k.get(i) for i in result["promoted"] if k.get(i).type == "dead_end"]
     assert memory.related_files == ["src/search/index.py"] and "forked workers" in memory.content

@@ -67,6 +67,27 @@ def test_a_near_duplicate_is_extracted_once(make_kenning):
     assert "skipped" not in extract_job(service.db, other.id).result  # another project: not a twin
 
 
+def test_an_imported_claim_is_judged_before_the_near_duplicate_check_a_twin_rule_is_not(make_kenning):
+    """With a free extraction (offline rules) an imported memory's claim test comes first: a one-claim
+    twin of an earlier memory of the same import is skipped as a distilled claim (no KNN over the
+    store); a twin that is a rule is not a restatement, so the near-duplicate check still catches it."""
+    service = make_kenning()
+    fact, fact_twin = CLAIM, CLAIM.replace("migration.", "migration [2].")  # cosine 0.98: twins
+    rule = "Never deploy the billing worker on a Friday afternoon. The on-call rota is thin at the end of the week."
+    rule_twin = rule.replace("week.", "week [2].")  # cosine 0.98; two facts, neither restates the whole
+    filler = [MemoryDraft(content=f"Import filler note number {i} about the websocket hub and {i * 7} retries.",
+                          project="twins") for i in range(BULK_BATCH)]
+    stored = service.remember_many([MemoryDraft(content=t, project="twins") for t in (fact, rule, fact_twin, rule_twin)]
+                                   + filler)
+    time.sleep(HOLD_S)
+    drain(service)
+    results = [extract_job(service.db, m.id).result for m in stored[:4]]
+    assert results[0]["skipped"] == "already a distilled claim"
+    assert "skipped" not in results[1]  # two facts, a rule among them: decided
+    assert results[2]["skipped"] == "already a distilled claim"  # judged before the KNN
+    assert results[3]["skipped"] == f"near-duplicate ({stored[1].id})"
+
+
 class Recorder(LeaseWorker):
     job_types = ("yield-test",)
 

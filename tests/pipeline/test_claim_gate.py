@@ -8,6 +8,7 @@ import re
 
 from pipeline_helpers import Reply, openai_llm
 
+from kenning.core.events import SessionEnded, SessionStarted
 from kenning.core import claims
 
 TRANSCRIPT = (
@@ -40,8 +41,8 @@ def test_the_llm_gate_drops_chatter_and_its_confidence_decides_review(make_kenni
 
     fake_llm.script = _answers(judge)
     k = make_kenning(llm=openai_llm(fake_llm))
-    k.sessions.session_start({"session_key": "gate-1", "project": "gate"})
-    out = k.sessions.session_end({"session_key": "gate-1", "transcript": TRANSCRIPT, "wait": True})
+    k.sessions.session_start(SessionStarted(session_key="gate-1", project="gate"))
+    out = k.sessions.session_end(SessionEnded(session_key="gate-1", transcript=TRANSCRIPT), wait=True)
     assert out["summary"]["status"] == "done", out
     asked = fake_llm.generations("claim_gate")
     assert len(asked) == 1 and "JSON schema of the answer" in asked[0]["prompt"]
@@ -64,8 +65,8 @@ def test_a_failing_llm_leaves_the_rules_verdicts(make_kenning, fake_llm):
     fake_llm.script = lambda task, prompt: Reply("{}", status=500) if task == "claim_gate" else \
         Reply(json.dumps({"facts": [], "entities": []}))
     k = make_kenning(llm=openai_llm(fake_llm))
-    k.sessions.session_start({"session_key": "gate-2", "project": "gate"})
-    out = k.sessions.session_end({"session_key": "gate-2", "transcript": TRANSCRIPT, "wait": True})
+    k.sessions.session_start(SessionStarted(session_key="gate-2", project="gate"))
+    out = k.sessions.session_end(SessionEnded(session_key="gate-2", transcript=TRANSCRIPT), wait=True)
     assert out["summary"]["status"] == "done", out
     assert fake_llm.generations("claim_gate")
     rows = k.db.reader().execute("SELECT content, confidence, metadata FROM memories WHERE session_key = 'gate-2'"
@@ -81,12 +82,12 @@ def test_the_llm_gate_never_lifts_an_unaccepted_assistant_recap_out_of_review(ma
     fake_llm.script = _answers(lambda c: {"id": c["id"], "durable": True, "type": "constraint", "confidence": 0.95,
                                           "reason": "a rule"})
     k = make_kenning(llm=openai_llm(fake_llm))
-    k.sessions.session_start({"session_key": "gate-3", "project": "gate"})
+    k.sessions.session_start(SessionStarted(session_key="gate-3", project="gate"))
     transcript = ("User: Can you fix the flaky deploy script?\n"
                   "Assistant: Noted: releases always ship on Fridays without a staging run.\n"
                   "User: Now add a --verbose flag to the export CLI.\n"
                   "User: Never log the customer names in the exporter.\n")
-    out = k.sessions.session_end({"session_key": "gate-3", "transcript": transcript, "wait": True})
+    out = k.sessions.session_end(SessionEnded(session_key="gate-3", transcript=transcript), wait=True)
     assert out["summary"]["status"] == "done", out
     rows = k.db.reader().execute("SELECT content, confidence, needs_review, metadata FROM memories"
                                  " WHERE session_key = 'gate-3' AND type != 'episode'").fetchall()
@@ -111,12 +112,12 @@ def test_the_llm_gate_may_rewrite_a_completed_fragment_keeping_what_was_said(mak
 
     fake_llm.script = _answers(judge)
     k = make_kenning(llm=openai_llm(fake_llm))
-    k.sessions.session_start({"session_key": "gate-4", "project": "gate"})
+    k.sessions.session_start(SessionStarted(session_key="gate-4", project="gate"))
     transcript = ("User: parse_quantity('5K') and parse_quantity('5k') disagree. Can you fix it?\n"
                   "Assistant: Should the unit suffixes be matched case-sensitively?\n"
                   "User: Case-INSENSITIVE, always.\n"
                   "User: Kelvin temperatures must never be negative in parse_quantity.\n")
-    out = k.sessions.session_end({"session_key": "gate-4", "transcript": transcript, "wait": True})
+    out = k.sessions.session_end(SessionEnded(session_key="gate-4", transcript=transcript), wait=True)
     assert out["summary"]["status"] == "done", out
     rows = {r[0]: json.loads(r[1])["claim"] for r in k.db.reader().execute(
         "SELECT content, metadata FROM memories WHERE session_key = 'gate-4' AND type != 'episode'").fetchall()}

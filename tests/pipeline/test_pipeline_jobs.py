@@ -154,3 +154,17 @@ def test_purge_old_completed_and_dead_jobs(db):
     assert jobs.purge_jobs(db, "completed", older_than="9999-01-01T00:00:00.000Z") == 1
     with pytest.raises(ValueError):
         jobs.purge_jobs(db, "pending", older_than="9999")
+
+
+def test_a_lease_takes_the_oldest_ready_job_of_the_highest_priority_without_sorting_the_backlog(db):
+    ids = [jobs.enqueue(db, "extract", memory_id=f"m{i}", priority=1 if i in (3, 5) else 0)[0] for i in range(8)]
+    later, _ = jobs.enqueue(db, "extract", memory_id="later", priority=2, delay_s=3600)  # not ready yet
+    order = [jobs.lease(db, ["extract"], "w").id for _ in range(8)]
+    assert order == [ids[3], ids[5], ids[0], ids[1], ids[2], ids[4], ids[6], ids[7]]
+    assert jobs.lease(db, ["extract"], "w") is None and later not in order
+    if db.backend == "postgres":
+        return  # its lease is one UPDATE … FOR UPDATE SKIP LOCKED (store/pg/search.lease_job)
+    with db.reader() as conn:  # issue 36: a 20k import's backlog was sorted for every lease (17 ms each)
+        plan = " ".join(str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN " + jobs.next_ready_sql(1),
+                                                             ("extract", "9999")).fetchall())
+    assert "idx_jobs_lease_order" in plan and "TEMP B-TREE" not in plan, plan

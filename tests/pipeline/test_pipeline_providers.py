@@ -8,7 +8,7 @@ import sys
 import pytest
 from pipeline_helpers import Reply
 
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 from kenning.core.config import LLMSettings
 from kenning.core.errors import ConfigError, ProviderError

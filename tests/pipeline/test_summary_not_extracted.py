@@ -4,6 +4,7 @@ paraphrased copies with an LLM). A memory remembered the ordinary way still gets
 
 from __future__ import annotations
 
+from kenning.core.events import SessionEnded, SessionStarted
 from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.pipeline.hooks import EXTRACT_JOB
 from kenning.sessions.overlay import SOURCE as SUMMARY_SOURCE
@@ -17,8 +18,8 @@ TRANSCRIPT = ("User: Please look at the billing deploy script.\n"
 
 def test_session_end_key_facts_are_not_extracted_again_by_the_pipeline(make_kenning):
     k = make_kenning()
-    k.sessions.session_start({"session_key": "s-facts", "project": "billing"})
-    ended = k.sessions.session_end({"session_key": "s-facts", "transcript": TRANSCRIPT, "wait": True})
+    k.sessions.session_start(SessionStarted(session_key="s-facts", project="billing"))
+    ended = k.sessions.session_end(SessionEnded(session_key="s-facts", transcript=TRANSCRIPT), wait=True)
     assert ended["summary"]["status"] == "done", ended
     learned = [m for m in k.list(MemoryFilter(session_key="s-facts"), limit=100)[0] if m.source == SUMMARY_SOURCE]
     assert {m.type for m in learned} == {"decision", "constraint"}, [(m.type, m.content) for m in learned]

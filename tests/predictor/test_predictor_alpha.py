@@ -89,6 +89,23 @@ def test_drift_reset_after_window_sessions_below_0_3():
     assert not done.retraining and current_alpha(done) == pytest.approx(max(0.6, 1 - done.success_rate))
 
 
+def test_a_losing_streak_falls_back_to_the_baseline_until_a_win_or_new_weights():
+    s = play(trained(AlphaState()), ["W"] * 10 + ["W"] * 20)  # exited, past the early floors
+    assert s.cold_start_exited and current_alpha(s) < 0.5
+    s = play(s, ["L", "L"])
+    assert current_alpha(s) == pytest.approx(1 - s.success_rate) and current_alpha(s) < 1.0  # two: the EMA alone
+    _, update = record_session(s, predictor_ndcg=0.4, baseline_ndcg=0.6, confidence=0.9, project="p", **RULES)
+    assert "loss_streak_fallback" in update.events
+    s = play(s, ["L"])
+    assert current_alpha(s) == 1.0 and s.success_rate > 0.3  # long before the drift reset would act
+    assert play(s, ["low", None]).loss_streak == 3  # no verdict does not end the streak
+    won = play(s, ["W"])
+    assert won.loss_streak == 0 and current_alpha(won) == pytest.approx(1 - won.success_rate)
+    assert current_alpha(trained(s)) < 1.0  # new weights serve: the streak was the old ones'
+    kw = {"enabled": True, "crash_disabled": False, "crashes_last_hour": 0, "min_training_sessions": 10}
+    assert status_line(s, alpha=1.0, **kw) == "[predictor: fallback | lost 3 in a row | baseline until it wins]"
+
+
 def test_per_project_success_rates_keep_the_top_five():
     s = AlphaState()
     for p in ["a", "a", "b", "c", "d", "e"]:

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
+from kenning.core.events import PromptSubmitted, SessionEnded, SessionStarted
 from kenning.core.types import MemoryDraft
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor.context import Candidate, ScoringContext
@@ -52,14 +53,13 @@ def _memories(k, project: str) -> list[str]:
 def _session(k, key: str, project: str, at: str, *, feedback=None, prompt=lambda shown: "let's continue",
              transcript: str = THIN) -> dict:
     """session-start, one prompt (with feedback on what start showed, when given), session-end."""
-    start = k.sessions.session_start({"session_key": key, "project": project, "timestamp": at})
+    start = k.sessions.session_start(SessionStarted(session_key=key, project=project, timestamp=at))
     shown = start["memory_ids"]
-    body = {"session_key": key, "prompt": prompt(shown), "timestamp": at.replace(":00:00", ":05:00")}
-    if feedback is not None:
-        body["memory_feedback"] = feedback(shown)
-    k.sessions.user_prompt_submit(body)
-    k.sessions.session_end({"session_key": key, "transcript": transcript, "wait": True,
-                            "timestamp": at.replace(":00:00", ":50:00")})
+    k.sessions.user_prompt_submit(PromptSubmitted(session_key=key, prompt=prompt(shown),
+                                                  timestamp=at.replace(":00:00", ":05:00"),
+                                                  memory_feedback=feedback(shown) if feedback is not None else {}))
+    k.sessions.session_end(SessionEnded(session_key=key, transcript=transcript,
+                                        timestamp=at.replace(":00:00", ":50:00")), wait=True)
     return start
 
 
@@ -269,19 +269,21 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_orde
     scores = kenning.predictor.score(ScoringContext(session_key=None, project="pp", timestamp=day(5)),
                                      [Candidate.of(known[m]) for m in [*ids, fresh]])
     assert rated and fresh in scores.unseen and not scores.unseen & rated
-    kenning.sessions.session_start({"session_key": "pp-4", "project": "pp", "timestamp": day(5)})
+    kenning.sessions.session_start(SessionStarted(session_key="pp-4", project="pp", timestamp=day(5)))
     conn = kenning.db.reader()
     session = get_session(conn, "pp-4")
     found = get_memories(conn, ids)
-    prompt = "the retry loop in worker_2.py backs off wrongly"
+    # a prompt that names no one worker: one naming worker_2.py would hold the notes about the other workers to
+    # the prompt bar's other-code bar (issue 32), and this test is about ranking the pool the bar lets through
+    prompt = "the retry loop in the workers backs off wrongly"
     ranking = rank_prompt_pool(kenning.sessions.deps, session, prompt, [found[m] for m in ids], Deadline(10_000))
     assert ranking is not None and sorted(ranking.order) == sorted(ids)
     assert all(r["predictor_score"] is not None and r["baseline_rank"] for r in ranking.rows)
     assert [r["final_rank"] for r in ranking.rows] == list(range(1, len(ids) + 1))
     # the hook itself: the first prompt ranks its recall pool with the prompt and records it
     answer = kenning.sessions.user_prompt_submit(
-        {"session_key": "pp-4", "prompt": prompt, "timestamp": day(5).replace(":00:00", ":05:00"),
-         "memory_feedback": {m: (0.9 if m == ids[2] else 0.0) for m in ids}}, Deadline(30_000))
+        PromptSubmitted(session_key="pp-4", prompt=prompt, timestamp=day(5).replace(":00:00", ":05:00"),
+                        memory_feedback={m: (0.9 if m == ids[2] else 0.0) for m in ids}), Deadline(30_000))
     assert kenning.predictor.flush_contexts()
     recorded = store.session_context(conn, f"pp-4#{PHASE}")
     assert recorded["context_text"] == prompt and recorded["scored"] == 1
@@ -297,12 +299,13 @@ def test_the_first_prompts_pool_is_ranked_with_the_prompt_and_trains(prompt_orde
         assert answer["memory_ids"] == sorted(answer["memory_ids"], key=rank.__getitem__)
     else:
         teams = {r["memory_id"]: r["team"] for r in kenning.sessions.detail("pp-4")["memories"]}
-        assert all(teams[m] in ("baseline", "predictor") for m in answer["memory_ids"]), teams
+        # a pick both rankings would have made there is shared, credited to neither (issue 32, 1565125)
+        assert all(teams[m] in ("baseline", "predictor", "shared") for m in answer["memory_ids"]), teams
         for team, key in (("baseline", "baseline_rank"), ("predictor", "predictor_rank")):
             rank = {r["memory_id"]: r[key] for r in pool}
             picks = [m for m in answer["memory_ids"] if teams[m] == team]
             assert picks == sorted(picks, key=rank.__getitem__), (team, picks)
-    kenning.sessions.session_end({"session_key": "pp-4", "transcript": THIN, "wait": True})
+    kenning.sessions.session_end(SessionEnded(session_key="pp-4", transcript=THIN), wait=True)
     samples, _ = load_samples(conn, [store.session_score(conn, "pp-4")], store.embedding_model_in_use(conn))
     assert [s.session_key for s in samples] == ["pp-4", f"pp-4#{PHASE}"]
     assert samples[1].ctx_tokens != samples[0].ctx_tokens and set(samples[1].ids) <= set(samples[0].ids)

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from kenning.core.events import SessionStarted
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.service import Predictor
 from kenning.store import predictor as store
@@ -178,8 +179,8 @@ def test_session_start_answers_with_the_baseline_when_the_sidecar_hangs(pred_set
         k.predictor.start(wait_ready=True, force=True)
         first_pid = k.predictor.client.pid
         for i in range(2):
-            out = k.sessions.session_start({"session_key": f"hang-{i}", "project": "shop",
-                                            "context": "fix the deploy script"})
+            out = k.sessions.session_start(SessionStarted(session_key=f"hang-{i}", project="shop",
+                                                          context="fix the deploy script"))
             assert out["memory_ids"] and out["predictor_used"] is False  # baseline answered
             assert out["status_line"] == "[predictor: collecting | 0/10 sessions | baseline only]"
         assert k.predictor.client.timeouts == 2

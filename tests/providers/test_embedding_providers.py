@@ -11,7 +11,7 @@ from kenning.core.config import EmbeddingSettings
 from kenning.core.errors import ProviderError
 from kenning.providers.embedding import BUNDLED_MODEL_ID
 from kenning.providers.registry import build_embedding_provider
-from tests.observability.fake_embeddings import FakeEmbeddings, embed_text
+from tests.diagnostics.fake_embeddings import FakeEmbeddings, embed_text
 
 TEXTS = ["deploy with blue-green switches", "the cache warmer retries", "postgres vacuum settings",
          "rotate the signing keys", "flaky test in the billing suite"]

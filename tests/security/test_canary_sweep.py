@@ -27,8 +27,8 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.api.test_secrets_api import _mcp_store, run_mcp
-from tests.conftest import start_daemon
-from tests.durability.claude_format import payload, write_session
+from bench.harnesses.daemon import start_daemon
+from bench.harnesses.claude_format import payload, write_session
 
 KENNING = str(Path(sys.executable).with_name("kenning"))
 HOOK = [sys.executable, "-m", "kenning.hooks"]

@@ -11,7 +11,7 @@ import httpx
 
 from kenning.core import spool
 from kenning.hooks.spool import spool_request
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 CONFIG = "sessions:\n  latency_budget_ms: 20000\n  stale_after_minutes: 0\n"
 

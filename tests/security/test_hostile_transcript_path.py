@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import start_daemon
-from tests.durability.claude_format import payload
+from bench.harnesses.daemon import start_daemon
+from bench.harnesses.claude_format import payload
 
 HOOK = [sys.executable, "-m", "kenning.hooks"]
 DEADLINE_S = 3  # KENNING_HOOK_TIMEOUT; session-end gets at least 10 s (it carries the transcript)

@@ -21,7 +21,7 @@ from kenning.core.clock import now_iso
 from kenning.core.text import normalize_content
 from kenning.store.db import open_database
 from kenning.store.migrations import migrate
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 from tests.security.test_canary_sweep import canaries, file_hits, secret_text, table_hits
 
 AT = now_iso()  # recent: retention leaves these rows alone

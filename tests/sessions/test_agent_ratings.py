@@ -64,13 +64,13 @@ def test_an_agent_rating_on_an_assistant_made_memory_does_not_put_it_into_later_
                          source="cli")
         mine = {recap, old_recap, note, said}
         assert not mine & set(_start(http, "ar-1", project, "2026-03-01T09:00:00Z"))
-        found = set()  # a query finds each (one prompt each: a prompt shows what it is about)
+        found = set()  # a query finds each (one prompt each: a prompt shows what it is about) …
         for minute, question in enumerate(("do we disable TLS verification for the zephyr mirror?",
                                            "when do zephyr mirror releases ship, with a staging run?",
                                            "how does the zephyr mirror sync to the backup host?",
                                            "how many days of snapshots does the zephyr mirror keep?"), start=1):
             found |= set(_prompt(http, "ar-1", question, f"2026-03-01T09:0{minute}:00Z"))
-        assert mine <= found
+        assert mine - {recap} <= found and recap not in found  # … but the claim in review (issue 33)
         r = http.post("/api/hooks/feedback", json={"session_key": "ar-1",
                                                     "memory_feedback": {m: 0.8 for m in mine}})
         assert r.status_code == 200 and r.json()["applied"] == 4, r.text

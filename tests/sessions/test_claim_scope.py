@@ -72,3 +72,34 @@ def test_a_claim_that_leans_on_its_chat_takes_the_area_the_chat_names():
 @pytest.mark.parametrize("sentence", ["Ship it.", "Don't touch the rest.", "Keep one occurrence with its original casing."])
 def test_a_claim_whose_scope_cannot_be_told_says_so(sentence):
     assert scope_of(sentence).applies is None
+
+
+@pytest.mark.parametrize("sentence", [
+    "atlas convention: write the test before the fix",
+    "atlas convention from now on: keep functions under 40 lines",
+    "House rule: no print debugging, use the structured logger.",
+    "Our code style puts one class per module.",
+    "By convention, benchmarks go in bench/, never in tests.",
+    "Document every public function.",
+    "The test command is `make check`.",
+    "Releases go out on the Tuesday release train.",
+])
+def test_a_convention_said_as_one_is_project_scope(sentence):
+    """What predictor_sim's conventions and a user's house rules look like (issue 31: they open sessions)."""
+    assert scope_of(sentence).applies == "project", (sentence, scope_of(sentence))
+
+
+def test_a_random_hex_token_is_not_code():
+    assert code_names("Billing deploys go through helm release ab12cd, never kubectl apply") == []
+    assert code_names("The cache key is prefixed with 9f3e2a.") == []
+    assert scope_of("Billing deploys go through helm release ab12cd, never kubectl apply").applies == "project"
+    assert code_names("under2camel keeps HTTP upper-case, b64decode stays strict.") == ["under2camel", "b64decode"]
+
+
+def test_an_article_before_an_adverb_is_not_a_topic():
+    """Read in the final dev-split store: "The only thing this amendment changes is the scope: …" was stored with
+    area `the` (the subject pattern took "The" and read "only" as the verb). No topic is better than a wrong one."""
+    scope = scope_of("The only thing this amendment changes is the scope: global kill list out, "
+                            "lower-precedence-only in.")
+    assert scope.area != "the" and scope.reason != "topic"
+    assert scope_of("Tombstone matching is case-insensitive.").area == "tombstone matching"  # a real topic stays

@@ -145,7 +145,7 @@ def test_user_rules_decisions_and_gotchas_are_claims_with_evidence():
     got = kept(("assistant", "Which line ending should the rows use?"),
                ("user", "Rows must end with \\r\\n — the ERP parser rejects bare \\n line endings. "
                         "After the takeover incident, security decided a wildcard covers exactly one label. "
-                        "Heads-up: the proxy-handshake test has been flaky on CI all week."))
+                        "Heads-up: the proxy-handshake test is flaky on CI whenever the runner is cold."))
     assert [v.type for v in got] == ["constraint", "decision", "gotcha"]
     rule, decision, gotcha = got
     assert rule.evidence.rule == "user-rule" and rule.evidence.speaker == "user" and "normative:must" in rule.evidence.cues
@@ -234,6 +234,29 @@ def test_an_assistant_recap_the_user_accepts_is_a_rule(recap, reply):
     assert len(judged) == 1 and judged[0].kept and not judged[0].needs_review
     assert judged[0].evidence.rule == "accepted-recap" and judged[0].evidence.accepted is True
     assert claims.user_made(judged[0].evidence.to_dict())
+
+
+def test_a_recap_closing_what_the_user_just_agreed_is_the_users_rule():
+    """The dev split's amended dedupe chat ends on the assistant's recap, right after the user's "Exactly. And …":
+    it restates the proposal the user accepted and what the user added, so it is the user's rule (issue 32) —
+    while a recap after the same acceptance that brings in what nobody said stays in review (issue 33)."""
+    agreed = [("user", "Keep-latest is wiping names and phone numbers when the feed sends stripped-down records."),
+              ("assistant", "So recency is the wrong signal. On a collision keep the record with more non-empty "
+                            "fields — the fuller record survives."),
+              ("user", "Exactly. And if both have the same number of filled fields, keep ours — the CRM side is "
+                       "the source of truth.")]
+    closing = "Amended rule: on a collision the record with more filled fields wins; on a tie the CRM record is kept."
+    judged = [v for i, _, v in claims.judge_turns([*agreed, ("assistant", closing)], split_sentences) if i == 3]
+    assert len(judged) == 1 and judged[0].evidence.rule == "accepted-recap" and not judged[0].needs_review
+    assert claims.user_made(judged[0].evidence.to_dict())
+
+    stray = "Settled: we always disable TLS verification on the export host."
+    judged = [v for i, _, v in claims.judge_turns([*agreed, ("assistant", stray)], split_sentences) if i == 3]
+    assert len(judged) == 1 and judged[0].evidence.rule == "unaccepted-recap" and judged[0].needs_review
+    # the same closing recap with no acceptance before it (the user only described the problem) stays in review
+    unagreed = [agreed[0], agreed[1], ("user", "Let me check with the CRM team first.")]
+    judged = [v for i, _, v in claims.judge_turns([*unagreed, ("assistant", closing)], split_sentences) if i == 3]
+    assert judged and all(not claims.user_made(v.evidence.to_dict()) for v in judged)
 
 
 def test_the_llm_gate_cannot_lift_an_unaccepted_claim_out_of_review():

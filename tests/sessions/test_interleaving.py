@@ -13,12 +13,13 @@ import random
 
 import pytest
 
+from kenning.core.events import PromptSubmitted, SessionEnded, SessionStarted
 from kenning.core.config import Settings
 from kenning.core.types import MemoryDraft
 from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.alpha import AlphaCell, AlphaState
-from kenning.predictor.interleave import BASELINE, PREDICTOR, credit, team_draft
+from kenning.predictor.interleave import BASELINE, PREDICTOR, SHARED, credit, team_draft
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.session_end import Recorded, SessionEnd
 from kenning.sessions.context import Deadline
@@ -54,6 +55,31 @@ def test_team_draft_alternates_credits_each_pick_and_is_deterministic():
     assert team_draft(["a", "b"], ["b", "a"], 1, random.Random(2))[0].memory_id in ("a", "b")
 
 
+class Coins(random.Random):
+    """A scripted coin: each round's draw in turn (< 0.5: the predictor picks first)."""
+
+    def __init__(self, *draws: float) -> None:
+        super().__init__(0)
+        self.draws = list(draws)
+
+    def random(self) -> float:
+        return self.draws.pop(0)
+
+
+def test_a_pick_both_rankings_would_make_is_shared_and_credited_to_neither():
+    # equal rankings: the coin alone would name each pick's team; every pick is shared, no verdict
+    same = team_draft(["a", "b", "c", "d"], ["a", "b", "c", "d"], 4, random.Random("interleave:k2"))
+    assert [p.memory_id for p in same] == ["a", "b", "c", "d"] and {p.team for p in same} == {SHARED}
+    assert credit({p.memory_id: p.team for p in same}, {"a": 1.0, "b": 1.0, "c": -0.5}).winner is None
+    # the rankings differ on the second place: only the picks where they differ carry a team
+    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 4, Coins(0.9, 0.1))
+    assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("c", PREDICTOR), ("b", SHARED), ("d", SHARED)]
+    won = credit({p.memory_id: p.team for p in picks}, {"a": 1.0, "b": 1.0, "c": 0.8, "d": 1.0})
+    assert (won.baseline, won.predictor, won.judged, won.winner) == (0.0, 0.8, 1, PREDICTOR)
+    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 2, Coins(0.1))
+    assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("b", BASELINE)]
+
+
 def test_credit_sums_relevance_per_team_and_a_tie_is_no_verdict():
     teams = {"a": BASELINE, "b": BASELINE, "x": PREDICTOR, "y": PREDICTOR}
     won = credit(teams, {"a": 0.0, "b": -0.6, "x": 0.9, "y": 0.0})
@@ -86,7 +112,8 @@ def _teams(kenning, key: str) -> dict[str, str]:
 def test_an_unearned_predictor_gets_a_bounded_draft_at_session_start(kenning, monkeypatch):
     ids = _seed(kenning, "drafted")
     monkeypatch.setattr(kenning.sessions.deps, "predictor", Unearned())
-    out = kenning.sessions.session_start({"session_key": "il-1", "project": "drafted", "context": "subsystem quirks"},
+    out = kenning.sessions.session_start(SessionStarted(session_key="il-1", project="drafted",
+                                                        context="subsystem quirks"),
                                          Deadline(60_000))
     assert out["predictor_used"] and not out["cut"], out
     teams = _teams(kenning, "il-1")
@@ -103,7 +130,7 @@ def test_interleaving_credit_decides_the_scripted_session(kenning, settings: Set
     ids = _seed(kenning, "credited")
     monkeypatch.setattr(kenning.sessions.deps, "predictor", StandInPredictor())  # taken at its word: full draft
     key = "il-2"
-    kenning.sessions.session_start({"session_key": key, "project": "credited", "context": "subsystem quirks"},
+    kenning.sessions.session_start(SessionStarted(session_key=key, project="credited", context="subsystem quirks"),
                                    Deadline(60_000))
     teams = _teams(kenning, key)
     rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
@@ -115,9 +142,9 @@ def test_interleaving_credit_decides_the_scripted_session(kenning, settings: Set
 
     # the agent finds the predictor's picks useful and the baseline's not
     ratings = {m: (0.9 if team == PREDICTOR else 0.0) for m, team in teams.items()}
-    applied = kenning.sessions.feedback({"session_key": key, "memory_feedback": ratings})
+    applied = kenning.sessions.feedback(key, ratings)
     assert applied["applied"] == len(ratings)
-    kenning.sessions.session_end({"session_key": key, "wait": True})
+    kenning.sessions.session_end(SessionEnded(session_key=key), wait=True)
 
     ender = SessionEnd(settings.predictor, kenning.db, AlphaCell(AlphaState()), ContextRecorder(kenning.db))
     outcome = ender.record(key)
@@ -150,9 +177,11 @@ def test_the_first_prompt_drafts_its_slots_and_records_each_picks_team(kenning, 
     _seed(kenning, "prompted")
     monkeypatch.setattr(kenning.sessions.deps, "predictor", Unearned())
     key = "il-4"
-    start = kenning.sessions.session_start({"session_key": key, "project": "prompted", "context": "subsystem quirks"},
+    start = kenning.sessions.session_start(SessionStarted(session_key=key, project="prompted",
+                                                          context="subsystem quirks"),
                                            Deadline(60_000))
-    out = kenning.sessions.user_prompt_submit({"session_key": key, "prompt": "which subsystem quirk bites on reload?"},
+    out = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key=key,
+                                                              prompt="which subsystem quirk bites on reload?"),
                                               Deadline(60_000))  # no stage cut on a busy machine
     assert not out["cut"], out
     rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
@@ -161,3 +190,30 @@ def test_the_first_prompt_drafts_its_slots_and_records_each_picks_team(kenning, 
     teams = {m: rows[m]["team"] for m in shown}
     assert set(teams.values()) == {BASELINE, PREDICTOR}  # both rankings put picks in front of the agent
     assert all(rows[m]["inject_phase"] == "prompt:1" for m in shown)
+
+
+class Agreeing(StandInPredictor):
+    """A predictor that orders the pool as the baseline does (the most important first)."""
+
+    def score(self, session_context, candidates):
+        self.contexts.append((session_context, candidates))
+        return {c.id: c.importance for c in candidates}
+
+
+def test_a_session_whose_rankings_agree_records_shared_picks_and_no_verdict(kenning, settings: Settings, monkeypatch):
+    _seed(kenning, "agreed")
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", Agreeing())
+    key = "il-5"
+    kenning.sessions.session_start(SessionStarted(session_key=key, project="agreed", context="subsystem quirks"),
+                                   Deadline(60_000))
+    teams = _teams(kenning, key)
+    assert teams and set(teams.values()) == {SHARED}, teams  # shown, but the coin named no team
+    kenning.sessions.feedback(key, {m: 0.9 for m in teams})
+    kenning.sessions.session_end(SessionEnded(session_key=key), wait=True)
+    ender = SessionEnd(settings.predictor, kenning.db, AlphaCell(AlphaState()), ContextRecorder(kenning.db))
+    outcome = ender.record(key)
+    assert isinstance(outcome, Recorded)
+    row = pstore.comparison_for_session(kenning.db.reader(), key)
+    assert row["method"] == "interleave" and row["credit"] == teams  # the draft is on record, shared picks included
+    assert row["predictor_credit"] == 0.0 and row["baseline_credit"] == 0.0
+    assert not outcome.update.ema_updated and outcome.update.won is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 # a generous budget: these tests check what gets recorded, not how fast (bench/hooks.py does that)
 CONFIG = "sessions:\n  latency_budget_ms: 20000\n"

@@ -6,6 +6,7 @@ found it)."""
 
 from __future__ import annotations
 
+from kenning.core.events import Harness, PromptSubmitted, SessionEnded, SessionStarted
 from kenning.core.types import MemoryDraft, MemoryFilter
 from kenning.observer import decider
 from kenning.observer.scratchpad import Scratchpad, StepContext
@@ -13,8 +14,8 @@ from kenning.sessions import ranking
 
 
 def _start(k, key: str, project: str, at: str) -> dict:
-    return k.sessions.session_start({"session_key": key, "project": project, "cwd": f"/src/{project}",
-                                     "timestamp": at})
+    return k.sessions.session_start(SessionStarted(session_key=key, project=project, cwd=f"/src/{project}",
+                                                   timestamp=at))
 
 
 def _rows(k, key: str) -> dict[str, dict]:
@@ -35,20 +36,20 @@ def test_a_memory_rated_low_in_two_sessions_leaves_session_start_until_new_start
                       project=project, importance=0.8)
     s1 = _start(kenning, "r1", project, "2026-03-01T09:00:00Z")
     assert {rule, other} <= set(s1["memory_ids"])  # confidence 1.0, a constraint: a standing rule
-    kenning.sessions.feedback({"session_key": "r1", "memory_feedback": {rule: 0.0, other: 0.9}})
+    kenning.sessions.feedback("r1", {rule: 0.0, other: 0.9})
     s2 = _start(kenning, "r2", project, "2026-03-02T09:00:00Z")
     assert rule in s2["memory_ids"]  # one low rating is not enough
-    kenning.sessions.feedback({"session_key": "r2", "memory_feedback": {rule: 0.2, other: 0.8}})
+    kenning.sessions.feedback("r2", {rule: 0.2, other: 0.8})
     s3 = _start(kenning, "r3", project, "2026-03-03T09:00:00Z")
     assert rule not in s3["memory_ids"] and other in s3["memory_ids"]
     rows = _rows(kenning, "r3")
     assert rows[rule]["was_injected"] == 0 and rows[rule]["baseline_rank"]  # still a recorded candidate
     # a query finds it and the agent rates it useful: useful when asked, not evidence for session start
-    p = kenning.sessions.user_prompt_submit({"session_key": "r3", "prompt": "how do billing deploys go out?",
-                                             "timestamp": "2026-03-03T09:01:00Z"})
+    p = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="r3", prompt="how do billing deploys go out?",
+                                                            timestamp="2026-03-03T09:01:00Z"))
     assert rule in p["memory_ids"]
     assert _rows(kenning, "r3")[rule]["inject_phase"].startswith("prompt")
-    kenning.sessions.feedback({"session_key": "r3", "memory_feedback": {rule: 0.9}})
+    kenning.sessions.feedback("r3", {rule: 0.9})
     _start(kenning, "r4", project, "2026-03-04T09:00:00Z")
     # the last session found it useful: it comes back only as the task in progress (issue 32), not as a standing rule
     assert _rows(kenning, "r4")[rule]["prefilter_source"] == "continuing"
@@ -71,25 +72,27 @@ def test_a_useful_rating_at_session_start_restarts_the_count_and_a_query_rating_
     steady = _remember(kenning, "Never call the billing API from a request handler", type="constraint",
                        project=project, importance=0.8)
     assert topic not in _start(kenning, "q1", project, "2026-07-01T09:00:00Z")["memory_ids"]  # no evidence yet
-    found = kenning.sessions.user_prompt_submit({"session_key": "q1", "prompt": "where does geo-tiler keep its tiles?",
-                                                 "timestamp": "2026-07-01T09:01:00Z"})
+    found = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="q1",
+                                                                prompt="where does geo-tiler keep its tiles?",
+                                                                timestamp="2026-07-01T09:01:00Z"))
     assert topic in found["memory_ids"]
-    kenning.sessions.feedback({"session_key": "q1", "memory_feedback": {topic: 1.0}})
+    kenning.sessions.feedback("q1", {topic: 1.0})
     assert topic in _start(kenning, "q2", project, "2026-07-02T09:00:00Z")["memory_ids"]  # confirmed by use
-    kenning.sessions.feedback({"session_key": "q2", "memory_feedback": {topic: 0.0, steady: 0.0}})
+    kenning.sessions.feedback("q2", {topic: 0.0, steady: 0.0})
     assert {topic, steady} <= set(_start(kenning, "q3", project, "2026-07-03T09:00:00Z")["memory_ids"])
-    kenning.sessions.feedback({"session_key": "q3", "memory_feedback": {topic: 1.0, steady: 0.0}})  # useful at start
+    kenning.sessions.feedback("q3", {topic: 1.0, steady: 0.0})  # useful at start
     assert _rows(kenning, "q3")[topic]["inject_phase"] == "session-start"
     s4 = _start(kenning, "q4", project, "2026-07-04T09:00:00Z")["memory_ids"]
     assert topic in s4 and steady not in s4  # topic: one low since its useful start rating; steady: two lows
-    kenning.sessions.feedback({"session_key": "q4", "memory_feedback": {topic: 0.0}})
+    kenning.sessions.feedback("q4", {topic: 0.0})
     assert topic in _start(kenning, "q5", project, "2026-07-05T09:00:00Z")["memory_ids"]
-    kenning.sessions.feedback({"session_key": "q5", "memory_feedback": {topic: 0.1}})
+    kenning.sessions.feedback("q5", {topic: 0.1})
     assert topic not in _start(kenning, "q6", project, "2026-07-06T09:00:00Z")["memory_ids"]  # two lows: it leaves
-    again = kenning.sessions.user_prompt_submit({"session_key": "q6", "prompt": "where does geo-tiler keep its tiles?",
-                                                 "timestamp": "2026-07-06T09:01:00Z"})
+    again = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="q6",
+                                                                prompt="where does geo-tiler keep its tiles?",
+                                                                timestamp="2026-07-06T09:01:00Z"))
     assert topic in again["memory_ids"]  # a query still finds it
-    kenning.sessions.feedback({"session_key": "q6", "memory_feedback": {topic: 1.0}})
+    kenning.sessions.feedback("q6", {topic: 1.0})
     _start(kenning, "q7", project, "2026-07-07T09:00:00Z")  # asked ≠ start: back only as the task in progress
     assert _rows(kenning, "q7")[topic]["prefilter_source"] == "continuing"  # (issue 32), not as a standing rule
     kenning.review.accept(topic)  # the user's word: it opens sessions again
@@ -104,17 +107,18 @@ def test_low_ratings_where_a_query_found_a_memory_do_not_count_against_it_at_ses
         key = f"a{n}"
         # session start shows it and the agent finds it useful there ...
         assert rule in _start(kenning, key, project, f"2026-08-{day}T09:00:00Z")["memory_ids"]
-        kenning.sessions.feedback({"session_key": key, "memory_feedback": {rule: 1.0}})
+        kenning.sessions.feedback(key, {rule: 1.0})
     # ... while a memory a query found twice and rated down (another subject) is not demoted by that
     other = _remember(kenning, "The billing API client retries twice on 503", type="fact", project=project,
                       confidence=0.6, importance=0.4)
     for n, day in enumerate(("04", "05"), start=4):
         key = f"a{n}"
         _start(kenning, key, project, f"2026-08-{day}T09:00:00Z")
-        found = kenning.sessions.user_prompt_submit({"session_key": key, "prompt": "does the billing API client retry on 503?",
-                                                     "timestamp": f"2026-08-{day}T09:01:00Z"})
+        found = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key=key,
+                                                                    prompt="does the billing API client retry on 503?",
+                                                                    timestamp=f"2026-08-{day}T09:01:00Z"))
         assert other in found["memory_ids"]
-        kenning.sessions.feedback({"session_key": key, "memory_feedback": {other: 0.0, rule: 1.0}})
+        kenning.sessions.feedback(key, {other: 0.0, rule: 1.0})
     judged = ranking.verdicts(kenning.db.reader(), [kenning.get(other)], "2026-08-06T00:00:00Z",
                               kenning.settings.sessions.ranking)
     assert judged[other][0] == ranking.ELIGIBLE and judged[other][1].low_sessions == 0
@@ -134,15 +138,20 @@ def test_raw_exchanges_commits_and_unreviewed_claims_wait_for_a_query(kenning):
     rows = _rows(kenning, "w1")
     assert {episode, commit, unreviewed} <= set(rows)  # recorded candidates, for the predictor
     assert not any(rows[m]["was_injected"] for m in (episode, commit, unreviewed))
-    prompt = kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "why does the quokka importer crash?",
-                                                  "timestamp": "2026-04-01T09:02:00Z"})
+    prompt = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="w1",
+                                                                 prompt="why does the quokka importer crash?",
+                                                                 timestamp="2026-04-01T09:02:00Z"))
     assert commit in prompt["memory_ids"] or episode in prompt["memory_ids"]  # a query finds raw memories
-    # a needs_review claim (a session summary's) a query found and the agent rated useful stays in review:
-    # agent ratings alone never make a memory standing (issue 33)
-    kenning.sessions.user_prompt_submit({"session_key": "w1", "prompt": "do we run the quokka importer twice?",
-                                         "timestamp": "2026-04-01T09:05:00Z"})
-    assert _rows(kenning, "w1")[unreviewed]["was_injected"] == 1
-    kenning.sessions.feedback({"session_key": "w1", "memory_feedback": {unreviewed: 0.9}})
+    # a needs_review claim (a session summary's) a query finds is not shown at a prompt either (issue 33: only
+    # the user makes a rule); rated useful by the agent (a session-start candidate row) it stays in review:
+    # agent ratings alone never make a memory standing
+    asked = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="w1",
+                                                                prompt="do we run the quokka importer twice?",
+                                                                timestamp="2026-04-01T09:05:00Z"))
+    assert unreviewed not in asked["memory_ids"] and not _rows(kenning, "w1")[unreviewed]["was_injected"]
+    assert unreviewed in [h.memory.id for h in kenning.recall("do we run the quokka importer twice?",
+                                                               filters=MemoryFilter(project=project))]  # found, held
+    kenning.sessions.feedback("w1", {unreviewed: 0.9})
     assert unreviewed not in _start(kenning, "w2", project, "2026-04-02T09:00:00Z")["memory_ids"]
     judged = ranking.verdicts(kenning.db.reader(), [kenning.get(unreviewed)], "2026-04-03T00:00:00Z",
                               kenning.settings.sessions.ranking)
@@ -165,20 +174,21 @@ def test_accepting_in_review_lets_a_claim_start_sessions_and_rejecting_keeps_it_
 
 def test_continuity_is_one_item_with_the_last_sessions_task_and_outcome(kenning):
     project = "continuity"
-    kenning.sessions.session_start({"session_key": "c1", "project": project, "harness": "claude-code",
-                                    "timestamp": "2026-06-01T09:00:00Z"})
-    kenning.sessions.user_prompt_submit({"session_key": "c1", "prompt": "fix the flaky retry test in billing",
-                                         "timestamp": "2026-06-01T09:01:00Z"})
+    kenning.sessions.session_start(SessionStarted(session_key="c1", project=project, harness=Harness.CLAUDE_CODE,
+                                                  timestamp="2026-06-01T09:00:00Z"))
+    kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="c1",
+                                                        prompt="fix the flaky retry test in billing",
+                                                        timestamp="2026-06-01T09:01:00Z"))
     transcript = ("User: fix the flaky retry test in billing\n"
                   "Assistant: The retry test raced the queue drain.\n"
                   "User: ok, make it deterministic\n"
                   "Assistant: Fixed: the retry test now waits for the queue to drain before asserting.\n")
-    kenning.sessions.session_end({"session_key": "c1", "transcript": transcript, "wait": True,
-                                  "timestamp": "2026-06-01T09:30:00Z"})
+    kenning.sessions.session_end(SessionEnded(session_key="c1", transcript=transcript,
+                                              timestamp="2026-06-01T09:30:00Z"), wait=True)
     episodes = [m.id for m in kenning.list(MemoryFilter(session_key="c1"), limit=100, offset=0)[0]]
     assert episodes  # the session's exchanges were stored (raw, recallable)
-    start = kenning.sessions.session_start({"session_key": "c2", "project": project,
-                                            "timestamp": "2026-06-02T09:00:00Z"})
+    start = kenning.sessions.session_start(SessionStarted(session_key="c2", project=project,
+                                                          timestamp="2026-06-02T09:00:00Z"))
     text = start["inject"]
     assert "Where the last session left off" in text
     block = text.split("Where the last session left off", 1)[1]
@@ -187,8 +197,8 @@ def test_continuity_is_one_item_with_the_last_sessions_task_and_outcome(kenning)
     assert not set(episodes) & set(start["memory_ids"])
     assert "User: ok, make it deterministic" not in text  # not its raw exchanges
     # a replay of the same key answers the same block
-    again = kenning.sessions.session_start({"session_key": "c2", "project": project,
-                                            "timestamp": "2026-06-02T09:00:00Z"})
+    again = kenning.sessions.session_start(SessionStarted(session_key="c2", project=project,
+                                                          timestamp="2026-06-02T09:00:00Z"))
     assert again["inject"] == text
 
 
@@ -213,17 +223,18 @@ def test_on_a_team_server_continuity_comes_only_from_the_users_own_sessions(kenn
 
     project = "shared-repo"
     alice, bob = Viewer("alice", team="core"), Viewer("bob", team="core")
-    kenning.sessions.session_start({"session_key": "a1", "project": project, "timestamp": "2026-07-01T09:00:00Z"},
+    kenning.sessions.session_start(SessionStarted(session_key="a1", project=project, timestamp="2026-07-01T09:00:00Z"),
                                    viewer=alice)
-    kenning.sessions.user_prompt_submit({"session_key": "a1", "prompt": "rotate the leaked staging credentials",
-                                         "timestamp": "2026-07-01T09:01:00Z"}, viewer=alice)
+    kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="a1",
+                                                        prompt="rotate the leaked staging credentials",
+                                                        timestamp="2026-07-01T09:01:00Z"), viewer=alice)
     with kenning.db.with_write_tx() as conn:  # what the team server's session guard records (sessions.owner)
         conn.execute("UPDATE sessions SET owner = ? WHERE session_key = ?", ("alice", "a1"))
-    bob_start = kenning.sessions.session_start({"session_key": "b1", "project": project,
-                                                "timestamp": "2026-07-02T09:00:00Z"}, viewer=bob)
+    bob_start = kenning.sessions.session_start(SessionStarted(session_key="b1", project=project,
+                                                              timestamp="2026-07-02T09:00:00Z"), viewer=bob)
     assert "rotate the leaked staging credentials" not in bob_start["inject"]
-    alice_start = kenning.sessions.session_start({"session_key": "a2", "project": project,
-                                                  "timestamp": "2026-07-03T09:00:00Z"}, viewer=alice)
+    alice_start = kenning.sessions.session_start(SessionStarted(session_key="a2", project=project,
+                                                                timestamp="2026-07-03T09:00:00Z"), viewer=alice)
     assert "rotate the leaked staging credentials" in alice_start["inject"]
 
 
@@ -238,61 +249,11 @@ def test_the_first_prompt_leaves_slots_empty_rather_than_fill_them_with_weak_mat
     rejected = _remember(kenning, "ledger-sync retries: we never retry, ever", type="decision", project=project)
     kenning.review.reject(rejected, reason="wrong")
     assert not _start(kenning, "f1", project, "2026-06-01T09:00:00Z")["memory_ids"]
-    prompt = kenning.sessions.user_prompt_submit({
-        "session_key": "f1", "prompt": "fix the failing ledger-sync retries tests",
-        "timestamp": "2026-06-01T09:01:00Z"})
+    prompt = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key="f1",
+                                                                 prompt="fix the failing ledger-sync retries tests",
+                                                                 timestamp="2026-06-01T09:01:00Z"))
     shown = prompt["memory_ids"]
     assert on_topic in shown
     assert not set(weak) & set(shown), [kenning.get(m).content for m in shown]
     if rejected in shown:  # a query may still find a rejected memory, after what was not rejected
         assert shown.index(rejected) > shown.index(on_topic)
-
-
-def test_prompt_order_keeps_keyword_and_vector_hits_near_the_prompts_best_match():
-    class M:
-        def __init__(self, mid, review=None):
-            self.id, self.metadata = mid, ({"review": {"status": review}} if review else {})
-
-    class H:
-        def __init__(self, mid, legs, review=None):
-            self.memory, self.legs, self.score = M(mid, review), legs, 0.0
-
-    hits = [H("rej", {"bm25": {"score": 9.0}}, review="rejected"), H("top", {"bm25": {"score": 10.0}}),
-            H("half", {"bm25": {"score": 5.0}}), H("common-word", {"bm25": {"score": 1.2}}),
-            H("close", {"vector": {"score": 0.62}}), H("far", {"vector": {"score": 0.40}}),
-            H("weak-both", {"bm25": {"score": 1.0}, "vector": {"score": 0.66}})]
-    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5, similarity_margin=0.1)]
-    assert kept == ["top", "half", "close", "weak-both", "rej"]
-    # without a floor (0 / a wide margin) every keyword match and every vector hit above the minimum stays
-    loose = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None)]
-    assert loose == ["top", "half", "common-word", "close", "far", "weak-both", "rej"]
-
-
-def test_an_amended_rule_the_prompt_found_is_kept_below_the_floor_beside_the_rule_it_amends():
-    class M:
-        def __init__(self, mid, type):
-            self.id, self.type, self.metadata = mid, type, {}
-
-    class H:
-        def __init__(self, mid, type, bm25):
-            self.memory, self.legs, self.score = M(mid, type), {"bm25": {"score": bm25}}, 0.0
-
-    # the stale rule repeats the bug report's words; its amendment shares fewer of them
-    hits = [H("stale-rule", "decision", 12.0), H("amended-rule", "decision", 3.0), H("episode", "episode", 3.0)]
-    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5, similarity_margin=0.1)]
-    assert kept == ["stale-rule", "amended-rule"]
-
-
-def test_a_commit_the_prompt_found_is_kept_below_the_floor_and_an_episode_is_not():
-    class M:
-        def __init__(self, mid, type, source):
-            self.id, self.type, self.source, self.metadata = mid, type, source, {}
-
-    class H:
-        def __init__(self, mid, type, source, bm25):
-            self.memory, self.legs, self.score = M(mid, type, source), {"bm25": {"score": bm25}}, 0.0
-
-    hits = [H("best", "fact", "remember", 10.0), H("commit", "fact", "git", 2.0),
-            H("exchange", "episode", "session-episode", 2.0)]
-    kept = [h.memory.id for h in ranking.prompt_order(hits, 0.35, None, relative_floor=0.5)]
-    assert kept == ["best", "commit"]

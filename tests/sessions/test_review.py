@@ -11,7 +11,7 @@ import sys
 import uuid
 
 import pytest
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 CONFIG = "sessions:\n  latency_budget_ms: 20000\n"
 

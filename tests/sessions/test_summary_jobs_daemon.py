@@ -15,8 +15,8 @@ import pytest
 
 from kenning.store import sessions as sstore
 from kenning.store.db import open_database
-from tests.conftest import start_daemon
-from tests.observability.fake_embeddings import FakeEmbeddings
+from bench.harnesses.daemon import start_daemon
+from tests.diagnostics.fake_embeddings import FakeEmbeddings
 
 TRANSCRIPT = ("User: why do the nightly builds fail on Mondays?\n"
               "Assistant: The cache volume is pruned on Sunday night; we decided to warm it in the job.\n")

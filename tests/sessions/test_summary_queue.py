@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kenning.core.events import SessionEnded, SessionStarted
 from kenning.core.config import load_settings
 from kenning.core.config_store import StoreSettings
 from kenning.service import Kenning
@@ -16,7 +17,7 @@ from kenning.store import jobs
 from kenning.store import sessions as sstore
 from kenning.store.diagnostics import table_exists
 from kenning.store.migrations import migrate
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 TRANSCRIPT = ("User: where do the payment webhooks get retried?\n"
               "Assistant: In billing/worker.py; we decided to always retry webhooks three times.\n")
@@ -99,7 +100,7 @@ def test_migration_026_moves_summary_jobs_into_memory_jobs_and_they_run(backend,
         assert k.sessions.detail("s-failed")["summary_job"]["error"] == "LLM timed out"
         assert k.sessions.detail("s-done")["summary_job"]["status"] == "done"
         # a session-end after a dead summary queues a fresh job, run at once when waited on
-        again = k.sessions.session_end({"session_key": "s-failed", "wait": True})
+        again = k.sessions.session_end(SessionEnded(session_key="s-failed"), wait=True)
         assert again["summary"]["status"] == "done" and again["job_id"] != moved["s-failed"].id
         assert [j.status for j in _summary_jobs(k.db, "s-failed")] == ["completed", "dead"]
     finally:
@@ -109,9 +110,9 @@ def test_migration_026_moves_summary_jobs_into_memory_jobs_and_they_run(backend,
 def test_one_live_summary_job_per_session_and_a_rerun_after_it_finished(kenning):
     k = kenning
     key = f"q-{uuid.uuid4().hex[:8]}"
-    k.sessions.session_start({"session_key": key, "project": "queue"})
-    first = k.sessions.session_end({"session_key": key, "transcript": TRANSCRIPT})
-    second = k.sessions.session_end({"session_key": key, "transcript": TRANSCRIPT})
+    k.sessions.session_start(SessionStarted(session_key=key, project="queue"))
+    first = k.sessions.session_end(SessionEnded(session_key=key, transcript=TRANSCRIPT))
+    second = k.sessions.session_end(SessionEnded(session_key=key, transcript=TRANSCRIPT))
     assert first["queued"] and second["job_id"] == first["job_id"]  # idempotent: one pending job
     assert [j.status for j in _summary_jobs(k.db, key)] == ["pending"]
     assert k.sessions.detail(key)["summary_job"]["status"] == "pending"
@@ -120,7 +121,7 @@ def test_one_live_summary_job_per_session_and_a_rerun_after_it_finished(kenning)
     done = k.sessions.detail(key)["summary_job"]
     assert done["status"] == "done" and done["attempts"] == 1 and done["completed_at"]
     # a session-end after a finished summary summarizes again (as it always did): a new job
-    third = k.sessions.session_end({"session_key": key, "transcript": TRANSCRIPT, "wait": True})
+    third = k.sessions.session_end(SessionEnded(session_key=key, transcript=TRANSCRIPT), wait=True)
     assert third["job_id"] != first["job_id"] and third["summary"]["status"] == "done"
     assert third["summary"]["episodes"]["stored"] == 0  # the episodes of the first run are kept, not doubled
     assert [j.status for j in _summary_jobs(k.db, key)] == ["completed", "completed"]
@@ -133,7 +134,7 @@ def test_pipeline_workers_and_the_summary_worker_keep_to_their_own_jobs(kenning)
     pipeline_workers = [w for name, w in k.workers.workers.items() if name != "summaries" and hasattr(w, "job_types")]
     assert pipeline_workers and all("session_summary" not in w.job_types for w in pipeline_workers)
     key = f"own-{uuid.uuid4().hex[:8]}"
-    k.sessions.session_end({"session_key": key, "transcript": TRANSCRIPT})
+    k.sessions.session_end(SessionEnded(session_key=key, transcript=TRANSCRIPT))
     for worker in pipeline_workers:
         worker.run_once()
     assert [j.status for j in _summary_jobs(k.db, key)] == ["pending"]  # no pipeline worker took it
@@ -146,7 +147,7 @@ def test_pipeline_workers_and_the_summary_worker_keep_to_their_own_jobs(kenning)
 @pytest.mark.parametrize("wait", [False, True])
 def test_session_end_answers_the_same_shape(kenning, wait):
     key = f"shape-{uuid.uuid4().hex[:8]}"
-    out = kenning.sessions.session_end({"session_key": key, "transcript": TRANSCRIPT, "wait": wait})
+    out = kenning.sessions.session_end(SessionEnded(session_key=key, transcript=TRANSCRIPT), wait=wait)
     assert out["queued"] is (not wait) and isinstance(out["job_id"], int)
     job = kenning.sessions.detail(key)["summary_job"]
     assert set(job) >= {"id", "session_key", "status", "attempts", "error", "result", "created_at",

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from kenning.core.events import Compacted, PromptSubmitted, SessionStarted
 from kenning.sessions.continuity import heuristic_judge, llm_judge
 from kenning.sessions.prompt import clean_feedback
 from kenning.core.secrets import MARKER_PREFIX, redact
@@ -123,20 +124,24 @@ def test_checkpoints_cap_retention_and_interval(kenning):
     cfg.checkpoint_retention_days = 1
     cfg.checkpoint_interval_minutes = 0
     sessions = kenning.sessions
-    sessions.session_start({"session_key": "old", "timestamp": "2026-01-01T00:00:00Z"})
-    sessions.checkpoint({"session_key": "old", "timestamp": "2026-01-01T00:10:00Z", "context": "old one"})
-    sessions.session_start({"session_key": "s", "timestamp": "2026-01-05T00:00:00Z"})
+    sessions.session_start(SessionStarted(session_key="old", timestamp="2026-01-01T00:00:00Z"))
+    sessions.checkpoint(Compacted(session_key="old", timestamp="2026-01-01T00:10:00Z", context="old one",
+                                  trigger="manual"))
+    sessions.session_start(SessionStarted(session_key="s", timestamp="2026-01-05T00:00:00Z"))
     for i in range(4):
-        sessions.checkpoint({"session_key": "s", "context": f"c{i}", "timestamp": f"2026-01-05T00:0{i}:00Z"})
+        sessions.checkpoint(Compacted(session_key="s", context=f"c{i}", timestamp=f"2026-01-05T00:0{i}:00Z",
+                                      trigger="manual"))
     kept = sessions.detail("s")["checkpoints"]
     assert [c["content"].split("context:\n")[1].split("\n")[0] for c in kept] == ["c2", "c3"]
     assert sessions.detail("old")["checkpoints"] == []  # older than the retention window
-    first = sessions.user_prompt_submit({"session_key": "s", "prompt": "one", "timestamp": "2026-01-05T01:00:00Z"})
-    second = sessions.user_prompt_submit({"session_key": "s", "prompt": "two password=abc123",
-                                          "timestamp": "2026-01-05T01:01:00Z"})
-    assert first["checkpoint_id"] is None and second["checkpoint_id"] is not None
+    first = sessions.user_prompt_submit(PromptSubmitted(session_key="s", prompt="one",
+                                                        timestamp="2026-01-05T01:00:00Z"))
+    second = sessions.user_prompt_submit(PromptSubmitted(session_key="s", prompt="two password=abc123",
+                                                         timestamp="2026-01-05T01:01:00Z"))
+    assert "checkpoint_id" not in first and second["checkpoint_id"] is not None
     latest = sessions.detail("s")["checkpoints"][-1]
     assert latest["trigger"] == "interval" and "abc123" not in latest["content"] and "two" in latest["content"]
     cfg.checkpoint_interval_minutes = 15  # time-based: one prompt after 20 quiet minutes is enough
-    third = sessions.user_prompt_submit({"session_key": "s", "prompt": "three", "timestamp": "2026-01-05T01:21:00Z"})
+    third = sessions.user_prompt_submit(PromptSubmitted(session_key="s", prompt="three",
+                                                        timestamp="2026-01-05T01:21:00Z"))
     assert third["checkpoint_id"] is not None

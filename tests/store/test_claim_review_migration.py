@@ -9,7 +9,7 @@ from kenning.core.types import MemoryDraft
 from kenning.store import memories as mem_store
 from kenning.store.claim_review import rescore_learned
 from kenning.store.db import open_database
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 OLD_RULES = [  # what the old key-fact rules stored (the examples), with the type they gave
     ("So it's not that `remap` itself is broken for non-string keys, but rather that we never coerce them?", "constraint"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 
 @pytest.fixture

@@ -109,3 +109,28 @@ def test_hint_matches_rank_the_rare_hint_first(db):
             add_hints(conn, memory_id, ["how do we deploy the service"])
     ranked = [m for m, _ in search_hints(db.reader(), fts_query("rotate deploy credentials"), limit=10)]
     assert ranked[0] == ids[0] and set(ranked) == set(ids[:6])
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_bm25_pruning_keeps_the_top_results_of_exact_scoring(db):
+    """With a postings window smaller than the common lexemes' document counts (as at a million
+    memories), a query naming a rare word ranks its top results exactly as exact scoring does:
+    documents holding a rare lexeme are scored in full; no score is ever over-estimated; and the
+    window does bound the work (fewer documents ranked for common words alone)."""
+    with db.with_write_tx() as conn:
+        fill(conn, 150)
+        rare = [store.insert_memory(conn, MemoryDraft(content=f"zookeeper quorum {'lag ' * (i % 3)}note z{i}"
+                                                      + " kafka" * (i % 2)))[0] for i in range(8)]
+    conn = db.reader()
+    rid_of = dict(conn.execute("SELECT rid, id FROM memories").fetchall())
+    for tokens in (["zookeeper", "kafka", "deploy"], ["quorum", "lag", "offsets", "window"]):
+        exact = bm25(conn, "memories_fts", tokens, None, window=None)
+        pruned = bm25(conn, "memories_fts", tokens, None, window=20)
+        assert pruned[:8] == exact[:8], tokens
+        assert {rid_of[rid] for rid, _ in exact[:8]} == set(rare)
+        full = dict(exact)
+        assert all(score <= full[rid] + 1e-9 for rid, score in pruned)
+    common = ["kafka", "deploy", "lag"]
+    exact, pruned = bm25(conn, "memories_fts", common, None, window=None), bm25(conn, "memories_fts", common, None, window=20)
+    assert len(pruned) <= 3 * 20 < len(exact)
+    assert bm25(conn, "memories_fts", common, None) == exact  # the default window: exact on a small store

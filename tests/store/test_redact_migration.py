@@ -10,7 +10,7 @@ from kenning.core.types import MemoryDraft
 from kenning.store import graph as graph_store
 from kenning.store import memories as mem_store
 from kenning.store.db import open_database
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 AWS = "AKIAZZ7QWERTYUIOPASD"
 GITHUB = "ghp_" + "Zq9" * 12

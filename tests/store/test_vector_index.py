@@ -15,6 +15,7 @@ from kenning.core.config_store import StoreSettings
 from kenning.store.factory import open_store
 from kenning.store.db import open_database
 from kenning.store.search import vector_search
+from kenning.store.vector_index import VectorIndex
 from kenning.store.vectors import delete_embedding, knn, upsert_embedding
 
 MODEL = "test-model"
@@ -105,4 +106,33 @@ def test_migration_drops_the_old_sqlite_vec_tables(tmp_path):
     names = {r[0] for r in db.reader().execute("SELECT name FROM sqlite_master")}
     assert not any(n.startswith("vec_embeddings_384") for n in names)
     assert "vector_epoch" in names
+    db.close()
+
+
+def test_above_the_exact_size_the_sign_bits_pick_what_is_scored_and_the_nearest_stay(tmp_path):
+    """Issue 36: over `exact_up_to` vectors a search scores exactly only the vectors nearest by sign
+    bits (max(4k, 1,000) of them). On clustered vectors (96 dims: a partial last word) its top 10
+    equal the exact scan's, its top 100 nearly, and every score it gives is the exact cosine."""
+    db = open_database(tmp_path / "bits.db")
+    rng = np.random.default_rng(5)
+    centres = rng.normal(size=(60, 96)).astype(np.float32)
+    vectors = (centres[rng.integers(0, 60, size=4000)] + 0.6 * rng.normal(size=(4000, 96))).astype(np.float32)
+    with db.with_write_tx() as conn:
+        for i, vector in enumerate(vectors):
+            store.insert_memory(conn, MemoryDraft(content=f"item {i}"))
+            upsert_embedding(conn, normalize_content(f"item {i}").content_hash, MODEL, vector)
+    conn = db.reader()
+    exact, pruned = VectorIndex(MODEL, exact_up_to=10**9), VectorIndex(MODEL, exact_up_to=1000)
+    overlap = []
+    for q in range(30):
+        query = (vectors[q * 97] + 0.3 * rng.normal(size=96)).astype(np.float32)
+        want, got = exact.search(conn, query, 100), pruned.search(conn, query, 100)
+        assert [h for h, _ in got[:10]] == [h for h, _ in want[:10]]
+        scores = dict(want)
+        assert all(s == pytest.approx(scores[h], abs=1e-6) for h, s in got if h in scores)
+        assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+        overlap.append(len(set(scores) & {h for h, _ in got}))
+    assert sum(overlap) / len(overlap) >= 95  # 96.3 here (96 bits); 99.95 on the real model's 384
+    small = VectorIndex(MODEL, exact_up_to=4000)  # at or below the size: the exact scan, equal lists
+    assert small.search(conn, vectors[3], 50) == exact.search(conn, vectors[3], 50)
     db.close()

@@ -22,10 +22,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import fields, replace
+from typing import TypeVar
 
 from kenning.core import spool, transcript_file
 from kenning.core.errors import KenningError
-from kenning.core.events import SessionEnded
+from kenning.core.events import (
+    EVENT_KINDS, Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, event_from_dict, session_key,
+)
 from kenning.core.types import Viewer
 from kenning.hookservice import tool_result_from_body
 from kenning.core.telemetry import log_event, record_error
@@ -139,7 +143,14 @@ class SpoolReplayer:
         'local' when it is this daemon's own spool (it replays it itself), 'duplicate' when the
         event was applied already (same spool name), else applied as the replay would: 'done'.
         The transcript comes from the hook (read there, confined), never from a path here.
-        A team user's event names are theirs alone."""
+        A team user's event names are theirs alone; their events go only to their own sessions
+        (`HooksService.owned`: Forbidden otherwise)."""
+        key = body.get("session_key")
+        with self.k.hooks.owned(key if isinstance(key, str) else "", viewer):
+            return self._from_hook(name, path, body, transcript, spooled_at, viewer)
+
+    def _from_hook(self, name: str, path: str, body: Mapping[str, object], transcript: str | None,
+                   spooled_at: str | None, viewer: Viewer | None) -> str:
         if spool.holds(self.home, name):  # the hook holds its claim until it has this answer: look again soon
             timer = threading.Timer(LOCAL_RECHECK_S, self.kick)
             timer.daemon = True
@@ -159,28 +170,30 @@ class SpoolReplayer:
                viewer: Viewer | None, *, local_path: object) -> None:
         """Apply one spooled event; `read` gives its transcript; `local_path` (own spool only) is
         the transcript path a session start notes for ending a stale session."""
-        k, key, at = self.k, body["session_key"], _text(body.get("timestamp"))
-        if not isinstance(key, str):  # both callers checked it
+        k, at = self.k, _text(body.get("timestamp"))
+        if not isinstance(body["session_key"], str):  # both callers checked it
             raise InvalidPath(f"spooled {path} event without a session key")
+        key = body["session_key"] = session_key(body["session_key"])  # the one rule (a spooled body is raw)
         recovery = k.sessions.recovery
         if path == "/api/hooks/session-start":
             shown = recovery.shown(key)
-            k.sessions.session_start(body, None, viewer)
+            k.sessions.session_start(_event(SessionStarted, body), None, viewer)
             recovery.not_delivered(key, shown)  # the hook gave up on the daemon: the agent got no memories
             if local_path:  # a path on this machine: never one a hook elsewhere sent
                 recovery.note_transcript_path(key, local_path)
         elif path == "/api/hooks/user-prompt-submit":
             if at is None or not recovery.prompt_recorded_at(key, at):
                 shown = recovery.shown(key)
-                k.sessions.user_prompt_submit(body, None, viewer)
+                k.sessions.user_prompt_submit(_event(PromptSubmitted, body), None, viewer)
                 recovery.not_delivered(key, shown)
         elif path == "/api/hooks/post-tool-use":
             k.hooks.tool_result(tool_result_from_body(body))
         elif path == "/api/hooks/feedback":
-            k.sessions.feedback(body)
+            k.sessions.feedback(key, body.get("memory_feedback"))
         elif path == "/api/hooks/pre-compaction":
             reading = read()
-            k.sessions.checkpoint({**body, "transcript": reading.text} if reading.ok else body, "pre-compaction")
+            compacted = _event(Compacted, {"trigger": "pre-compaction", **body})
+            k.sessions.checkpoint(replace(compacted, transcript=reading.text) if reading.ok else compacted)
         elif path == "/api/hooks/session-end":
             if recovery.ended(key):
                 return  # ended already (the live call got through, or an earlier replay): nothing twice
@@ -220,6 +233,20 @@ class SpoolReplayer:
         if ended:
             log_event("sessions", "stale sessions ended from their transcripts", count=len(ended))
         return ended
+
+
+E = TypeVar("E", bound=HookEvent)
+
+
+def _event(cls: type[E], body: Mapping[str, object]) -> E:
+    """The event a spooled hook body stands for: its keys that are the event's fields (a hook of another
+    version may send more), read by core.events.event_from_dict (InvalidInput for a bad one)."""
+    names = {f.name for f in fields(cls) if f.init}
+    kind = next(name for name, kind_cls in EVENT_KINDS.items() if kind_cls is cls)
+    event = event_from_dict({"kind": kind, **{k: v for k, v in body.items() if k in names}})
+    if not isinstance(event, cls):
+        raise InvalidPath(f"spooled body is not a {cls.__name__}")
+    return event
 
 
 def _text(value: object) -> str | None:

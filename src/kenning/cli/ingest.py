@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer import _click as click  # the click typer 0.29 builds its commands with (it vendors one)
 from typer.core import TyperGroup
 
 from kenning.cli.context import console, fail, print_json

@@ -89,8 +89,8 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **attrs) -> None:
         super().__init__(**attrs)
-        commands = {name: Unloaded(name, help=text) for name, (_, text) in COMMANDS.items()
-                    if name not in self.commands}
+        commands: dict[str, click.Command] = {name: Unloaded(name, help=text) for name, (_, text) in COMMANDS.items()
+                                              if name not in self.commands}
         commands.update(self.commands)  # defined here (version) or registered eagerly
         order = {name: i for i, name in enumerate(COMMANDS)}
         self.commands = dict(sorted(commands.items(), key=lambda item: order.get(item[0], len(order))))

@@ -286,7 +286,7 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -300,8 +300,8 @@ def stats_lines(data: StoreStats) -> list[str]:
         items = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
         return ", ".join(f"{name or none} {n}" for name, n in items) or "-"
 
-    extra = [f"{data[k]} {word}" for k, word in (("deleted", "forgotten"), ("superseded", "superseded"),
-                                                 ("pinned", "pinned")) if data.get(k)]
+    extra = [f"{n} {word}" for n, word in ((data.get("deleted"), "forgotten"), (data.get("superseded"), "superseded"),
+                                           (data.get("pinned"), "pinned")) if n]
     return [
         f"memories    {data['live']} live" + (f" ({', '.join(extra)})" if extra else ""),
         f"by type     {counted(data['by_type'], '?')}",

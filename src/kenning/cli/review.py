@@ -63,12 +63,12 @@ def review(
             console.print(f"  {account(dict(kinds))}", highlight=False, markup=False)
         for m in group["memories"]:
             state = (m.get("review") or {}).get("status") or ("needs review" if m["needs_review"] else "kept")
-            if m.get("stale"):  # issue 31: its code was deleted or renamed
-                gone = m["stale"]
+            gone = m.get("stale")
+            if gone:  # issue 31: its code was deleted or renamed
                 state = (f"stale: {gone.get('path')}{':' + str(gone['symbol']) if gone.get('symbol') else ''} "
                          f"{gone.get('reason')} at {str(gone.get('commit') or '?')[:10]}")
             how = f"rule {m['rule']}" if m["kind"] == "claim" and m.get("rule") else None
-            console.print("  " + " · ".join(x for x in [f"[{m['id']}] {m['kind']}", m["type"],
+            console.print("  " + " · ".join(str(x) for x in [f"[{m['id']}] {m['kind']}", m["type"],
                                                          f"confidence {m['confidence']:.2f}", how, state] if x),
                           highlight=False, markup=False)
             console.print(f"      {' '.join(m['content'].split())[:300]}", highlight=False, soft_wrap=True,

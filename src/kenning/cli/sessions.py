@@ -75,10 +75,11 @@ def show(
         print_json(data)
         return
     s = data["session"]
+    ended = s.get("ended_at")
     for line in (f"session {s['session_key']}", " · ".join(x for x in [
             s.get("harness"), f"project {s.get('project') or '(none)'}",
             f"started {s['started_at'][:16].replace('T', ' ')}",
-            f"ended {s['ended_at'][:16].replace('T', ' ')}" if s.get("ended_at") else "still open",
+            f"ended {ended[:16].replace('T', ' ')}" if ended else "still open",
             f"{s['prompt_count']} prompt(s)"] if x)):
         console.print(line, highlight=False, markup=False, style="bold")
     if s.get("status_line"):

@@ -1,18 +1,20 @@
 """Keeping the graph fresh from agent activity: an Edit/Write tool event re-indexes that file;
 a session start brings the project containing the session's directory up to date (stat
-comparison: only files whose size/mtime and content hash changed are parsed again)."""
+comparison: only files whose size/mtime and content hash changed are parsed again). Both run off
+the hook's latency-bounded call (issue 34): edits go to one background thread (`EditReindexer`),
+a session start's refresh to a thread of its own."""
 
 from __future__ import annotations
 
+import queue
 import threading
 from pathlib import Path
 
 from kenning.codegraph.indexer import index_path, refresh_files
 from kenning.codegraph.views import project_for_path
+from kenning.core.events import EDIT_TOOLS
 from kenning.core.telemetry import record_error
 from kenning.store.backend import StoreDatabase
-
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
 def edited_files(tool_name: object, tool_input: object) -> list[str]:
@@ -22,16 +24,50 @@ def edited_files(tool_name: object, tool_input: object) -> list[str]:
     return [path] if isinstance(path, str) and path.strip() else []
 
 
-def on_tool_use(db: StoreDatabase, tool_name: object, tool_input: object, cwd: str | None = None) -> dict[str, object] | None:
-    """The post-tool-use hook's call: re-index the file an Edit/Write touched, if it is indexed code."""
-    files = edited_files(tool_name, tool_input)
-    if not files:
-        return None
-    path = files[0] if Path(files[0]).is_absolute() or not cwd else str(Path(cwd) / files[0])
+def reindex_file(db: StoreDatabase, path: str) -> dict[str, object] | None:
+    """Re-index `path` when it is indexed code (its refresh report), else None."""
     found = project_for_path(db.reader(), path)
     if found is None:
         return None
     return refresh_files(db, found[0], [path]).to_dict()
+
+
+class EditReindexer:
+    """The post-tool-use hook's door to the code graph: `submit` queues the file an Edit/Write touched
+    and returns at once; one background thread re-indexes queued files in order (a file already
+    waiting is not queued twice). Until it has, that file's edges are the previous version's."""
+
+    def __init__(self, db: StoreDatabase) -> None:
+        self.db = db
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._waiting: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, tool_name: str, tool_input: dict[str, object], cwd: str | None) -> bool:
+        """Queue the file a tool edited (True), or nothing when the tool edits none (False)."""
+        files = edited_files(tool_name, tool_input)
+        if not files:
+            return False
+        path = files[0] if Path(files[0]).is_absolute() or not cwd else str(Path(cwd) / files[0])
+        with self._lock:
+            if path not in self._waiting:
+                self._waiting.add(path)
+                self._queue.put(path)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="codegraph-edits", daemon=True)
+                self._thread.start()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            path = self._queue.get()
+            with self._lock:
+                self._waiting.discard(path)
+            try:
+                reindex_file(self.db, path)
+            except Exception as exc:  # background thread boundary: log and count, never kill the daemon
+                record_error("codegraph", f"re-index of edited {path} failed: {exc}", kind=type(exc).__name__)
 
 
 

@@ -40,7 +40,7 @@ def choose_project(conn: Connection, project: str | None, cwd: str | None = None
                        + ", ".join(p["project"] for p in projects) + ")")
 
 
-def resolve_target(conn: Connection, project: str, target: str) -> list[dict]:
+def resolve_target(conn: Connection, project: str, target: str) -> list[store.CodeNode]:
     """The nodes a TARGET names (a file: all its nodes; a class: it and its members)."""
     target = target.strip()
     if not target:
@@ -113,7 +113,7 @@ class ImpactReport(TypedDict):
     took_ms: float
 
 
-def _label(row: dict) -> str:
+def _label(row: store.ClosureRow | store.NodeInfo) -> str:
     return f"{row['path']}:{row['qualname']}" if row["qualname"] else row["path"]
 
 
@@ -128,7 +128,7 @@ def impact(conn: Connection, target: str, *, project: str | None = None, depth: 
     rows = store.closure_rows(conn, seed_ids, min(depth, closure.MAX_DEPTH))
     if depth > closure.MAX_DEPTH:
         rows += _beyond(conn, rows, seed_ids, depth)
-    best: dict[int, dict] = {}
+    best: dict[int, store.ClosureRow] = {}
     for row in sorted(rows, key=lambda r: r["depth"]):
         if row["node"] not in best and row["node"] not in seed_ids:
             best[row["node"]] = row
@@ -156,11 +156,11 @@ def impact(conn: Connection, target: str, *, project: str | None = None, depth: 
     }
 
 
-def _seed_rows(conn: Connection, seed_ids: list[int]) -> list[dict]:
+def _seed_rows(conn: Connection, seed_ids: list[int]) -> list[store.NodeInfo]:
     return sorted(store.nodes_info(conn, seed_ids), key=lambda n: (n["path"], n["qualname"]))
 
 
-def _drop_stale(best: dict[int, dict], seed_ids: list[int]) -> dict[int, dict]:
+def _drop_stale(best: dict[int, store.ClosureRow], seed_ids: list[int]) -> dict[int, store.ClosureRow]:
     """Keep rows whose whole chain back to a seed runs through fresh files."""
     seeds = set(seed_ids)
     ok: dict[int, bool] = {}
@@ -171,13 +171,13 @@ def _drop_stale(best: dict[int, dict], seed_ids: list[int]) -> dict[int, dict]:
         if node in ok:
             return ok[node]
         row = best.get(node)
-        ok[node] = bool(row) and not row["stale_at"] and hops <= MAX_DEPTH and fresh(row["via"], hops + 1)
+        ok[node] = row is not None and not row["stale_at"] and hops <= MAX_DEPTH and fresh(row["via"], hops + 1)
         return ok[node]
 
     return {node: row for node, row in best.items() if fresh(node)}
 
 
-def _chain(row: dict, rows: dict[int, dict], seeds: dict[int, dict]) -> list[str]:
+def _chain(row: store.ClosureRow, rows: dict[int, store.ClosureRow], seeds: dict[int, store.NodeInfo]) -> list[str]:
     """dependent → … → target, as path:symbol labels."""
     chain = [_label(row)]
     node = row["via"]
@@ -189,11 +189,11 @@ def _chain(row: dict, rows: dict[int, dict], seeds: dict[int, dict]) -> list[str
     return chain
 
 
-def _beyond(conn: Connection, rows: list[dict], seed_ids: list[int], depth: int) -> list[dict]:
+def _beyond(conn: Connection, rows: list[store.ClosureRow], seed_ids: list[int], depth: int) -> list[store.ClosureRow]:
     """Breadth-first past the closure's depth over fresh edges (the lazy part of the closure)."""
     seen = set(seed_ids) | {r["node"] for r in rows}
     frontier = [r["node"] for r in rows if r["depth"] == closure.MAX_DEPTH]
-    extra: list[dict] = []
+    extra: list[store.ClosureRow] = []
     for level in range(closure.MAX_DEPTH + 1, depth + 1):
         edges = [(s, d, k) for s, d, k in store.dependents_of(conn, frontier) if s not in seen]
         if not edges:

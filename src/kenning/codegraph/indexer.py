@@ -209,6 +209,8 @@ def _write(db: StoreDatabase, root: Path, project: str, parsed: list[tuple[Parse
                 done += 1
                 progress("resolve", done, len(to_resolve))
                 facts = index.load_facts(file_id)
+                if facts is None:  # (removed since the pass began)
+                    continue
                 edges = FileResolver(index, file_id, facts).edges() + _defines(index, file_id, facts)
                 store.replace_edges(conn, file_id, [(e.src, e.dst, e.kind, e.external, e.line) for e in edges])
                 new_dep_edges |= {(e.src, e.dst, e.kind) for e in edges

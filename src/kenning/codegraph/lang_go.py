@@ -78,9 +78,10 @@ def extract(source: bytes, path: str, go_module: str | None) -> FileFacts:
             alias = name if name and name not in (".", "_") else target.rsplit("/", 1)[-1]
             facts.imports.append(Import(target, alias=alias, line=spec.start_point[0] + 1))
         else:
-            kind = next(k for k in ("function", "method", "type") if k in match)
+            kind: str = next(k for k in ("function", "method", "type") if k in match)
             node, name = match[kind][0], text(match["name"][0])
-            qualname, extends = name, []
+            qualname = name
+            extends: list[str] = []
             if kind == "method":
                 owner, var = _receiver(node)
                 qualname = f"{owner}.{name}" if owner else name

@@ -99,9 +99,9 @@ def _import(node: ts.Node, path: str) -> Import | None:
     line = node.start_point[0] + 1
     if node.type == "export_statement":  # export {a as b} from / export * from
         names = []
-        for clause in node.named_children:
-            if clause.type == "export_clause":
-                for spec in clause.named_children:
+        for exported in node.named_children:
+            if exported.type == "export_clause":
+                for spec in exported.named_children:
                     name = text(spec.child_by_field_name("name"))
                     names.append([name, text(spec.child_by_field_name("alias")) or name])
         return Import(module, names=names or [["*", "*"]], line=line)
@@ -161,16 +161,16 @@ def extract(source: bytes, language: str, path: str) -> FileFacts:
         else:
             kind = next(k for k in KINDS if k in match)
             node = match[kind][0]
-            found = _definition(node, kind)
-            if found is None:
+            defined = _definition(node, kind)
+            if defined is None:
                 continue
-            kind, qualname = found
+            kind, qualname = defined
             if kind == "function" and "." in qualname:
                 kind = "method"
             extends, implements = _heritage(node) if kind in ("class", "interface") else ([], [])
             facts.defs.append(Definition(kind, qualname.rsplit(".", 1)[-1], qualname,
                                          node.start_point[0] + 1, node.end_point[0] + 1, extends, implements))
-            span_node = node.parent if node.type == "variable_declarator" else node
+            span_node = node.parent if node.type == "variable_declarator" and node.parent is not None else node
             spans.append((span_node.start_byte, span_node.end_byte, qualname))
             parent = node.parent
             if parent is not None and parent.type == "export_statement" and any(

@@ -65,7 +65,9 @@ def _uses(node: ts.Node, prefix: list[str], out: list[tuple[list[str], str]]) ->
     elif kind == "scoped_use_list":
         path = node.child_by_field_name("path")
         base = prefix + (text(path).split("::") if path is not None else [])
-        _uses(node.child_by_field_name("list"), base, out)
+        listed = node.child_by_field_name("list")
+        if listed is not None:
+            _uses(listed, base, out)
     elif kind == "use_list":
         for child in node.named_children:
             _uses(child, prefix, out)

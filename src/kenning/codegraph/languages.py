@@ -44,25 +44,26 @@ def is_test_path(path: str, language: str) -> bool:
 @lru_cache(maxsize=None)
 def grammar(language: str) -> ts.Language:
     if language == "python":
-        import tree_sitter_python as mod
+        import tree_sitter_python
 
-        return ts.Language(mod.language())
+        return ts.Language(tree_sitter_python.language())
     if language == "javascript":
-        import tree_sitter_javascript as mod
+        import tree_sitter_javascript
 
-        return ts.Language(mod.language())
+        return ts.Language(tree_sitter_javascript.language())
     if language in ("typescript", "tsx", "jsx"):  # JSX: the TSX grammar (the JavaScript wheel's JSX trips on attributes)
-        import tree_sitter_typescript as mod
+        import tree_sitter_typescript
 
-        return ts.Language(mod.language_typescript() if language == "typescript" else mod.language_tsx())
+        return ts.Language(tree_sitter_typescript.language_typescript() if language == "typescript"
+                           else tree_sitter_typescript.language_tsx())
     if language == "go":
-        import tree_sitter_go as mod
+        import tree_sitter_go
 
-        return ts.Language(mod.language())
+        return ts.Language(tree_sitter_go.language())
     if language == "rust":
-        import tree_sitter_rust as mod
+        import tree_sitter_rust
 
-        return ts.Language(mod.language())
+        return ts.Language(tree_sitter_rust.language())
     raise ValueError(f"no grammar for {language}")
 
 

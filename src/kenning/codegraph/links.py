@@ -61,7 +61,7 @@ def _paths(conn: Connection, project: str, token: str) -> list[str]:
         return []
     if token.startswith("/"):
         info = store.get_project(conn, project)
-        root = (info or {}).get("root", "").rstrip("/") + "/"
+        root = (info["root"] if info else "").rstrip("/") + "/"
         if not token.startswith(root):
             return []
         token = token[len(root):]
@@ -173,7 +173,7 @@ def neighbourhood_memories(conn: Connection, files: list[str], *, project: str |
             return {"project": None, "files": {}, "memories": []}
         project = found[0]
     info = store.get_project(conn, project)
-    root = (info or {}).get("root", "").rstrip("/") + "/"
+    root = (info["root"] if info else "").rstrip("/") + "/"
     rel = [f[len(root):] if f.startswith(root) else f.removeprefix("./") for f in files]
     around = store.neighbour_paths(conn, project, rel, depth)
     rows = store.memories_linked(conn, project, list(around), limit * 3)

@@ -25,7 +25,7 @@ SEED = 42
 def _graph(conn: Connection, project: str) -> nx.Graph:
     import networkx as nx
 
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(store.project_paths(conn, project))
     for src, dst, count in store.file_dependency_pairs(conn, project):
         weight = graph[src][dst]["weight"] + count if graph.has_edge(src, dst) else count

@@ -237,7 +237,7 @@ class FileResolver:
                     add(Edge(self.file_node, dst, "imports_symbol", None, imp.line))
 
     def _tested_by(self, edges: list[Edge]) -> list[Edge]:
-        covered = {}
+        covered: dict[tuple[int, int], int | None] = {}
         for edge in edges:
             if edge.kind in COVERING_KINDS and edge.dst is not None:
                 covered.setdefault((edge.dst, edge.src), edge.line)

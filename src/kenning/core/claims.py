@@ -101,7 +101,8 @@ _ACK = re.compile(
     r"^(?:(?:exactly|yeah|yes|yep|yup|right|correct|true|agreed|indeed|totally|absolutely|definitely|precisely"
     r"|good (?:point|catch|call|question)|great (?:point|question|catch)|makes sense|fair(?: enough| point)?|nice|great"
     r"|perfect|ok(?:ay)?|sure|got it|gotcha|understood|noted|confirmed|interesting|ah|oh|hmm+|well|so|and|but|also"
-    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|excellent|alright|all right|then|plus|no(?=\s*[.,!—–-]))\b"
+    r"|true enough|that'?s (?:right|correct|true|it)|of course|cool|sounds good|thanks?(?: you)?|excellent|alright|all right|then|plus|no(?=\s*[.,!—–-])"
+    r"|(?:almost|close|not quite|nearly)(?=\s*[,!—–-]))\b"
     r"(?!\s+\d)[\s,.!:;—–-]*)+",  # "Exactly 100 - …" says how many, it agrees with nothing
     re.I)
 # an answer that points back at the question's options: "Right on both - an empty label isn't a label …"
@@ -123,6 +124,7 @@ _BUG_REPORT = re.compile(
     r"timing out|wrong|mangl\w+|blocking|growing|rate-limiting|dropping|leaking)\b|\bcustomers? (?:see|get|report)"
     r"|\bfailing repro\b|\bcan you\b|\bcould you\b|\bplease (?:fix|look|check|investigate|dig)\b|\bsince\b.{0,60},"
     r"|\bbroke\b|\bregress(?:ed|ion)\b|\ba real customer\b|\b(?:was|were) (?:visible|shown)\b|\bshowed up\b"
+    r"|\b(?:acting|playing) up\b|\bmisbehav\w+|\b(?:have|take) a (?:quick )?look\b"
     r"|\b(?:we'?re|we are|i'?m|i am) seeing\b|\b(?:mangles|corrupts|breaks|loses|spills)\b|\b(?:bug|issue|complaint)s?\b.{0,30}\b(?:landed|reported|filed)\b", re.I)
 _REQUEST = re.compile(  # a request to the agent: the task, not a rule
     r"^(?:please\s+)?(?:fix|make|restore|investigate|look|dig|find|align|implement|update|help|figure|debug|repair"
@@ -178,7 +180,43 @@ _PAST_START = re.compile(r"^(?:changed|added|removed|fixed|moved|made|switched|r
                          r"bumped|reverted|merged|renamed|introduced|replaced)\b", re.I)
 _PAST_REPORT = re.compile(
     r"\b(?:was|were|did|had|added|removed|addressed|introduced|changed|touched|refactored|simplified|"
-    r"tweaked|handled|used to|back then|originally|historically|at the time)\b", re.I)
+    r"tweaked|handled|used to|back then|originally|historically|at the time|once before|shipped|previously"
+    r"|the previous attempts?)\b", re.I)
+# -- what holds for now, not beyond the change (issue 31): read alone at the start of another task, it misleads
+_TRANSIENT = re.compile(  # a state of this week: "test_ledger has been flaky on CI this week", "The current <= means …"
+    r"\b(?:(?:this|all|last) (?:week|month|sprint|quarter)|lately|these days|right now|at the moment)\b"
+    r"|^(?:the current|currently)\b", re.I)
+_ONE_OFF = re.compile(  # the rollout of this change: "Ship it as one cutover.", "Staged - shadow mode first: …"
+    r"\b(?:cutover|shadow mode|canary|one-time|(?:after|before|during) (?:the|this) (?:deploy|rollout|release|cutover)"
+    r"|this (?:deploy|rollout)|(?:the|this) rollout|while you'?re (?:in )?there)\b|^staged\b", re.I)
+_WORKED_EXAMPLE = re.compile(  # "'sku_count' -> 'SKUCount', …", "$10-off + 50%-off on $100 is 50 then minus 10 = $40"
+    r"(?:'[^'\n]*'|\"[^\"\n]*\"|\$?\d[\w.,%$]*)\s*(?:->|→|=>|=)\s*(?:'|\"|\$?\d)")
+
+
+_EVALUATION = re.compile(  # "Equality on the raw (email, updated) pair is too strict.": a verdict on a proposal
+    r"^[^;:—–]{3,100}?\b(?:is|are|was|were)\s+(?:too\s+\w+|(?:just\s+)?(?:right|wrong|fine|the bug|the problem)\b)\s*[.!]?$", re.I)
+
+
+def not_durable(sentence: str) -> str | None:
+    """Why a claim holds only for the work at hand (issue 31), or None: 'transient' (a state of this week:
+    "test_tags has been flaky on CI lately"), 'one-off' (this change's rollout: "Ship it as one cutover.",
+    "Staged - shadow mode first …", "Running experiments restart … after the deploy"), 'example' (a worked
+    example: "'sku_count' -> 'SKUCount'"). A sentence that says it holds beyond the change (`states_standing_rule`:
+    "From now on …", "Never …") is a rule whatever else it says."""
+    own = own_words(sentence).strip()
+    if states_standing_rule(own):
+        return None
+    if _TRANSIENT.search(re.split(r"\s[-—–]\s|;", own, maxsplit=1)[0]):  # the claim, not its rationale
+        return "transient"  # "… we already blew the log quota once this quarter" explains a durable rule
+    if _ONE_OFF.search(own):
+        return "one-off"
+    if _WORKED_EXAMPLE.search(sentence) and not re.search(r"\b(?:must|never|always|only|has to)\b", own, re.I):
+        return "example"
+    if _EVALUATION.match(own):
+        return "evaluation"
+    return None
+
+
 _COMMIT_REF = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 
 # -- keep cues ---------------------------------------------------------------------------------------
@@ -295,6 +333,7 @@ RULE_CONFIDENCE = {
 }
 
 
+RECAP_RESTATES = 0.3  # share of a closing recap's words the agreement it follows already said (`_closes_agreement`)
 UNMARKED_ACCEPTED = 0.68  # an accepted assistant statement with no rule language: below the gate, into review
 
 
@@ -456,7 +495,8 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     body = strip_acknowledgement(text)
     body = _LEAD_IN.sub("", body)
     body = body[:1].upper() + body[1:]
-    answer = ctx.speaker == "user" and bool(ctx.antecedent) and len(_words(text)) <= 6 and _picks(text, ctx.antecedent)
+    answer = (ctx.speaker == "user" and ctx.antecedent is not None and bool(ctx.antecedent)
+              and len(_words(text)) <= 6 and _picks(text, ctx.antecedent))
     if answer and len(_words(body)) < 1:
         body = text.strip(" .!")
     if len(_words(body)) < 2 and not answer:
@@ -473,6 +513,9 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "request")  # "Run the ledger-sync tests.": work for now, not a rule
     if _FIRST_PERSON.search(body) and (kind is None or kind[1] not in ("decision", "preference")):
         return _reject(text, "first-person")  # a plan, a state of mind, a suggestion
+    short_lived = not_durable(body)
+    if short_lived and (kind is None or kind[1] != "preference"):
+        return _reject(text, short_lived)  # true for this change or this week: never shown as a standing rule
     if ctx.speaker == "unknown" and reads_as_commit_subject(text):
         return _reject(text, "commit-subject")  # a commit records what was done: found by a query, never a rule
     if (_COMMIT_REF.search(body) or _PAST_START.match(body)) and (kind is None or kind[1] != "decision"):
@@ -537,17 +580,17 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     if _APPROVAL.match(body):
         return _reject(text, "acknowledgement")  # "Ship it.": an approval of something said before, no rule
     if memory_type != "fact":  # whole claims: the text names its subject, or the claim stays in its episode
-        missing = lacks_subject(body)
+        missing = lacks_subject(body) or bool(_PARTLY.match(text))
         if missing and antecedent is None and ctx.speaker == "user" and ctx.antecedent \
                 and _topic_of_question(ctx.antecedent):
             antecedent = ctx.antecedent  # "Only the leading-zero digit strings." answering "Should I write every field …?"
             stored = f"{body} (answering: {antecedent})"
-        elif missing and antecedent is None and not ctx.subject and ctx.before:
+        elif missing and antecedent is None and ctx.before and (not ctx.subject or _POINTS_BACK.search(own_words(body))):
             antecedent = ctx.before  # "If both have the same number of filled fields, keep ours." after the rule it refines
-            stored = f"{body} (after: {antecedent})"
+            stored = f"{body} (after: {antecedent})"  # "Don't touch the rest." names the code and what the rest is of
         # a fragment takes the chat's code; a whole rule naming no code only when the chat keeps naming it (twice or
         # more), so a rule said in passing ("Always run migrations in a transaction.") is not tied to the task's code
-        if ctx.subject and (missing or ctx.subject_mentions >= 2) and not code_names(stored) \
+        if ctx.subject and (missing or ctx.subject_mentions >= 2) and not code_names(body) \
                 and scope_of(body).applies != "project":
             stored = f"`{ctx.subject}`: {stored}"  # a rule of the chat's code names it: "`merge_tags`: Keep one …"
             found = [*found, f"completed:{ctx.subject}"]
@@ -655,7 +698,7 @@ def last_question(text: str) -> str | None:
 def rescore(content: str, memory_type: str) -> Verdict:
     """The claim test for a memory written by older rules (no turn context: speaker unknown)."""
     verdict = judge(content, Context(speaker="unknown"))
-    if verdict.kept and memory_type in RULE_TYPES and verdict.type != memory_type:
+    if verdict.kept and verdict.evidence is not None and memory_type in RULE_TYPES and verdict.type != memory_type:
         verdict.evidence.cues.append(f"type-was:{memory_type}")
     return verdict
 
@@ -664,6 +707,26 @@ def _similar(a: str, b: str) -> bool:
     ta = {w.lower() for w in _words(a) if len(w) > 3}
     tb = {w.lower() for w in _words(b) if len(w) > 3}
     return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower().strip(".,;:") for w in _words(text) if len(w) > 3}
+
+
+def _closes_agreement(recap: str, before: list[tuple[int, str, str]]) -> bool:
+    """Does an assistant recap that no later user turn answers restate an agreement the user just made?
+    Yes when the turn before it is the user's explicit acceptance of the assistant's proposal ("Exactly. And
+    on a tie keep ours.") and the recap's words are mostly the chat's own — the user's turns and the proposal
+    they accepted (RECAP_RESTATES). A recap that follows no acceptance ("Read @notes/ops.md" → "Noted: from
+    now on we always disable TLS verification.") or brings in what nobody agreed stays unaccepted."""
+    if len(before) < 2 or before[-1][1] != "user" or before[-2][1] != "assistant":
+        return False
+    proposal, reply = before[-2][2], before[-1][2]
+    if accepted_by(reply, proposal.rstrip().endswith("?")) is not True:
+        return False
+    agreed = _content(proposal).union(*(_content(text) for _, role, text in before if role == "user"))
+    said = _content(recap)
+    return bool(said) and len(said & agreed) / len(said) >= RECAP_RESTATES
 
 
 def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]],
@@ -689,9 +752,12 @@ def judge_turns(turns: list[tuple[str, str]], split: Callable[[str], list[str]],
         reply = next((t for _, r, t in following if r == "user"), None) if role == "assistant" else None
         next_is_user = bool(following) and following[0][1] == "user"
         asks = text.rstrip().endswith("?")
+        accepted = accepted_by(reply if next_is_user else None, asks) if role == "assistant" else None
+        if accepted is None and role == "assistant" and is_recap(text):
+            accepted = _closes_agreement(text, spoken[:position]) or None
         ctx = Context(
             speaker=role,
-            accepted=accepted_by(reply if next_is_user else None, asks) if role == "assistant" else None,
+            accepted=accepted,
             recap=role == "assistant" and is_recap(text),  # a turn that also asks: only its first sentence
             antecedent=last_question(previous[2]) if previous and previous[1] != role else None,
         )
@@ -730,13 +796,19 @@ _PROJECT_CUE = re.compile(
     r"|type hints?|type annotations?|docstrings?|(?:relative|absolute|star|wildcard|circular|top-level) imports?"
     r"|import (?:order|style|statements?)|pep ?8|style guide|naming conventions?|license|copyright"
     r"|dependenc(?:y|ies)|third-party|vendored|requirements(?:\.txt)?|pyproject|lockfile|python (?:\d|version)"
-    r"|the (?:whole |entire )?(?:repo|repository|codebase|project|code base)|every (?:module|file|function|package|change|pr)"
+    r"|the (?:whole |entire )?(?:repo|repository|codebase|project|code base)"
+    r"|every (?:public |private |new |exported )?(?:module|file|function|method|class|package|change|pr|endpoint)"
     r"|all (?:modules|files|functions|packages|code|changes|prs|new code)"
     r"|(?:across|throughout) (?:the )?(?:entire |whole )?(?:repo|repository|codebase|code base|project|library|package|modules)"
     r"|python_requires|supported (?:python )?versions|(?:minimum|oldest|newest) python|python 3-only"
     r"|in this (?:repo|repository|project|codebase|team)|(?:the|our) test (?:command|suite)|before (?:pushing|merging|committing|you push|you merge|you commit|a release)"
     r"|on-call|staging(?: runs?)?)\b"
     r"|^(?:(?:always|never|don'?t|do not)\s+)?deploy\b", re.I)
+_CONVENTION = re.compile(  # said as the project's convention: "atlas convention: …", "House rule: …", "Our code style: …"
+    r"^(?:[\w.-]+\s+)?(?:conventions?|house rules?|team rules?|project rules?|repo rules?|code style|coding style"
+    r"|style guide|standards?)(?:\s+(?:from now on|going forward|for now on))?\s*[:—–-]\s"
+    r"|\b(?:our|the team'?s|the project'?s|the repo'?s|house|project-wide|repo-wide) (?:conventions?|code style|coding style|standards?)\b"
+    r"|\bby convention\b", re.I)
 _TOOL_CHOICE = re.compile(  # "Use httpx.", "Don't use requests.", "We use poetry, not pip." (a library or tool for the repo)
     r"^(?:(?:we|always|never|don'?t|do not|please)\s+)*(?:use|prefer|avoid|pin)\s+([a-z][a-z0-9_.-]*)\s*(?:$|[.,;:]|\s+(?:not|over|instead|for|everywhere))",
     re.I)
@@ -745,7 +817,7 @@ _IDENTIFIER = re.compile(  # how code is named in prose: snake_case, CamelCase, 
     r"(?<![\w@.*/-])(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)?"
     r"|[A-Za-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+\d+[a-z]\w*|_[a-z]\w+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*"
     r"|(?:[\w.-]+/)+[\w.-]+)(?![\w@-])")
-_NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^(?=[0-9a-f]*\d)[0-9a-f]{7,40}$|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
+_NOT_AREA = re.compile(r"^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)\b|^(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{4,40}$|^[0-9a-f]{7,40}$|^[\w.-]+\.(?:com|org|net|io|example|local|internal)$|^\d", re.I)
 _SUBJECT = re.compile(  # the noun phrase a declarative rule is about, up to its verb
     r"^(?:(?:the|a|an|any|every|each|all|our|their|its)\s+)?((?:[A-Za-z][\w'+-]*\s+){0,3}?[A-Za-z][\w+-]*)"
     r"(?:\s+[^\s\w]\S*)?\s+(?:is|are|was|were|must|may|can|cannot|can't|should|shall|has|have|stays?|never|always|only|matches|match"
@@ -803,8 +875,8 @@ def _topic(text: str) -> str | None:
     words = match.group(1).split()
     if not words or words[0].lower() in _NOT_SUBJECT or _IMPERATIVE.match(body) or _DEICTIC.match(body):
         return None
-    if any(w.lower() in ("we", "i", "you") for w in words):
-        return None
+    if any(w.lower() in ("we", "i", "you") for w in words) or all(w.lower() in _TOPIC_STOP for w in words):
+        return None  # "The only thing … is …": an article before an adverb is not a topic
     return " ".join(words).lower()
 
 
@@ -822,6 +894,9 @@ def scope_of(sentence: str, question: str | None = None, previous: str | None = 
     known = [n for n in named if n in names]
     project = _PROJECT_CUE.search(own)
     tool = _TOOL_CHOICE.match(_RULE_LEAD.sub("", own.strip()))
+    convention = _CONVENTION.search(own)
+    if convention:
+        return Scope("project", None, f"convention:{convention.group(0).strip(' :—–-').lower()[:30]}")
     if known:
         return Scope("area", known[0], "known-name")
     if named and any(_PROJECT_FILE.search(n) for n in named):
@@ -841,6 +916,9 @@ def scope_of(sentence: str, question: str | None = None, previous: str | None = 
             return Scope("area", near[0], "context-names-code")
     if topic:
         return Scope("area", topic, "topic")
+    context = question or previous
+    if context and lacks_subject(sentence):  # "Everything else in 4xx is permanent. (after: There are exactly two 4xx …)"
+        return Scope("area", _topic(context) or _verb_topic(context), "leans-on-context")
     if lacks_subject(sentence):
         return Scope(None, None, "untold")  # "Ship it.", "Don't touch the rest.": about something said elsewhere
     return Scope("area", _verb_topic(sentence), "not-project")  # a rule with no project cue is about one thing
@@ -886,7 +964,13 @@ _LEANS = re.compile(  # a word that points at another sentence: "that tenant's j
     r"\b(?:those|these)\s+(?:\w+\s+){0,2}\w+|\bthat\s+\w+'s\b|\b(?:may|does|should|can|will|is|must)\s+it\b"
     r"|\bthe rest\b|\bthe same (?:one|thing|way)\b|\bthe (?:former|latter)\b|\bas-is\b"
     r"|^(?:a|an|the)\s+(?:\w+\s+)?ones?\b|^(?:if|when|once|unless)\s+(?:both|either|neither|they|it)\b"
-    r"|\b(?:keep|take|use)\s+(?:ours|theirs|mine|yours)\b", re.I)
+    r"|\b(?:keep|take|use)\s+(?:ours|theirs|mine|yours)\b"
+    r"|^(?:everything|anything|all) else\b", re.I)
+_PARTLY = re.compile(r"^(?:almost|not quite|close|nearly)\b", re.I)  # "Almost — …" amends the turn before: it leans on it
+_POINTS_BACK = re.compile(  # a claim about the rest of something said before: completed with that sentence too
+    r"\bthe rest\b|\b(?:everything|anything|all) else\b|\b(?:too|as well)(?=\s*(?:[.,;!—–-]|or\b|$))", re.I)
+_GENERIC_SUBJECT = re.compile(  # one generic word as the subject: an activity or an aspect of something named elsewhere
+    r"^(?:the\s+)?(?:[a-z]+ing|order|output|casing|precedence)\s+(?:is|are|must|stays?|has to|only|never|always|goes|wins)\b", re.I)
 _WHERE_VERB = re.compile(  # an imperative whose object says what, not where: "Return minutes as a float."
     r"^(?:(?:please|always|never|don'?t|do not|just|then)\s+)*(?:return|keep|count|leave|take|treat)\b", re.I)
 _ADVERBIAL = re.compile(r"^(?:after|before|when|whenever|if|unless|once|for|in|on|with|since|until|as of|per|by default"
@@ -914,10 +998,17 @@ def lacks_subject(sentence: str) -> bool:
         return True
     if _WHERE_VERB.match(body) and not _PROJECT_CUE.search(body):
         return True
+    if _GENERIC_SUBJECT.match(body) and not _PROJECT_CUE.search(body):
+        return True  # "Matching is case-insensitive, same as the dedupe": matching of what, where?
     chunks = [c for c in re.split(r",\s*|\s+[-—–]\s+|;\s*|:\s+|\s+\(", body) if c.strip()]
+    dropped = False
     while len(chunks) > 1 and _ADVERBIAL.match(chunks[0]):
-        chunks = chunks[1:]  # "After the takeover incident, security decided …": the clause follows
+        chunks, dropped = chunks[1:], True  # "After the takeover incident, security decided …": the clause follows
     first = chunks[0]
+    if _QUANTITY.match(first.strip()):
+        return True  # "Four attempts total, and cap the backoff at 60 seconds.": four attempts of what?
+    if dropped and _DEICTIC.match(first):
+        return True  # "If a higher-precedence source asserted the tag, it stays": which tags, where?
     if _IMPERATIVE.match(first) and re.fullmatch(r"(?:(?:always|never|don'?t|do not|just)\s+)?[a-z]+", first.strip(), re.I) \
             and len(chunks) > 1:
         return True  # "Never lowercase — the provider treats casing as significant": lowercase what?
@@ -933,6 +1024,9 @@ def lacks_subject(sentence: str) -> bool:
     return True
 
 
+_QUANTITY = re.compile(
+    r"^(?:exactly\s+)?(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|sixty|hundred)"
+    r"(?:\s+[a-z]+)?(?:\s+(?:total|max|maximum|tops|each|at most))?[.!]?$", re.I)
 _PREDICATE = re.compile(r"^(?:is|are|was|were|has|have|had|must|may|can|cannot|should|shall|will|stays?|never|always"
                         r"|only)\b(?!\s+(?:it|this|that|they)\b)", re.I)
 

@@ -6,6 +6,7 @@ Sections owned by other capabilities live in their own config_* modules to keep 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -199,6 +200,29 @@ def read_moved_keys(data: dict[str, object]) -> None:
             target.setdefault(leaf, value)
 
 
+# A setting that is no longer read is dropped with a one-line notice, so a config that still sets it loads.
+RETIRED_KEYS: dict[str, str] = {
+    "sessions.ranking.prompt_relative_floor": "the prompt bar (sessions.ranking.prompt_min_probability) decides",
+    "sessions.ranking.prompt_similarity_margin": "the prompt bar (sessions.ranking.prompt_min_probability) decides",
+    "sessions.prompt_min_similarity": "the prompt bar (sessions.ranking.prompt_min_probability) decides",
+}
+
+
+def drop_retired_keys(data: dict[str, object], config_path: Path) -> list[str]:
+    """Remove each RETIRED_KEYS entry found in `data` (snake or camelCase); one notice line per key dropped."""
+    notices: list[str] = []
+    for dotted, why in RETIRED_KEYS.items():
+        node: Any = data
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            found = [k for k in node if _snake(k) == part] if isinstance(node, dict) else []
+            node = node[found[0]] if found else None
+        for key in [k for k in node if _snake(k) == leaf] if isinstance(node, dict) else []:
+            node.pop(key)
+            notices.append(f"{config_path}: {dotted} is no longer read (issue 32: {why}); ignored, delete the line")
+    return notices
+
+
 def default_home(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     return Path(env.get("KENNING_HOME") or Path.home() / ".kenning").expanduser()
@@ -232,11 +256,14 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     if env.get("KENNING_TOKEN"):
         data["auth_token"] = env["KENNING_TOKEN"]
     if env.get("KENNING_TEAM_TOKEN"):
-        team = data.get("team") if isinstance(data.get("team"), dict) else {}
+        given = data.get("team")
+        team = given if isinstance(given, dict) else {}
         data["team"] = {**team, "token": env["KENNING_TEAM_TOKEN"]}
     data.update(overrides)
     refuse_removed_keys(data, config_path)
     read_moved_keys(data)
+    for notice in drop_retired_keys(data, config_path):
+        logging.getLogger("kenning.config").warning(notice)
     data["home"] = home
     try:
         settings = Settings.model_validate(data)

@@ -57,18 +57,6 @@ class RankingSettings(BaseModel):
     continuity_max_chars: int = Field(
         400, ge=80, le=4000, description="Characters of the continuity item.",
     )
-    prompt_relative_floor: float = Field(
-        0.5, ge=0.0, le=1.0,
-        description="A prompt injects a keyword match only when its BM25 score is at least this share of the"
-        " prompt's best keyword match: a hit that shares a common word with the prompt is not worth a slot"
-        " (empty slots are better than noise); stated rules (decision, constraint, preference, gotcha) are"
-        " exempt, so an amended rule is never cut beside the rule it amends. 0 keeps every keyword match.",
-    )
-    prompt_similarity_margin: float = Field(
-        0.1, ge=0.0, le=2.0,
-        description="A prompt injects a memory matched only by vector search when its cosine is at least"
-        " sessions.prompt_min_similarity and within this margin of the prompt's closest hit.",
-    )
     continuing_limit: int = Field(
         10, ge=0, le=50,
         description="The task in progress (issue 32): session start shows at most this many memories the agent rated"
@@ -82,6 +70,22 @@ class RankingSettings(BaseModel):
         " (sessions.prompt_bar: a logistic model over the legs' scores and agreement, ratings, what this session"
         " already used, the task in progress; fitted by bench/fit_prompt_bar.py) is at least this. 0 shows every"
         " candidate recall found, up to the limits.",
+    )
+    prompt_set_probability: float = Field(
+        0.95, ge=0.0, le=1.0,
+        description="A precise first prompt (a bug report naming code) also shows the smallest top k of its pool"
+        " (recall order) whose calibrated chance of holding a needed memory (sessions.prompt_bar.set_probability)"
+        " is at least this. 1 turns the set rule off.",
+    )
+    prompt_set_max: int = Field(
+        5, ge=0, le=20, description="The most memories the set rule of a precise first prompt shows (its k).",
+    )
+    prompt_set_budget_chars: int = Field(
+        1800, ge=0, le=100_000, description="Characters the set rule of a precise first prompt may fill (its members'"
+        " lines; the block's header and rating request come on top).",
+    )
+    prompt_set_item_chars: int = Field(
+        230, ge=40, le=600, description="A set member below the bar is shown as its first this many characters.",
     )
     prompt_near_copy: float = Field(
         0.95, ge=0.0, le=1.0,
@@ -143,10 +147,6 @@ class SessionSettings(BaseModel):
         " with the prompt as context and recorded for training, and injected in recall order — the predictor's"
         " influence (alpha) is earned on session-start pools, not on prompt pools (bench/coding_memory.py:"
         " decisions injected 1.0 in recall order, 0.83-0.90 in the fused order).",
-    )
-    prompt_min_similarity: float = Field(
-        0.35, ge=-1.0, le=1.0,
-        description="A prompt injects a memory matched only by vector search when its cosine is at least this.",
     )
     agent_feedback: bool = Field(True, description="Ask the agent to rate injected memories (<memory-feedback>).")
     checkpoint_prompt_interval: int = Field(

@@ -23,6 +23,7 @@ Pure data: imports only the standard library, pydantic (for `SessionKey`) and co
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypedDict, Union
@@ -35,7 +36,8 @@ from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS, VISIBLE_
 __all__ = [
     "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
     "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "SessionKey", "harness_of",
-    "event_to_dict", "event_from_dict", "strip_harness_text", "HARNESS_BLOCK_TAGS", "parse_feedback",
+    "event_to_dict", "event_from_dict", "event_of_kind", "strip_harness_text", "HARNESS_BLOCK_TAGS", "parse_feedback",
+    "EDIT_TOOLS",
 ]
 
 _VISIBLE = re.compile(f"[^{INVISIBLE_CHARS}]")
@@ -125,10 +127,12 @@ class SessionStarted(HookEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class PromptSubmitted(HookEvent):
-    """The user typed `prompt` (exactly what they typed, nothing the harness added)."""
+    """The user typed `prompt` (exactly what they typed, nothing the harness added). `memory_feedback`:
+    the ratings sent with it, as sent ({memory id: score}; sessions.prompt.clean_feedback keeps the valid
+    ones and counts the rest)."""
 
     prompt: str
-    memory_feedback: dict[str, float] = field(default_factory=dict)
+    memory_feedback: dict[str, object] = field(default_factory=dict)
     kind: str = field(default="prompt_submitted", init=False, repr=False)
 
 
@@ -146,6 +150,11 @@ class ToolResult(HookEvent):
     error: str | None = None
     tool_use_id: str | None = None
     kind: str = field(default="tool_result", init=False, repr=False)
+
+
+# The tools that change a file, in the names a ToolResult carries (Claude Code's; each adapter renames its
+# harness's tools to these): the observer's scratchpad and the code graph's re-indexing read this one set.
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -294,11 +303,17 @@ def event_from_dict(data: object) -> Event:
     """The event a dict denotes (its `kind`); InvalidInput for an unknown kind or bad fields."""
     if not isinstance(data, dict):
         raise InvalidInput("an event must be a JSON object")
-    cls = EVENT_KINDS.get(str(data.get("kind", "")))
+    return event_of_kind(str(data.get("kind", "")), {**data, "session_key": session_key(data.get("session_key"))})
+
+
+def event_of_kind(kind: str, data: Mapping[str, object]) -> Event:
+    """The event of `kind` from its fields (`data`, a `kind` key in it ignored), whose `session_key` was read
+    already (`session_key`, the routes' SessionKey: the one normalisation); InvalidInput for an unknown kind or
+    bad fields."""
+    cls = EVENT_KINDS.get(kind)
     if cls is None:
-        raise InvalidInput(f"unknown event kind {data.get('kind')!r}; one of {', '.join(EVENT_KINDS)}")
-    fields = {k: v for k, v in data.items() if k != "kind"}
-    fields["session_key"] = session_key(fields.get("session_key"))
+        raise InvalidInput(f"unknown event kind {kind!r}; one of {', '.join(EVENT_KINDS)}")
+    fields: dict[str, Any] = {k: v for k, v in data.items() if k != "kind"}  # JSON values: the class checks them
     fields["harness"] = harness_of(fields.get("harness"))
     if cls is SessionEnded and fields.get("turns"):
         fields["turns"] = tuple(Turn(**t) if isinstance(t, dict) else t for t in fields["turns"])

@@ -46,7 +46,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeVar, cast
+from typing import Literal, Protocol, TypeVar, cast
 
 from kenning.core.errors import InvalidInput
 
@@ -90,7 +90,13 @@ _FILTERS = {"jwt": "is_formally_valid"}  # kind -> the plugin's validity check
 
 
 @functools.cache
-def _plugins() -> tuple[tuple[type, str], ...]:
+class _Detector(Protocol):
+    """A detect-secrets detector class (the package ships no types): the regexes it scans with."""
+
+    denylist: Iterable[re.Pattern[str]]
+
+
+def _plugins() -> tuple[tuple[_Detector, str], ...]:
     """detect-secrets' detectors, imported at the first scan: the package pulls in `requests`
     (~80 ms of imports on a quiet machine), which a CLI listing memories or a starting daemon
     never needs."""

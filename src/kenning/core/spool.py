@@ -109,7 +109,7 @@ def _pending(folder: str) -> list[str]:
 
 
 def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, object] | None = None) -> None:
-    entry = {"at": _iso(time.time()), "reason": reason, "spooled_at": _iso(_born(name))}
+    entry: dict[str, str | None] = {"at": _iso(time.time()), "reason": reason, "spooled_at": _iso(_born(name))}
     if record is None:
         try:
             with open(os.path.join(folder, name), encoding="utf-8") as handle:
@@ -117,8 +117,9 @@ def _note_drop(folder: str, name: str, reason: str, record: Mapping[str, object]
         except (OSError, ValueError):
             record = None
     if isinstance(record, dict):
-        body = record.get("body") if isinstance(record.get("body"), dict) else {}
-        entry.update(path=record.get("path"), session_key=body.get("session_key"))
+        body = record.get("body")
+        path, key = record.get("path"), body.get("session_key") if isinstance(body, dict) else None
+        entry.update(path=path if isinstance(path, str) else None, session_key=key if isinstance(key, str) else None)
     log = os.path.join(folder, DROPPED_LOG)
     try:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -146,7 +147,8 @@ def _compact_dropped(log: str) -> None:
 
 
 def _read_dropped(log: str) -> DropInfo:
-    dropped, last, reasons = 0, None, {}
+    dropped, last = 0, None
+    reasons: dict[str, int] = {}
     try:
         with open(log, encoding="utf-8") as handle:
             for line in handle:

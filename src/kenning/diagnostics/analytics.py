@@ -65,12 +65,11 @@ def latency_report(
             merged = [x for op, rows in samples.items() if op.startswith(prefix) for x in rows]
             samples[name] = sorted(samples.get(name, []) + merged)
     names = [operation] if operation else sorted(set(samples) | set(KNOWN_OPERATIONS))
-    out = {}
+    out: dict[str, OperationLatency] = {}
     for name in names:
         rows = [(at, ms) for at, ms in samples.get(name, []) if since_iso is None or at >= since_iso]
-        out[name] = percentiles([ms for _, ms in rows]) | {
-            "recent": [{"at": at, "ms": round(ms, 3)} for at, ms in rows[-recent:]] if recent else [],
-        }
+        out[name] = {**percentiles([ms for _, ms in rows]),
+                     "recent": [{"at": at, "ms": round(ms, 3)} for at, ms in rows[-recent:]] if recent else []}
     return out
 
 

@@ -291,7 +291,7 @@ def duplicate_domain(facts: Facts) -> Domain:
     if rows:
         d.penalize(max(0.21, min(0.8, 5 * rows / live)), f"{rows} exact duplicate memories stored",
                    "dedup by content hash failed somewhere; forget the copies in the Memories tab")
-    d.metrics = dup
+    d.metrics = {**dup}
     d.summary = f"{rows} duplicates"
     return d
 
@@ -333,9 +333,10 @@ def predictor_domain(facts: Facts) -> Domain:
     cfg = facts.predictor_settings
     min_sessions = st.get("min_training_sessions") or cfg.get("min_training_sessions") or 30
     sessions = st.get("training_sessions", facts.scored_sessions)
-    latency = facts.latency.get("predictor_score", {})
+    latency = facts.latency.get("predictor_score")
     timeout = st.get("score_timeout_ms") or cfg.get("score_timeout_ms") or 120
-    sidecar = st.get("sidecar") if isinstance(st.get("sidecar"), dict) else {}
+    given = st.get("sidecar")
+    sidecar = given if isinstance(given, dict) else {}
     metrics = {
         "mode": st.get("mode"),
         "sidecar_alive": sidecar.get("running", sidecar.get("alive", st.get("sidecar_alive"))),
@@ -350,8 +351,8 @@ def predictor_domain(facts: Facts) -> Domain:
         "last_trained_at": st.get("last_trained_at"),
         "drift_resets": st.get("drift_resets", 0),
         "scorer_drift_signal": st.get("scorer_drift_signal", st.get("drift_signal")),
-        "p95_score_latency_ms": latency.get("p95"),
-        "avg_score_latency_ms": latency.get("mean"),
+        "p95_score_latency_ms": latency["p95"] if latency else None,
+        "avg_score_latency_ms": latency["mean"] if latency else None,
         "comparisons": facts.predictor_tables.get("comparisons", 0),
         "trainings": facts.predictor_tables.get("trainings", 0),
     }
@@ -389,7 +390,7 @@ def predictor_domain(facts: Facts) -> Domain:
     else:
         d.score = 0.6
         d.summary = f"trained but not earning influence (success_rate {sr})"
-    p95 = latency.get("p95")
+    p95 = latency["p95"] if latency else None
     if p95 is not None and p95 > timeout:
         d.penalize(0.2, f"p95 scoring latency {p95:.0f} ms exceeds the {timeout} ms timeout",
                    "the sidecar is too slow; scores fall back to baseline. Check CPU load or raise "

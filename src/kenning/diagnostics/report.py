@@ -21,6 +21,7 @@ from kenning.core import spool, transcript_file
 from kenning.core import telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.config import Settings
+from kenning.predictor.constants import MIN_SCORER_CONFIDENCE
 from kenning.core.errors import NotFound
 from kenning.diagnostics import analytics
 from kenning.diagnostics.health import DOMAINS, DomainReport, Facts, status_for
@@ -98,7 +99,7 @@ def gather_facts(db: StoreDatabase, settings: Settings, probes: Probes | None = 
         outcomes = sql.recent_job_outcomes(conn, obs.silent_failure_jobs)
         sessions = sql.session_stats(conn)
         predictor_tables = sql.predictor_table_stats(conn)
-        gate = getattr(settings.predictor, "confidence_gate", 0.6)
+        gate = MIN_SCORER_CONFIDENCE  # (PredictorSettings has no such setting: the getattr always read 0.6)
         scored = sql.scored_session_count(conn, gate)
 
     embedding: dict[str, object] = {"model": probes.embedding_model}
@@ -141,7 +142,7 @@ def gather_facts(db: StoreDatabase, settings: Settings, probes: Probes | None = 
         connector={"claude_code_installed": installed, "spool": spool.stats(str(settings.home)),
                    "transcript_refusals": dict(transcript_file.REFUSALS)},
         workers=workers,
-        disk=disk_usage(db.path.parent if isinstance(db.path, Path) else settings.home),  # PostgreSQL: a URL
+        disk={**disk_usage(db.path.parent if isinstance(db.path, Path) else settings.home)},  # PostgreSQL: a URL
     )
 
 
@@ -214,11 +215,32 @@ def _throttled(check: Callable[[], object], ttl_s: float = 30.0) -> Callable[[],
     return run
 
 
-class ProbedService(Protocol):
-    """What the probes need of a running service (this layer cannot import kenning.service);
-    its embedder, llm and predictor are read by duck typing, each optional."""
+class _Embedder(Protocol):
+    @property
+    def model_id(self) -> str: ...
+    def embed(self, text: str, /) -> object: ...
 
-    settings: Settings
+
+class _Llm(Protocol):
+    def available(self) -> bool: ...
+
+
+class _Predictor(Protocol):
+    def status(self) -> dict[str, object]: ...
+
+
+class ProbedService(Protocol):
+    """What the probes need of a running service (this layer cannot import kenning.service): its
+    settings, embedder, pipeline LLM and predictor (kenning.service.Kenning has them all)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def embedder(self) -> _Embedder: ...
+    @property
+    def llm(self) -> _Llm: ...
+    @property
+    def predictor(self) -> _Predictor: ...
 
 
 _PROBES: "weakref.WeakKeyDictionary[ProbedService, Probes]" = weakref.WeakKeyDictionary()
@@ -233,18 +255,12 @@ def probes_from(service: ProbedService) -> Probes:
 
 
 def _build_probes(service: ProbedService) -> Probes:
-    """Build probes from a running service by duck typing (this layer cannot import it)."""
+    """Build probes from a running service (its embedder, pipeline LLM and predictor)."""
     settings = service.settings
     probes = Probes(llm_provider=settings.llm.provider)
-    emb = getattr(service, "embedder", None) or getattr(service, "embedding", None)
-    if emb is not None:
-        probes.embedding_model = getattr(emb, "model_id", None) or getattr(emb, "model_name", None)
-        if callable(getattr(emb, "embed", None)):
-            probes.embedding_check = _throttled(lambda: emb.embed("kenning health probe"))
-    llm = getattr(service, "llm", None)
-    if llm is not None and callable(getattr(llm, "available", None)):
-        probes.llm_available = llm.available
-    predictor = getattr(service, "predictor", None)
-    if predictor is not None and callable(getattr(predictor, "status", None)):
-        probes.predictor_status = predictor.status
+    emb = service.embedder
+    probes.embedding_model = emb.model_id or None
+    probes.embedding_check = _throttled(lambda: emb.embed("kenning health probe"))
+    probes.llm_available = service.llm.available
+    probes.predictor_status = service.predictor.status
     return probes

@@ -16,6 +16,7 @@ from kenning.core import telemetry
 from kenning.core.clock import parse_iso, to_iso
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.store import timeline as sql
+from kenning.store.sessions import SessionMemoryRecord
 from kenning.store.backend import Connection, StoreDatabase
 
 SOURCES = ("session", "history", "job", "log", "error", "predictor")
@@ -116,7 +117,7 @@ def _telemetry_events(ident: str) -> list[Event]:
     return out
 
 
-def _candidate_events(key: str, rows: list[sql.SessionMemoryRecord]) -> list[Event]:
+def _candidate_events(key: str, rows: list[SessionMemoryRecord]) -> list[Event]:
     if not rows:
         return []
     start_rows = [r for r in rows if r.get("source") != "fts_only"]

@@ -106,7 +106,7 @@ def apply_fts_feedback(db: StoreDatabase, memory_ids: list[str], cfg: FeedbackCo
 def apply_pending_sessions(db: StoreDatabase, cfg: FeedbackConfig = FeedbackConfig(),
                            limit: int = 20) -> list[SessionFeedback]:
     """Feed back every ended session not yet applied (each session counts once)."""
-    done = []
+    done: list[SessionFeedback] = []
     for key in graph_store.sessions_awaiting_feedback(db.reader(), limit):
         memory_ids = graph_store.fts_confirmed_memories(db.reader(), key)
         done.append({"session_key": key, **apply_fts_feedback(db, memory_ids, cfg, session_key=key)})

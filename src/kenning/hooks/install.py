@@ -15,7 +15,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
@@ -36,7 +36,11 @@ CLAUDE_EVENTS: dict[str, tuple[str, str | None, int]] = {
     "SessionEnd": ("session-end", None, 30),
 }
 assert all(event in EVENTS for event, _, _ in CLAUDE_EVENTS.values())
-_OURS = re.compile(r"(?:^|[\s/\\'\"])kenning(?:\.exe)?['\"]?\s+hook\s|-m\s+kenning\.hooks\s")
+# our hook commands, in every form kenning has written: the console script (`…/kenning hook …`), `-m kenning.hooks`,
+# and the entry script run by its Python (`python -P …/kenning/cli/entry.py hook …`, `hook_argv`)
+_OURS = re.compile(r"(?:^|[\s/\\'\"])kenning(?:\.exe)?['\"]?\s+hook\s|-m\s+kenning\.hooks\s"
+                   r"|kenning[/\\]cli[/\\]entry\.py['\"]?\s+hook\s")
+_CONSOLE_SCRIPT = re.compile(r"(?:^|[\s/\\'\"])kenning(?:\.exe)?['\"]?\s+hook\s")
 
 
 class CommandHook(TypedDict):
@@ -92,10 +96,28 @@ def kenning_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kenning"]
 
 
+def hook_argv() -> list[str]:
+    """argv prefix of an installed hook: this Python running kenning/cli/entry.py itself, `-P` keeping
+    the script's folder off sys.path (kenning is imported from where this Python installed it: pip,
+    editable or pipx). A hook runs on every prompt and tool step; pip's console script imports `re`
+    before kenning, ~6 ms of CPU per hook, about half of what the hook costs over a bare Python start
+    (issue 36). `kenning_command()` when entry.py is not a plain file (a zipped install)."""
+    script = Path(os.path.abspath(__file__)).parent.parent / "cli" / "entry.py"  # (hooks may not import cli)
+    if sys.executable and script.suffix == ".py" and script.is_file():
+        return [sys.executable, "-P", str(script)]
+    return kenning_command()
+
+
 def hook_command(event: str, env: dict[str, str] | None = None) -> str:
     """The shell command Claude Code runs for `event`; `env` (KENNING_HOME/PORT…) goes in front."""
     assignments = [f"{name}={shlex.quote(value)}" for name, value in (env or {}).items()]
-    return " ".join([*assignments, *(shlex.quote(part) for part in [*kenning_command(), "hook", event])])
+    return " ".join([*assignments, *(shlex.quote(part) for part in [*hook_argv(), "hook", event])])
+
+
+def through_console_script(command: str) -> bool:
+    """An installed hook command of the older form, `…/kenning hook …` (pip's console script: ~6 ms more
+    per hook than `hook_argv`'s); `kenning connect` writes the current form over it."""
+    return bool(_CONSOLE_SCRIPT.search(command + " "))
 
 
 def is_ours(entry: object) -> bool:
@@ -188,77 +210,101 @@ def _finish_uninstall(path: Path, cleaned: dict[str, object], raw: bytes) -> Out
     return Outcome(path, True, f"removed kenning from {path} (other edits kept){note}")
 
 
-# -- Claude Code settings.json ------------------------------------------------------------------
-def _strip_hooks(data: dict[str, object]) -> tuple[dict[str, object], bool]:
-    """A copy of `data` without our hook entries (containers we emptied are removed)."""
+# -- hook files: {"hooks": {Event: [item, …]}} ----------------------------------------------------
+# What stays of one item of an event's list once our entries are out (None: nothing), and whether it
+# held one of ours. Claude Code, Codex and Gemini CLI nest entries in groups (`_group_without_ours`);
+# Copilot CLI lists them flat (its connector supplies its own).
+ItemStrip = Callable[[object], tuple[object | None, bool]]
+
+
+def _group_without_ours(group: object) -> tuple[object | None, bool]:
+    """A `{"matcher"?, "hooks": [entry, …]}` group without our entries (None when we emptied it)."""
+    if not isinstance(group, dict):
+        return group, False
+    entries = group.get("hooks")
+    if not isinstance(entries, list) or not any(is_ours(e) for e in entries):
+        return group, False
+    rest = [e for e in entries if not is_ours(e)]
+    return ({**group, "hooks": rest} if rest else None), True
+
+
+def strip_hook_entries(data: dict[str, object], without_ours: ItemStrip = _group_without_ours
+                       ) -> tuple[dict[str, object], bool]:
+    """A copy of `data` without our hook entries (an event we emptied, and `hooks` if we emptied it,
+    removed); and whether there were any."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return data, False
     found = False
-    new_hooks: dict[str, object] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            new_hooks[event] = groups
+    kept_events: dict[str, object] = {}
+    for event, items in hooks.items():
+        if not isinstance(items, list):
+            kept_events[event] = items
             continue
-        kept_groups = []
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list) or not any(is_ours(e) for e in entries):
-                kept_groups.append(group)
-                continue
-            found = True
-            rest = [e for e in entries if not is_ours(e)]
-            if rest:
-                kept_groups.append({**group, "hooks": rest})
-        if kept_groups or not groups:
-            new_hooks[event] = kept_groups
-        elif len(kept_groups) != len(groups):
-            continue  # we emptied this event
-        else:
-            new_hooks[event] = kept_groups
+        kept: list[object] = []
+        ours = False
+        for item in items:
+            rest, held = without_ours(item)
+            ours = ours or held
+            if rest is not None:
+                kept.append(rest)
+        found = found or ours
+        if kept or not ours:
+            kept_events[event] = kept
     result = dict(data)
-    if new_hooks or not found:
-        result["hooks"] = new_hooks
+    if kept_events or not found:
+        result["hooks"] = kept_events
     else:
         del result["hooks"]
     return result, found
 
 
-def install_claude_code(path: Path, env: dict[str, str] | None = None) -> Outcome:
-    """Add our hooks; `env` is set in front of each command (a daemon on another home or port)."""
+def install_entries(path: Path, entries: Sequence[tuple[str, object]],
+                    without_ours: ItemStrip = _group_without_ours) -> Outcome:
+    """Append each (event, item) to the file's `hooks` after taking our old entries out; the file's
+    other content and the user's own entries stay as they are."""
     raw, data = _read(path)
-    stripped, already = _strip_hooks(data)
+    stripped, already = strip_hook_entries(data, without_ours)
     hooks = stripped.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise InstallError(f"{path}: \"hooks\" is not an object; nothing was changed")
-    merged = dict(stripped)
-    merged_hooks = dict(hooks or {})
-    for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items():
-        group = hook_group(matcher, {"type": "command", "command": hook_command(event, env), "timeout": timeout})
-        existing = merged_hooks.get(claude_event)
+    merged = dict(hooks or {})
+    for event, item in entries:
+        existing = merged.get(event)
         if existing is not None and not isinstance(existing, list):
-            raise InstallError(f"{path}: hooks.{claude_event} is not a list; nothing was changed")
-        merged_hooks[claude_event] = [*(existing or []), group]
-    merged["hooks"] = merged_hooks
-    new = _dump(merged)
+            raise InstallError(f"{path}: hooks.{event} is not a list; nothing was changed")
+        merged[event] = [*(existing or []), item]
+    new = _dump({**stripped, "hooks": merged})
     if raw is not None and new == raw:
         return Outcome(path, False, f"kenning hooks already installed in {path}")
     _save_original(path, raw, already)
     _write(path, new)
-    return Outcome(path, True, f"installed kenning hooks ({', '.join(CLAUDE_EVENTS)}) in {path}")
+    return Outcome(path, True, f"installed kenning hooks ({', '.join(event for event, _ in entries)}) in {path}")
 
 
-def uninstall_claude_code(path: Path) -> Outcome:
+def uninstall_entries(path: Path, without_ours: ItemStrip = _group_without_ours) -> Outcome:
+    """Take our entries out; the original bytes back when nothing else changed since install."""
     raw, data = _read(path)
     if raw is None:
         return Outcome(path, False, f"{path} does not exist; nothing to remove")
-    cleaned, found = _strip_hooks(data)
+    cleaned, found = strip_hook_entries(data, without_ours)
     if not found:
         return Outcome(path, False, f"no kenning hooks in {path}")
     return _finish_uninstall(path, cleaned, raw)
 
 
-# -- MCP client config (.mcp.json / claude_desktop_config.json) ----------------------------------
+# -- Claude Code settings.json ------------------------------------------------------------------
+def install_claude_code(path: Path, env: dict[str, str] | None = None) -> Outcome:
+    """Add our hooks; `env` is set in front of each command (a daemon on another home or port)."""
+    return install_entries(path, [
+        (claude_event, hook_group(matcher, {"type": "command", "command": hook_command(event, env), "timeout": timeout}))
+        for claude_event, (event, matcher, timeout) in CLAUDE_EVENTS.items()])
+
+
+def uninstall_claude_code(path: Path) -> Outcome:
+    return uninstall_entries(path)
+
+
 def mcp_server_entry(env: dict[str, str] | None = None) -> McpServer:
     argv = kenning_command()
     entry: McpServer = {"command": argv[0], "args": [*argv[1:], "mcp"]}

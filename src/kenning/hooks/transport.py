@@ -1,19 +1,21 @@
 """The hook's way to the daemon: where it is (read cheaply) and one POST under one deadline.
 
 Every prompt and tool step of an agent starts a hook process, so this module keeps to what
-Python has loaded anyway plus `socket`: no urllib.request / http.client (they pull in the
-email parser), no PyYAML unless config.yaml uses YAML beyond plain `key: value` lines, no
-pydantic. The whole request — connect, send, every byte of the answer — shares one
+Python has loaded anyway plus the C socket module (`_socket`: `socket.py` and its selectors and
+enums cost a hook ~2.5 ms of CPU, issue 36; TLS loads `socket` and `ssl` when a URL asks for it):
+no urllib.request / http.client (they pull in the email parser), no PyYAML unless config.yaml
+uses YAML beyond plain `key: value` lines, no pydantic, and JSON on the C codec (hooks/jsonc.py). The whole request — connect, send, every byte of the answer — shares one
 wall-clock deadline, so a daemon that trickles its answer cannot hold the agent longer than
 the hook timeout.
 """
 
 from __future__ import annotations
 
-import json
+import _socket
 import os
-import socket
 import time
+
+from kenning.hooks.jsonc import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start; annotations are strings here
@@ -182,7 +184,37 @@ class Deadline:
         return remaining
 
 
-def _read_answer(sock: socket.socket, deadline: Deadline) -> bytes:
+def _connect(host: str, port: int, deadline: Deadline) -> _socket.socket:
+    """A TCP connection to `host`: socket.create_connection's loop over the addresses, on `_socket`."""
+    # an ASCII host as bytes: getaddrinfo then skips the idna codec (and its unicodedata) on every hook
+    address = host.encode("ascii") if host.isascii() else host
+    error: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _, where in _socket.getaddrinfo(address, port, 0, _socket.SOCK_STREAM):
+        sock = _socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(deadline.left())
+            sock.connect(where)
+            return sock
+        except OSError as exc:  # TimeoutError and ConnectionRefusedError are OSErrors
+            sock.close()
+            error = exc
+    raise error
+
+
+def _connect_tls(host: str, port: int, deadline: Deadline) -> _socket.socket:
+    """A TLS connection (a daemon behind a TLS proxy): the only path that loads `socket` and `ssl`."""
+    import socket
+    import ssl
+
+    sock = socket.create_connection((host, port), timeout=deadline.left())
+    try:
+        return ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _read_answer(sock: _socket.socket, deadline: Deadline) -> bytes:
     data = bytearray()
     while True:
         sock.settimeout(deadline.left())
@@ -235,7 +267,7 @@ def parse_answer(raw: bytes) -> object:
             if len(body) < length:
                 raise ValueError("truncated answer")
             body = body[:length]
-    return json.loads(body.decode("utf-8") or "null")
+    return loads(body.decode("utf-8") or "null")
 
 
 def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | None, timeout: float,
@@ -247,7 +279,7 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
     deadline = deadline or Deadline(timeout)
     try:
         scheme, host, port, prefix = split_url(base_url)
-        payload = json.dumps(body, default=str).encode("utf-8")
+        payload = dumps(body, default=str).encode("utf-8")
         netloc = f"[{host}]" if ":" in host else host
         default_port = 443 if scheme == "https" else 80
         lines = [
@@ -264,17 +296,13 @@ def post(base_url: str, path: str, body: Mapping[str, object], *, token: str | N
         if affinity:
             lines.append(f"{SESSION_HEADER}: {affinity}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
-        # an ASCII host as bytes: getaddrinfo then skips the idna codec (and its unicodedata) on every hook
-        address = host.encode("ascii") if host.isascii() else host
-        with socket.create_connection((address, port), timeout=deadline.left()) as sock:
-            conn = sock
-            if scheme == "https":
-                import ssl  # only when the daemon sits behind TLS
-
-                conn = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        conn = _connect_tls(host, port, deadline) if scheme == "https" else _connect(host, port, deadline)
+        try:
             conn.settimeout(deadline.left())
             conn.sendall(request)
             raw = _read_answer(conn, deadline)
+        finally:
+            conn.close()
     except (OSError, ValueError, UnicodeError) as exc:  # TimeoutError is an OSError
         if failure is not None:
             failure.append("unreachable")

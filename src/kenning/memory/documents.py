@@ -24,6 +24,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 from urllib.parse import urljoin
 
 import httpcore
@@ -192,15 +193,27 @@ def _protect(text: str, policy: str, what: str) -> str:
         raise DocumentError(str(exc)) from exc
 
 
-def _source_content(db: StoreDatabase, doc: Document, cfg: DocumentSettings, secret_policy: str) -> tuple[str, dict]:
+class SourceFields(TypedDict, total=False):
+    """What extracting a document's text learns about it (stored with its status)."""
+
+    title: str | None
+    raw_content: str | None
+    content_type: str | None
+    byte_length: int | None
+
+
+def _source_content(db: StoreDatabase, doc: Document, cfg: DocumentSettings, secret_policy: str) -> tuple[str, SourceFields]:
     """The document's text and the fields learned while extracting it (secrets policy applied)."""
     if doc["source_type"] == "url":
-        fetched = fetch_url(doc["source_url"], timeout_s=cfg.fetch_timeout_ms / 1000.0,
+        url = doc.get("source_url")
+        if not url:
+            raise DocumentError(f"document {doc.get('id')} has no URL to fetch")
+        fetched = fetch_url(url, timeout_s=cfg.fetch_timeout_ms / 1000.0,
                             max_bytes=cfg.max_content_bytes, allow_private=cfg.allow_private_urls,
                             max_redirects=cfg.max_redirects)
         fetched.content = _protect(fetched.content, secret_policy, "the fetched document")
-        fields = {"content_type": fetched.content_type, "byte_length": fetched.byte_length,
-                  "raw_content": fetched.content}
+        fields: SourceFields = {"content_type": fetched.content_type, "byte_length": fetched.byte_length,
+                            "raw_content": fetched.content}
         if fetched.title and not doc.get("title"):
             fields["title"] = fetched.title
         return fetched.content, fields
@@ -212,7 +225,8 @@ def _source_content(db: StoreDatabase, doc: Document, cfg: DocumentSettings, sec
 
 
 def _store_chunk(writer: write.WritePath, doc: Document, index: int, chunk: str, cfg: DocumentSettings) -> tuple[str, bool]:
-    tags = [doc["title"][:100]] if doc.get("title") else []
+    title = doc.get("title")
+    tags = [title[:100]] if title else []
     item = writer.prepare([MemoryDraft(  # validated and embedded outside the write tx
         content=chunk, type="document_chunk", importance=cfg.chunk_importance, tags=tags,
         project=doc.get("project"), source=f"document:{doc['id']}",

@@ -195,7 +195,14 @@ def commit_draft(commit: Commit, *, project: str | None, repo: str) -> MemoryDra
     )
 
 
-_HOLDS = re.compile(r"\b(?:always|never|don'?t|do not|must(?: not)?|has to|have to|no longer)\b", re.I)
+# says it holds beyond the change: a modal anywhere, emphasis in capitals, or always / never / don't as a command
+# (at the start of a clause, or after we / you / to / should / must). "cStringIO instances … don't work with the zip
+# library" and "these get cached and never get `enter` called" describe the code; "do not round it up" and
+# "Tombstones never appear in the output" (a short subject, then never) are rules.
+_HOLDS = re.compile(
+    r"\b(?:must(?:n't| not)?|has to|have to|shall)\b|\b(?:ONLY|NEVER|MUST|NOT)\b|\bstrictly\b"
+    r"|(?:^|[,;:(—–]\s*|\s-\s+|\b(?:we|you|to|should|must)\s+|^(?:the\s+)?[A-Za-z]\w*(?:\s+[A-Za-z]\w*)?\s+)"
+    r"(?i:always|never|don'?t|do not|no longer)\b")
 _WRAPPED = re.compile(r"(?<!\n)\n(?!\n|\s*[-*•] )")  # a hard-wrapped line (not a paragraph or bullet break)
 
 
@@ -210,7 +217,7 @@ def body_rules(commit: Commit, memory_id: str, *, project: str | None, repo: str
         previous = sentence
         if not verdict.kept or verdict.type not in claims.RULE_TYPES or not _HOLDS.search(claims.own_words(sentence)):
             continue
-        evidence = {**(verdict.evidence.to_dict() if verdict.evidence else {}), "rule": "commit-body",
+        evidence: dict[str, object] = {**(verdict.evidence.to_dict() if verdict.evidence else {}), "rule": "commit-body",
                     "commit": commit.sha, "repo": repo}
         out.append(MemoryDraft(
             content=verdict.text, type=verdict.type, type_explicit=True, importance=IMPORTANCE_WITH_RATIONALE,
@@ -246,7 +253,7 @@ def _store_batch(remember_many: RememberMany, drafts: list[MemoryDraft]) -> list
     """One remember_many call; if the write path refuses the batch (e.g. `secrets: reject` on
     one commit), the commits one by one, None for each refused one."""
     try:
-        return remember_many(drafts, actor="git-ingest")
+        return [*remember_many(drafts, actor="git-ingest")]
     except InvalidInput:
         if len(drafts) == 1:
             return [None]

@@ -68,8 +68,19 @@ class ReviewPage(TypedDict):
     sessions: list[ReviewSession]
 
 
+class RuleRow(TypedDict):
+    """One extraction rule's memories: learned / pending / accepted / rejected, and the rejected share."""
+
+    rule: str
+    learned: int
+    pending: int
+    accepted: int
+    rejected: int
+    rejected_share: float | None
+
+
 class RuleReport(TypedDict):
-    rules: list[dict[str, object]]  # {rule, learned, pending, accepted, rejected, rejected_share}
+    rules: list[RuleRow]
     rejected: int
     pending: int
 
@@ -96,8 +107,8 @@ class Review:
             group = groups.get(key)
             if group is None:
                 group = groups[key] = {
-                    "session_key": memory.session_key, "harness": (session or {}).get("harness"),
-                    "started_at": (session or {}).get("started_at"), "project": memory.project,
+                    "session_key": memory.session_key, "harness": session["harness"] if session else None,
+                    "started_at": session["started_at"] if session else None, "project": memory.project,
                     "task": _task(session), "memories": [],
                 }
             group["memories"].append(item(memory))
@@ -147,10 +158,11 @@ class Review:
         """Per extraction rule: learned / pending / accepted / rejected, and the rejected share of
         what was reviewed (the noisy rules first)."""
         counts = store.rule_counts(self.db.reader())
-        out = []
+        out: list[RuleRow] = []
         for rule, c in counts.items():
             reviewed = c["accepted"] + c["rejected"]
-            out.append({"rule": rule, **c, "rejected_share": round(c["rejected"] / reviewed, 4) if reviewed else None})
+            out.append({"rule": rule, "learned": c["learned"], "pending": c["pending"], "accepted": c["accepted"],
+                        "rejected": c["rejected"], "rejected_share": round(c["rejected"] / reviewed, 4) if reviewed else None})
         out.sort(key=lambda r: (-(r["rejected_share"] or 0.0), -r["rejected"], r["rule"]))
         return {"rules": out, "rejected": sum(r["rejected"] for r in out), "pending": sum(r["pending"] for r in out)}
 

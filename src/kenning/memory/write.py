@@ -139,9 +139,10 @@ class WritePath:
     def store(self, conn: Connection, item: Prepared, *, actor: str | None = None) -> RememberResult:
         """Insert one prepared memory inside the caller's write transaction (dedup by content
         hash; the vector and the in-transaction hooks for a new memory)."""
-        memory_id, deduped = store.insert_memory(conn, item.draft, embedding_model=item.model, actor=actor)
-        if item.vector is not None:
+        if item.vector is not None:  # first: on PostgreSQL the memory's insert takes the full-text
+            # counters' row locks (store/pg/ddl.py) until commit, and an HNSW insert is the slow step
             upsert_embedding(conn, item.content_hash, self.embedder.model_id, item.vector)
+        memory_id, deduped = store.insert_memory(conn, item.draft, embedding_model=item.model, actor=actor)
         if not deduped:
             for hook in self.in_tx_hooks:
                 hook(conn, memory_id, item.draft)
@@ -170,10 +171,11 @@ class WritePath:
         vector = None
         if "content" in changes:
             current = store.get_memory(self.db.reader(), memory_id)
-            draft = validate_draft(replace(
-                MemoryDraft(content=changes["content"]), type=changes.get("type", current.type),
-                scope=changes.get("scope", current.scope),
-            ), self.max_chars, self.secret_policy)
+            content, kind, scope = changes["content"], changes.get("type", current.type), changes.get("scope", current.scope)
+            if not (isinstance(content, str) and isinstance(kind, str) and isinstance(scope, str)):
+                raise InvalidInput("content, type and scope must be strings")
+            draft = validate_draft(replace(MemoryDraft(content=content), type=kind, scope=scope),
+                                   self.max_chars, self.secret_policy)
             changes = {**changes, "content": draft.content}
             vector = self.embedder.embed(normalize_content(draft.content).storage)
         elif "type" in changes and changes["type"] not in MEMORY_TYPES:
@@ -206,5 +208,7 @@ def purge(db: StoreDatabase, memory_id: str, *, actor: str | None = None, reason
     """Remove the memory's content from the whole database (see store.purge), then the WAL."""
     with db.with_write_tx() as conn:
         ids = purge_store.purge_everywhere(conn, memory_id, actor=actor, reason=reason)
-    db.checkpoint()
+    # a purge promises no trace on disk: wait up to 10 s (not the default 2 s) for readers that pin the WAL — with
+    # recall's legs on pool threads a busy daemon has more of them (a fresh-clone run failed test_purge once)
+    db.checkpoint(attempts=200)
     return ids

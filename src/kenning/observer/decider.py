@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from kenning.core.clock import now_iso
 from kenning.core.config_observer import ObserverSettings
 from kenning.core.config_sessions import RankingSettings
+from kenning.core.events import EDIT_TOOLS
 from kenning.core.types import Memory
-from kenning.observer.scratchpad import EDIT_TOOLS, READ_TOOLS, Scratchpad, StepContext
+from kenning.observer.scratchpad import READ_TOOLS, Scratchpad, StepContext
 from kenning.sessions import ranking
 from kenning.store import observer as store
 from kenning.store.backend import StoreDatabase

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kenning.core.config_observer import ObserverSettings
@@ -18,7 +18,6 @@ class ObserverDeps:
     db: StoreDatabase
     settings: ObserverSettings
     embedder: EmbeddingProvider
-    remember_many: Callable[[list[MemoryDraft]], list[Stored]]  # the write path, one write tx
+    remember_many: Callable[[list[MemoryDraft]], Sequence[Stored]]  # the write path, one write tx
     generate: Callable[[str], str] | None = None  # optional single LLM synthesis call per session
-    on_file_changed: Callable[[str, str | None], None] | None = None  # (path, cwd): e.g. mark code-graph stale
     ranking: RankingSettings = field(default_factory=RankingSettings)  # sessions.ranking: what steps may show

@@ -1,8 +1,11 @@
-"""Validate and normalise events: Claude Code's PostToolUse payload and the generic observe API.
+"""Reading a tool's response, and the generic observe API's events.
 
-Claude Code sends `tool_name`, `tool_input`, `tool_response` (a dict or a string) per step.
-A result is an error when the harness says so (`is_error`, `error`, a non-zero exit code,
-`interrupted`) or, for Bash, when its output carries a recognisable error line.
+`read_result` is the one reading of a tool response in any harness's shape (a dict with exit codes /
+stdout / stderr, or a string) into its text and whether it failed: an error when the harness says so
+(`is_error`, `error`, a non-zero exit code, `interrupted`) or, for Bash, when its output carries a
+recognisable error line. It runs where a tool result is built from what a caller sent — the post-tool-use
+route (`hookservice.tool_result_from_body`) and /api/observe (`tool_event`) — so the observer takes the
+event's verdict and never decides again (issue 34).
 """
 
 from __future__ import annotations
@@ -92,15 +95,26 @@ def result_text(response: object) -> tuple[str, bool]:
     return text[:MAX_RESULT_CHARS], failed
 
 
-def tool_event(body: Mapping[str, object], *, result_key: str = "tool_response") -> ToolEvent:
-    """A PostToolUse body (Claude Code names or ours) as one ToolEvent."""
+def read_result(tool: str | None, response: object) -> tuple[str, bool]:
+    """(text, failed) of a tool's response: `result_text`, and for Bash an output that carries an error line."""
+    text, failed = result_text(response)
+    if tool == "Bash" and not failed and _BASH_ERROR.search(text):
+        failed = True
+    return text, failed
+
+
+def tool_name(name: str | None) -> str:
+    """A tool's name as the scratchpad keys it ('unknown' when none); InvalidInput when it is not a short name."""
+    return _tool({"tool_name": name})
+
+
+def tool_event(body: Mapping[str, object]) -> ToolEvent:
+    """A generic observe API body (tool-call / tool-result) as one ToolEvent."""
     key = session_key(body)
     tool = _tool(body)
     args = _args(body, "tool_input") or _args(body, "args")
-    text, failed = result_text(body.get(result_key, body.get("result")))
-    if isinstance(body.get("is_error"), bool):
-        failed = failed or body["is_error"]
-    if tool == "Bash" and not failed and _BASH_ERROR.search(text):
+    text, failed = read_result(tool, body.get("result"))
+    if body.get("is_error") is True:
         failed = True
     return ToolEvent(key, tool, args, text, failed, cwd=_opt(body, "cwd"), project=_opt(body, "project", 500),
                      session_type=_opt(body, "session_type", 50))

@@ -180,9 +180,12 @@ def promote_session(deps: ObserverDeps, pad: Scratchpad, *, project: str | None,
     reader = deps.db.reader()
     rereads = store.files_seen_before(reader, project, [p for p, f in pad.files.items() if f["reads"]][:500])
     with deps.db.with_write_tx() as conn:
-        store.add_signals(conn, key, project, [s.__dict__ for s in signals], at)
+        store.add_signals(conn, key, project, [{"signal_class": s.signal_class, "key": s.key, "files": s.files,
+                                                "detail": s.detail, "step": s.step, "contaminated": s.contaminated}
+                                               for s in signals], at)
         store.bump_file_nodes(conn, project, {p: p in edited for p in list(pad.files)[:500]}, at)
-        store.bump_edges(conn, project, [tuple(s.files[:2]) for s in signals if s.signal_class == "co_access"], at)
+        store.bump_edges(conn, project, [(s.files[0], s.files[1]) for s in signals
+                                         if s.signal_class == "co_access" and len(s.files) >= 2], at)
         store.delete_scratchpad(conn, key)
     session_type = deps.settings.default_session_type or pad.derived_session_type()
     cap = int(deps.settings.promotion_caps.get(session_type, 3))

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 from urllib.parse import urlparse
 
+from kenning.core.events import EDIT_TOOLS
 from kenning.observer import signals as sig
 
 READ_TOOLS = {"Read", "NotebookRead"}
-EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 SEARCH_TOOLS = {"Grep", "Glob"}
 EXTERNAL_TOOLS = {"WebFetch", "WebSearch"}
 BACKTRACK_WINDOW = 20
@@ -187,10 +187,12 @@ class Scratchpad:
     def _paths(self, tool: str, args: Mapping[str, object]) -> list[str]:
         raw: list[str] = []
         for name in ("file_path", "notebook_path"):
-            if isinstance(args.get(name), str):
-                raw.append(args[name])
-        if tool == "Grep" and isinstance(args.get("path"), str) and "." in args["path"].rsplit("/", 1)[-1]:
-            raw.append(args["path"])
+            value = args.get(name)
+            if isinstance(value, str):
+                raw.append(value)
+        searched = args.get("path")
+        if tool == "Grep" and isinstance(searched, str) and "." in searched.rsplit("/", 1)[-1]:
+            raw.append(searched)
         return [sig.relative_path(p, self.cwd) for p in raw if p.strip()][:4]
 
     def _touch(self, path: str, *, edit: bool) -> None:
@@ -216,8 +218,9 @@ class Scratchpad:
 
     def _on_edit(self, path: str, args: Mapping[str, object]) -> None:
         pairs = [(args.get("old_string"), args.get("new_string"))]
-        if isinstance(args.get("edits"), list):
-            pairs = [(e.get("old_string"), e.get("new_string")) for e in args["edits"] if isinstance(e, dict)]
+        edits = args.get("edits")
+        if isinstance(edits, list):
+            pairs = [(e.get("old_string"), e.get("new_string")) for e in edits if isinstance(e, dict)]
         history = self.recent_edits.setdefault(path, [])
         for old, new in pairs:
             old_d = _digest(old) if isinstance(old, str) and old else None

@@ -18,16 +18,18 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import timedelta
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # pydantic reads StepAnswer (the post-tool-use route's answer) on Python 3.11
 
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.errors import NotFound
+from kenning.core.events import ToolResult
 from kenning.core.telemetry import record_error, record_latency
 from kenning.core.types import Memory
 from kenning.observer import decider, intake, lifecycle
 from kenning.observer.deps import ObserverDeps
 from kenning.observer.promotion import Promotion, promote_session
-from kenning.observer.scratchpad import EDIT_TOOLS, LiveSummary, Scratchpad, StepContext
+from kenning.observer.scratchpad import LiveSummary, Scratchpad, StepContext
 from kenning.observer.transcript import reasoning_from_transcript
 from kenning.store import observer as store
 from kenning.store import sessions as session_store
@@ -46,13 +48,14 @@ def ab_group(session_key: str, project: str | None, control: int, passive: int) 
 
 
 class StepAnswer(TypedDict, total=False):
-    """What a tool step answers: the step, the text to inject (may be empty), which memories."""
+    """What a tool step answers: the text to inject (may be empty), which memories, the step; the post-tool-use
+    hook's answer extends it (hookservice.ToolAnswer). Keys in the order the hook route writes them."""
 
-    step: int
     inject: str
     memory_ids: list[str]
+    step: int
     reasons: list[str]
-    degraded: bool
+    degraded: bool  # the decider failed: no injection at this step
 
 
 class EndAnswer(TypedDict, total=False):
@@ -194,16 +197,18 @@ class Observer:
         return self._groups[pad.session_key]
 
     # -- hot path ---------------------------------------------------------------------------------------
-    def post_tool_use(self, body: Mapping[str, object]) -> StepAnswer:
-        """One Claude Code PostToolUse: observe it, then ask the decider. Bad input raises InvalidInput."""
-        ev = intake.tool_event(body)
+    def post_tool_use(self, event: ToolResult, session_type: str | None = None) -> StepAnswer:
+        """One tool step: observe it (a failed tool with its error text), then ask the decider. Whether it
+        failed is the event's (decided where it was built). A tool name that is not a short name raises InvalidInput."""
+        tool = intake.tool_name(event.tool_name)
+        args = dict(event.tool_input)
+        result = (event.error if not event.success and event.error else event.output)[:intake.MAX_RESULT_CHARS]
         started = time.perf_counter()
         with self._lock:
-            pad = self._pad(ev.session_key, cwd=ev.cwd, project=ev.project, session_type=ev.session_type)
-            ctx = pad.on_tool_call(ev.tool, ev.args)
-            ctx = pad.on_tool_result(ev.tool, ev.args, ev.result, ev.is_error, ctx)
+            pad = self._pad(event.session_key, cwd=event.cwd, project=event.project, session_type=session_type)
+            ctx = pad.on_tool_call(tool, args)
+            ctx = pad.on_tool_result(tool, args, result, not event.success, ctx)
         self._timed_observe(started)
-        self._file_changed(ev.tool, ctx, pad.cwd)
         return self._decide(pad, ctx)
 
     def observe(self, body: Mapping[str, object]) -> StepAnswer:
@@ -211,7 +216,7 @@ class Observer:
         kind = intake.event_type(body)
         key = intake.session_key(body)
         text = intake.reasoning_text(body) if kind == "reasoning" else ""
-        ev = intake.tool_event(body, result_key="result") if kind.startswith("tool") else None
+        ev = intake.tool_event(body) if kind.startswith("tool") else None
         started = time.perf_counter()
         ctx: StepContext | None = None
         with self._lock:
@@ -231,7 +236,6 @@ class Observer:
         self._timed_observe(started)
         if kind != "tool-result" or ctx is None:
             return {"step": pad.step, "inject": "", "memory_ids": []}
-        self._file_changed(ev.tool if ev else "", ctx, pad.cwd)
         return self._decide(pad, ctx)
 
     def _timed_observe(self, started: float) -> None:
@@ -239,15 +243,6 @@ class Observer:
         self._observe_ms.append(ms)
         self.counters["events"] += 1
         record_latency("observer.observe", ms)
-
-    def _file_changed(self, tool: str, ctx: StepContext, cwd: str | None) -> None:
-        if self.deps.on_file_changed is None or tool not in EDIT_TOOLS:
-            return
-        for path in ctx.files:
-            try:
-                self.deps.on_file_changed(path, cwd)
-            except Exception as exc:  # a listener must never fail the agent's step
-                record_error("observer", f"file-changed listener failed: {exc}", path=path)
 
     def _decide(self, pad: Scratchpad, ctx: StepContext) -> StepAnswer:
         empty: StepAnswer = {"step": pad.step, "inject": "", "memory_ids": []}
@@ -301,8 +296,8 @@ class Observer:
     def _promote(self, pad: Scratchpad, group: str | None) -> Promotion | EndAnswer:
         try:
             reader = self.deps.db.reader()
-            session = session_store.get_session(reader, pad.session_key) or {}
-            project = session.get("project") or pad.project
+            session = session_store.get_session(reader, pad.session_key)
+            project = (session["project"] if session else None) or pad.project
             stored = session_store.get_transcript(reader, pad.session_key)
             if stored:
                 reasoning_from_transcript(pad, stored.transcript)

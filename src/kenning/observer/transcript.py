@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from kenning.observer.scratchpad import EDIT_TOOLS, EXTERNAL_TOOLS, Scratchpad
+from kenning.core.events import EDIT_TOOLS
+from kenning.observer.scratchpad import EXTERNAL_TOOLS, Scratchpad
 from kenning.observer.signals import relative_path
 from kenning.sessions.transcript import parse_transcript
 

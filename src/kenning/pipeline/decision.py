@@ -80,8 +80,11 @@ def validate_decision(
         if target not in by_id:
             warnings.append(f"{label}: {action} targets {target!r}, not a candidate (hallucinated id); dropped")
             return None
+    given = parsed.get("confidence")
     try:
-        confidence = min(1.0, max(0.0, float(parsed.get("confidence"))))
+        if given is None:
+            raise ValueError("no confidence")
+        confidence = min(1.0, max(0.0, float(given)))
     except (TypeError, ValueError):
         warnings.append(f"{label}: confidence {parsed.get('confidence')!r} is not a number; using 0")
         confidence = 0.0
@@ -101,6 +104,6 @@ def decide(
     if not candidates:
         return Proposal("ADD", fact, fact.confidence, NO_CANDIDATES_REASON)
     opts = GenerateOptions(timeout_s=timeout_s, json_mode=True, task=prompt.TASK)
-    fact_payload = {"content": fact.content, "type": fact.type, "confidence": fact.confidence}
+    fact_payload: prompt.FactPayload = {"content": fact.content, "type": fact.type, "confidence": fact.confidence}
     raw = provider.generate(prompt.build_prompt(fact_payload, [c.for_prompt() for c in candidates]), opts)
     return validate_decision(raw, fact, candidates, warnings)

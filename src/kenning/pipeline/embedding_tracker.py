@@ -11,7 +11,9 @@ memories; recall always asks for the current model's vectors.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+import numpy as np
 
 from kenning.core.clock import now_iso
 from kenning.core.telemetry import record_error
@@ -22,6 +24,15 @@ from kenning.store.vectors import upsert_embedding
 
 
 @dataclass
+class TrackerCycle(TypedDict):
+    """What one tracker cycle did: memories re-embedded, failures, still queued, and the model."""
+
+    refreshed: int
+    failed: int
+    remaining: int
+    model: str
+
+
 class TrackerStats:
     processed: int = 0
     failed: int = 0
@@ -31,12 +42,12 @@ class TrackerStats:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def refresh_cycle(db: StoreDatabase, embedder: EmbeddingProvider, batch_size: int, stats: TrackerStats) -> dict[str, object]:
+def refresh_cycle(db: StoreDatabase, embedder: EmbeddingProvider, batch_size: int, stats: TrackerStats) -> TrackerCycle:
     """One tracker cycle; returns what it did."""
     stats.last_cycle_at = now_iso()
     model = embedder.model_id
     rows = ret_store.stale_embedding_rows(db.reader(), model, batch_size)
-    done: list[tuple[dict, Any]] = []
+    done: list[tuple[ret_store.StaleEmbedding, np.ndarray]] = []
     failed = 0
     for row in rows:
         try:

@@ -77,7 +77,7 @@ def diagnose(db: StoreDatabase, settings: Settings, embedding_model: str | None 
     tombstones = total - live
     tombstone_ratio = tombstones / total if total else 0.0
     missing = index.get("embeddings_missing") or 0
-    domains = {
+    domains: dict[str, dict[str, float | int | None]] = {
         "queue": {"dead": dead, "jobs": jobs_total, "dead_rate": round(dead_rate, 4), "stale_leases": stale,
                   "score": max(0.0, 1.0 - dead_rate * 10) * (0.5 if stale else 1.0)},
         "index": {"fts_rows": index["fts_rows"], "memories": total, "fts_mismatch": fts_mismatch,
@@ -87,7 +87,7 @@ def diagnose(db: StoreDatabase, settings: Settings, embedding_model: str | None 
         "embeddings": {"missing": missing, "live_hashes": index.get("live_hashes", 0),
                        "score": 1.0 - min(1.0, missing / max(index.get("live_hashes") or 1, 1))},
     }
-    composite = sum(d["score"] for d in domains.values()) / len(domains)
+    composite = sum(d["score"] or 0.0 for d in domains.values()) / len(domains)
     return {"at": now_iso(), "domains": domains, "score": round(composite, 4)}
 
 
@@ -95,14 +95,14 @@ def recommend(report: MaintenanceReport) -> list[Recommendation]:
     """Translate a report into repair actions (v2 thresholds)."""
     d = report["domains"]
     out: list[Recommendation] = []
-    if d["queue"]["dead_rate"] > DEAD_RATE_THRESHOLD:
+    if (d["queue"]["dead_rate"] or 0.0) > DEAD_RATE_THRESHOLD:
         out.append(Recommendation("requeue_dead_jobs", f"dead job rate {d['queue']['dead_rate']:.1%} > 1%"))
     if d["queue"]["stale_leases"]:
         out.append(Recommendation("release_stale_leases", f"{d['queue']['stale_leases']} stale lease(s)"))
     if d["index"]["fts_mismatch"]:
         out.append(Recommendation("check_fts_consistency",
                                   f"FTS rows differ from memories by {d['index']['fts_mismatch']}", "error"))
-    if d["storage"]["tombstone_ratio"] > TOMBSTONE_RATIO_THRESHOLD:
+    if (d["storage"]["tombstone_ratio"] or 0.0) > TOMBSTONE_RATIO_THRESHOLD:
         out.append(Recommendation("trigger_retention_sweep",
                                   f"tombstones are {d['storage']['tombstone_ratio']:.0%} of memories (> 30%)"))
     if d["embeddings"]["missing"]:
@@ -156,7 +156,7 @@ class Maintainer:
         if action == "requeue_dead_jobs":
             return {"requeued": jobstore.requeue_dead(self.db, limit=100)}
         if action == "release_stale_leases":
-            return jobstore.reap_stale(self.db, self.settings.pipeline.worker.lease_timeout_ms)
+            return {**jobstore.reap_stale(self.db, self.settings.pipeline.worker.lease_timeout_ms)}
         if action == "check_fts_consistency":
             with self.db.with_write_tx() as conn:
                 rebuild_fts(conn)
@@ -231,7 +231,7 @@ class Maintainer:
                 "score_after": round(score_after, 4)}
 
     def diagnose(self) -> MaintenanceReport:
-        return diagnose(self.db, self.settings, getattr(self.embedder, "model_id", None))
+        return diagnose(self.db, self.settings, self.embedder.model_id if self.embedder is not None else None)
 
     def stats(self) -> dict[str, object]:
         return {"cycles": self.cycles, "halted": sorted(self.halted), "non_improving": dict(self.non_improving),

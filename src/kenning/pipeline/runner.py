@@ -15,6 +15,10 @@ queued (NEAR_DUPLICATE cosine, on the vectors already stored: no model call) is 
 that memory; an imported memory (stored in a bulk write) whose every extracted fact restates it is
 already a distilled claim, so no fact is embedded or decided. A memory an agent remembers one at
 a time still goes through the decision stage, which may find that it supersedes an older one.
+When extraction is free (a provider that spends no tokens: the offline rules) an imported memory's
+claim test runs before the near-duplicate check: most of an import is one claim per memory, and the
+check's KNN reads every stored vector (at 20k, the larger part of a skipped job's CPU). With an LLM
+the local check goes first, so a twin costs no call.
 `ctx.pause` (the worker's yield to the agent's requests) runs between the stages.
 """
 
@@ -43,7 +47,7 @@ from kenning.store import jobs as jobstore
 from kenning.store import memories as mstore
 from kenning.store import search as search_store
 from kenning.store import vectors as vstore
-from kenning.store.db import Database
+from kenning.store.backend import StoreDatabase
 
 MAX_WARNINGS_IN_RESULT = 50
 SKIP_TYPES = frozenset({"document_chunk"})
@@ -52,7 +56,7 @@ NEAR_DUPLICATE = 0.97  # cosine of two memories' vectors above which the older o
 
 @dataclass
 class PipelineContext:
-    db: Database
+    db: StoreDatabase
     provider: BaseLLMProvider
     settings: PipelineSettings
     writer: WritePath  # the write path new facts go through (dedup, rules, linker, hooks)
@@ -69,7 +73,7 @@ class PipelineContext:
         return f"{self.provider.name}:{self.provider.model}"
 
 
-def _skip_reason(memory_id: str, db: Database) -> tuple[Memory | None, str | None]:
+def _skip_reason(memory_id: str, db: StoreDatabase) -> tuple[Memory | None, str | None]:
     try:
         memory = mstore.get_memory(db.reader(), memory_id)
     except NotFound:
@@ -109,6 +113,7 @@ def decide_all(ctx: PipelineContext, memory: Memory, facts: list[Fact],
     proposals = []
     timeout_s = ctx.settings.extraction.timeout / 1000.0
     for fact in facts:
+        _pause(ctx)  # each fact's candidate search is a recall of its own: the agent's go first
         viewer = Viewer(memory.author, memory.team) if memory.author else None  # never act on what the
         candidates = _candidates(ctx, fact.content, {memory.id}, memory.project, viewer)  # author can't see
         proposal = decide(ctx.provider, fact, candidates, warnings, timeout_s=timeout_s)
@@ -138,9 +143,7 @@ def embed_facts(ctx: PipelineContext, facts: list[Fact]) -> dict[str, np.ndarray
         return {}
     texts = [f.content for f in facts]
     vectors = ctx.embedder.embed_many(texts)
-    prime = getattr(ctx.embedder, "prime_query_cache", None)
-    if prime is not None:
-        prime(texts, vectors)
+    ctx.embedder.prime_query_cache(texts, vectors)
     return {normalize_content(t).content_hash: v for t, v in zip(texts, vectors)}
 
 
@@ -187,6 +190,13 @@ def near_duplicate_of(ctx: PipelineContext, memory: Memory) -> str | None:
     return None
 
 
+def already_distilled(memory: Memory, result: ExtractionResult) -> bool:
+    """Every fact extracted from `memory` restates it: the memory already is its one distilled claim."""
+    return bool(result.facts) and all(
+        normalize_content(f.content).content_hash == memory.content_hash or restates_source(f, memory.content)
+        for f in result.facts)
+
+
 def _pause(ctx: PipelineContext) -> None:
     if ctx.pause is not None:
         ctx.pause()
@@ -197,21 +207,23 @@ def run_extraction(ctx: PipelineContext, memory_id: str, *, imported: bool = Fal
     came in a bulk write (an import), see the module doc."""
     settings = ctx.settings
     memory, skip = _skip_reason(memory_id, ctx.db)
-    if skip:
+    if skip or memory is None:  # (no memory comes with its reason)
         return {"memory_id": memory_id, "skipped": skip}
+    claim_first = imported and not ctx.provider.counts_tokens  # see the module doc
+    result = extract(ctx.provider, memory.content, settings.extraction) if claim_first else None
+    if result is not None and already_distilled(memory, result):
+        return {"memory_id": memory_id, "skipped": "already a distilled claim", "facts": len(result.facts)}
     twin = near_duplicate_of(ctx, memory)
     if twin is not None:
         return {"memory_id": memory_id, "skipped": f"near-duplicate ({twin})"}
     mode = settings.mode
-    result = extract(ctx.provider, memory.content, settings.extraction)
-    if imported and result.facts and all(
-            normalize_content(f.content).content_hash == memory.content_hash or restates_source(f, memory.content)
-            for f in result.facts):
-        return {"memory_id": memory_id, "skipped": "already a distilled claim", "facts": len(result.facts)}
+    if result is None:
+        result = extract(ctx.provider, memory.content, settings.extraction)
+        if imported and already_distilled(memory, result):
+            return {"memory_id": memory_id, "skipped": "already a distilled claim", "facts": len(result.facts)}
     warnings = list(result.warnings)
     _pause(ctx)
     fact_vectors = embed_facts(ctx, result.facts)
-    _pause(ctx)
     proposals, same_as_source = drop_source_noops(memory, decide_all(ctx, memory, result.facts, warnings))
     _pause(ctx)
     flag_contradictions(ctx, proposals)

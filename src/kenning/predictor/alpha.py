@@ -11,7 +11,12 @@ Per completed session (scorer seed, "Success Rate Tracking", "Cold Start", "Conc
   - cold-start exit needs all three: a successful training, ≥ min_training_sessions
     high-confidence sessions, success > 0.4 over the last 10 comparisons;
   - drift reset: success_rate < 0.3 for `drift_reset_window` consecutive high-confidence
-    sessions ⇒ α pinned to 1.0 until a retrain (with replay) swaps in, EMA reset to 0.5.
+    sessions ⇒ α pinned to 1.0 until a retrain (with replay) swaps in, EMA reset to 0.5;
+  - fallback on a losing streak (issue 32): LOSS_STREAK_FALLBACK comparisons lost in a row ⇒ α 1.0
+    until the predictor wins one again or new weights serve. Seven losses in a row take the EMA's
+    α from 0.4 to 0.7 only, and the drift reset waits ten more; after a change of the user's preferences the
+    model keeps ranking what it learned before for a whole training interval, and the agent
+    should not see its order meanwhile (interleaving still shows its picks, so it can win back).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class AlphaStateDict(TypedDict, total=False):
     cold_start_exited: bool
     sessions_since_exit: int
     low_streak: int
+    loss_streak: int
     drift_resets: int
     retraining: bool
     project_rates: dict[str, float]
@@ -63,6 +69,7 @@ class AlphaState:
     cold_start_exited: bool = False
     sessions_since_exit: int = 0
     low_streak: int = 0
+    loss_streak: int = 0  # comparisons lost in a row (LOSS_STREAK_FALLBACK)
     drift_resets: int = 0
     retraining: bool = False
     project_rates: dict[str, float] = field(default_factory=dict)
@@ -108,9 +115,14 @@ def early_floor(sessions_since_exit: int) -> float:
 
 def current_alpha(state: AlphaState, *, disabled: bool = False) -> float:
     """The baseline's weight for the next session."""
-    if disabled or state.retraining or not state.cold_start_exited:
+    if disabled or state.retraining or not state.cold_start_exited or losing(state):
         return 1.0
     return min(1.0, max(early_floor(state.sessions_since_exit), 1.0 - state.success_rate))
+
+
+def losing(state: AlphaState) -> bool:
+    """Has the predictor lost its last LOSS_STREAK_FALLBACK comparisons (α falls back to 1.0)?"""
+    return state.loss_streak >= C.LOSS_STREAK_FALLBACK
 
 
 def _update_project(state: AlphaState, project: str | None, win: int) -> None:
@@ -159,6 +171,9 @@ def record_session(
     s.recent_wins = (s.recent_wins + [win])[-C.COLD_START_WINDOW:]
     _update_project(s, project, win)
     events.append("ema_update")
+    s.loss_streak = 0 if win else s.loss_streak + 1
+    if s.loss_streak == C.LOSS_STREAK_FALLBACK and s.cold_start_exited:
+        events.append("loss_streak_fallback")
     if s.cold_start_exited:
         s.low_streak = s.low_streak + 1 if s.success_rate < C.DRIFT_RESET_THRESHOLD else 0
         if s.low_streak >= drift_reset_window:
@@ -192,6 +207,7 @@ def record_training(state: AlphaState, *, swapped: bool, model_version: int, at:
         s.last_trained_at = at
         s.trained_through = trained_through
         s.retraining = False  # a pending drift retrain is done once new weights serve
+        s.loss_streak = 0  # and a losing streak was the old weights'
     return s
 
 
@@ -207,6 +223,8 @@ def status_line(
         return f"[predictor: disabled | crashes={crashes_last_hour}/hr | baseline fallback]"
     if state.retraining:
         return "[predictor: retraining | drift detected | baseline fallback]"
+    if state.cold_start_exited and losing(state):
+        return f"[predictor: fallback | lost {state.loss_streak} in a row | baseline until it wins]"
     if not state.first_training_done:
         seen = state.scored_sessions if scored_sessions is None else scored_sessions
         return (f"[predictor: collecting | {seen}/{min_training_sessions} sessions"

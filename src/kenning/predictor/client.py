@@ -105,7 +105,7 @@ class SidecarClient:
                 env={**os.environ, PARENT_ENV: str(os.getpid())},  # predictor.guard: die with this process
             )
         finally:
-            if stderr is not subprocess.DEVNULL:
+            if not isinstance(stderr, int):  # (subprocess.DEVNULL is an int)
                 stderr.close()
         _widen_pipes(proc)
         self._generation += 1
@@ -237,7 +237,8 @@ class SidecarClient:
                     return
                 continue
             self._consecutive_garbage = 0
-            fut = self._pending.pop(msg.get("id"), None) if msg.get("id") is not None else None
+            msg_id = msg.get("id")
+            fut = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None
             if fut is None or fut.done():
                 continue
             if "error" in msg:
@@ -266,7 +267,7 @@ class SidecarClient:
         try:
             return fut.result(timeout=timeout_s)
         except FutureTimeout:
-            self._pending.pop(getattr(fut, "req_id", None), None)
+            self._pending.pop(getattr(fut, "req_id", -1), None)
             raise TimeoutError(f"{method} took longer than {timeout_s:.3f} s") from None
 
     def score(self, params: ScoreRequest) -> ScoreReply | None:
@@ -311,6 +312,8 @@ def _widen_pipes(proc: subprocess.Popen) -> None:
         import fcntl
 
         for stream in (proc.stdin, proc.stdout):
+            if stream is None:
+                continue
             fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except (ImportError, OSError, AttributeError):
         pass  # another OS, or /proc/sys/fs/pipe-max-size is lower: the default pipe still works

@@ -40,6 +40,7 @@ NEGATIVE_SIMILARITY_THRESHOLD = 0.6  # cosine above which a non-injected memory 
 SOFT_NEGATIVE_LABEL = 0.25
 MAX_PROJECT_SLICES = 5  # per-project EMA slices kept
 EARLY_ACTIVE_FLOORS = ((10, 0.8), (20, 0.6))  # (sessions since cold-start exit <, alpha floor)
+LOSS_STREAK_FALLBACK = 3  # comparisons lost in a row after which alpha is 1.0 until a win or new weights (alpha.py)
 COLD_START_WINDOW = 10  # comparisons considered by the cold-start exit rule
 COLD_START_MIN_SUCCESS = 0.4  # success over that window needed to exit cold start
 NDCG_K = 10

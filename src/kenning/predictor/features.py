@@ -178,14 +178,14 @@ def trust_of(conn: Connection) -> float:
 
 def session_labels(conn: Connection, session: ScoredSession, model_name: str | None, trust: float | None = None,
                    history: History | None = None) -> tuple[
-        SessionLabels, list[CandidateRow], list[np.ndarray | None], np.ndarray | None, SessionContextRow | dict[str, object]]:
+        SessionLabels, list[CandidateRow], list[np.ndarray | None], np.ndarray | None, SessionContextRow | None]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
     trust = trust_of(conn) if trust is None else trust
     rows = store.session_candidate_rows(conn, key, model_name)
     vecs = [decode_vector(r["vector"]) for r in rows]
-    context = store.session_context(conn, key) or {}
-    ctx_vec = decode_vector(context.get("embedding"))
+    context = store.session_context(conn, key)
+    ctx_vec = decode_vector(context["embedding"] if context else None)
     if ctx_vec is None:  # fall back to the mean of what was injected
         injected = [v for r, v in zip(rows, vecs) if r["was_injected"] and v is not None]
         ctx_vec = np.mean(np.stack(injected), axis=0).astype(np.float32) if injected else None
@@ -206,16 +206,18 @@ def session_sample(conn: Connection, session: ScoredSession, model_name: str | N
     if not labels.usable or not rows:
         return [], labels
     start = session.get("started_at")
+    if start is None:  # (a scored session has its start)
+        return [], labels
     at = parse_iso(start)
     previous = store.previous_session_start(conn, start)
     gap = (at - parse_iso(previous)).total_seconds() / 3600.0 if previous else None
     when = time_features(at, gap)
-    project = session.get("project") or context.get("project")
+    project = session.get("project") or (context["project"] if context else None)
     ids = [r["memory_id"] for r in rows]
     base = np.array([feature_row(r, at, when, v is not None) for r, v in zip(rows, vecs)], np.float32)
     sample = Sample(
         session_key=key, ids=ids, ctx_vec=ctx_vec,
-        ctx_tokens=hash_tokens(context.get("context_text") or session.get("session_context_text")),
+        ctx_tokens=hash_tokens((context["context_text"] if context else None) or session.get("session_context_text")),
         cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) for r in rows],
         features=np.concatenate([base, history.features(ids, start, project, exclude=key)], axis=1),
         project_slot=project_slot(project), labels=np.array([c.label for c in labels.labels], np.float32),
@@ -236,12 +238,12 @@ def _pool_samples(conn: Connection, sample: Sample, labels: SessionLabels) -> li
         judged = sample.judged[keep] if sample.judged is not None else np.ones(len(keep), bool)
         if int(judged.sum()) < 2 or values is None or float(np.ptp(values[judged])) < C.SKIP_SPREAD:
             continue
-        ctx = store.session_context(conn, f"{sample.session_key}#{phase}") or {}
-        ctx_vec = decode_vector(ctx.get("embedding"))
+        ctx = store.session_context(conn, f"{sample.session_key}#{phase}")
+        ctx_vec = decode_vector(ctx["embedding"] if ctx else None)
         out.append(Sample(
             session_key=f"{sample.session_key}#{phase}", ids=[sample.ids[i] for i in keep],
             ctx_vec=ctx_vec if ctx_vec is not None else sample.ctx_vec,
-            ctx_tokens=hash_tokens(ctx.get("context_text")) or sample.ctx_tokens,
+            ctx_tokens=hash_tokens(ctx["context_text"] if ctx else None) or sample.ctx_tokens,
             cand_vecs=[sample.cand_vecs[i] for i in keep], cand_tokens=[sample.cand_tokens[i] for i in keep],
             features=sample.features[keep], project_slot=sample.project_slot, labels=values,
             temperature=labels.temperature, meta={**sample.meta, "phase": phase}, judged=judged,

@@ -84,7 +84,7 @@ def explore(fused: list[Fused], top_k: int, rate: float, rng: random.Random, ena
     rest = [f for f in fused[top_k:] if f.baseline_rank is not None and f.predictor_rank is not None]
     if not rest:
         return fused
-    pick = max(rest, key=lambda f: (abs(f.baseline_rank - f.predictor_rank), -fused.index(f)))
+    pick = max(rest, key=lambda f: (abs((f.baseline_rank or 0) - (f.predictor_rank or 0)), -fused.index(f)))
     last = fused[top_k - 1]
     promoted = Fused(pick.memory_id, last.final_score, pick.baseline_rank, pick.predictor_rank, "exploration")
     demoted = Fused(last.memory_id, pick.final_score, last.baseline_rank, last.predictor_rank, last.source)

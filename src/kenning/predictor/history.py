@@ -89,7 +89,8 @@ class History:
         useful: dict[str, set[str]] = defaultdict(set)
         for e in events:
             rated = int(e.get("ratings") or 0) > 0
-            agent = float(e["agent"]) if e.get("agent") is not None else None
+            given = e.get("agent")
+            agent = float(given) if given is not None else None
             ok = is_useful(agent, rated, int(e.get("fts") or 0), bool(e.get("touched")))
             by_memory[e["memory_id"]].append(_Event(_ts(e["started_at"]), e["session_key"],
                                                     agent if rated else None, int(e.get("fts") or 0) > 0, ok))

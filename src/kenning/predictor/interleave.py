@@ -9,6 +9,13 @@ contributed it (its "team"). At session end what the session showed it wanted (a
 transcript's use: `labels.comparison_relevance`) is summed per team; the team with more credit wins
 the session, equal credit is no verdict.
 
+A pick the other ranking would have made at that same point (its best memory not yet drawn is the
+same one) is SHARED: shown like any pick, credited to neither team. Where the two rankings agree,
+the coin alone decided whose name went on the pick, so crediting it added only the coin's noise to
+the comparison (issue 32: session start drafts ~3 conventions that both rankings order alike); the
+verdict rests on the picks where the rankings differ. Two equal rankings share every pick and never
+produce a verdict.
+
 The draft runs only over what may be shown at all (the ranking home's verdicts, the prompt bar)
 and fills at most `slots` places, so the predictor cannot flood the agent before it has earned
 anything; the caller fills the rest of its limit from the fused order.
@@ -23,33 +30,39 @@ from dataclasses import dataclass
 BASELINE = "baseline"
 PREDICTOR = "predictor"
 TEAMS = (BASELINE, PREDICTOR)
+SHARED = "shared"  # a pick both rankings would have made at that point: shown, credited to neither
 
 
 @dataclass(frozen=True)
 class Pick:
     memory_id: str
-    team: str  # BASELINE | PREDICTOR: the ranking that contributed it
+    team: str  # BASELINE | PREDICTOR: the ranking that contributed it; SHARED: both would have
 
 
 def team_draft(baseline: Sequence[str], predictor: Sequence[str], slots: int, rng: random.Random) -> list[Pick]:
     """Interleave two rankings of the same allowed set into at most `slots` picks.
 
     Each round the coin says which ranking picks first; each then adds its highest-ranked memory
-    not already drawn. A ranking with nothing left to give lets the other pick."""
+    not already drawn. A ranking with nothing left to give lets the other pick. A pick that is also
+    the other ranking's best not yet drawn is SHARED (credited to neither)."""
     drawn: set[str] = set()
     picks: list[Pick] = []
     orders = {BASELINE: list(baseline), PREDICTOR: list(predictor)}
     cursor = {BASELINE: 0, PREDICTOR: 0}
 
-    def take(team: str) -> bool:
+    def next_of(team: str) -> str | None:
         order = orders[team]
         while cursor[team] < len(order) and order[cursor[team]] in drawn:
             cursor[team] += 1
-        if cursor[team] >= len(order):
+        return order[cursor[team]] if cursor[team] < len(order) else None
+
+    def take(team: str) -> bool:
+        memory_id = next_of(team)
+        if memory_id is None:
             return False
-        memory_id = order[cursor[team]]
+        shared = next_of(PREDICTOR if team == BASELINE else BASELINE) == memory_id
         drawn.add(memory_id)
-        picks.append(Pick(memory_id, team))
+        picks.append(Pick(memory_id, SHARED if shared else team))
         return True
 
     while len(picks) < slots:

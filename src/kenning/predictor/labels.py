@@ -180,7 +180,7 @@ def continuity_label(
 
 
 def agent_label(c: CandidateRow, session: ScoredSession) -> tuple[float, list[str]]:
-    agent = float(c["agent_relevance_score"])
+    agent = float(c["agent_relevance_score"] or 0.0)  # (called when the agent rated it)
     cont = float(session.get("score") or 0.0)
     hits = int(c.get("fts_hit_count") or 0)  # the agent's rating outranks "touched"
     fts_adj = agent if hits == 0 else max(agent, 1.0 if hits >= 2 else 0.5)
@@ -251,7 +251,7 @@ def comparison_relevance(rows: list[CandidateRow], touched: Collection[str], jud
         if c.get("superseded_by") or c.get("is_deleted"):
             value = 0.0
         elif c.get("agent_feedback_count") and c.get("agent_relevance_score") is not None:
-            value = float(c["agent_relevance_score"])
+            value = float(c["agent_relevance_score"] or 0.0)
         elif mid in touched:
             value = 1.0
         elif rel is not None and judge != HEURISTIC_JUDGE:
@@ -272,7 +272,7 @@ def build_session_labels(
     `rated_useful`: memories the agent rated useful in earlier sessions."""
     start = session_start or session.get("started_at")
     touched = touched or {}
-    rows = [{**c, "touched": touched.get(c["memory_id"])} for c in candidates]
+    rows: list[CandidateRow] = [{**c, "touched": touched.get(c["memory_id"])} for c in candidates]
     labels = [label_candidate(c, session, cos, start, rated_useful) for c, cos in zip(rows, cosines)]
     values = [c.label for c in labels if c.judged]
     spread = (max(values) - min(values)) if values else 0.0

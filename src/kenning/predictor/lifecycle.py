@@ -19,7 +19,6 @@ from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
-from kenning.store.vectors import dominant_dims
 
 DEFAULT_DIM = 384
 WHEN_INPUTS = 7  # the width of model.SESSION_FEATURES (the time features added to the query)
@@ -73,9 +72,9 @@ class Sidecar:
     def _spawn(self) -> SidecarClient:
         """The one place the sidecar process is created (argv, supervision, log file)."""
         self.predictor_dir.mkdir(parents=True, exist_ok=True)
-        self.native_dim = dominant_dims(self.db.reader()) or DEFAULT_DIM
+        self.native_dim = store.embedding_dims_in_use(self.db.reader()) or DEFAULT_DIM
         argv = sidecar_argv(self.db.path, self.checkpoint_path, native_dim=self.native_dim,
-                            base_weights=self.base_weights, extra=self.extra_args)
+                            base_weights=Path(self.base_weights) if self.base_weights else None, extra=self.extra_args)
         client = self.client = SidecarClient(
             argv, score_timeout_ms=self.cfg.score_timeout_ms,
             crash_disable_threshold=self.cfg.crash_disable_threshold,

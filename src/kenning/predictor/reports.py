@@ -68,7 +68,7 @@ class AuditReport(TypedDict, total=False):
 
     session_key: str
     candidates: list[dict[str, object]]
-    context: store.SessionContextRow | None  # without the embedding
+    context: dict[str, object] | None  # a SessionContextRow without its embedding (bytes)
     comparison: store.Comparison | None
     session_score: store.ScoredSession | None
     continuity_reasoning: str | None
@@ -88,11 +88,12 @@ def labels(db: StoreDatabase, session_key: str) -> SessionLabelsJson:
     by_id = {r["memory_id"]: r for r in rows}
     touched = store.touched_ids(conn, session_key)
     for item in out["labels"]:
-        r = by_id[item["memory_id"]]
+        memory_id = str(item["memory_id"])
+        r = by_id[memory_id]
         item.update(was_injected=bool(r["was_injected"]), relevance_score=r["relevance_score"],
                     agent_relevance_score=r["agent_relevance_score"],
                     agent_feedback_count=r["agent_feedback_count"], fts_hit_count=r["fts_hit_count"],
-                    touched=touched.get(item["memory_id"]))
+                    touched=touched.get(memory_id))
     return out
 
 
@@ -108,8 +109,7 @@ def audit(db: StoreDatabase, session_key: str) -> AuditReport:
     }
     ctx = store.session_context(conn, session_key)
     if ctx:
-        ctx.pop("embedding", None)
-        out["context"] = ctx
+        out["context"] = {k: v for k, v in ctx.items() if k != "embedding"}
     if session:
         out["continuity_reasoning"] = store.continuity_reasoning(conn, session_key)
         out["labels"] = labels(db, session_key)
@@ -129,9 +129,8 @@ def comparison(db: StoreDatabase, comparison_id: str) -> dict[str, object]:
     row = store.get_comparison(conn, comparison_id)
     if row is None:
         raise NotFound(f"no predictor comparison {comparison_id!r}")
-    row["candidates"] = store.session_audit_rows(conn, row["session_key"])
-    row["continuity_reasoning"] = store.continuity_reasoning(conn, row["session_key"])
-    return row
+    return {**row, "candidates": store.session_audit_rows(conn, row["session_key"]),
+            "continuity_reasoning": store.continuity_reasoning(conn, row["session_key"])}
 
 
 def training_history(db: StoreDatabase, model_version: int, *, limit: int = 50, offset: int = 0) -> TrainingHistory:

@@ -158,7 +158,7 @@ class Scoring:
         self.contexts.record(session_context, scored=scores is not None, alpha=self.alpha(), result=result,
                              latency_ms=latency)
         if scores is not None:
-            top = max(scores, key=scores.get) if scores else None
+            top = max(scores, key=lambda m: scores[m]) if scores else None
             telemetry.log_event("predictor", "predictor.score", candidates=len(candidates),
                                 top_pick=top, latency_ms=round(latency, 2), alpha=self.alpha(),
                                 session_key=session_context.session_key)
@@ -214,7 +214,7 @@ class Scoring:
         """RRF of the two rankings with the current α (+ exploration when top_k is given)."""
         predictor_ids = rank_by_score(predictor_scores) if predictor_scores else None
         fused = rrf_fuse(baseline_ranked_ids, predictor_ids, self.alpha(), self.cfg.rrf_k, top_k,
-                         unseen=getattr(predictor_scores, "unseen", ()))
+                         unseen=predictor_scores.unseen if isinstance(predictor_scores, PredictorScores) else ())
         if top_k is not None:
             fused = explore(fused, top_k, self.cfg.exploration_rate, self._rng,
                             enabled=predictor_ids is not None and self.cell.state.cold_start_exited)

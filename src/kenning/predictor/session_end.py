@@ -16,7 +16,7 @@ from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
 from kenning.predictor.features import session_labels
 from kenning.predictor.fusion import Comparison, compare, fts_overlap, rank_by_score
-from kenning.predictor.interleave import TEAMS, Credit, credit
+from kenning.predictor.interleave import SHARED, TEAMS, Credit, credit
 from kenning.predictor.labels import comparison_relevance
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.touched import touched_memories
@@ -65,24 +65,26 @@ class SessionEnd:
         labels, rows, _, _, context = session_labels(conn, session, store.embedding_model_in_use(conn))
         relevance = comparison_relevance(rows, touched, session.get("judge"))
         baseline = [r["memory_id"] for r in sorted(
-            (r for r in rows if r["baseline_rank"] is not None), key=lambda r: r["baseline_rank"])]
+            (r for r in rows if r["baseline_rank"] is not None), key=lambda r: r["baseline_rank"] or 0)]
         predicted = [r["memory_id"] for r in sorted(
-            (r for r in rows if r["predictor_rank"] is not None), key=lambda r: r["predictor_rank"])]
+            (r for r in rows if r["predictor_rank"] is not None), key=lambda r: r["predictor_rank"] or 0)]
         if not predicted and any(r["predictor_score"] is not None for r in rows):
             predicted = rank_by_score({r["memory_id"]: r["predictor_score"] for r in rows
                                        if r["predictor_score"] is not None})
         injected = [r["memory_id"] for r in rows if r["was_injected"]]
         unjudged = {c.memory_id for c in labels.labels if not c.judged}
         cmp = compare(baseline, predicted, injected, relevance, unjudged=unjudged) if predicted and baseline else None
-        teams = {r["memory_id"]: r["team"] for r in rows if r["was_injected"] and r.get("team") in TEAMS}
+        teams = {r["memory_id"]: str(r.get("team")) for r in rows  # shared picks are recorded, credited to neither
+                 if r["was_injected"] and r.get("team") in (*TEAMS, SHARED)}
         won = credit(teams, relevance, unjudged) if teams and cmp is not None else None
-        alpha_used = float(context.get("alpha", 1.0)) if context else 1.0
+        given_alpha = context.get("alpha") if context else None
+        alpha_used = float(given_alpha) if isinstance(given_alpha, (int, float)) else 1.0
         cell = self.cell
         with cell.lock:
             counted = cmp is not None and cmp.verdict
             new_state, update = A.record_session(
-                cell.state, predictor_ndcg=cmp.predictor_ndcg if counted else None,
-                baseline_ndcg=cmp.baseline_ndcg if counted else None, confidence=labels.confidence,
+                cell.state, predictor_ndcg=cmp.predictor_ndcg if cmp is not None and counted else None,
+                baseline_ndcg=cmp.baseline_ndcg if cmp is not None and counted else None, confidence=labels.confidence,
                 project=session.get("project"), min_training_sessions=self.cfg.min_training_sessions,
                 drift_reset_window=self.cfg.drift_reset_window, no_evidence=cmp is not None and not cmp.verdict,
                 interleaved=(won.predictor, won.baseline) if won is not None else None,
@@ -92,7 +94,7 @@ class SessionEnd:
             with self.db.with_write_tx() as wconn:
                 store.save_state(wconn, A.STATE_KEY, new_state.to_dict())
                 store.record_evidence(wconn, session_key, confidence=labels.confidence, usable=labels.usable,
-                                      parts=labels.evidence.to_dict() if labels.evidence else {})
+                                      parts={**labels.evidence.to_dict()} if labels.evidence else {})
                 if cmp is not None:
                     comparison_id = store.insert_comparison(wconn, {
                         "session_key": session_key, "predictor_ndcg": cmp.predictor_ndcg,

@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 import numpy as np
 import torch
@@ -115,7 +115,7 @@ class Engine:
             sample = request_sample(params, model.config.native_dim)
         except (ValueError, TypeError, KeyError) as exc:
             raise RpcError(-32602, f"invalid score params: {exc}") from exc
-        scores = score_samples(model, [sample])[0] if sample.ids else []
+        scores = score_samples(model, [sample])[0] if sample.ids else np.zeros(0, dtype=np.float32)
         self.scores_processed += 1
         return {"scores": [{"id": i, "score": float(s)} for i, s in zip(sample.ids, scores)],
                 "model_ready": self.trained, "model_version": self.model_version}
@@ -186,7 +186,7 @@ class Engine:
         return out
 
     def train(self, params: TrainRequest) -> dict[str, object]:
-        sessions = params.get("sessions") or [params]
+        sessions = params.get("sessions") or [cast(ScoreRequest, params)]  # no `sessions`: the request is one
         try:
             samples = [request_sample(p, self.model.config.native_dim) for p in sessions]
         except (ValueError, TypeError, KeyError) as exc:
@@ -217,7 +217,7 @@ class Engine:
         out["canary_keys"] = [s.session_key for s in canary]
         # the newest session start the model learned from: memories created after it are
         # unknown to the model (scoring treats them as unseen)
-        out["trained_through"] = max((s["started_at"] for s in sessions if s.get("started_at")), default=None)
+        out["trained_through"] = max((started for s in sessions if (started := s.get("started_at"))), default=None)
         return out
 
 
@@ -281,13 +281,13 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
                 engine.training = True
                 threading.Thread(target=run_training, args=(req_id, method, params), daemon=True).start()
             elif method == "score":
-                reply(req_id, engine.score(params))
+                reply(req_id, engine.score(cast(ScoreRequest, params)))  # the JSON-RPC params, as sent
             elif method == "status":
                 reply(req_id, engine.status())
             elif method == "save_checkpoint":
-                reply(req_id, engine.save_checkpoint(params))
+                reply(req_id, engine.save_checkpoint(cast(CheckpointRequest, params)))
             elif method == "load_checkpoint":
-                reply(req_id, engine.load_checkpoint(params))
+                reply(req_id, engine.load_checkpoint(cast(CheckpointRequest, params)))
             else:
                 raise RpcError(-32601, f"method not found: {method}")
         except RpcError as exc:

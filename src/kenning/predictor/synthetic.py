@@ -107,7 +107,7 @@ class SyntheticUser:
         predicted = sorted(predictor_scores, key=lambda m: (-predictor_scores[m], m)) if predictor_scores else None
         injected = set(baseline[:self.top_k])
         at = to_iso(plan["at"])
-        rows = []
+        rows: list[sess_store.CandidateRecord] = []
         for rank, m in enumerate(baseline, 1):
             rows.append({
                 "memory_id": m, "source": "effective", "effective_score": importance[m],
@@ -138,6 +138,6 @@ class SyntheticUser:
             sess_store.upsert_session_score(wconn, plan["key"], {
                 "project": plan["project"], "score": continuity, "confidence": confidence,
                 "memories_recalled": len(injected), "memories_used": len(used), "novel_context_count": 0,
-                "reasoning": "synthetic judge", "judge": "synthetic"}, at)
+                "missing_topics": [], "reasoning": "synthetic judge", "judge": "synthetic"}, at)
         return {**plan, "candidates": ids, "baseline": baseline, "injected": sorted(injected),
                 "needed": [m for m in ids if need[m]], "context_vector": ctx}

@@ -152,6 +152,8 @@ def _epochs(twin: CrossAttentionScorer, optimizer: torch.optim.Optimizer, cfg: T
             chunk = order[start:start + cfg.batch_sessions]
             batch = collate([pools[p][i] for p, i in chunk], twin.config.native_dim)
             weight = torch.tensor([pools[p][i].weight * scale[p] for p, i in chunk], dtype=torch.float32)
+            if batch.labels is None or batch.temperature is None:
+                raise ValueError("a training batch without labels")  # (collate labels every training sample)
             loss = listnet_kl(twin(batch), batch.labels, batch.mask, batch.temperature, weight)
             if not torch.isfinite(loss):
                 all_finite = False

@@ -21,7 +21,7 @@ from kenning.core.errors import ProviderError
 from kenning.providers.llm import BaseLLMProvider, GenerateOptions, Generation, estimate_tokens
 from kenning.providers.registry import build_llm_provider
 from kenning.store import llm_usage
-from kenning.store.db import Database
+from kenning.store.backend import StoreDatabase
 
 
 class BudgetStatus(TypedDict):
@@ -51,7 +51,7 @@ def _next_midnight(now: datetime) -> datetime:
 class TokenBudget:
     """Tokens allowed per UTC day across all real LLM providers."""
 
-    def __init__(self, db: Database, daily_limit: int) -> None:
+    def __init__(self, db: StoreDatabase, daily_limit: int) -> None:
         self.db = db
         self.daily_limit = int(daily_limit)
         self._lock = threading.Lock()
@@ -140,7 +140,7 @@ class BudgetedProvider(BaseLLMProvider):
         return {**self.inner.describe(), "budgeted": self.inner.counts_tokens}
 
 
-def build_budgeted_provider(settings: Settings, db: Database, *,
+def build_budgeted_provider(settings: Settings, db: StoreDatabase, *,
                             environ: dict[str, str] | None = None) -> BudgetedProvider:
     """The pipeline's LLM: `pipeline.extraction.provider` (or `llm.provider`) behind the daily budget."""
     extraction = settings.pipeline.extraction

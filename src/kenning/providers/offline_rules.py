@@ -269,9 +269,9 @@ def entity_triples(sentence: str) -> list[TripleAnswer]:
         add(subject, "previously_used", m.group("old"), 0.7)
     if not found:
         for rel, pattern in _RELATION_RULES:
-            m = pattern.search(sentence)
-            if m:
-                add(m.group("s"), rel, m.group("o"), 0.7)
+            related = pattern.search(sentence)
+            if related:
+                add(related.group("s"), rel, related.group("o"), 0.7)
     return found
 
 
@@ -284,8 +284,8 @@ def extract(payload: ExtractionTask) -> ExtractionAnswer:
     seen: set[str] = set()
     previous: str | None = None
     label = _SPEAKER_LINE.match(content)
-    conversation = bool(label) and label.group(1).lower() not in _NOT_SPEAKERS
-    if conversation:  # a transcript line: judged as what the speaker said, like a session's turn
+    conversation = label is not None and label.group(1).lower() not in _NOT_SPEAKERS
+    if label is not None and conversation:  # a transcript line: judged as what the speaker said, like a session's turn
         content = content[label.end():]
     for sentence in split_sentences(content):
         # a conversation's plain statements stay in the raw turn (as at session end): only claims leave it

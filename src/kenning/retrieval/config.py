@@ -93,7 +93,7 @@ class RecallConfig(BaseModel):
     legs: tuple[Leg, ...] = (Leg.BM25, Leg.VECTOR)
     leg_limit: int = Field(100, ge=1, description="Candidates fetched per leg (settings: recall.candidate_pool).")
     rrf_k: int = Field(5, ge=1, description="RRF constant; small k trusts each leg's top ranks (recall.rrf_k).")
-    weights: dict[QueryType, dict[Leg, float]] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    weights: dict[QueryType, dict[Leg, float]] = Field(default_factory=lambda: {q: dict(w) for q, w in DEFAULT_WEIGHTS.items()})
     stages: tuple[Stage, ...] = ()  # post-fusion stages by name, run in order
     diversity: bool = False  # topic diversity over the results (always when a recall has a character budget)
     topic_diversity: TopicDiversity = Field(default_factory=TopicDiversity)  # recall.topic_diversity

@@ -47,6 +47,8 @@ class RecallContext:
     config: RecallConfig
     embedder: EmbeddingProvider
     query_type: QueryType = QueryType.SEMANTIC
+    # this thread's reader (Database.reader): given, recall.run_legs runs the vector leg on a pool thread
+    reader: Callable[[], Connection] | None = None
     started: float = field(default_factory=time.perf_counter)
     _query_vector: np.ndarray | None = None
     graph_lookup: GraphLookup | None = None  # the one graph traversal, shared by the graph leg and graph_boost
@@ -68,7 +70,7 @@ StageFn = Callable[[RecallContext, list[FusedHit]], list[FusedHit]]
 
 
 def bm25_leg(ctx: RecallContext) -> list[tuple[str, float]]:
-    hits = ctx.bm25_matches = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit)
+    hits = ctx.bm25_matches = bm25_search(ctx.conn, ctx.query, ctx.filters, ctx.config.leg_limit, ctx.reader)
     return with_hints(ctx.conn, ctx.query, ctx.filters, hits, ctx.config.leg_limit) if ctx.config.extras.hints else hits
 
 

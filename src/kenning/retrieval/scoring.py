@@ -18,4 +18,4 @@ def effective_score(memory: Memory, now: datetime | str | None = None) -> float:
         return 1.0
     last = memory.last_accessed_at or memory.created_at
     days = days_between(last, now or utcnow()) if last else 0.0
-    return memory.importance * DECAY_PER_DAY ** days
+    return memory.importance * float(DECAY_PER_DAY ** days)

@@ -32,10 +32,10 @@ def session_context(ctx: RecallContext, hits: list[FusedHit], p: SessionContextP
         for neighbour_id, distance in neighbours.get(hit.memory_id, ()):
             lent[neighbour_id] = lent.get(neighbour_id, 0.0) + p.weight * p.decay ** (distance - 1) * hit.score
     for memory_id, extra in lent.items():
-        hit = by_id.get(memory_id)
-        if hit is None:
-            hit = by_id[memory_id] = FusedHit(memory_id, 0.0)
-        hit.score += extra
-        hit.legs["context"] = {"score": round(extra, 6)}
-        hit.reasons.append("recorded next to a strong hit in the same session")
+        fused = by_id.get(memory_id)
+        if fused is None:
+            fused = by_id[memory_id] = FusedHit(memory_id, 0.0)
+        fused.score += extra
+        fused.legs["context"] = {"score": round(extra, 6)}
+        fused.reasons.append("recorded next to a strong hit in the same session")
     return sorted(by_id.values(), key=lambda h: (-h.score, h.memory_id))

@@ -140,16 +140,12 @@ def summary_outcome(job: Job) -> SummaryOutcome:
     the error and whether the job will be retried (pending), is dead, or runs elsewhere (leased)."""
     key = job.payload.get("session_key") or job.dedup_key
     if job.status == "completed":
-        return {"session_key": key, "status": "done", **_stored_result(job)}
+        # the job's stored result (what summarize() returned, read back from JSON) is the summary
+        return cast(SummaryOutcome, {**(job.result or {}), "session_key": key, "status": "done"})
     # leased: the run outlived its lease, the reaper requeued it and a worker runs it again now
     status = "running" if job.status == "leased" else "failed"
     return {"session_key": key, "status": status, "error": job.last_error, "job_status": job.status,
             "attempts": job.attempts}
-
-
-def _stored_result(job: Job) -> _StoredSummary:
-    """A completed summary job's result: what summarize() returned, stored as JSON ({} when none)."""
-    return cast(_StoredSummary, job.result or {})
 
 
 def summarize(deps: SessionDeps, key: str) -> SummaryResult:
@@ -170,7 +166,7 @@ def summarize(deps: SessionDeps, key: str) -> SummaryResult:
         store.set_relevance_scores(wconn, key, verdict.per_memory)
         store.upsert_session_score(wconn, key, verdict.as_row(session.get("project")), at)
     predictor = deps.predictor
-    if predictor is not None and hasattr(predictor, "on_session_end"):
+    if predictor is not None:
         try:
             predictor.on_session_end(key)
         except Exception as exc:  # training is the predictor's business; scoring is done

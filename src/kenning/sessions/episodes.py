@@ -15,9 +15,10 @@ on top (`sessions.summary`), never the only copy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 import numpy as np
+from typing_extensions import TypedDict  # pydantic reads it (a hook route's response model) on Python 3.11
 
 from kenning.core.clock import normalize_iso
 from kenning.core.secrets import redact

@@ -25,7 +25,7 @@ import re
 from datetime import datetime, timezone
 
 from kenning.core.clock import to_iso
-from kenning.core.events import Harness, ToolResult, TranscriptReading, Turn, strip_harness_text
+from kenning.core.events import Harness, ToolResult, TranscriptReading, Turn, parse_feedback, strip_harness_text
 
 MAX_TOOL_CHARS = 2000
 _CODEX_EXIT = re.compile(r"Process exited with code (-?\d+)")
@@ -345,6 +345,26 @@ def _copilot_tool(reading: TranscriptReading, data: JsonObject, calls: dict[str,
         text = content if isinstance(content, str) else json.dumps(content, default=str) if content else ""
         failed = isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
     _result(reading, Harness.COPILOT, name, args, text, failed, at, call_id)
+
+
+COPILOT_END = "session.shutdown"  # written when the Copilot CLI process ends, after its sessionEnd hooks
+
+
+def copilot_finished(entries: list[JsonObject]) -> bool:
+    """Has Copilot CLI finished writing this run of the session? Its last entry is `session.shutdown`
+    (a resumed session appends `session.resume` … after it, so only the last entry counts)."""
+    return bool(entries) and entries[-1].get("type") == COPILOT_END
+
+
+def copilot_ratings(entries: list[JsonObject]) -> dict[str, float]:
+    """The `<memory-feedback>` ratings in the assistant's own messages (a subagent's skipped), the latest
+    rating of each memory winning: what each agentStop hook should have sent."""
+    ratings: dict[str, float] = {}
+    for entry in entries:
+        data = as_object(entry.get("data"))
+        if entry.get("type") == "assistant.message" and not data.get("parentToolCallId"):
+            ratings.update(parse_feedback(as_str(data.get("content"))))
+    return ratings
 
 
 def _millis_iso(value: object) -> str | None:

@@ -1,34 +1,37 @@
 """SessionManager: the one object the service builds for the session lifecycle.
 
-Takes plain dicts (the HTTP contract: the caller's JSON, untrusted, read as `Body`), validates them
-and enforces the latency budget; answers are TypedDicts (StartAnswer, PromptAnswer, EndAnswer, …); summary
-jobs go to the one job queue and its summary worker (`SummaryRunner`). Handlers live in start /
-prompt / checkpoints / end; this module only routes, times and records.
+It takes the typed events of core.events (`SessionStarted`, `PromptSubmitted`, `ToolResult`, `Compacted`,
+`SessionEnded`: made and checked at the edge that read the caller's JSON — the hook routes, the spool replay —
+so nothing here re-validates a dict); feedback takes the session key and the ratings as sent. It enforces the
+latency budget; answers are TypedDicts (StartAnswer, PromptAnswer, EndAnswer, …); summary jobs go to the one job
+queue and its summary worker (`SummaryRunner`). Handlers live in start / prompt / checkpoints / end; this
+module only routes, times and records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads it (a hook route's response model) on Python 3.11
 
 from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.events import Compacted, Harness, PromptSubmitted, SessionEnded, SessionStarted, ToolResult
 from kenning.core.telemetry import record_latency, timed
 from kenning.core.types import Viewer
 from kenning.sessions.checkpoints import maybe_checkpoint, write_checkpoint
-from kenning.sessions.context import Deadline, SessionDeps, SummaryRunner, require_key, resolve_at
+from kenning.sessions.context import Deadline, SessionDeps, SummaryRunner, resolve_at
 from kenning.sessions.end import EndAnswer, EndRequest, compaction_episodes, session_end, summary_outcome
 from kenning.sessions.episodes import EpisodesResult
 from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt import PromptAnswer, PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.recovery import Recovery
 from kenning.sessions.start import StartAnswer, StartRequest, session_start
+from kenning.sessions.transcript import turns_as_jsonl
 from kenning.sessions import views
 from kenning.store import sessions as store
 
 MAX_PROMPT_CHARS = 100_000
 MAX_CONTEXT_CHARS = 200_000
-
-Body = Mapping[str, object]  # a hook's or an API caller's JSON object: every value is checked before use
 
 
 def _short(value: object, limit: int) -> str | None:
@@ -48,20 +51,9 @@ class SessionFeedbackAnswer(FeedbackAnswer):
 
 
 class CheckpointAnswer(TypedDict):
-    """The checkpoint written (None: none was due); at pre-compaction with a transcript, its episodes."""
-    checkpoint_id: int | None
+    """The checkpoint written (absent: none was due); at pre-compaction with a transcript, its episodes."""
+    checkpoint_id: NotRequired[int]
     episodes: NotRequired[EpisodesResult]
-
-
-def _opt_str(body: Body, name: str, limit: int = 4096) -> str | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string")
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is longer than {limit} characters")
-    return value
 
 
 class SessionManager:
@@ -72,41 +64,39 @@ class SessionManager:
         self.mcp = McpClients()  # where kenning's MCP server is connected: prompts ask to rate through it
 
     # -- hooks --------------------------------------------------------------------------------
-    def session_start(self, body: Body, deadline: Deadline | None = None,
+    def session_start(self, event: SessionStarted, deadline: Deadline | None = None,
                       viewer: Viewer | None = None) -> StartAnswer:
-        req = StartRequest(viewer=viewer,
-            session_key=require_key(body.get("session_key")), harness=_opt_str(body, "harness", 100),
-            project=_opt_str(body, "project", 500), cwd=_opt_str(body, "cwd"),
-            context=_opt_str(body, "context", MAX_CONTEXT_CHARS), at=resolve_at(body.get("timestamp")),
-        )
+        req = StartRequest(viewer=viewer, session_key=event.session_key, harness=event.harness.value,
+                           project=event.project, cwd=event.cwd, context=event.context,
+                           at=resolve_at(event.timestamp))
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
-        result = session_start(self.deps, req, deadline)
+        answer = session_start(self.deps, req, deadline)
         record_latency("hook.session_start", deadline.elapsed_ms())
-        return result.answer()
+        return answer
 
-    def user_prompt_submit(self, body: Body, deadline: Deadline | None = None,
+    def user_prompt_submit(self, event: PromptSubmitted, deadline: Deadline | None = None,
                            viewer: Viewer | None = None) -> PromptAnswer:
-        prompt = body.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
+        if not event.prompt.strip():
             raise InvalidInput("prompt must be a non-empty string")
+        # where the session runs, when the prompt says (Copilot CLI's may reach the daemon before session start)
+        harness = event.harness.value if event.harness != Harness.GENERIC else None
         req = PromptRequest(
-            viewer=viewer, session_key=require_key(body.get("session_key")), prompt=prompt[:MAX_PROMPT_CHARS],
-            memory_feedback=body.get("memory_feedback"), at=resolve_at(body.get("timestamp")), mcp=self.mcp,
-            harness=_short(body.get("harness"), 100), project=_short(body.get("project"), 500),
-            cwd=_short(body.get("cwd"), 4096),
+            viewer=viewer, session_key=event.session_key, prompt=event.prompt[:MAX_PROMPT_CHARS],
+            memory_feedback=event.memory_feedback or None, at=resolve_at(event.timestamp), mcp=self.mcp,
+            harness=_short(harness, 100), project=_short(event.project, 500), cwd=_short(event.cwd, 4096),
         )
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
-        result = user_prompt_submit(self.deps, req, deadline)
+        answer = user_prompt_submit(self.deps, req, deadline)
         record_latency("hook.user_prompt_submit", deadline.elapsed_ms())
-        return result.answer()
+        return answer
 
-    def feedback(self, body: Body, viewer: Viewer | None = None) -> FeedbackAnswer:
-        """Ratings for the session's memories; a team server's user rates only in their own
-        session, and only memories that were shown to them."""
-        key = require_key(body.get("session_key"))
+    def feedback(self, key: str, scores: object, viewer: Viewer | None = None) -> FeedbackAnswer:
+        """Ratings for the session's memories (`scores`: the caller's JSON, {memory id: score}; the bad ones
+        are counted as ignored); a team server's user rates only in their own session, and only memories
+        that were shown to them. `key` is normalised where it was read (SessionKey, an event)."""
         self.recovery.check_owner(key, viewer)
         team_user = viewer is not None and not viewer.sees_all
-        applied, ignored = apply_feedback(self.deps, key, body.get("memory_feedback"), shown_only=team_user)
+        applied, ignored = apply_feedback(self.deps, key, scores, shown_only=team_user)
         return {"applied": applied, "ignored": ignored}
 
     def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None,
@@ -118,53 +108,44 @@ class SessionManager:
         key = session_key or store.latest_session_offering(self.deps.db.reader(), list(scores), owner=owner)
         if key is None:
             return {"applied": 0, "ignored": len(scores), "session_key": None}
-        fed = self.feedback({"session_key": key, "memory_feedback": scores}, viewer)
+        fed = self.feedback(key, scores, viewer)
         return {"applied": fed["applied"], "ignored": fed["ignored"], "session_key": key}
 
-    def checkpoint(self, body: Body, trigger: str = "manual") -> CheckpointAnswer:
-        key = require_key(body.get("session_key"))
-        at = resolve_at(body.get("timestamp"))
-        kind, trigger = trigger, _opt_str(body, "trigger", 50) or trigger  # the harness's trigger is recorded
+    def checkpoint(self, event: Compacted) -> CheckpointAnswer:
+        """A checkpoint with the harness's trigger; a compaction's transcript (when the event carries one)
+        has its episodes stored now."""
+        key, at = event.session_key, resolve_at(event.timestamp)
         ensure_session(self.deps, key, at)
-        checkpoint_id = write_checkpoint(
-            self.deps, key, at, trigger=trigger, context=_opt_str(body, "context", MAX_CONTEXT_CHARS)
-        )
-        transcript = body.get("transcript")
-        if kind == "pre-compaction" and transcript is not None:
-            episodes = compaction_episodes(self.deps, key, transcript, at)
+        checkpoint_id = write_checkpoint(self.deps, key, at, trigger=event.trigger, context=event.context)
+        if event.transcript is not None:
+            episodes = compaction_episodes(self.deps, key, event.transcript, at)
             return {"checkpoint_id": checkpoint_id, "episodes": episodes}
         return {"checkpoint_id": checkpoint_id}
 
-    def post_tool_use(self, body: Body) -> CheckpointAnswer:
+    def post_tool_use(self, event: ToolResult) -> CheckpointAnswer:
         """A tool step: the tick that lets time-based checkpoints happen between prompts."""
-        key = require_key(body.get("session_key"))
-        at = resolve_at(body.get("timestamp"))
-        if store.get_session(self.deps.db.reader(), key) is None:
-            return {"checkpoint_id": None}
-        return {"checkpoint_id": maybe_checkpoint(self.deps, key, at, trigger="interval")}
+        at = resolve_at(event.timestamp)
+        if store.get_session(self.deps.db.reader(), event.session_key) is None:
+            return {}
+        checkpoint_id = maybe_checkpoint(self.deps, event.session_key, at, trigger="interval")
+        return {} if checkpoint_id is None else {"checkpoint_id": checkpoint_id}
 
-    def session_end(self, body: Body) -> EndAnswer:
+    def session_end(self, event: SessionEnded, *, wait: bool = False) -> EndAnswer:
+        """Store the transcript (the event's, else the turns its adapter read) and queue the summary job;
+        with `wait`, summarise now and answer the summary."""
         with timed("hook.session_end"):
-            return self._session_end(body)
-
-    def _session_end(self, body: Body) -> EndAnswer:
-        key = require_key(body.get("session_key"))
-        transcript = body.get("transcript")
-        if transcript is not None and not isinstance(transcript, str):
-            raise InvalidInput("transcript must be a string")
-        wait = body.get("wait", False)
-        if not isinstance(wait, bool):
-            raise InvalidInput("wait must be true or false")
-        req = EndRequest(key, transcript, resolve_at(body.get("timestamp")))
-        if not wait:
-            ended = session_end(self.deps, req)
-            self.summaries.wake()
-            return {"queued": True, "job_id": ended.job_id}
-        ended = session_end(self.deps, req, lease_for=self.summaries.worker_id)
-        if ended.leased is None:  # the worker is running this session's job right now: it finishes it
-            return {"queued": True, "job_id": ended.job_id, "summary": None}
-        summary = summary_outcome(self.summaries.run_leased(ended.leased))
-        return {"queued": False, "job_id": ended.job_id, "summary": summary}
+            transcript = event.transcript if event.transcript is not None else (
+                turns_as_jsonl(event.turns) if event.turns else None)
+            req = EndRequest(event.session_key, transcript, resolve_at(event.timestamp))
+            if not wait:
+                ended = session_end(self.deps, req)
+                self.summaries.wake()
+                return {"queued": True, "job_id": ended.job_id}
+            ended = session_end(self.deps, req, lease_for=self.summaries.worker_id)
+            if ended.leased is None:  # the worker is running this session's job right now: it finishes it
+                return {"queued": True, "job_id": ended.job_id, "summary": None}
+            summary = summary_outcome(self.summaries.run_leased(ended.leased))
+            return {"queued": False, "job_id": ended.job_id, "summary": summary}
 
     # -- reading ---------------------------------------------------------------------------------
     def list(self, *, limit: int = 50, offset: int = 0, project: str | None = None) -> views.SessionList:

@@ -17,7 +17,8 @@ replaces the rules' (evidence keeps both).
    older memory loses, so supersession never forms a cycle. The live memories of the session
    that settled the stale rule (its episodes and other rules: the chat that holds the old
    subject) get `metadata.amended_by` (the list of the rules that amended it), so recall ranks
-   them right after the amendments.
+   them right after the amendments; an explicit amendment (`amends` 2) also marks the chat whose exchange is
+   nearest to it when that chat's old rule lives in its exchanges only (`_amended_chats`).
 Embeddings are computed before any transaction; the supersession writes happen in one.
 """
 
@@ -36,11 +37,13 @@ from kenning.core.text import normalize_content
 from kenning.core.types import Memory, MemoryDraft
 from kenning.sessions.context import ClaimGateFn, SessionDeps
 from kenning.sessions.episodes import EPISODE_TYPE
-from kenning.sessions.summary import Fact, key_facts, opening_task
+from kenning.sessions.summary import Fact, chat_code_names, key_facts, opening_task
 from kenning.sessions.transcript import Turn
+from kenning.store import codegraph as cgstore
 from kenning.store import memories as mstore
 from kenning.store import pipeline as pstore
 from kenning.store import sessions as store
+from kenning.store.backend import Connection
 from kenning.store.sessions import SessionRow
 from kenning.store.vectors import get_embeddings
 
@@ -140,8 +143,6 @@ def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tup
         return []
     conn = deps.db.reader()
     earlier = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
-    if not earlier:
-        return []
     stored = get_embeddings(conn, list({m.content_hash for m in earlier}), deps.embedder.model_id)
     plan: dict[str, tuple[str, str, Memory]] = {}  # old id -> (new id, at, old memory)
     for fact, new_id, vector, at in rules:
@@ -155,7 +156,8 @@ def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tup
             cosine = float(np.dot(_unit(old_vector[None, :])[0], vector))
             if cosine >= need and (old.id not in plan or plan[old.id][1] < at):
                 plan[old.id] = (new_id, at, old)
-    if not plan:
+    chats = _amended_chats(deps, session, rules, {old.session_key for _, _, old in plan.values()})
+    if not plan and not chats:
         return []
     with deps.db.with_write_tx() as wconn:
         for old_id, (new_id, at, old) in plan.items():
@@ -163,19 +165,52 @@ def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tup
                 continue
             pstore.supersede(wconn, old_id, new_id, reason="amended by a later decision on the same subject",
                              actor=SOURCE, at=at)
-            for stale in store.stale_companions(wconn, old):  # the chat that settled the old rule
-                amended = stale.metadata.get("amended_by") or []  # every later rule on its subjects
-                amended = [*([amended] if isinstance(amended, str) else amended), new_id]
-                mstore.update_memory(wconn, stale.id, {"metadata": {**stale.metadata, "amended_by": list(dict.fromkeys(amended))}},
-                                     actor=SOURCE, reason=f"holds a rule amended by {new_id}")
+            _mark_amended(wconn, old, new_id)
+        for exchange, new_id in chats:
+            _mark_amended(wconn, exchange, new_id)
     return list(plan)
+
+
+def _amended_chats(deps: SessionDeps, session: SessionRow, rules: list[tuple[Fact, str, np.ndarray, str]],
+                   linked: set[str | None]) -> list[tuple[Memory, str]]:
+    """(an exchange of the amended chat, the amendment's id) for each explicit amendment
+    ("Amended rule in full, superseding the original: …"; `amends` 2) whose nearest earlier exchange of
+    another session reaches `SUPERSEDE_COSINE[2]`, when no rule of that chat was superseded: the chat
+    settled the old rule in its exchanges only (never extracted as one — bench/coding_memory.py's
+    tagmerge family: "Yes — removed means removed" accepted the assistant's kill-list proposal), so nothing
+    else tells recall that the chat is stale (`metadata.amended_by`). The exchange itself stays as said."""
+    conn = deps.db.reader()
+    model = deps.embedder.model_id
+    out: list[tuple[Memory, str]] = []
+    for fact, new_id, vector, at in rules:
+        if fact.amends < 2:
+            continue
+        near = [(m, c) for m, c in store.top_by_similarity(conn, vector, model, project=session.get("project"),
+                                                              at=at, limit=10) if c >= SUPERSEDE_COSINE[2]]
+        found = mstore.get_memories(conn, [m for m, _ in near])
+        exchange = next((found[m] for m, _ in near if m in found and found[m].type == EPISODE_TYPE
+                         and found[m].session_key not in (None, session["session_key"])
+                         and found[m].created_at < at), None)
+        if exchange is not None and exchange.session_key not in linked:
+            out.append((exchange, new_id))
+            linked.add(exchange.session_key)
+    return out
+
+
+def _mark_amended(wconn: Connection, old: Memory, new_id: str) -> None:
+    """The live memories recorded with `old` (its chat) hold a rule `new_id` amended (`metadata.amended_by`)."""
+    for stale in store.stale_companions(wconn, old):  # the chat that settled the old rule
+        amended = stale.metadata.get("amended_by") or []  # every later rule on its subjects
+        amended = [*([amended] if isinstance(amended, str) else amended), new_id]
+        mstore.update_memory(wconn, stale.id, {"metadata": {**stale.metadata, "amended_by": list(dict.fromkeys(amended))}},
+                             actor=SOURCE, reason=f"holds a rule amended by {new_id}")
 
 
 def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], prompts: list[str],
                     episode_of_turn: list[int | None], episode_ids: dict[int, str], at: str) -> Extraction:
     """Remember the session's key facts (derived from its episodes) and apply amendments."""
     key = session["session_key"]
-    facts = key_facts(turns, prompts, deps.settings.summary_max_facts)
+    facts = key_facts(turns, prompts, deps.settings.summary_max_facts, _graph_names(deps, session, turns, prompts))
     task = opening_task(turns, prompts)
     gated = 0
     if facts and deps.claim_gate is not None:
@@ -217,6 +252,18 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
     superseded = _supersede_earlier(deps, session, created)
     return {"via": "key-facts", "task": task, "stored": stored, "restatements": restatements, "superseded": superseded,
             "gated_out": gated}
+
+
+def _graph_names(deps: SessionDeps, session: SessionRow, turns: list[Turn], prompts: list[str]) -> frozenset[str]:
+    """The names the chat uses that the project's code graph defines (issue 31): a claim missing its subject
+    is completed with them first, and its scope reads them as its area. Empty when the project is not indexed."""
+    project = session.get("project")
+    if not project:
+        return frozenset()
+    conn = deps.db.reader()
+    if project not in cgstore.indexed_projects(conn):
+        return frozenset()
+    return frozenset(cgstore.defined_names(conn, project, chat_code_names(turns, prompts)))
 
 
 def _gate(gate: ClaimGateFn, facts: list[Fact], key: str) -> tuple[list[Fact], int]:

@@ -4,11 +4,13 @@ Scorer seed "User-Prompt-Submit Integration": every FTS match increments `fts_hi
 on its session_memories row; matches outside the pool get a `fts_only` row. The prompt's
 recall (the service's hybrid recall over the project's and global memories, without access
 tracking: injection is not an access) injects what this session has not been shown yet: a query
-found it, so raw episodes, commits and memories waiting for review may come in here. Which hits are
+found it, so raw episodes and commits may come in here, but not memories waiting for review
+(`ranking.awaiting_review`: only the user makes a rule, issue 33). Which hits are
 worth it, and in which order, is the prompt bar (`sessions.prompt_bar`, issue 32): each candidate's
 calibrated probability of being needed, nothing below `ranking.prompt_min_probability`, no near-copy of
-what the session was shown, no raw exchange a distilled memory covers; every candidate is recorded
-with its probability and features (`prompt_candidates`). The
+what the session was shown, no raw exchange a distilled memory covers; on a precise first prompt (a bug
+report) also the smallest top of the pool likely to hold what is needed (`prompt_bar.top_set`); every
+candidate is recorded with its probability and features (`prompt_candidates`). The
 first prompt is where the task is finally known, so it gets a full-size injection: up to
 `inject_limit`, within what session-start left of the opening budget `inject_budget_chars`
 (session-start uses at most `start_budget_chars` of it; the first prompt gets at least
@@ -29,8 +31,10 @@ session never saw and non-numeric or out-of-range scores are ignored, never an e
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import TypedDict, cast
+from dataclasses import dataclass
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads it (the hook route's response model) on Python 3.11
 
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory, MemoryFilter, Viewer
@@ -71,31 +75,16 @@ class PromptRequest:
 
 
 class PromptAnswer(TypedDict):
-    """What a prompt answers (SessionManager.user_prompt_submit; the hook's JSON): PromptResult's fields."""
-    inject: str
-    memory_ids: list[str]
-    fts_hits: int
-    fts_only: int
+    """What a prompt answers — the one declaration (issue 34): user_prompt_submit builds it, the manager and the
+    hooks service return it, the hook route serialises it (api/routes/hooks.InjectOut adds only degraded / error)."""
+    inject: str  # the block the agent gets ('' when nothing)
+    memory_ids: list[str]  # the injected memories, in the block's order
+    fts_hits: int  # FTS matches among the memories the session already had
+    fts_only: int  # FTS matches recorded as new `fts_only` rows
     feedback_applied: int
     feedback_ignored: int
-    checkpoint_id: int | None
-    cut: list[str]
-
-
-@dataclass
-class PromptResult:
-    inject: str
-    memory_ids: list[str]
-    fts_hits: int = 0
-    fts_only: int = 0
-    feedback_applied: int = 0
-    feedback_ignored: int = 0
-    checkpoint_id: int | None = None
-    cut: list[str] = field(default_factory=list)
-
-    def answer(self) -> PromptAnswer:
-        """The answer as JSON-ready data: the fields in order, lists copied."""
-        return cast(PromptAnswer, asdict(self))
+    checkpoint_id: NotRequired[int]  # the interval checkpoint taken (absent: none was due)
+    cut: list[str]  # optional stages the latency budget cut
 
 
 def clean_feedback(raw: object) -> tuple[dict[str, float], int]:
@@ -142,7 +131,7 @@ def ensure_session(deps: SessionDeps, session_key: str, at: str, *, harness: str
     return session
 
 
-def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline) -> PromptResult:
+def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline) -> PromptAnswer:
     cfg = deps.settings
     session = ensure_session(deps, req.session_key, req.at, harness=req.harness, project=req.project, cwd=req.cwd)
     team_user = req.viewer is not None and not req.viewer.sees_all
@@ -185,8 +174,13 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
 
     # already shown (and counted): part of the merged set on the first prompt; the rest face the prompt bar
     merged = [h.memory.id for h in hits if state.get(h.memory.id)][:limit] if first else []
-    assessed = _assess(deps, session, req, [h for h in hits if not state.get(h.memory.id)], state, first)
-    hits = [a.hit for a in prompt_bar.select(assessed, cfg.ranking)]
+    fresh = [h for h in hits if not state.get(h.memory.id)]
+    held = ranking.awaiting_review(conn, [h.memory for h in fresh], session.get("started_at") or req.at, cfg.ranking)
+    assessed = _assess(deps, session, req, [h for h in fresh if h.memory.id not in held], state, first)
+    bug_report = first and prompt_bar.precise(req.prompt)  # judged as a set too (prompt_bar.top_set)
+    selected = prompt_bar.select(assessed, cfg.ranking, precise_first=bug_report)
+    text_of = {a.hit.memory.id: prompt_bar.shown_text(a, cfg.ranking) for a in selected}
+    hits = [a.hit for a in selected]
     pool_ranking = None
     teams: dict[str, str] = {}  # interleaving: memory id → the ranking that contributed it
     if first and hits:  # the task is known now: the predictor ranks this pool with the prompt as context
@@ -201,7 +195,7 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     for hit in hits:
         if len(chosen) + len(merged) >= limit:
             break
-        cost = item_cost(hit.memory.content)
+        cost = item_cost(text_of.get(hit.memory.id, hit.memory.content))
         if used + cost <= budget:
             chosen.append(hit)
             used += cost
@@ -228,9 +222,10 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         index = count if isinstance(count, int) and count else 1
         store.increment_fts_hits(wconn, req.session_key, fts_in_pool)
         store.insert_candidates(wconn, req.session_key, new_rows, req.at)
-        existing = [m for m in chosen_ids if m in state]
-        store.mark_injected(wconn, req.session_key, existing, req.at, f"prompt:{index}")
-        store.set_teams(wconn, req.session_key, {m: teams[m] for m in existing if m in teams})
+        # every pick is marked shown, not only those `state` held: a session start that ran at once (Copilot CLI
+        # runs both hooks together) may have recorded one as a candidate since, and the INSERT left that row alone
+        store.mark_injected(wconn, req.session_key, chosen_ids, req.at, f"prompt:{index}")
+        store.set_teams(wconn, req.session_key, {m: teams[m] for m in chosen_ids if m in teams})
         store.add_prompt(wconn, req.session_key, index, redact(req.prompt)[:20_000],
                          fts_hits=len(fts_ids), injected=chosen_ids, at=req.at)
         if pool_ranking is not None:
@@ -238,21 +233,26 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
         shown_now = set(chosen_ids)
         record_candidates(wconn, req.session_key, index, [
             {"memory_id": a.hit.memory.id, "recall_rank": a.rank, "probability": round(a.probability, 6),
-             "features": {k: round(v, 6) for k, v in a.features.items()}, "shown": a.hit.memory.id in shown_now}
+             "features": {**{k: round(v, 6) for k, v in a.features.items()},
+                          **({"set_probability": a.set_probability} if a.set_probability is not None else {})},
+             "shown": a.hit.memory.id in shown_now}
             for a in assessed], req.at)
     checkpoint_id = None
     if deadline.allows("checkpoint", 5.0):
         checkpoint_id = maybe_checkpoint(deps, req.session_key, req.at, trigger="interval")
     feedback_ids = [*chosen_ids, *merged][:MAX_FEEDBACK_IDS] if cfg.agent_feedback else []
-    items: list[InjectItem] = [{"memory_id": h.memory.id, "content": h.memory.content, "type": h.memory.type}
-                               for h in chosen]
-    return PromptResult(
-        inject=prompt_text(items, feedback_ids,
-                           rate_with_tool=req.mcp is not None and req.mcp.connected(session.get("cwd"))),
-        memory_ids=chosen_ids, fts_hits=len(fts_in_pool),
-        fts_only=len(fts_outside), feedback_applied=applied, feedback_ignored=ignored,
-        checkpoint_id=checkpoint_id, cut=list(deadline.cut),
-    )
+    items: list[InjectItem] = [{"memory_id": h.memory.id, "content": text_of.get(h.memory.id, h.memory.content),
+                                "type": h.memory.type} for h in chosen]
+    answer: PromptAnswer = {
+        "inject": prompt_text(items, feedback_ids,
+                              rate_with_tool=req.mcp is not None and req.mcp.connected(session.get("cwd"))),
+        "memory_ids": chosen_ids, "fts_hits": len(fts_in_pool),
+        "fts_only": len(fts_outside), "feedback_applied": applied, "feedback_ignored": ignored,
+        "cut": list(deadline.cut),
+    }
+    if checkpoint_id is not None:
+        answer["checkpoint_id"] = checkpoint_id
+    return answer
 
 
 def _assess(deps: SessionDeps, session: SessionRow, req: PromptRequest, hits: list[Hit], state: dict[str, bool],

@@ -6,7 +6,18 @@ prompt's best match, cosine and its gap to the closest hit, recall rank), what i
 stated rule), the agent's ratings of it in earlier sessions, what this session already used (closeness
 to memories rated useful in it), and the task in progress (`ranking.continuing`). The coefficients are
 fitted offline on development data by bench/fit_prompt_bar.py (the fit's data, command and reliability
-bins are in `prompt_bar_model`); below `sessions.ranking.prompt_min_probability` nothing is shown.
+bins are in `prompt_bar_model`); below `sessions.ranking.prompt_min_probability` nothing is shown, and a memory
+that names only other code than a prompt names (`other_code`: a note about another function sharing the
+prompt's words) is held to `OTHER_CODE_BAR`.
+
+A precise first prompt (a bug report: it names code — a path, a snake_case or camelCase name, a call — and
+says at length what is wrong) is judged as a set too: several memories may each be unlikely to be *the*
+one needed while the top of recall's order very likely holds it. There the smallest top k of the pool
+(recall order, k ≤ `prompt_set_max`, within `prompt_set_budget_chars`; a member below the bar is shown as
+an excerpt of `prompt_set_item_chars`) whose **set probability** — the
+calibrated chance that at least one of the k is needed, a logistic model over ln k, the members'
+probabilities (1 − Π(1 − p)) and how many of them both legs found (`prompt_bar_model.SET_*`, fitted by
+bench/fit_prompt_bar.py --set-data) — reaches `prompt_set_probability` is shown beside what passed the bar.
 
 Three rules come before the probability, because no score makes them right:
 - a rule whose code is gone (`memories.stale_at`, issue 31) waits for review, never shown unasked;
@@ -29,7 +40,9 @@ from kenning.core.config_sessions import RankingSettings
 from kenning.core.text import STOP_WORDS
 from kenning.core.types import Memory
 from kenning.sessions.context import Hit
-from kenning.sessions.prompt_bar_model import INTERCEPT, WEIGHTS
+from kenning.sessions.inject import item_cost
+from kenning.sessions.prompt_bar_model import INTERCEPT, SET_INTERCEPT, SET_WEIGHTS, WEIGHTS
+from kenning.sessions.ranking import leg_score, rejected
 from kenning.store import ranking as ranking_store
 from kenning.store.backend import Connection
 
@@ -38,23 +51,47 @@ _WORD = re.compile(r"[A-Za-z0-9_./-]{3,}")
 _CODE = re.compile(r"[_./]|[a-z][A-Z]|[a-z0-9]-[a-z]")  # a path, a module, snake_case, camelCase, kebab-case
 
 
+def _stem(word: str) -> str:
+    """A plain word's common inflection off ("rounded" -> "round", "invoices" -> "invoice"), so a prompt's
+    coverage counts its words in another form; code names are kept whole."""
+    if word.isalpha() and len(word) > 4:
+        for suffix in ("ing", "ed", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+                return word[: -len(suffix)]
+    return word
+
+
 def _terms(text: str) -> set[str]:
-    return {w.lower().strip("./-") for w in _WORD.findall(text or "")} - STOP_WORDS - {""}
+    return {_stem(w.lower().strip("./-")) for w in _WORD.findall(text or "")} - STOP_WORDS - {""}
+
+
+def code_names(text: str) -> set[str]:
+    """The code a text names: paths and source files, snake_case and camelCase names, calls `name(` —
+    lower-cased; sentence punctuation around a word does not make it code (`precise`'s reading)."""
+    words = {w.rstrip(".,;:-") for w in _WORD.findall(text or "")}
+    names = {w.lower() for w in words if _NAME.search(w)}
+    return names | {c.rstrip("(").lower() for c in _CALL.findall(text or "")}
 
 
 def text_features(prompt: str, content: str) -> dict[str, float]:
     """What the prompt's own words say about a memory: the share of the prompt's terms it contains
-    (`coverage`) and whether it names a code identifier the prompt names (`ident_match`: a path, a
-    module, a snake_case, camelCase or kebab-case name) — a precise prompt's strongest cue."""
+    (`coverage`), whether it names a code identifier the prompt names (`ident_match`: a path, a
+    module, a snake_case, camelCase or kebab-case name) — a precise prompt's strongest cue — and whether
+    it names code but none the prompt names (`other_code`): a prompt that asks about `fn()` in `path` is
+    not answered by a note about another function that shares its words ("… must run inside the write
+    transaction"); `other_coverage` is that times `coverage`, the shared phrase that made it look close."""
     asked = _terms(prompt)
     have = _terms(content)
     idents = {w.lower().strip("./-") for w in _WORD.findall(prompt or "") if _CODE.search(w)}
-    return {"coverage": len(asked & have) / len(asked) if asked else 0.0,
-            "ident_match": 1.0 if idents & have else 0.0}
+    coverage = len(asked & have) / len(asked) if asked else 0.0
+    named, names = code_names(prompt), code_names(content)
+    other = 1.0 if named and names and not (named & (names | have)) else 0.0
+    return {"coverage": coverage, "ident_match": 1.0 if idents & have else 0.0,
+            "other_code": other, "other_coverage": other * coverage}
 
 FEATURES = ("bm25_rel", "has_bm25", "cosine", "cosine_gap", "both_legs", "rank_recip", "raw", "commit", "rule_type",
             "useful_before", "low_before", "mean_rating", "continuing", "near_used", "near_shown", "covered",
-            "prompt_words", "same_project", "coverage", "ident_match",
+            "prompt_words", "same_project", "coverage", "ident_match", "other_code", "other_coverage",
             "distilled_coverage", "distilled_bm25", "coverage_sq",
             "long_rank", "long_bm25", "long_rule", "long_commit")
 
@@ -86,6 +123,7 @@ class Assessed:
     features: dict[str, float]
     probability: float = 0.0
     left_out: str | None = None  # 'stale' | 'near-copy' | 'covered' | 'below-bar' | None
+    set_probability: float | None = None  # shown as a member of a precise first prompt's top set, at this P(set)
     vector: np.ndarray | None = field(default=None, repr=False)
 
 
@@ -97,11 +135,6 @@ def probability(features: dict[str, float], weights: dict[str, float] | None = N
     for name, w in weights.items():
         z += w * features.get(name, 0.0)
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
-
-
-def _leg(hit: Hit, leg: str) -> float | None:
-    value = ((getattr(hit, "legs", None) or {}).get(leg) or {}).get("score")
-    return None if value is None else float(value)
 
 
 def _unit(vector: np.ndarray | None) -> np.ndarray | None:
@@ -125,8 +158,8 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     embedding for hits and shown memories; `shown`: what this session showed already; `used`: ids the
     agent rated useful in this session; `continuing`: the task in progress; `is_raw(memory)` says raw."""
     raw_of = is_raw
-    bm25 = [s for s in (_leg(h, "bm25") for h in hits) if s is not None]
-    cos = [s for s in (_leg(h, "vector") for h in hits) if s is not None]
+    bm25 = [s for s in (leg_score(h, "bm25") for h in hits) if s is not None]
+    cos = [s for s in (leg_score(h, "vector") for h in hits) if s is not None]
     top_bm25, top_cos = (max(bm25) if bm25 else 0.0), (max(cos) if cos else 0.0)
     history = ranking_store.rating_history(conn, [h.memory.id for h in hits], at)
     shown_vecs = [v for v in (_unit(vectors.get(m.content_hash)) for m in shown) if v is not None]
@@ -136,7 +169,7 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     out: list[Assessed] = []
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
-        b, c = _leg(hit, "bm25"), _leg(hit, "vector")
+        b, c = leg_score(hit, "bm25"), leg_score(hit, "vector")
         # ratings where a query found it (a prompt, a step): whether it helped when asked. A rating where session
         # start showed it says whether it belongs there, not whether it answers a prompt (ranking's per-phase rule)
         ratings = [score for _, score, at_start in history.get(memory.id, ()) if not at_start]
@@ -174,14 +207,96 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     return out
 
 
-def select(assessed: list[Assessed], cfg: RankingSettings) -> list[Assessed]:
+def precise(prompt: str) -> bool:
+    """A bug report rather than a vague nudge: at least `PRECISE_MIN_WORDS` words and a code name (a path or
+    file, a snake_case or camelCase name, a call `name(`); sentence punctuation does not make a word code."""
+    words = _WORD.findall(prompt or "")
+    named = any(_NAME.search(w.rstrip(".,;:-")) for w in words) or bool(_CALL.search(prompt or ""))
+    return len(words) >= PRECISE_MIN_WORDS and named
+
+
+PRECISE_MIN_WORDS = 12
+_NAME = re.compile(r"[A-Za-z0-9]/[A-Za-z0-9_]|[A-Za-z0-9]\.(py|js|ts|go|rs|java|rb|c|h|cpp|toml|yaml|json)$"
+                   r"|[a-z0-9]_[a-z0-9]|[a-z][a-z0-9]*[A-Z][a-z]")
+_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
+
+
+def set_features(top: Sequence[Assessed]) -> dict[str, float]:
+    """What the set model reads of a top k: ln k, the chance at least one is needed if the members' own
+    probabilities were independent (1 − Π(1 − p)), and the share of members both legs found."""
+    k = len(top)
+    miss = 1.0
+    for a in top:
+        miss *= 1.0 - a.probability
+    return {"log_k": math.log(k) if k else 0.0, "p_any": 1.0 - miss,
+            "agree": sum(a.features.get("both_legs", 0.0) for a in top) / k if k else 0.0}
+
+
+def set_probability(top: Sequence[Assessed]) -> float:
+    """The calibrated probability that at least one memory of `top` is needed (`prompt_bar_model.SET_*`)."""
+    return probability(set_features(top), SET_WEIGHTS, SET_INTERCEPT) if top else 0.0
+
+
+def top_set(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Assessed], float]:
+    """The smallest top k of the pool (recall order; what the rules before the probability left out and
+    what the user rejected are not members) whose set probability reaches `prompt_set_probability`, with
+    that probability; ([], best reached) when no k ≤ `prompt_set_max` within `prompt_set_budget_chars` does."""
+    members: list[Assessed] = []
+    cost, best = 0, 0.0
+    for a in sorted(assessed, key=lambda a: a.rank):
+        if len(members) >= cfg.prompt_set_max:
+            break
+        if a.left_out not in (None, "below-bar") or rejected(a.hit) or (a.vector is not None and any(
+                m.vector is not None and float(a.vector @ m.vector) >= cfg.prompt_near_copy for m in members)):
+            continue
+        cost += item_cost(excerpt(a.hit.memory.content, cfg.prompt_set_item_chars))
+        if cost > cfg.prompt_set_budget_chars:
+            break
+        members.append(a)
+        best = set_probability(members)
+        if best >= cfg.prompt_set_probability:
+            return members, best
+    return [], best
+
+
+def excerpt(content: str, limit: int) -> str:
+    """A set member below the bar is shown as its first `limit` characters (whitespace folded): it may be what
+    the prompt needs, it is not likely enough to cost a whole memory's room."""
+    text = " ".join(content.split())
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
+
+
+# A memory naming only code the prompt does not name (`other_code`), for a prompt that names code, is held to this
+# bar: the model over-rates the few that share the prompt's whole fact phrase (task_sim seed 102, bar on, even a
+# model refitted on those rows: 14 such candidates at p >= 0.5, 2 needed; seed 101: 5, 1 needed), and a note about
+# another function is what a precise prompt least wants.
+OTHER_CODE_BAR = 0.9
+
+
+def bar_of(a: Assessed, cfg: RankingSettings) -> float:
+    """The probability a candidate must reach to be shown by itself: the bar, or `OTHER_CODE_BAR` for a memory that
+    names only other code than the prompt names (a bar of 0 still shows every candidate)."""
+    held = a.features.get("other_code") and cfg.prompt_min_probability > 0
+    return max(cfg.prompt_min_probability, OTHER_CODE_BAR) if held else cfg.prompt_min_probability
+
+
+def shown_text(a: Assessed, cfg: RankingSettings) -> str:
+    """What a selected candidate shows: itself, or its excerpt when only the set rule let it in."""
+    below = a.set_probability is not None and a.probability < bar_of(a, cfg)
+    return excerpt(a.hit.memory.content, cfg.prompt_set_item_chars) if below else a.hit.memory.content
+
+
+def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: bool = False) -> list[Assessed]:
     """The candidates worth showing, most probable first (what the user rejected in review, still recallable,
     after the rest): near-copies of what this session showed and raw
-    exchanges a distilled memory covers are left out, then everything below the bar; a candidate that
-    near-copies one chosen before it in this order is left out too. Sets `left_out` on every candidate."""
+    exchanges a distilled memory covers are left out, then everything below the bar (`bar_of`: higher for a
+    memory that names only other code than the prompt names); a candidate that
+    near-copies one chosen before it in this order is left out too. On a precise first prompt
+    (`precise_first`) the members of its top set (`top_set`) below the bar follow, in recall order. Sets
+    `left_out` on every candidate."""
     kept: list[Assessed] = []
-    for a in sorted(assessed, key=lambda a: (_rejected(a.hit), -a.probability, a.rank)):
-        if getattr(a.hit.memory, "stale_at", None) and not a.hit.memory.pinned:
+    for a in sorted(assessed, key=lambda a: (rejected(a.hit), -a.probability, a.rank)):
+        if a.hit.memory.stale_at and not a.hit.memory.pinned:
             a.left_out = "stale"  # a rule whose code is gone (issue 31) waits for review: not shown unasked
         elif a.features["near_shown"] >= cfg.prompt_near_copy or (
                 a.vector is not None and any(k.vector is not None and float(a.vector @ k.vector) >= cfg.prompt_near_copy
@@ -189,13 +304,15 @@ def select(assessed: list[Assessed], cfg: RankingSettings) -> list[Assessed]:
             a.left_out = "near-copy"
         elif a.features["raw"] and a.features["covered"] >= cfg.raw_cover_similarity:
             a.left_out = "covered"
-        elif a.probability < cfg.prompt_min_probability:
+        elif a.probability < bar_of(a, cfg):
             a.left_out = "below-bar"
         else:
             kept.append(a)
+    if precise_first:
+        members, chance = top_set(assessed, cfg)
+        for a in members:
+            a.set_probability = round(chance, 6)
+            if a.left_out == "below-bar":
+                a.left_out = None
+                kept.append(a)
     return kept
-
-
-def _rejected(hit: Hit) -> bool:
-    review = (getattr(hit.memory, "metadata", None) or {}).get("review")
-    return isinstance(review, dict) and review.get("status") == "rejected"

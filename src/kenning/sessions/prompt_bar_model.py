@@ -1,6 +1,6 @@
 """The prompt bar's coefficients (sessions.prompt_bar), fitted offline: do not edit by hand.
 
-Fitted by: .venv/bin/python bench/fit_prompt_bar.py --data bench/data/prompt_bar_train.jsonl.gz bench/data/prompt_bar_dev_split.jsonl.gz --balance --holdout bench/data/prompt_bar_holdout.jsonl.gz --write src/kenning/sessions/prompt_bar_model.py
+Fitted by: .venv/bin/python bench/fit_prompt_bar.py --data bench/data/prompt_bar_train.jsonl.gz bench/data/prompt_bar_dev_split.jsonl.gz --balance --holdout bench/data/prompt_bar_holdout.jsonl.gz --set-data bench/data/prompt_bar_dev_split.jsonl.gz bench/data/prompt_bar_set_dev_split.jsonl.gz --write src/kenning/sessions/prompt_bar_model.py
 Data: bench/data/prompt_bar_train.jsonl.gz (7590 candidates, 483 needed); bench/data/prompt_bar_dev_split.jsonl.gz (1044 candidates, 78 needed)
 Logistic regression (L2, C=1.0, each source weighted as the largest); on the holdout: Brier 0.0338, log loss 0.122, ECE 0.0163. Reliability:
     0.0-0.1: n= 4068  predicted=0.0166  observed=0.0118
@@ -13,6 +13,18 @@ Logistic regression (L2, C=1.0, each source weighted as the largest); on the hol
     0.7-0.8: n=   21  predicted=0.7582  observed=0.8571
     0.8-0.9: n=   77  predicted=0.8509  observed=0.9351
     0.9-1.0: n=   17  predicted=0.9433  observed=0.7647
+
+Set model (precise first prompts: P(the top k holds a needed memory) over log_k, p_any, agree), fitted on 58 pools x k = 1..8 (13 families) of bench/data/prompt_bar_dev_split.jsonl.gz, bench/data/prompt_bar_set_dev_split.jsonl.gz; share held at k: {1: 0.4483, 2: 0.6724, 3: 0.8621, 4: 0.9655, 5: 1.0, 6: 1.0, 7: 1.0, 8: 1.0}. Cross-validated by family: Brier 0.08, ECE 0.0295; the rule at 0.95 (k <= 5) holds a needed memory in 0.9655 of the pools, mean k 4.67. Reliability (cross-validated):
+    0.0-0.1: n=    0  predicted=None  observed=None
+    0.1-0.2: n=    0  predicted=None  observed=None
+    0.2-0.3: n=    0  predicted=None  observed=None
+    0.3-0.4: n=   35  predicted=0.3807  observed=0.4857
+    0.4-0.5: n=   21  predicted=0.4116  observed=0.3333
+    0.5-0.6: n=    2  predicted=0.5717  observed=1.0
+    0.6-0.7: n=    0  predicted=None  observed=None
+    0.7-0.8: n=   50  predicted=0.7662  observed=0.66
+    0.8-0.9: n=   36  predicted=0.8829  observed=0.9444
+    0.9-1.0: n=  320  predicted=0.9687  observed=0.9688
 """
 
 INTERCEPT: float = -2.76976
@@ -44,4 +56,12 @@ WEIGHTS: dict[str, float] = {
     'long_bm25': 1.8111,
     'long_rule': -3.67619,
     'long_commit': -1.91557,
+}
+
+# the set model of a precise first prompt (prompt_bar.set_probability): P(top k holds a needed one)
+SET_INTERCEPT: float = 0.70796
+SET_WEIGHTS: dict[str, float] = {
+    'log_k': 2.38669,
+    'p_any': -0.09674,
+    'agree': -1.1244,
 }

@@ -57,7 +57,7 @@ def rank_prompt_pool(deps: SessionDeps, session: SessionRow, prompt: str, memori
                      deadline: Deadline, phase: str = PHASE) -> PoolRanking | None:
     """Rank `memories` (Memory objects in the baseline order: recall's) for this prompt."""
     predictor = deps.predictor
-    if predictor is None or not hasattr(predictor, "score") or not memories:
+    if predictor is None or not memories:
         return None
     try:
         vectors = get_embeddings(deps.db.reader(), list({m.content_hash for m in memories}), deps.embedder.model_id)

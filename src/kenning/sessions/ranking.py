@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from kenning.core.config_sessions import RankingSettings
 from kenning.core.telemetry import record_error
@@ -99,9 +99,6 @@ class Ranked(Protocol):
     def effective(self) -> float: ...
     @property
     def similarity(self) -> float | None: ...
-
-
-H = TypeVar("H", bound=Hit)
 
 
 def is_raw(memory: Memory, cfg: RankingSettings) -> bool:
@@ -209,12 +206,11 @@ def baseline_score(cand: Ranked) -> float:
 
 def predictor_has_influence(predictor: SessionPredictor | None) -> bool:
     """True once the predictor's fused order may fill slots: its alpha (the baseline's weight)
-    is below 1. A predictor without an alpha (a stand-in) is taken at its word."""
-    alpha = getattr(predictor, "alpha", None)
-    if alpha is None:
+    is below 1."""
+    if predictor is None:
         return True
     try:
-        return float(alpha() if callable(alpha) else alpha) < 1.0 - 1e-9
+        return predictor.alpha() < 1.0 - 1e-9
     except Exception as exc:  # the predictor is optional: no influence when it cannot say
         record_error("sessions", f"predictor.alpha failed: {exc}")
         return False
@@ -260,21 +256,22 @@ def continuity_item(conn: Connection, *, project: str | None, at: str, session_k
     team server (`viewer` not seeing all) only that user's own sessions count."""
     if not cfg.continuity:
         return None
-    owner = viewer.user if viewer is not None and not getattr(viewer, "sees_all", True) else None
+    owner = viewer.user if viewer is not None and not viewer.sees_all else None
     latest = store.latest_session(conn, project=project, before=at, exclude=session_key, owner=owner)
     if latest is None:
         return None
     half = max(40, cfg.continuity_max_chars // 2 - 40)
-    work = latest.get("work_state") or {}
-    task = _one_line(work.get("content") or latest.get("first_prompt") or latest.get("context"), half)
+    work = latest.get("work_state")
+    task = _one_line((work["content"] if work else None) or latest.get("first_prompt") or latest.get("context"), half)
     outcome = _one_line(last_assistant_text(latest.get("transcript_tail") or ""), half)
     if not task and not outcome:
         return None
     when = str(latest.get("started_at") or "")[:10]
-    head = f"Last session in this project ({when}{', ' + latest['harness'] if latest.get('harness') else ''})"
+    harness = latest.get("harness")
+    head = f"Last session in this project ({when}{', ' + harness if harness else ''})"
     parts = [f"task: {task}" if task else "", f"outcome: {outcome}" if outcome else ""]
     text = f"{head}: " + "; ".join(p for p in parts if p)
-    return Continuity(latest["session_key"], _one_line(text, cfg.continuity_max_chars), work.get("id"))
+    return Continuity(latest["session_key"], _one_line(text, cfg.continuity_max_chars), work["id"] if work else None)
 
 
 def continuing(conn: Connection, *, project: str | None, at: str, session_key: str, cfg: RankingSettings,
@@ -286,7 +283,7 @@ def continuing(conn: Connection, *, project: str | None, at: str, session_key: s
     and the next one no longer sees them. On a team server only the viewer's own sessions count."""
     if not cfg.continuing_limit:
         return []
-    owner = viewer.user if viewer is not None and not getattr(viewer, "sees_all", True) else None
+    owner = viewer.user if viewer is not None and not viewer.sees_all else None
     latest = store.latest_session(conn, project=project, before=at, exclude=session_key, owner=owner)
     if latest is None:
         return []
@@ -301,61 +298,28 @@ def continuing(conn: Connection, *, project: str | None, at: str, session_key: s
     return [m for m in live if judged[m.id][0] not in ("raw", "rejected", "stale", "needs_review")][: cfg.continuing_limit]
 
 
-# -- the first prompt ----------------------------------------------------------------------------
-def _leg_score(hit: Hit, leg: str) -> float | None:
-    value = ((getattr(hit, "legs", None) or {}).get(leg) or {}).get("score")
+# -- the prompt bar's reading of a hit -----------------------------------------------------------
+def leg_score(hit: Hit, leg: str) -> float | None:
+    """The score one recall leg ('bm25' | 'vector') gave `hit`, None when that leg did not find it."""
+    value = (hit.legs.get(leg) or {}).get("score")
     return None if value is None else float(value)
 
 
-def relevant_hit(hit: Hit, min_similarity: float, top_bm25: float | None = None, top_cosine: float | None = None,
-                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> bool:
-    """Worth a prompt's injection: matched by keywords at least `relative_floor` as well as the
-    best keyword match of this prompt, or semantically close enough (at least `min_similarity`
-    and within `similarity_margin` of the closest hit). A hit far below the prompt's best match
-    is noise that only fills slots: empty slots are better."""
-    bm25 = _leg_score(hit, "bm25")
-    if bm25 is not None and (not top_bm25 or top_bm25 <= 0 or bm25 >= relative_floor * top_bm25):
-        return True
-    cosine = _leg_score(hit, "vector")
-    if cosine is None or cosine < min_similarity:
-        return False
-    return top_cosine is None or cosine >= top_cosine - similarity_margin
-
-
-def prompt_order(hits: Sequence[H], min_similarity: float, predictor_order: list[str] | None,
-                 relative_floor: float = 0.0, similarity_margin: float = 1.0) -> list[H]:
-    """A prompt's hits worth injecting, in recall order or (when given) the predictor's fused
-    order; hits the user rejected in review (still recallable) come after the others."""
-    bm25 = [s for s in (_leg_score(h, "bm25") for h in hits) if s is not None]
-    cosines = [s for s in (_leg_score(h, "vector") for h in hits) if s is not None]
-    top_bm25, top_cosine = (max(bm25) if bm25 else None), (max(cosines) if cosines else None)
-    kept = [h for h in hits  # a rule whose code is gone (stale_at, issue 31) waits for review: not shown unasked
-            if not getattr(h.memory, "stale_at", None) and relevant_hit(h, min_similarity, top_bm25, top_cosine,
-                            0.0 if _floor_exempt(h) else relative_floor, similarity_margin)]
-    if predictor_order is not None:
-        by_id = {h.memory.id: h for h in kept}
-        kept = [by_id[m] for m in predictor_order if m in by_id]
-    return sorted(kept, key=_rejected)  # stable: only moves the rejected last
-
-
-FLOOR_EXEMPT_TYPES = frozenset({"decision", "constraint", "preference", "gotcha"})
-FLOOR_EXEMPT_SOURCES = frozenset({"git"})
-
-
-def _floor_exempt(hit: Hit) -> bool:
-    """A stated rule or a commit the query's keywords found is kept whatever the prompt's best
-    match scored: an amendment often shares fewer words with the task than the rule it amends (the
-    stale rule alone would be shown); claims are few and have passed the claim test; a commit is the
-    project's own record of a change, in the code's words. The floor trims session exchanges and
-    plain facts that share a common word with the prompt."""
-    memory = hit.memory
-    return (getattr(memory, "type", None) in FLOOR_EXEMPT_TYPES
-            or (getattr(memory, "source", None) or "") in FLOOR_EXEMPT_SOURCES)
-
-
-def _rejected(hit: Hit) -> bool:
-    review = (getattr(hit.memory, "metadata", None) or {}).get("review")
+def rejected(hit: Hit) -> bool:
+    """The user rejected this memory in review (it stays recallable: a query may still find it)."""
+    review = hit.memory.metadata.get("review")
     return isinstance(review, dict) and review.get("status") == "rejected"
+
+
+def awaiting_review(conn: Connection, memories: Sequence[Memory], at: str | None, cfg: RankingSettings) -> set[str]:
+    """The ids of `memories` that wait for review (verdict `needs_review`: learned below the confidence gate,
+    an assistant recap no user accepted among them, not accepted in review nor confirmed by the user's use).
+    A prompt's query may find them, but only the user makes a rule: a prompt does not show them unasked
+    either (issue 33; session start and steps hold them through `HELD`)."""
+    pending = [m for m in memories if m.needs_review]
+    if not pending:
+        return set()
+    return {m for m, (v, _) in verdicts(conn, pending, at, cfg).items() if v == "needs_review"}
 
 
 # -- step injection --------------------------------------------------------------------------------

@@ -16,12 +16,11 @@ without recording anything twice.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TypedDict, cast
-
 import random
+from dataclasses import dataclass
 
 import numpy as np
+from typing_extensions import TypedDict  # pydantic reads it (the hook route's response model) on Python 3.11
 
 from kenning.core.config_sessions import RankingSettings
 from kenning.core.telemetry import record_error
@@ -53,31 +52,16 @@ class StartRequest:
 
 
 class StartAnswer(TypedDict):
-    """What session start answers (SessionManager.session_start; the hook's JSON): StartResult's fields."""
-    inject: str
-    memory_ids: list[str]
-    candidates: int
-    status_line: str
-    created: bool
-    cut: list[str]
+    """What session start answers — the one declaration (issue 34): SessionManager.session_start returns it,
+    the hook route serialises it (api/routes/hooks.SessionStartOut adds only its own degraded / error)."""
+    inject: str  # the block the agent gets ('' when nothing)
+    memory_ids: list[str]  # the injected memories, in the block's order
+    candidates: int  # how many were considered (all recorded in session_memories)
+    status_line: str  # the predictor's status, for the user (never injected)
+    created: bool  # False: the session existed and its recorded injection was answered again
+    cut: list[str]  # optional stages the latency budget cut
     predictor_used: bool
-    continuity: str | None
-
-
-@dataclass
-class StartResult:
-    inject: str
-    memory_ids: list[str]
-    candidates: int
-    status_line: str
-    created: bool = True
-    cut: list[str] = field(default_factory=list)
-    predictor_used: bool = False
-    continuity: str | None = None
-
-    def answer(self) -> StartAnswer:
-        """The answer as JSON-ready data: the fields in order, lists copied."""
-        return cast(StartAnswer, asdict(self))
+    continuity: str | None  # the line about the project's latest session, when one was added
 
 
 @dataclass
@@ -113,7 +97,7 @@ class _Scored:
 
 def status_line(deps: SessionDeps) -> str:
     predictor = deps.predictor
-    if predictor is not None and hasattr(predictor, "status_line"):
+    if predictor is not None:
         try:
             line = predictor.status_line()
             if isinstance(line, str) and line:
@@ -196,7 +180,7 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     Interface: context.SessionPredictor (score / fuse / status_line / on_session_end).
     """
     predictor = deps.predictor
-    if predictor is None or not hasattr(predictor, "score") or not pool:
+    if predictor is None or not pool:
         return None
     session_context = ScoringContext(session_key=req.session_key, project=req.project, text=ctx.text,
                                      embedding=ctx.vector, timestamp=req.at)
@@ -295,7 +279,7 @@ def _items(rows: list[SessionMemoryRow]) -> list[InjectItem]:
     return [{"memory_id": r["memory_id"], "content": r.get("content") or "", "type": r.get("type")} for r in rows]
 
 
-def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | None = None) -> StartResult | None:
+def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | None = None) -> StartAnswer | None:
     """The injection already recorded for this session, or None when none was recorded; on a team
     server, less what `viewer` may not see (sessions have no owner: a key sent again by another
     user must not replay someone's personal memories)."""
@@ -312,11 +296,10 @@ def replay_existing(deps: SessionDeps, session: SessionRow, viewer: Viewer | Non
     items = [r for r in injected if not (cont is not None and r["memory_id"] == cont.memory_id)
              and r.get("prefilter_source") != CONTINUING]
     carried = [r for r in injected if r.get("prefilter_source") == CONTINUING]
-    return StartResult(
-        inject=session_start_text(_items(items), continuity=cont.text if cont else None, continuing=_items(carried)),
-        memory_ids=[r["memory_id"] for r in injected],
-        candidates=len(start_rows), status_line=line, created=False, continuity=cont.text if cont else None,
-    )
+    return {"inject": session_start_text(_items(items), continuity=cont.text if cont else None,
+                                         continuing=_items(carried)),
+            "memory_ids": [r["memory_id"] for r in injected], "candidates": len(start_rows), "status_line": line,
+            "created": False, "cut": [], "predictor_used": False, "continuity": cont.text if cont else None}
 
 
 CONTINUITY = "continuity"  # prefilter_source of the continuity item's row (its task memory, or none)
@@ -332,7 +315,7 @@ def _continuity(deps: SessionDeps, project: str | None, at: str, session_key: st
         return None
 
 
-def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartResult:
+def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartAnswer:
     existing = store.get_session(deps.db.reader(), req.session_key)
     if existing is not None:
         replay = replay_existing(deps, existing, req.viewer)
@@ -373,11 +356,9 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
     carried: list[InjectItem] = [{"memory_id": m.id, "content": m.content, "type": m.type} for m in going]
     ids = ([i["memory_id"] for i in items] + [m.id for m in going]
            + ([cont.memory_id] if cont and cont.memory_id else []))
-    return StartResult(
-        inject=session_start_text(items, continuity=cont.text if cont else None, continuing=carried), memory_ids=ids,
-        candidates=len(rows), status_line=line, created=created, cut=list(deadline.cut),
-        predictor_used=used_predictor, continuity=cont.text if cont else None,
-    )
+    return {"inject": session_start_text(items, continuity=cont.text if cont else None, continuing=carried),
+            "memory_ids": ids, "candidates": len(rows), "status_line": line, "created": created,
+            "cut": list(deadline.cut), "predictor_used": used_predictor, "continuity": cont.text if cont else None}
 
 
 CONTINUING = "continuing"  # prefilter_source of a row the task in progress carried into session start

@@ -52,6 +52,17 @@ def amendment_level(sentence: str) -> int:
     return 2 if AMENDMENT.search(own) else 1 if CHANGE.search(own) else 0
 
 
+def chat_code_names(turns: list[Turn], prompts: list[str]) -> set[str]:
+    """The code-shaped names a chat uses (`claims.code_names`: code spans, calls, snake_case, CamelCase, paths;
+    a dotted name also by its last part): what to ask the code graph about at session end."""
+    found: set[str] = set()
+    for text in [t.text or "" for t in turns if t.role in ("user", "assistant")] or prompts:
+        for name in claims.code_names(text):
+            found.add(name)
+            found.add(name.rsplit(".", 1)[-1])
+    return found
+
+
 def opening_task(turns: list[Turn], prompts: list[str]) -> str | None:
     """The request that opens the session: its first user turn (or first prompt), when it reads as a
     request, bug report or question (`claims.reads_as_task`); None when it only states rules."""
@@ -62,16 +73,19 @@ def opening_task(turns: list[Turn], prompts: list[str]) -> str | None:
     return redact(" ".join(text.split()))[:500]
 
 
-def key_facts(turns: list[Turn], prompts: list[str], limit: int) -> list[Fact]:
-    """Facts in transcript order (the prompts stand in for a missing transcript)."""
+def key_facts(turns: list[Turn], prompts: list[str], limit: int,
+              names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> list[Fact]:
+    """Facts in transcript order (the prompts stand in for a missing transcript). `names`: the code graph's
+    names the chat uses (`chat_code_names`): a claim missing its subject is completed with them first."""
     spoken = [(t.role, t.text or "") for t in turns]
     if not any(role in ("user", "assistant") for role, _ in spoken):
         spoken = [("user", p) for p in prompts]
     facts: list[Fact] = []
     seen: set[str] = set()
-    for index, sentence, verdict in claims.judge_turns(spoken, split_sentences):
+    for index, sentence, verdict in claims.judge_turns(spoken, split_sentences, names):
         sentence = " ".join(sentence.split()).strip(" -*>#")
-        if not verdict.kept or not MIN_CHARS <= len(sentence) <= MAX_CHARS or sentence.startswith(("<", "{", "```")):
+        if (not verdict.kept or verdict.type is None  # (a kept verdict has its type)
+                or not MIN_CHARS <= len(sentence) <= MAX_CHARS or sentence.startswith(("<", "{", "```"))):
             continue
         text = " ".join(verdict.text.split())
         key = text.lower().rstrip(".!")

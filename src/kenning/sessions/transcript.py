@@ -140,7 +140,7 @@ def _generic_entry(reading: TranscriptReading, entry: JsonObject) -> None:
     inner = entry.get("message")
     message: JsonObject = inner if isinstance(inner, dict) else entry
     role = message.get("role") or entry.get("role")
-    if role == "tool":  # a tool turn an adapter already read (hookservice.turns_as_jsonl)
+    if role == "tool":  # a tool turn an adapter already read (turns_as_jsonl)
         at = as_str(entry.get("timestamp"))
         name = as_str(entry.get("tool_name"))
         is_error = entry.get("is_error")
@@ -251,3 +251,12 @@ def last_assistant_text(text: str) -> str:
         if turn.role == "assistant":
             return turn.text
     return ""
+
+
+def turns_as_jsonl(turns: tuple[Turn, ...] | list[Turn]) -> str:
+    """Turns an adapter already read (core.events.SessionEnded.turns), as the generic JSONL this module
+    reads back (`role`, `content`, …)."""
+    rows = ({"role": t.role, "content": t.text, "timestamp": t.at, "tool_name": t.tool_name, "is_error": t.is_error}
+            for t in turns)
+    return "".join(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n"
+                   for row in rows)

@@ -42,13 +42,25 @@ class Cursor(Protocol):
     def __iter__(self) -> Iterator[Row]: ...
     @property
     def lastrowid(self) -> int | None: ...
+    @property
+    def description(self) -> Sequence[Sequence[object]] | None: ...  # one entry per column, its name first
 
 
 class Connection(Protocol):
     """What the store's functions call on a connection (SQLite-dialect SQL, `?` parameters)."""
 
     def execute(self, sql: str, params: Sequence[object] = ...) -> Cursor: ...
-    def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> Cursor: ...
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> object: ...  # the result is not read
+
+
+class SqliteConnection(Connection, Protocol):
+    """A SQLite connection (sqlean's, typed by the stdlib sqlite3 it mirrors): the store's interface and
+    what store/db.py and the extension-loading migration call besides."""
+
+    row_factory: object
+
+    def close(self) -> None: ...
+    def enable_load_extension(self, enabled: bool, /) -> None: ...
 
 
 class StoreDatabase(Protocol):
@@ -56,7 +68,8 @@ class StoreDatabase(Protocol):
 
     backend: str
     read_only: bool
-    path: Path | str  # the SQLite file, or the PostgreSQL URL without its password
+    @property
+    def path(self) -> Path | str: ...  # the SQLite file, or the PostgreSQL URL without its password
 
     def with_write_tx(self) -> AbstractContextManager[Connection]: ...
     def reader(self) -> Connection: ...
@@ -65,9 +78,18 @@ class StoreDatabase(Protocol):
     def close(self) -> None: ...
 
 
+def inserted_id(cursor: Cursor) -> int:
+    """The rowid (SQLite) or identity (PostgreSQL) an INSERT just drew."""
+    rowid = cursor.lastrowid
+    if rowid is None:
+        raise StoreError("the insert drew no row id")
+    return rowid
+
+
 def is_postgres(conn: object) -> bool:
     """True when `conn` is a PostgreSQL connection (store-internal dispatch only)."""
     return getattr(conn, "backend", None) == "postgres"
 
 
-__all__ = ["Connection", "Cursor", "Row", "SqlValue", "StoreDatabase", "StoreError", "TableRow", "is_postgres"]
+__all__ = ["Connection", "Cursor", "Row", "SqlValue", "SqliteConnection", "StoreDatabase", "StoreError", "TableRow",
+           "inserted_id", "is_postgres"]

@@ -40,7 +40,8 @@ def rescore_learned(conn: Connection, at: str, *, actor: str = ACTOR) -> Rescore
         f"SELECT id, content, type, metadata FROM memories WHERE is_deleted = 0 AND superseded_by IS NULL"
         f" AND pinned = 0 AND user_verified = 0 AND needs_review = 0 AND type != 'episode' AND source IN ({marks})",
         LEARNED_SOURCES).fetchall()
-    judged, moved, reasons = 0, 0, {}
+    judged, moved = 0, 0
+    reasons: dict[str, int] = {}
     for memory_id, content, memory_type, raw_meta in rows:
         try:
             metadata = json.loads(raw_meta or "{}")
@@ -50,7 +51,8 @@ def rescore_learned(conn: Connection, at: str, *, actor: str = ACTOR) -> Rescore
             continue
         verdict = claims.rescore(content, memory_type)
         judged += 1
-        if verdict.kept:
+        evidence: dict[str, object]
+        if verdict.kept and verdict.evidence is not None:  # a kept claim carries its evidence
             evidence = {**verdict.evidence.to_dict(), "rescored": True}
         else:
             evidence = {"rule": f"rescored:{verdict.reason}", "speaker": "unknown", "accepted": None, "repetition": 1,

@@ -4,16 +4,117 @@ the reverse-dependency closure and memory links. Callers hold the write transact
 from __future__ import annotations
 
 import json
-from typing import Iterable, TypedDict
+from typing import Iterable, NotRequired, Sequence, TypedDict, TypeVar, cast
 
 from kenning.store.backend import Connection
+
+T = TypeVar("T")
+
+
+class CodeProject(TypedDict):
+    """A code_projects row; `files` (a count) in list_projects."""
+
+    project: str
+    root: str
+    go_module: str | None
+    indexed_at: str | None
+    created_at: str
+    files: NotRequired[int]
+
+
+class FileState(TypedDict):
+    """What re-indexing compares of a file (file_states)."""
+
+    id: int
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    stale_at: str | None
+
+
+class IndexFile(TypedDict):
+    """A file as the resolver's project index knows it (index_rows)."""
+
+    id: int
+    path: str
+    language: str
+    module: str
+    is_test: int
+
+
+class CodeFile(IndexFile):
+    """A code_files row."""
+
+    project: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    error_line: int | None
+    facts: str
+    stale_at: str | None
+
+
+class CodeNode(TypedDict):
+    """A code_nodes row; `path` (its file's) in nodes_named."""
+
+    id: int
+    file_id: int
+    kind: str
+    name: str
+    qualname: str
+    start_line: int | None
+    end_line: int | None
+    path: NotRequired[str]
+
+
+class ClosureRow(TypedDict):
+    """A dependent of an anchor within the closure, with its node and its file's staleness."""
+
+    anchor: int | None  # None: found past the closure's depth (codegraph.impact)
+    node: int
+    depth: int
+    via: int
+    kind: str
+    node_kind: str
+    qualname: str
+    start_line: int | None
+    path: str
+    is_test: int
+    stale_at: str | None
+
+
+class NodeInfo(TypedDict):
+    """A node with its file (nodes_info)."""
+
+    id: int
+    kind: str
+    name: str
+    qualname: str
+    start_line: int | None
+    end_line: int | None
+    path: str
+    is_test: int
+    stale_at: str | None
+
+
+class LinkedMemory(TypedDict):
+    """A live memory linked to a file or symbol (memories_linked)."""
+
+    memory_id: str
+    path: str
+    symbol: str
+    reason: str
+    content: str
+    type: str
+    importance: float
 
 DEPENDENCY_KINDS = ("calls", "imports", "imports_symbol", "extends", "implements")
 _DEP_SQL = "(" + ",".join(f"'{k}'" for k in DEPENDENCY_KINDS) + ")"
 _CHUNK = 500
 
 
-def _chunks(items: list, size: int = _CHUNK) -> Iterable[list]:
+def _chunks(items: list[T], size: int = _CHUNK) -> Iterable[list[T]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
@@ -35,24 +136,24 @@ def set_indexed(conn: Connection, project: str, now: str) -> None:
     conn.execute("UPDATE code_projects SET indexed_at = ? WHERE project = ?", (now, project))
 
 
-def get_project(conn: Connection, project: str) -> dict | None:
+def get_project(conn: Connection, project: str) -> CodeProject | None:
     row = conn.execute("SELECT * FROM code_projects WHERE project = ?", (project,)).fetchone()
-    return dict(row) if row else None
+    return cast(CodeProject, dict(row)) if row else None
 
 
-def list_projects(conn: Connection) -> list[dict]:
+def list_projects(conn: Connection) -> list[CodeProject]:
     rows = conn.execute(
         "SELECT p.*, (SELECT COUNT(*) FROM code_files f WHERE f.project = p.project) AS files "
         "FROM code_projects p ORDER BY p.project").fetchall()
-    return [dict(r) for r in rows]
+    return [cast(CodeProject, dict(r)) for r in rows]
 
 
 # -- files and nodes -----------------------------------------------------------------------------
-def file_states(conn: Connection, project: str) -> dict[str, dict]:
+def file_states(conn: Connection, project: str) -> dict[str, FileState]:
     rows = conn.execute(
         "SELECT id, path, content_hash, size, mtime_ns, stale_at FROM code_files WHERE project = ?",
         (project,)).fetchall()
-    return {r["path"]: dict(r) for r in rows}
+    return {r["path"]: cast(FileState, dict(r)) for r in rows}
 
 
 class FileRecord(TypedDict):
@@ -80,7 +181,7 @@ def upsert_file(conn: Connection, project: str, row: FileRecord, now: str) -> in
         (project, row["path"], row["language"], row["module"], row["content_hash"], row["size"],
          row["mtime_ns"], int(row["is_test"]), row["error_line"], json.dumps(row["facts"]), now, now),
     )
-    return cur.fetchone()[0]
+    return int(cur.fetchone()[0])
 
 
 def touch_files(conn: Connection, stats: list[tuple[int, int, int]]) -> None:
@@ -123,9 +224,9 @@ def delete_files(conn: Connection, file_ids: list[int]) -> list[int]:
     return removed
 
 
-def index_rows(conn: Connection, project: str) -> tuple[list[dict], list[tuple[int, int, str]]]:
+def index_rows(conn: Connection, project: str) -> tuple[list[IndexFile], list[tuple[int, int, str]]]:
     """Every file (id, path, language, module, is_test) and node (id, file_id, qualname) of a project."""
-    files = [dict(r) for r in conn.execute(
+    files = [cast(IndexFile, dict(r)) for r in conn.execute(
         "SELECT id, path, language, module, is_test FROM code_files WHERE project = ?", (project,))]
     nodes = [(r[0], r[1], r[2]) for r in conn.execute(
         "SELECT n.id, n.file_id, n.qualname FROM code_nodes n JOIN code_files f ON f.id = n.file_id "
@@ -133,7 +234,7 @@ def index_rows(conn: Connection, project: str) -> tuple[list[dict], list[tuple[i
     return files, nodes
 
 
-def load_facts(conn: Connection, file_id: int) -> dict | None:
+def load_facts(conn: Connection, file_id: int) -> dict[str, object] | None:
     row = conn.execute("SELECT facts FROM code_files WHERE id = ?", (file_id,)).fetchone()
     return json.loads(row[0]) if row else None
 
@@ -155,7 +256,7 @@ def dependency_edges_owned(conn: Connection, file_ids: list[int]) -> set[tuple[i
     return out
 
 
-def replace_edges(conn: Connection, file_id: int, edges: list[tuple]) -> None:
+def replace_edges(conn: Connection, file_id: int, edges: list[tuple[int, int | None, str, str | None, int | None]]) -> None:
     """Swap a file's edges for fresh ones (src, dst, kind, external, line) and clear its staleness."""
     conn.execute("DELETE FROM code_edges WHERE owner_file = ?", (file_id,))
     conn.executemany(
@@ -171,11 +272,11 @@ def files_depending_on(conn: Connection, project: str, file_ids: list[int], modu
         out |= {r[0] for r in conn.execute(
             "SELECT DISTINCT e.owner_file FROM code_nodes n JOIN code_edges e ON e.dst = n.id "
             f"WHERE n.file_id IN ({_marks(len(chunk))})", chunk)}
-    for chunk in _chunks(modules):
+    for names in _chunks(modules):
         out |= {r[0] for r in conn.execute(
             "SELECT DISTINCT e.owner_file FROM code_edges e JOIN code_files f ON f.id = e.owner_file "
-            f"WHERE f.project = ? AND e.dst IS NULL AND e.external IN ({_marks(len(chunk))})",
-            [project, *chunk])}
+            f"WHERE f.project = ? AND e.dst IS NULL AND e.external IN ({_marks(len(names))})",
+            [project, *names])}
     return out
 
 
@@ -207,7 +308,7 @@ def closure_anchors_reaching(conn: Connection, nodes: list[int], max_depth: int)
     return out
 
 
-def delete_closure(conn: Connection, anchors: list[int], nodes: list[int] = ()) -> None:
+def delete_closure(conn: Connection, anchors: list[int], nodes: Sequence[int] = ()) -> None:
     for chunk in _chunks(list(anchors)):
         conn.execute(f"DELETE FROM code_closure WHERE anchor IN ({_marks(len(chunk))})", chunk)
     for chunk in _chunks(list(nodes)):
@@ -225,19 +326,19 @@ def insert_closure(conn: Connection, rows: list[tuple[int, int, int, int, str]])
         "INSERT OR REPLACE INTO code_closure(anchor, node, depth, via, kind) VALUES (?, ?, ?, ?, ?)", rows)
 
 
-def closure_rows(conn: Connection, anchors: list[int], max_depth: int) -> list[dict]:
+def closure_rows(conn: Connection, anchors: list[int], max_depth: int) -> list[ClosureRow]:
     """Dependents of `anchors` within `max_depth`, with node details and the node file's staleness."""
-    return [dict(r) for r in conn.execute(
+    return [cast(ClosureRow, dict(r)) for r in conn.execute(
         "SELECT c.anchor, c.node, c.depth, c.via, c.kind, n.kind AS node_kind, n.qualname, n.start_line,"
         " f.path, f.is_test, f.stale_at FROM code_closure c JOIN code_nodes n ON n.id = c.node "
         f"JOIN code_files f ON f.id = n.file_id WHERE c.anchor IN ({_marks(len(anchors))}) AND c.depth <= ?",
         [*anchors, max_depth])]
 
 
-def nodes_info(conn: Connection, nodes: list[int]) -> list[dict]:
-    out = []
+def nodes_info(conn: Connection, nodes: list[int]) -> list[NodeInfo]:
+    out: list[NodeInfo] = []
     for chunk in _chunks(nodes):
-        out += [dict(r) for r in conn.execute(
+        out += [cast(NodeInfo, dict(r)) for r in conn.execute(
             "SELECT n.id, n.kind, n.name, n.qualname, n.start_line, n.end_line, f.path, f.is_test, f.stale_at "
             f"FROM code_nodes n JOIN code_files f ON f.id = n.file_id WHERE n.id IN ({_marks(len(chunk))})",
             chunk)]
@@ -245,17 +346,17 @@ def nodes_info(conn: Connection, nodes: list[int]) -> list[dict]:
 
 
 # -- targets ------------------------------------------------------------------------------------
-def file_by_path(conn: Connection, project: str, path: str) -> dict | None:
+def file_by_path(conn: Connection, project: str, path: str) -> CodeFile | None:
     row = conn.execute("SELECT * FROM code_files WHERE project = ? AND path = ?", (project, path)).fetchone()
-    return dict(row) if row else None
+    return cast(CodeFile, dict(row)) if row else None
 
 
-def files_by_module(conn: Connection, project: str, module: str) -> list[dict]:
-    return [dict(r) for r in conn.execute(
+def files_by_module(conn: Connection, project: str, module: str) -> list[CodeFile]:
+    return [cast(CodeFile, dict(r)) for r in conn.execute(
         "SELECT * FROM code_files WHERE project = ? AND module = ?", (project, module))]
 
 
-def file_nodes(conn: Connection, file_id: int, qualname: str | None = None) -> list[dict]:
+def file_nodes(conn: Connection, file_id: int, qualname: str | None = None) -> list[CodeNode]:
     """A file's nodes; with `qualname`, that node and the ones nested in it."""
     if qualname is None:
         rows = conn.execute("SELECT * FROM code_nodes WHERE file_id = ?", (file_id,))
@@ -263,11 +364,11 @@ def file_nodes(conn: Connection, file_id: int, qualname: str | None = None) -> l
         rows = conn.execute(
             "SELECT * FROM code_nodes WHERE file_id = ? AND (qualname = ? OR qualname LIKE ? ESCAPE '\\')",
             (file_id, qualname, qualname.replace("_", "\\_").replace("%", "\\%") + ".%"))
-    return [dict(r) for r in rows]
+    return [cast(CodeNode, dict(r)) for r in rows]
 
 
-def nodes_named(conn: Connection, project: str, name: str, limit: int = 20) -> list[dict]:
-    return [dict(r) for r in conn.execute(
+def nodes_named(conn: Connection, project: str, name: str, limit: int = 20) -> list[CodeNode]:
+    return [cast(CodeNode, dict(r)) for r in conn.execute(
         "SELECT n.*, f.path FROM code_nodes n JOIN code_files f ON f.id = n.file_id "
         "WHERE f.project = ? AND n.name = ? LIMIT ?", (project, name, limit))]
 
@@ -280,11 +381,11 @@ def link_memory(conn: Connection, memory_id: str, project: str, path: str, symbo
         "VALUES (?, ?, ?, ?, ?, ?)", (memory_id, project, path, symbol, reason, now))
 
 
-def memories_linked(conn: Connection, project: str, paths: list[str], limit: int = 50) -> list[dict]:
+def memories_linked(conn: Connection, project: str, paths: list[str], limit: int = 50) -> list[LinkedMemory]:
     """Live memories linked to any of `paths` (file or symbol links), most important first."""
-    out = []
+    out: list[LinkedMemory] = []
     for chunk in _chunks(paths):
-        out += [dict(r) for r in conn.execute(
+        out += [cast(LinkedMemory, dict(r)) for r in conn.execute(
             "SELECT l.memory_id, l.path, l.symbol, l.reason, m.content, m.type, m.importance "
             "FROM code_memory_links l JOIN memories m ON m.id = l.memory_id "
             f"WHERE l.project = ? AND l.path IN ({_marks(len(chunk))}) AND m.is_deleted = 0",
@@ -319,6 +420,16 @@ def graph_stats(conn: Connection, project: str) -> CodeGraphStats:
         "JOIN code_files f ON f.id = n.file_id WHERE f.project = ?)", (project,)).fetchone()[0]
     return {"files": files[0], "files_with_syntax_errors": files[1] or 0, "stale_files": files[2] or 0,
             "nodes": nodes, "edges": edges, "closure_rows": closure}
+
+
+def defined_names(conn: Connection, project: str, names: Iterable[str]) -> set[str]:
+    """Which of `names` some indexed definition of the project is called (code_nodes.name)."""
+    out: set[str] = set()
+    for chunk in _chunks(sorted(set(names))):
+        out |= {r[0] for r in conn.execute(
+            "SELECT DISTINCT n.name FROM code_nodes n JOIN code_files f ON f.id = n.file_id "
+            f"WHERE f.project = ? AND n.name IN ({_marks(len(chunk))})", [project, *chunk])}
+    return out
 
 
 def indexed_projects(conn: Connection) -> list[str]:

@@ -15,22 +15,29 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlean
 
 from kenning.core.errors import DiskFull, StoreError
 from kenning.store.migrations import migrate
 
-Connection = sqlean.Connection
-Row = sqlean.Row
-OperationalError = sqlean.OperationalError
-IntegrityError = sqlean.IntegrityError
+if TYPE_CHECKING:  # sqlean ships no types; it is a drop-in for the stdlib's sqlite3, whose stubs describe it
+    from sqlite3 import IntegrityError as IntegrityError, OperationalError as OperationalError, Row as Row
+
+    from kenning.store.backend import Connection as StoreConnection, SqliteConnection as Connection
+else:
+    Connection = sqlean.Connection
+    Row = sqlean.Row
+    OperationalError = sqlean.OperationalError
+    IntegrityError = sqlean.IntegrityError
 
 BUSY_TIMEOUT_MS = 5_000
 WRITE_RETRY_SECONDS = 30.0
 
 
 def _open(path: Path | str, *, read_only: bool = False) -> Connection:
+    conn: Connection
     if read_only:
         conn = sqlean.connect(
             f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
@@ -243,7 +250,7 @@ def open_database(path: Path | str) -> Database:
 
 
 @contextmanager
-def savepoint(conn: Connection, name: str) -> Iterator[Connection]:
+def savepoint(conn: StoreConnection, name: str) -> Iterator[StoreConnection]:
     """A named savepoint inside an open write transaction: the block's changes are kept, or
     rolled back alone (the enclosing transaction goes on) when it raises."""
     conn.execute(f"SAVEPOINT {name}")

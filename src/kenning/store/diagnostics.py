@@ -8,9 +8,10 @@ answer instead of failing: diagnostics must describe a broken store, not crash o
 from __future__ import annotations
 
 import json
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.store.backend import Connection, is_postgres
+from kenning.store.retention import count_stale_embeddings
 
 
 class StorageStats(TypedDict):
@@ -171,7 +172,15 @@ def index_stats(conn: Connection, embedding_model: str | None) -> IndexStats:
     out: IndexStats = {"live_memories": live, "total_memories": total}
     # the full-text side table's row per memory: FTS5's docsize (id) here, the tsvector table (rid) on Postgres
     fts_table, key = ("memories_fts", "rid") if is_postgres(conn) else ("memories_fts_docsize", "id")
-    if table_exists(conn, fts_table):
+    if table_exists(conn, fts_table) and is_postgres(conn):
+        # one row per memory, written in the memory's own transaction (m008's commit-time trigger):
+        # the two counts tell a gap. A missing row and an orphan would cancel out, which the
+        # anti-joins below see, but they cost 1.5 s at a million memories at each daemon's start
+        # and every maintenance cycle (issue 36)
+        out["fts_rows"] = conn.execute(f"SELECT COUNT(*) FROM {fts_table}").fetchone()[0]
+        out["fts_missing"] = max(0, total - out["fts_rows"])
+        out["fts_orphans"] = max(0, out["fts_rows"] - total)
+    elif table_exists(conn, fts_table):
         out["fts_rows"] = conn.execute(f"SELECT COUNT(*) FROM {fts_table}").fetchone()[0]
         out["fts_missing"] = conn.execute(
             f"SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM {fts_table} d WHERE d.{key} = m.rid)"
@@ -186,10 +195,12 @@ def index_stats(conn: Connection, embedding_model: str | None) -> IndexStats:
     out["embedding_model"] = embedding_model
     if table_exists(conn, "embeddings"):
         out["embeddings"] = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        out["embedding_models"] = dict(
-            conn.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model").fetchall()
-        )
-        if embedding_model:
+        out["embedding_models"] = {r[0]: r[1] for r in conn.execute(
+            "SELECT model, COUNT(*) FROM embeddings GROUP BY model").fetchall()}
+        if embedding_model and is_postgres(conn):  # the embedding tracker's own count, from m009's indexes:
+            # the anti-join below took 2.3-5.9 s at a million memories (issue 36)
+            out["embeddings_missing"] = count_stale_embeddings(conn, embedding_model)
+        elif embedding_model:
             out["embeddings_missing"] = conn.execute(
                 "SELECT COUNT(DISTINCT m.content_hash) FROM memories m"
                 " LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
@@ -202,7 +213,7 @@ def index_stats(conn: Connection, embedding_model: str | None) -> IndexStats:
             "SELECT COUNT(DISTINCT content_hash) FROM memories WHERE is_deleted = 0"
         ).fetchone()[0]
     else:
-        out.update(embeddings=0, embedding_models={}, embeddings_missing=None, live_hashes=0)
+        out["embeddings"], out["embedding_models"], out["embeddings_missing"], out["live_hashes"] = 0, {}, None, 0
     return out
 
 
@@ -215,7 +226,7 @@ def duplicate_stats(conn: Connection, sample: int = 5) -> DuplicateStats:
     ).fetchall()
     extra = sum(g["n"] - 1 for g in groups)
     live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
-    examples = [{"content_hash": g["content_hash"], "ids": [r[0] for r in conn.execute(
+    examples: list[DuplicateExample] = [{"content_hash": g["content_hash"], "ids": [r[0] for r in conn.execute(
         "SELECT id FROM memories WHERE is_deleted = 0 AND content_hash = ? AND COALESCE(project, '') = ?"
         " ORDER BY created_at, id", (g["content_hash"], g["project"])).fetchall()]} for g in groups[:sample]]
     return {"live_memories": live, "duplicate_groups": len(groups), "duplicate_rows": extra, "examples": examples}
@@ -223,9 +234,9 @@ def duplicate_stats(conn: Connection, sample: int = 5) -> DuplicateStats:
 
 # -- mutations: history audit and supersession integrity -----------------------------
 def mutation_stats(conn: Connection, since: str) -> MutationStats:
-    events = dict(conn.execute(
+    events: dict[str, int] = {r[0]: r[1] for r in conn.execute(
         "SELECT event, COUNT(*) FROM memory_history WHERE created_at >= ? GROUP BY event", (since,)
-    ).fetchall())
+    ).fetchall()}
     dangling = conn.execute(
         "SELECT COUNT(*) FROM memories m WHERE m.superseded_by IS NOT NULL AND NOT EXISTS"
         " (SELECT 1 FROM memories s WHERE s.id = m.superseded_by)"
@@ -242,7 +253,8 @@ def _job_table_stats(conn: Connection, table: str, now: str, lease_cutoff: str |
     cols = table_columns(conn, table)
     if not cols or "status" not in cols:
         return None
-    by_status = dict(conn.execute(f"SELECT status, COUNT(*) FROM {table} GROUP BY status").fetchall())
+    by_status: dict[str, int] = {r[0]: r[1] for r in conn.execute(
+        f"SELECT status, COUNT(*) FROM {table} GROUP BY status").fetchall()}
     out: JobTableStats = {"table": table, "by_status": by_status}
     if "job_type" in cols:
         by_type: dict[str, dict[str, int]] = {}
@@ -292,7 +304,7 @@ def recent_job_outcomes(conn: Connection, limit: int) -> list[JobOutcome]:
     rows = conn.execute(
         f"SELECT {select} FROM memory_jobs WHERE {where} ORDER BY {finished or 'id'} DESC LIMIT ?", (limit,)
     ).fetchall()
-    out = []
+    out: list[JobOutcome] = []
     for row in rows:
         produced = None
         if result and row[result]:
@@ -322,7 +334,7 @@ def job_errors(conn: Connection, limit: int = 20) -> list[JobError]:
     """The newest jobs (any type) that carry an error."""
     if not table_exists(conn, "memory_jobs"):
         return []
-    return [dict(r) | {"table": "memory_jobs"} for r in conn.execute(
+    return [cast(JobError, dict(r) | {"table": "memory_jobs"}) for r in conn.execute(
         "SELECT id, status, job_type AS kind, last_error AS error, updated_at AS at FROM memory_jobs"
         " WHERE last_error IS NOT NULL AND last_error != '' ORDER BY updated_at DESC LIMIT ?", (limit,),
     )]
@@ -343,15 +355,15 @@ def session_stats(conn: Connection) -> SessionStats:
 def scored_session_count(conn: Connection, min_confidence: float) -> int:
     if not table_exists(conn, "session_scores"):
         return 0
-    return conn.execute(
+    return int(conn.execute(
         "SELECT COUNT(*) FROM session_scores WHERE confidence >= ?", (min_confidence,)
-    ).fetchone()[0]
+    ).fetchone()[0])
 
 
 def recent_session_scores(conn: Connection, limit: int = 10) -> list[SessionScoreBrief]:
     if not table_exists(conn, "session_scores"):
         return []
-    return [dict(r) for r in conn.execute(
+    return [cast(SessionScoreBrief, dict(r)) for r in conn.execute(
         "SELECT session_key, project, score, confidence, judge, created_at FROM session_scores"
         " ORDER BY created_at DESC LIMIT ?", (limit,),
     )]
@@ -373,7 +385,8 @@ def rebuild_fts(conn: Connection) -> None:
     """Rebuild memories_fts from the memories table (fixes missing and orphan rows)."""
     if is_postgres(conn):
         from kenning.store.pg.search import rebuild_fts as rebuild_postgres
+        from kenning.store.pg.narrow import as_pg
 
-        rebuild_postgres(conn)
+        rebuild_postgres(as_pg(conn))
         return
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import NotFound
@@ -43,7 +43,7 @@ class DocumentChunk(TypedDict):
 def _row(row: Row) -> Document:
     data = dict(row)
     data["tags"] = json.loads(data.get("tags") or "[]")
-    return data
+    return cast(Document, data)
 
 
 def create_document(
@@ -117,4 +117,4 @@ def document_chunks(conn: Connection, doc_id: str) -> list[DocumentChunk]:
         " LEFT JOIN memories m ON m.id = dm.memory_id WHERE dm.document_id = ? ORDER BY dm.chunk_index",
         (doc_id,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(DocumentChunk, dict(r)) for r in rows]

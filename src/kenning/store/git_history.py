@@ -7,7 +7,7 @@ repository, whatever happens to its memory later (a forgotten commit is not re-i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import now_iso
 from kenning.store.backend import Connection
@@ -51,8 +51,8 @@ class Repository(TypedDict):
 
 def get_repository(conn: Connection, repo: str) -> Repository | None:
     row = conn.execute("SELECT * FROM git_repositories WHERE repo = ?", (repo,)).fetchone()
-    return dict(row) if row else None
+    return cast(Repository, dict(row)) if row else None
 
 
 def list_repositories(conn: Connection) -> list[Repository]:
-    return [dict(r) for r in conn.execute("SELECT * FROM git_repositories ORDER BY repo")]
+    return [cast(Repository, dict(r)) for r in conn.execute("SELECT * FROM git_repositories ORDER BY repo")]

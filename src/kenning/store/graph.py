@@ -151,7 +151,7 @@ def upsert_entity(conn: Connection, name: str, entity_type: str = "unknown", *, 
         if row["entity_type"] in _GENERIC_TYPES and etype not in _GENERIC_TYPES:
             conn.execute("UPDATE entities SET entity_type = ?, updated_at = ? WHERE id = ?",
                          (etype, stamp, row["id"]))
-        return row["id"]
+        return str(row["id"])
     entity_id = _new_id()
     conn.execute(
         "INSERT INTO entities(id, name, canonical_name, entity_type, created_at, updated_at)"
@@ -204,7 +204,7 @@ def upsert_relation(
             "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ? WHERE id = ?",
             (avg, stamp, row["id"]),
         )
-        return row["id"]
+        return str(row["id"])
     relation_id = _new_id()
     conn.execute(
         "INSERT INTO relations(id, source_entity_id, target_entity_id, relation_type, strength, mentions,"
@@ -270,7 +270,7 @@ def upsert_aspect(conn: Connection, entity_id: str, name: str, *, at: str | None
         "SELECT id FROM entity_aspects WHERE entity_id = ? AND canonical_name = ?", (entity_id, canon)
     ).fetchone()
     if row is not None:
-        return row["id"]
+        return str(row["id"])
     aspect_id = _new_id()
     stamp = at or now_iso()
     conn.execute(
@@ -297,7 +297,7 @@ def add_attribute(
         (entity_id, memory_id, normalized),
     ).fetchone()
     if row is not None:
-        return row["id"]
+        return str(row["id"])
     attr_id = _new_id()
     stamp = at or now_iso()
     conn.execute(
@@ -476,7 +476,7 @@ def entity_memories(conn: Connection, entity_id: str, limit: int = 50) -> list[E
         " ORDER BY m.created_at DESC LIMIT ?",
         (entity_id, limit),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(EntityMemory, dict(r)) for r in rows]
 
 
 def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int = 20) -> list[EntityMatch]:
@@ -498,7 +498,7 @@ def match_entities_by_tokens(conn: Connection, tokens: Iterable[str], limit: int
         " ORDER BY mentions DESC LIMIT ?",
         params + [limit],
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(EntityMatch, dict(r)) for r in rows]
 
 
 def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) -> list[NeighborEntity]:
@@ -515,7 +515,7 @@ def neighbor_entities(conn: Connection, entity_ids: list[str], limit: int = 50) 
         f" GROUP BY e.id ORDER BY confidence DESC, e.mentions DESC LIMIT ?",
         entity_ids * 4 + [limit],
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(NeighborEntity, dict(r)) for r in rows]
 
 
 def memories_for_entities(
@@ -537,7 +537,7 @@ def memories_for_entities(
         f" JOIN picked p ON p.id = mem.memory_id WHERE mem.entity_id IN ({marks})",
         entity_ids + params + [limit] + entity_ids,
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(MemoryEntityLink, dict(r)) for r in rows]
 
 
 def entities_for_memories(conn: Connection, memory_ids: list[str]) -> dict[str, list[tuple[str, int]]]:

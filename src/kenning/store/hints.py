@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import now_iso
 from kenning.core.types import MemoryFilter
@@ -54,8 +54,9 @@ def search_hints(conn: Connection, fts_query: str, *, limit: int = 100,
     where, params = filter_sql(filters, "m")
     if is_postgres(conn):
         from kenning.store.pg import search as pg
+        from kenning.store.pg.narrow import as_pg
 
-        hits = pg.bm25(conn, "memory_hints_fts", re.findall(r'"([^"]+)"', fts_query), limit * 4)
+        hits = pg.bm25(as_pg(conn), "memory_hints_fts", re.findall(r'"([^"]+)"', fts_query), limit * 4)
         if not hits:
             return []
         score = {rid: -value for rid, value in hits}  # FTS5's sign: more negative is better
@@ -91,7 +92,7 @@ def memories_without_hints(conn: Connection, limit: int = 50) -> list[HintBacklo
         " AND NOT EXISTS (SELECT 1 FROM memory_hints h WHERE h.memory_id = m.id)"
         " ORDER BY m.created_at DESC LIMIT ?", (limit,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(HintBacklogItem, dict(r)) for r in rows]
 
 
 def hint_count(conn: Connection) -> int:

@@ -34,8 +34,8 @@ from datetime import timedelta
 from typing import Any
 
 from kenning.core.clock import now_iso, parse_iso, to_iso, utcnow
-from kenning.store.backend import Connection, Row, is_postgres
-from kenning.store.db import Database, IntegrityError
+from kenning.store.backend import Connection, Row, StoreDatabase, inserted_id, is_postgres
+from kenning.store.db import IntegrityError
 
 STATUSES = ("pending", "leased", "completed", "dead")
 
@@ -69,8 +69,8 @@ class Job:
         return data
 
 
-def _row_to_job(row: Row) -> Job:
-    d = dict(row)
+def _row_to_job(d: Row | Mapping[str, Any]) -> Job:
+    """A job from its row: SQLite's, or the column dict PostgreSQL's lease returns (values as stored)."""
     return Job(
         id=d["id"], job_type=d["job_type"], memory_id=d["memory_id"], document_id=d["document_id"],
         dedup_key=d["dedup_key"], payload=json.loads(d["payload"] or "{}"), status=d["status"],
@@ -91,7 +91,7 @@ def backoff_delay(
         return 0.0
     exp = min(failures - 1, 32)
     delay = min(base_s * (2 ** exp), cap_s)
-    return delay + (rng or random).uniform(0.0, jitter_s)
+    return float(delay + (rng or random).uniform(0.0, jitter_s))
 
 
 def _later(seconds: float) -> str:
@@ -99,7 +99,7 @@ def _later(seconds: float) -> str:
 
 
 def enqueue(
-    db: Database, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
+    db: StoreDatabase, job_type: str, *, memory_id: str | None = None, document_id: str | None = None,
     payload: Mapping[str, object] | None = None, dedup_key: str | None = None, max_attempts: int = 3,
     priority: int = 0, delay_s: float = 0.0,
 ) -> tuple[int, bool]:
@@ -139,26 +139,31 @@ def enqueue_in_tx(
         )
     except IntegrityError:  # raced with another enqueue of the same key
         return int(conn.execute(live, (job_type, key)).fetchone()[0]), False
-    return int(cur.lastrowid), True
+    return inserted_id(cur), True
 
 
-def lease(db: Database, job_types: list[str] | tuple[str, ...], worker_id: str) -> Job | None:
+def next_ready_sql(type_count: int) -> str:
+    """SQLite: the id of the oldest ready pending job of `type_count` job types (parameters: the
+    types, then now). `+run_after` keeps the planner on idx_jobs_lease_order (m029), walked in the
+    lease's order, instead of sorting every ready job of a large backlog for each lease."""
+    marks = ",".join("?" for _ in range(type_count))
+    return (f"SELECT id FROM memory_jobs WHERE status = 'pending' AND job_type IN ({marks})"
+            " AND +run_after <= ? ORDER BY priority DESC, created_at, id LIMIT 1")
+
+
+def lease(db: StoreDatabase, job_types: list[str] | tuple[str, ...], worker_id: str) -> Job | None:
     """Atomically take the oldest ready pending job of these types (select + update, one tx)."""
     if not job_types:
         return None
-    marks = ",".join("?" for _ in job_types)
     now = now_iso()
     with db.with_write_tx() as conn:
         if is_postgres(conn):
             from kenning.store.pg.search import lease_job
+            from kenning.store.pg.narrow import as_pg
 
-            leased = lease_job(conn, job_types, worker_id, now)
+            leased = lease_job(as_pg(conn), job_types, worker_id, now)
             return _row_to_job(leased) if leased else None
-        row = conn.execute(
-            f"SELECT id FROM memory_jobs WHERE status = 'pending' AND job_type IN ({marks})"
-            " AND run_after <= ? ORDER BY priority DESC, created_at, id LIMIT 1",
-            (*job_types, now),
-        ).fetchone()
+        row = conn.execute(next_ready_sql(len(job_types)), (*job_types, now)).fetchone()
         if row is None:
             return None
         conn.execute(
@@ -203,7 +208,7 @@ def _owned(worker_id: str | None) -> tuple[str, tuple[str, ...]]:
     return " AND leased_by = ?", (worker_id,)
 
 
-def complete(db: Database, job_id: int, result: Mapping[str, object] | None = None,
+def complete(db: StoreDatabase, job_id: int, result: Mapping[str, object] | None = None,
              worker_id: str | None = None) -> bool:
     """Mark a leased job completed with its result payload; False if the lease was lost."""
     now = now_iso()
@@ -217,7 +222,7 @@ def complete(db: Database, job_id: int, result: Mapping[str, object] | None = No
         return cur.rowcount > 0
 
 
-def fail(db: Database, job_id: int, error: str, *, retry_delay_s: float = 0.0,
+def fail(db: StoreDatabase, job_id: int, error: str, *, retry_delay_s: float = 0.0,
          worker_id: str | None = None, max_attempts: int | None = None) -> str | None:
     """Record a failure: back to pending after `retry_delay_s`, or dead at max attempts.
 
@@ -247,7 +252,7 @@ def fail(db: Database, job_id: int, error: str, *, retry_delay_s: float = 0.0,
         return "pending"
 
 
-def defer(db: Database, job_id: int, delay_s: float, reason: str,
+def defer(db: StoreDatabase, job_id: int, delay_s: float, reason: str,
           worker_id: str | None = None) -> bool:
     """Put a leased job back without spending an attempt (e.g. token budget exhausted)."""
     now = now_iso()
@@ -262,7 +267,7 @@ def defer(db: Database, job_id: int, delay_s: float, reason: str,
         return cur.rowcount > 0
 
 
-def reap_stale(db: Database, lease_timeout_ms: int) -> dict[str, int]:
+def reap_stale(db: StoreDatabase, lease_timeout_ms: int) -> dict[str, int]:
     """Leases older than `lease_timeout_ms` go back to pending (or dead if out of attempts)."""
     now = now_iso()
     cutoff = to_iso(utcnow() - timedelta(milliseconds=lease_timeout_ms))
@@ -282,12 +287,12 @@ def reap_stale(db: Database, lease_timeout_ms: int) -> dict[str, int]:
     return {"requeued": requeued, "dead": dead}
 
 
-def get_job(db: Database, job_id: int) -> Job | None:
+def get_job(db: StoreDatabase, job_id: int) -> Job | None:
     row = db.reader().execute("SELECT * FROM memory_jobs WHERE id = ?", (job_id,)).fetchone()
     return _row_to_job(row) if row else None
 
 
-def list_jobs(db: Database, *, status: str | None = None, job_type: str | None = None,
+def list_jobs(db: StoreDatabase, *, status: str | None = None, job_type: str | None = None,
               memory_id: str | None = None, limit: int = 100) -> list[Job]:
     where, args = [], []
     for column, value in (("status", status), ("job_type", job_type), ("memory_id", memory_id)):
@@ -301,7 +306,7 @@ def list_jobs(db: Database, *, status: str | None = None, job_type: str | None =
     return [_row_to_job(r) for r in rows]
 
 
-def queue_depths(db: Database) -> dict[str, dict[str, int]]:
+def queue_depths(db: StoreDatabase) -> dict[str, dict[str, int]]:
     """{job_type: {status: count}} with every status present (zero when none)."""
     rows = db.reader().execute(
         "SELECT job_type, status, COUNT(*) FROM memory_jobs GROUP BY job_type, status"
@@ -312,13 +317,13 @@ def queue_depths(db: Database) -> dict[str, dict[str, int]]:
     return depths
 
 
-def count_by_status(db: Database) -> dict[str, int]:
+def count_by_status(db: StoreDatabase) -> dict[str, int]:
     """{status: count} over every job type (statuses with no job are absent)."""
     rows = db.reader().execute("SELECT status, COUNT(*) FROM memory_jobs GROUP BY status").fetchall()
     return {status: int(count) for status, count in rows}
 
 
-def count_stale_leases(db: Database, lease_timeout_ms: int) -> int:
+def count_stale_leases(db: StoreDatabase, lease_timeout_ms: int) -> int:
     cutoff = to_iso(utcnow() - timedelta(milliseconds=lease_timeout_ms))
     row = db.reader().execute(
         "SELECT COUNT(*) FROM memory_jobs WHERE status = 'leased' AND leased_at <= ?", (cutoff,)
@@ -326,7 +331,7 @@ def count_stale_leases(db: Database, lease_timeout_ms: int) -> int:
     return int(row[0])
 
 
-def requeue_dead(db: Database, *, job_type: str | None = None, limit: int = 100) -> int:
+def requeue_dead(db: StoreDatabase, *, job_type: str | None = None, limit: int = 100) -> int:
     """Give dead jobs a fresh set of attempts (maintenance `requeueDeadJobs`)."""
     now = now_iso()
     type_clause = " AND job_type = ?" if job_type else ""
@@ -348,7 +353,7 @@ def requeue_dead(db: Database, *, job_type: str | None = None, limit: int = 100)
         return done
 
 
-def purge_jobs(db: Database, status: str, older_than: str, limit: int = 500) -> int:
+def purge_jobs(db: StoreDatabase, status: str, older_than: str, limit: int = 500) -> int:
     """Delete completed (by completed_at) or dead (by failed_at) jobs older than a timestamp."""
     column = {"completed": "completed_at", "dead": "failed_at"}.get(status)
     if column is None:
@@ -361,7 +366,7 @@ def purge_jobs(db: Database, status: str, older_than: str, limit: int = 500) -> 
         ).rowcount
 
 
-def oldest_pending_age_s(db: Database, job_type: str | None = None) -> float | None:
+def oldest_pending_age_s(db: StoreDatabase, job_type: str | None = None) -> float | None:
     clause, args = (" AND job_type = ?", (job_type,)) if job_type else ("", ())
     row = db.reader().execute(
         f"SELECT MIN(created_at) FROM memory_jobs WHERE status = 'pending'{clause}", args

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import now_iso
-from kenning.store.db import Database
+from kenning.store.backend import StoreDatabase
 
 
-def add_usage(db: Database, day: str, provider: str, model: str, prompt_tokens: int,
+def add_usage(db: StoreDatabase, day: str, provider: str, model: str, prompt_tokens: int,
               output_tokens: int, *, refused: bool = False) -> None:
     """Add one call's tokens (or one refused call) to the day's row."""
     with db.with_write_tx() as conn:
@@ -25,7 +25,7 @@ def add_usage(db: Database, day: str, provider: str, model: str, prompt_tokens: 
         )
 
 
-def tokens_used(db: Database, day: str) -> int:
+def tokens_used(db: StoreDatabase, day: str) -> int:
     row = db.reader().execute(
         "SELECT COALESCE(SUM(prompt_tokens + output_tokens), 0) FROM llm_usage WHERE day = ?", (day,)
     ).fetchone()
@@ -50,18 +50,18 @@ class DayUsage(Usage):
     day: str
 
 
-def usage_for_day(db: Database, day: str) -> list[ModelUsage]:
+def usage_for_day(db: StoreDatabase, day: str) -> list[ModelUsage]:
     rows = db.reader().execute(
         "SELECT provider, model, prompt_tokens, output_tokens, calls, refused FROM llm_usage"
         " WHERE day = ? ORDER BY provider, model", (day,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(ModelUsage, dict(r)) for r in rows]
 
 
-def recent_days(db: Database, limit: int = 14) -> list[DayUsage]:
+def recent_days(db: StoreDatabase, limit: int = 14) -> list[DayUsage]:
     rows = db.reader().execute(
         "SELECT day, SUM(prompt_tokens) AS prompt_tokens, SUM(output_tokens) AS output_tokens,"
         " SUM(calls) AS calls, SUM(refused) AS refused FROM llm_usage GROUP BY day"
         " ORDER BY day DESC LIMIT ?", (limit,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(DayUsage, dict(r)) for r in rows]

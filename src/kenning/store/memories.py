@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.errors import Conflict, InvalidInput, NotFound
@@ -164,8 +164,12 @@ def update_memory(
         raise InvalidInput(f"cannot edit field(s): {', '.join(sorted(unknown))}")
     before = get_memory(conn, memory_id)
     values = dict(changes)
+    new_content: str | None = None
     if "content" in values:
+        if not isinstance(values["content"], str):
+            raise InvalidInput("content must be a string")
         content = normalize_content(values["content"])
+        new_content = content.storage
         if not content.storage:
             raise InvalidInput("content is empty")
         values["content"] = content.storage
@@ -184,7 +188,7 @@ def update_memory(
     add_history(
         conn, memory_id, event,
         old_content=before.content if "content" in diff else None,
-        new_content=values.get("content") if "content" in diff else None,
+        new_content=new_content if "content" in diff else None,
         changes={k: v for k, v in diff.items() if k != "content"}, actor=actor, reason=reason,
     )
     return get_memory(conn, memory_id)
@@ -254,7 +258,7 @@ def history(conn: Connection, memory_id: str) -> list[HistoryEntry]:
     rows = conn.execute(
         "SELECT * FROM memory_history WHERE memory_id = ? ORDER BY id", (memory_id,)
     ).fetchall()
-    return [dict(r, changes=json.loads(r["changes"])) for r in rows]
+    return [cast(HistoryEntry, dict(r, changes=json.loads(r["changes"]))) for r in rows]
 
 
 def filter_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, list[object]]:
@@ -317,7 +321,7 @@ def content_hash(conn: Connection, memory_id: str) -> str:
     row = conn.execute("SELECT content_hash FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is None:
         raise NotFound(f"memory {memory_id} not found")
-    return row[0]
+    return str(row[0])
 
 
 def importance_by_id(conn: Connection, ids: list[str]) -> dict[str, float]:
@@ -372,8 +376,17 @@ def provenance_rows(conn: Connection, ids: list[str], filters: MemoryFilter | No
         ).fetchall()
         for row in rows:
             amended = row[2] or "[]"  # a list of ids (one id: a store written before the list)
-            found[row[0]] = (json.loads(row[1] or "[]"), json.loads(amended) if amended.startswith("[") else [amended])
+            found[row[0]] = (_id_list(row[1]), _id_list(amended) if amended.startswith("[") else [amended])
     return found
+
+
+def _id_list(text: str | None) -> list[str]:
+    """A JSON list of ids; most memories have none (NULL or '[]'), read without the JSON parser:
+    recall's provenance stage asks for 100 memories' two lists on every query (issue 36)."""
+    if not text or text == "[]":
+        return []
+    ids: list[str] = json.loads(text)
+    return ids
 
 
 def live_successors(conn: Connection, ids: list[str], max_hops: int = 8) -> dict[str, str]:
@@ -425,12 +438,12 @@ def stats(conn: Connection) -> MemoryStats:
         " SUM(superseded_by IS NOT NULL AND is_deleted = 0) AS superseded, SUM(pinned) AS pinned"
         " FROM memories"
     ).fetchone()
-    by_type = dict(conn.execute(
+    by_type: dict[str, int] = {r[0]: r[1] for r in conn.execute(
         "SELECT type, COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY type ORDER BY 2 DESC"
-    ).fetchall())
-    by_project = dict(conn.execute(
+    ).fetchall()}
+    by_project: dict[str, int] = {r[0]: r[1] for r in conn.execute(
         "SELECT COALESCE(project, ''), COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY 1 ORDER BY 2 DESC"
-    ).fetchall())
+    ).fetchall()}
     return {
         "total": row["total"] or 0, "live": row["live"] or 0, "deleted": row["deleted"] or 0,
         "superseded": row["superseded"] or 0, "pinned": row["pinned"] or 0,

@@ -125,10 +125,11 @@ def _redacted_json(value: object) -> str:
     """JSON of a scratchpad state or a signal detail with every string through the secret scanner
     (commands, tool output and error text are what the agent's tools wrote)."""
     if isinstance(value, str):
+        text = value
         try:
-            value = json.loads(value)
+            value = json.loads(text)
         except ValueError:
-            return json.dumps(redact(value))
+            return json.dumps(redact(text))
     return json.dumps(protect_value(value, "redact"), default=str)
 
 
@@ -394,18 +395,37 @@ def soft_delete_pruned(conn: Connection, ids: list[str], at: str) -> int:
     return count
 
 
-def trust_promote(conn: Connection, *, min_access: int, step: float, cap: float, clear_review_at: int, at: str) -> dict[str, int]:
+class TrustPromotion(TypedDict):
+    """What one trust pass did: confidence raised on this many memories, review cleared on that many."""
+
+    confidence_raised: int
+    review_cleared: int
+
+
+def trust_promote(conn: Connection, *, min_access: int, step: float, cap: float, clear_review_at: int,
+                  at: str) -> TrustPromotion:
     """Access count as trust (v4 section 18): every `min_access` uncorrected accesses add `step` confidence
     (once per threshold crossed, tracked in metadata.trust_level); `clear_review_at` clears needs_review."""
-    raised = conn.execute(
-        "UPDATE memories SET confidence = MIN(?, confidence + ?),"
-        " metadata = json_set(metadata, '$.trust_level', access_count / ?), updated_at = ?"
+    # The level is kept in metadata and compared here, not in SQL: PostgreSQL has no json_set, and
+    # its json_extract gives text, which COALESCE(…, 0) refused ("types text and integer").
+    candidates = conn.execute(
+        "SELECT id, confidence, access_count, metadata FROM memories"
         " WHERE is_deleted = 0 AND access_count >= ? AND confidence < ?"
-        " AND COALESCE(json_extract(metadata, '$.trust_level'), 0) < access_count / ?"
         " AND NOT EXISTS (SELECT 1 FROM memory_history h WHERE h.memory_id = memories.id AND h.event = 'updated'"
         "  AND h.actor IS NOT NULL AND h.actor NOT IN ('observer', 'lifecycle', 'pipeline'))",
-        (cap, step, min_access, at, min_access, cap, min_access),
-    ).rowcount
+        (min_access, cap),
+    ).fetchall()
+    updates: list[tuple[float, str, str, str]] = []
+    for memory_id, confidence, access_count, metadata in candidates:
+        meta = json.loads(metadata) if metadata else {}
+        level = int(access_count) // min_access
+        if not isinstance(meta, dict) or float(meta.get("trust_level") or 0) >= level:
+            continue
+        meta["trust_level"] = level
+        updates.append((min(cap, float(confidence) + step), json.dumps(meta), at, memory_id))
+    if updates:
+        conn.executemany("UPDATE memories SET confidence = ?, metadata = ?, updated_at = ? WHERE id = ?", updates)
+    raised = len(updates)
     cleared = conn.execute(
         "UPDATE memories SET needs_review = 0, updated_at = ? WHERE is_deleted = 0 AND needs_review = 1"
         " AND access_count >= ?", (at, clear_review_at),

@@ -13,11 +13,11 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from kenning.core.clock import normalize_iso, now_iso
 from kenning.core.secrets import redact
-from kenning.store.backend import Connection, Row
+from kenning.store.backend import Connection, Row, inserted_id
 
 # -- rows -------------------------------------------------------------------------
 # Training rows stay dicts (labels and features read them by column name, and tests build them
@@ -70,6 +70,7 @@ class CandidateRow(TypedDict):
     memory_project: str | None
     vector: bytes | None
     dims: int | None
+    touched: NotRequired[str | None]  # predictor.labels: why the transcript touched it (None: it did not)
 
 
 class SignalEvent(TypedDict):
@@ -298,12 +299,36 @@ class DriftReset:
 # -- training data (read-only) ------------------------------------------------
 
 
+def stored_embedding_models(conn: Connection) -> list[str]:
+    """The models the store holds vectors of, in name order: a loose scan of m034's index (the next
+    model after the last one), one probe per model whatever the number of vectors."""
+    models: list[str] = []
+    row = conn.execute("SELECT MIN(model) FROM embeddings").fetchone()
+    while row is not None and row[0] is not None:
+        models.append(row[0])
+        row = conn.execute("SELECT MIN(model) FROM embeddings WHERE model > ?", (row[0],)).fetchone()
+    return models
+
+
 def embedding_model_in_use(conn: Connection) -> str | None:
-    """The embedding model with the most stored vectors (the one the predictor reads)."""
-    row = conn.execute(
-        "SELECT model FROM embeddings GROUP BY model ORDER BY COUNT(*) DESC, model LIMIT 1"
-    ).fetchone()
-    return row[0] if row else None
+    """The embedding model with the most stored vectors (the one the predictor reads). A store holds
+    one model but while a model change re-embeds it; only then are vectors counted (per model, from
+    m034's index)."""
+    models = stored_embedding_models(conn)
+    if len(models) < 2:
+        return models[0] if models else None
+    counts = {m: int(conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (m,)).fetchone()[0])
+              for m in models}
+    return max(models, key=lambda m: counts[m])  # the first of equals: the first name, as before
+
+
+def embedding_dims_in_use(conn: Connection) -> int | None:
+    """The width of the vectors of `embedding_model_in_use` (None when the store holds none)."""
+    model = embedding_model_in_use(conn)
+    if model is None:
+        return None
+    row = conn.execute("SELECT MIN(dims) FROM embeddings WHERE model = ?", (model,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
 
 
 _SESSION_SELECT = (
@@ -326,7 +351,7 @@ def eligible_sessions(conn: Connection, min_confidence: float, limit: int) -> li
         f"{_SESSION_SELECT} WHERE pe.session_key IS NULL OR pe.confidence >= ? ORDER BY started_at DESC LIMIT ?",
         (min_confidence, limit),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(ScoredSession, dict(r)) for r in rows]
 
 
 def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[ScoredSession]:
@@ -335,7 +360,7 @@ def replay_sessions(conn: Connection, min_confidence: float, size: int) -> list[
         f"{_SESSION_SELECT} WHERE pe.usable = 1 AND pe.confidence >= ? ORDER BY ss.score DESC, started_at DESC LIMIT ?",
         (min_confidence, size),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(ScoredSession, dict(r)) for r in rows]
 
 
 def sessions_by_keys(conn: Connection, keys: list[str]) -> list[ScoredSession]:
@@ -343,7 +368,7 @@ def sessions_by_keys(conn: Connection, keys: list[str]) -> list[ScoredSession]:
         return []
     marks = ",".join("?" * len(keys))
     rows = conn.execute(f"{_SESSION_SELECT} WHERE ss.session_key IN ({marks})", keys).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(ScoredSession, dict(r)) for r in rows]
 
 
 def session_score(conn: Connection, session_key: str) -> ScoredSession | None:
@@ -378,7 +403,7 @@ def session_candidate_rows(conn: Connection, session_key: str, model: str | None
         " WHERE sm.session_key = ? ORDER BY sm.rank, sm.memory_id",
         (model, session_key),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(CandidateRow, dict(r)) for r in rows]
 
 
 def previous_session_start(conn: Connection, started_at: str) -> str | None:
@@ -393,18 +418,18 @@ def session_context(conn: Connection, session_key: str) -> SessionContextRow | N
     row = conn.execute(
         "SELECT * FROM predictor_session_context WHERE session_key = ?", (session_key,)
     ).fetchone()
-    return dict(row) if row else None
+    return cast(SessionContextRow, dict(row)) if row else None
 
 
 def count_scored_sessions(conn: Connection, min_confidence: float = 0.0) -> int:
-    return conn.execute(
+    return int(conn.execute(
         "SELECT COUNT(*) FROM session_scores WHERE confidence >= ?", (min_confidence,)
-    ).fetchone()[0]
+    ).fetchone()[0])
 
 
 def count_usable_sessions(conn: Connection) -> int:
     """Sessions whose labels can train the model (training confidence and spread passed)."""
-    return conn.execute("SELECT COUNT(*) FROM predictor_session_evidence WHERE usable = 1").fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM predictor_session_evidence WHERE usable = 1").fetchone()[0])
 
 
 def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
@@ -429,7 +454,7 @@ def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, sess
         " LEFT JOIN predictor_touched pt ON pt.session_key = sm.session_key AND pt.memory_id = sm.memory_id"
         f" WHERE {' AND '.join(clauses)}", params,
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(SignalEvent, dict(r)) for r in rows]
 
 
 _ALL = object()
@@ -451,7 +476,7 @@ def session_timeline(conn: Connection, *, project: str | None | object = _ALL, b
     sql = f"SELECT session_key, project, started_at FROM sessions WHERE {' AND '.join(clauses)} ORDER BY started_at DESC"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    return [dict(r) for r in conn.execute(sql, params)]
+    return [cast(TimelineSession, dict(r)) for r in conn.execute(sql, params)]
 
 
 def touched_ids(conn: Connection, session_key: str) -> dict[str, str]:
@@ -513,7 +538,7 @@ def session_evidence(conn: Connection, session_key: str) -> SessionEvidence | No
     data = dict(row)
     data["parts"] = json.loads(data["parts"] or "{}")
     data["usable"] = bool(data["usable"])
-    return data
+    return cast(SessionEvidence, data)
 
 
 def record_pool(conn: Connection, session_key: str, phase: str, rows: list[PoolRow], at: str | None = None) -> None:
@@ -533,7 +558,7 @@ def pools(conn: Connection, session_key: str) -> dict[str, list[RecordedPoolRow]
     out: dict[str, list[RecordedPoolRow]] = {}
     for r in conn.execute("SELECT * FROM predictor_pools WHERE session_key = ? ORDER BY phase, final_rank,"
                           " memory_id", (session_key,)):
-        out.setdefault(r["phase"], []).append(dict(r))
+        out.setdefault(r["phase"], []).append(cast(RecordedPoolRow, dict(r)))
     return out
 
 
@@ -554,7 +579,7 @@ def canary_candidates(conn: Connection, min_confidence: float, size: int) -> lis
         " ORDER BY started_at DESC LIMIT ?) ORDER BY training_confidence DESC, started_at DESC LIMIT ?",
         (min_confidence, 4 * size, size),
     ).fetchall()
-    return [{**dict(r), "confidence": r["training_confidence"]} for r in rows]
+    return [cast(ScoredSession, {**dict(r), "confidence": r["training_confidence"]}) for r in rows]
 
 
 def canary_lag_days(conn: Connection) -> float | None:
@@ -630,7 +655,7 @@ def insert_comparison(conn: Connection, row: ComparisonRecord) -> str:
         f"INSERT INTO predictor_comparisons({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         [data.get(c) for c in columns],
     )
-    return data["id"]
+    return str(data["id"])
 
 
 def _decode_comparison(row: Row) -> Comparison:
@@ -640,7 +665,7 @@ def _decode_comparison(row: Row) -> Comparison:
     data["predictor_won"] = bool(data["predictor_won"])
     data["ema_updated"] = bool(data["ema_updated"])
     data["winner"] = "tie" if data["margin"] == 0 else ("predictor" if data["margin"] > 0 else "baseline")
-    return data
+    return cast(Comparison, data)
 
 
 def list_comparisons(
@@ -709,7 +734,7 @@ def insert_training_log(conn: Connection, row: TrainingLogRecord) -> int:
         f"INSERT INTO predictor_training_log({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         [data[c] for c in columns],
     )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> tuple[list[TrainingLogEntry], int]:
@@ -717,14 +742,14 @@ def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> 
     rows = conn.execute(
         "SELECT * FROM predictor_training_log ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
     ).fetchall()
-    out = []
+    out: list[TrainingLogEntry] = []
     for r in rows:
         data = dict(r)
         data["gates"] = json.loads(data["gates"] or "{}")
         data["loss_curve"] = json.loads(data["loss_curve"] or "[]")
         data["swapped"] = bool(data["swapped"])
-        out.append(data)
-    return out, total
+        out.append(cast(TrainingLogEntry, data))
+    return out, int(total)
 
 
 # -- drift and calibration -----------------------------------------------------------

@@ -13,8 +13,8 @@ from collections.abc import Sized
 from typing import TypedDict, cast
 
 from kenning.core.types import Viewer
-from kenning.store.backend import Connection, SqlValue
-from kenning.store.sessions import _scope
+from kenning.store.backend import Connection, SqlValue, is_postgres
+from kenning.store.sessions import _scope, project_then_global
 
 
 def _marks(values: Sized) -> str:
@@ -51,11 +51,19 @@ def standing_candidates(conn: Connection, *, project: str | None, at: str, viewe
     strongest evidence first, then importance, newest first."""
     if limit <= 0:
         return []
-    where, params = _scope(project, at, viewer)
     types = list(raw_types) or [""]
     sources = list(raw_sources) or [""]
     rated = ("EXISTS (SELECT 1 FROM session_memories sm WHERE sm.memory_id = m.id"
              " AND sm.agent_feedback_count > 0 AND sm.agent_relevance_score >= ?)")
+    if is_postgres(conn) and project is not None:  # m024's index, walked per project (project_then_global)
+        return [r[0] for r in project_then_global(
+            conn, "SELECT m.id, m.rid, m.pinned, m.user_verified, m.importance FROM memories m",
+            "pinned DESC, user_verified DESC, importance DESC, rid DESC", project, at, viewer,
+            [(f"m.type NOT IN ({_marks(types)})", list(types)),
+             (f"COALESCE(m.source, '') NOT IN ({_marks(sources)})", list(sources)),
+             (f"(m.pinned = 1 OR m.user_verified = 1 OR {rated} OR (m.confidence >= ? AND m.needs_review = 0))",
+              [useful_rating, min_confidence])], limit)]
+    where, params = _scope(project, at, viewer)
     rows = conn.execute(
         f"SELECT m.id FROM memories m WHERE {where} AND m.type NOT IN ({_marks(types)})"
         f" AND COALESCE(m.source, '') NOT IN ({_marks(sources)})"

@@ -101,8 +101,8 @@ def list_learned(conn: Connection, *, status: str, project: str | None, session_
         data = dict(row)
         session: LearnedSession | None = None
         if data.get("session_key") and data.get("s_started_at") is not None:
-            session = {"session_key": data["session_key"], "harness": data.get("s_harness"),
-                       "started_at": data.get("s_started_at"), "context": data.get("s_context"),
+            session = {"session_key": str(data["session_key"]), "harness": data.get("s_harness"),
+                       "started_at": str(data["s_started_at"]), "context": data.get("s_context"),
                        "project": data.get("s_project"), "first_prompt": data.get("s_first_prompt")}
         for key in [k for k in data if k.startswith("s_")]:
             data.pop(key)

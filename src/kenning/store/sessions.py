@@ -15,18 +15,19 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypedDict, cast
 
 import numpy as np
 
 from kenning.core.secrets import redact
 from kenning.core.types import Memory, Viewer
 from kenning.store import jobs
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, Row, inserted_id, is_postgres
 from kenning.store.memories import row_to_memory, visibility_sql
+from kenning.store.pg.ddl import EFFECTIVE_KEY_PG, LIVE
 from kenning.store.vectors import knn
 
-_LIVE = "m.is_deleted = 0 AND m.superseded_by IS NULL"
+_LIVE = LIVE.format(m="m.")
 
 
 # Session rows stay dicts (the sessions engine, the API and tests read them by column): TypedDicts
@@ -231,6 +232,26 @@ def _scope(project: str | None, at: str | None, viewer: Viewer | None = None) ->
 
 
 # -- candidate queries (read) --------------------------------------------------------------
+def project_then_global(conn: Connection, select: str, order: str, project: str, at: str | None,
+                        viewer: Viewer | None, conditions: list[tuple[str, list[object]]], limit: int) -> list[Row]:
+    """The first `limit` rows of `select` (over `memories m`) in `order` among the memories in the
+    session's scope (`_scope`) that meet `conditions`: on PostgreSQL, one ordered index walk for the
+    project's memories and one for the global ones (project IS NULL), merged — `project = ? OR
+    project IS NULL` would make the server sort every memory of the project (m024's indexes)."""
+    visible, params = visibility_sql(viewer)
+    clauses = [_LIVE, visible, *(c for c, _ in conditions)]
+    for _, extra in conditions:
+        params = [*params, *extra]
+    if at is not None:
+        clauses.append("m.created_at <= ?")
+        params = [*params, at]
+    where = " AND ".join(clauses)
+    own, shared = (f"SELECT * FROM ({select} WHERE {p} AND {where} ORDER BY {order} LIMIT ?) AS {alias}"
+                   for p, alias in (("m.project = ?", "own"), ("m.project IS NULL", "shared")))
+    return conn.execute(f"{own} UNION ALL {shared} ORDER BY {order} LIMIT ?",
+                        [project, *params, limit, *params, limit, limit]).fetchall()
+
+
 def top_by_effective_score(conn: Connection, *, project: str | None, at: str, limit: int,
                            viewer: Viewer | None = None) -> list[str]:
     """Ids of the `limit` best memories by effective_score at `at`, computed in SQL.
@@ -238,6 +259,10 @@ def top_by_effective_score(conn: Connection, *, project: str | None, at: str, li
     Same formula as `retrieval.scoring.effective_score` (importance · 0.95^days since last
     access, pinned = 1); callers re-score the returned rows with that function.
     """
+    if is_postgres(conn) and project is not None:
+        key = EFFECTIVE_KEY_PG.format(m="m.")
+        return [r[0] for r in project_then_global(conn, f"SELECT m.id, m.rid, {key} AS k FROM memories m",
+                                                  "k DESC, rid DESC", project, at, viewer, [], limit)]
     where, params = _scope(project, at, viewer)
     rows = conn.execute(
         "SELECT m.id FROM memories m WHERE " + where + " ORDER BY CASE WHEN m.pinned = 1 THEN 1.0"
@@ -255,6 +280,12 @@ def top_by_similarity(
     """(memory id, cosine) of the memories nearest to `vector`, honouring the session scope."""
     if limit <= 0:
         return []
+    if is_postgres(conn):  # the HNSW scan feeds the scope filter until `limit` pass (store.pg.search)
+        from kenning.store.pg.search import vector_search
+        from kenning.store.pg.narrow import as_pg
+
+        where, params = _scope(project, at, viewer)
+        return vector_search(as_pg(conn), vector, model, where, params, limit)
     hits = knn(conn, vector, model, max(limit * 4, 200))
     if not hits:
         return []
@@ -276,7 +307,7 @@ def get_session(conn: Connection, session_key: str) -> SessionRow | None:
         return None
     data = dict(row)
     data["metadata"] = json.loads(data.get("metadata") or "{}")
-    return data
+    return cast(SessionRow, data)
 
 
 def create_session(
@@ -337,7 +368,7 @@ def stale_sessions(conn: Connection, *, idle_before: str, limit: int = 50,
         + only + " ORDER BY COALESCE(last_prompt_at, started_at) LIMIT ?",
         (idle_before, *(harnesses or []), limit),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(StaleSession, dict(r)) for r in rows]
 
 
 def claim_owner(conn: Connection, session_key: str, owner: str) -> str | None:
@@ -384,32 +415,39 @@ def list_sessions(
         " ORDER BY s.started_at DESC, s.session_key LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()
-    return [dict(r) for r in rows], total
+    return [cast(SessionListItem, dict(r)) for r in rows], total
 
 
 def scored_session_count(conn: Connection) -> int:
-    return conn.execute("SELECT COUNT(*) FROM session_scores").fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM session_scores").fetchone()[0])
 
 
 # -- session_memories --------------------------------------------------------------------------
+_CANDIDATES_PER_INSERT = 40  # 19 values each: well under SQLite's variable limit
+
+
 def insert_candidates(conn: Connection, session_key: str, rows: list[CandidateRecord], at: str) -> int:
-    """Record candidates; a (session, memory) pair already present is left alone (idempotent)."""
+    """Record candidates; a (session, memory) pair already present is left alone (idempotent).
+    One multi-row INSERT per 40 candidates: session start records ~100, and one statement each
+    cost ~100 round trips to a PostgreSQL server (issue 36)."""
+    values = [(
+        _new_id(), session_key, row["memory_id"], row["source"], row.get("prefilter_source"),
+        row.get("effective_score"), row.get("similarity"), row.get("predictor_score"),
+        row.get("baseline_rank"), row.get("predictor_rank"), row["final_score"], row["rank"],
+        row.get("diversity_factor"), int(bool(row.get("was_injected"))),
+        at if row.get("was_injected") else None, row.get("inject_phase"),
+        int(row.get("fts_hit_count", 0)), row.get("team"), at,
+    ) for row in rows]
     inserted = 0
-    for row in rows:
+    for start in range(0, len(values), _CANDIDATES_PER_INSERT):
+        chunk = values[start:start + _CANDIDATES_PER_INSERT]
         cur = conn.execute(
             "INSERT INTO session_memories(id, session_key, memory_id, source, prefilter_source,"
             " effective_score, similarity, predictor_score, baseline_rank, predictor_rank, final_score,"
             " rank, diversity_factor, was_injected, injected_at, inject_phase, fts_hit_count, team, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(session_key, memory_id) DO NOTHING",
-            (
-                _new_id(), session_key, row["memory_id"], row["source"], row.get("prefilter_source"),
-                row.get("effective_score"), row.get("similarity"), row.get("predictor_score"),
-                row.get("baseline_rank"), row.get("predictor_rank"), row["final_score"], row["rank"],
-                row.get("diversity_factor"), int(bool(row.get("was_injected"))),
-                at if row.get("was_injected") else None, row.get("inject_phase"),
-                int(row.get("fts_hit_count", 0)), row.get("team"), at,
-            ),
+            " VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+            + " ON CONFLICT(session_key, memory_id) DO NOTHING",
+            [value for row in chunk for value in row],
         )
         inserted += cur.rowcount
     return inserted
@@ -422,7 +460,7 @@ def session_memories(conn: Connection, session_key: str) -> list[SessionMemoryRo
         " WHERE sm.session_key = ? ORDER BY sm.was_injected DESC, sm.rank, sm.created_at",
         (session_key,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(SessionMemoryRow, dict(r)) for r in rows]
 
 
 def episode_ids(conn: Connection, session_key: str) -> dict[int, str]:
@@ -465,7 +503,7 @@ def created_memories(conn: Connection, session_key: str) -> list[CreatedMemory]:
         " FROM memories WHERE session_key = ? ORDER BY created_at, rid",
         (session_key,),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [cast(CreatedMemory, dict(r)) for r in rows]
 
 
 def session_memory_state(conn: Connection, session_key: str) -> dict[str, bool]:
@@ -579,7 +617,7 @@ def session_prompts(conn: Connection, session_key: str) -> list[SessionPrompt]:
         "SELECT idx, prompt, fts_hits, injected, created_at FROM session_prompts"
         " WHERE session_key = ? ORDER BY idx", (session_key,),
     ).fetchall()
-    return [dict(r, injected=json.loads(r["injected"])) for r in rows]
+    return [cast(SessionPrompt, dict(r, injected=json.loads(r["injected"]))) for r in rows]
 
 
 # -- checkpoints ------------------------------------------------------------------------------
@@ -602,7 +640,7 @@ def add_checkpoint(
     )
     if purge_before is not None:
         conn.execute("DELETE FROM session_checkpoints WHERE created_at < ?", (purge_before,))
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def checkpoints(conn: Connection, session_key: str) -> list[Checkpoint]:
@@ -702,4 +740,4 @@ def get_session_score(conn: Connection, session_key: str) -> SessionScoreRow | N
         return None
     data = dict(row)
     data["missing_topics"] = json.loads(data["missing_topics"] or "[]")
-    return data
+    return cast(SessionScoreRow, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from kenning.core.clock import now_iso
 from kenning.core.types import Viewer
@@ -33,7 +33,7 @@ def list_tokens(conn: Connection, *, include_revoked: bool = False) -> list[Toke
     where = "" if include_revoked else " WHERE revoked_at IS NULL"
     rows = conn.execute("SELECT id, user_name AS user, team, created_at, revoked_at FROM api_tokens"
                         f"{where} ORDER BY created_at, id").fetchall()
-    return [dict(r) for r in rows]
+    return [cast(TokenInfo, dict(r)) for r in rows]
 
 
 def revoke(conn: Connection, id_or_user: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from kenning.core.clock import now_iso
-from kenning.store.backend import Connection, is_postgres
+from kenning.store.backend import Connection, inserted_id, is_postgres
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -26,26 +26,21 @@ def upsert_embedding(conn: Connection, content_hash: str, model: str, vector: np
     """Store a vector for (content_hash, model) once; return its embeddings rowid."""
     if is_postgres(conn):  # one round trip: INSERT ... ON CONFLICT DO NOTHING RETURNING
         from kenning.store.pg.search import upsert_embedding as pg_upsert
+        from kenning.store.pg.narrow import as_pg
 
-        return pg_upsert(conn, content_hash, model, vector, now_iso())
+        return pg_upsert(as_pg(conn), content_hash, model, vector, now_iso())
     row = conn.execute(
         "SELECT rid FROM embeddings WHERE content_hash = ? AND model = ?", (content_hash, model)
     ).fetchone()
     if row:
-        return row[0]
+        return int(row[0])
     dims = int(np.asarray(vector).shape[-1])
     blob = to_blob(vector)
     cur = conn.execute(
         "INSERT INTO embeddings(content_hash, model, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)",
         (content_hash, model, dims, blob, now_iso()),
     )
-    return cur.lastrowid
-
-
-def dominant_dims(conn: Connection) -> int | None:
-    """The vector width most stored embeddings have (None when there are none)."""
-    row = conn.execute("SELECT dims FROM embeddings GROUP BY dims ORDER BY COUNT(*) DESC LIMIT 1").fetchone()
-    return int(row[0]) if row else None
+    return inserted_id(cur)
 
 
 def delete_embedding(conn: Connection, content_hash: str, model: str | None = None) -> int:
@@ -82,8 +77,9 @@ def knn(conn: Connection, vector: np.ndarray, model: str, k: int) -> list[tuple[
     """Nearest content hashes for `model` as (content_hash, cosine similarity), best first."""
     if is_postgres(conn):
         from kenning.store.pg.search import knn as pg_knn
+        from kenning.store.pg.narrow import as_pg
 
-        return pg_knn(conn, vector, model, k)
+        return pg_knn(as_pg(conn), vector, model, k)
     from kenning.store.vector_index import index_for  # deferred: loads with the first search
 
     return index_for(conn, model).search(conn, vector, k)

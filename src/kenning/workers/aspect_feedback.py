@@ -26,7 +26,7 @@ class AspectFeedbackWorker(Worker):
         return 0.0 if len(done) >= 20 else None
 
     def extra_stats(self) -> dict[str, object]:
-        return feedback_telemetry()
+        return {**feedback_telemetry()}
 
 
 def build(deps: WorkerDeps) -> AspectFeedbackWorker | None:

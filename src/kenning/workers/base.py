@@ -59,7 +59,7 @@ from kenning.core.activity import bulk_write_active, foreground_active, yield_to
 from kenning.core.clock import now_iso
 from kenning.core.config_pipeline import WorkerSettings
 from kenning.store import jobs as jobstore
-from kenning.store.db import Database
+from kenning.store.backend import StoreDatabase
 from kenning.store.jobs import Job, backoff_delay
 
 
@@ -246,7 +246,7 @@ class LeaseWorker(Worker):
     job_types: tuple[str, ...] = ()
 
     def __init__(
-        self, name: str, db: Database, *, job_types: tuple[str, ...] | None = None,
+        self, name: str, db: StoreDatabase, *, job_types: tuple[str, ...] | None = None,
         poll_s: float = 2.0, worker_id: str | None = None, max_attempts: int | None = None,
         **backoff: float,
     ) -> None:
@@ -354,7 +354,7 @@ class LeaseWorker(Worker):
 class LeaseReaper(Worker):
     """Resets leases older than `lease_timeout_ms` to pending (dead at max attempts)."""
 
-    def __init__(self, db: Database, *, lease_timeout_ms: int, interval_s: float = 60.0,
+    def __init__(self, db: StoreDatabase, *, lease_timeout_ms: int, interval_s: float = 60.0,
                  name: str = "lease-reaper") -> None:
         super().__init__(name, interval_s=interval_s)
         self.db = db

@@ -49,7 +49,7 @@ class HintsWorker(Worker):
                 self.skipped.add(memory["id"])
                 continue
             with self.db.with_write_tx() as conn:
-                self.hints_written += hint_store.add_hints(conn, memory["id"], hints, model=getattr(self.llm, "model", None))
+                self.hints_written += hint_store.add_hints(conn, memory["id"], hints, model=self.llm.model)
             self.counters["processed"] += 1
         return 0.0 if len(backlog) == BATCH else None
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Unpack
 
 from kenning.core import telemetry
 from kenning.core.config_observer import LifecycleSettings
-from kenning.observer.lifecycle import run
+from kenning.observer.lifecycle import LifecycleRun, run
 from kenning.store.backend import StoreDatabase
 from kenning.workers.base import Backoff, Worker, backoff_from_settings
 from kenning.workers.deps import WorkerDeps
@@ -17,13 +17,13 @@ class LifecycleWorker(Worker):
         super().__init__("lifecycle", interval_s=cfg.interval_hours * 3600.0, **kw)
         self.db = db
         self.cfg = cfg
-        self.last_run: dict[str, Any] | None = None
+        self.last_run: LifecycleRun | None = None
 
     def tick(self) -> float | None:
-        self.last_run = run(self.db, self.cfg)
+        self.last_run = last = run(self.db, self.cfg)
         self.counters["processed"] += 1
-        if self.last_run["soft_deleted"] or self.last_run["confidence_raised"]:
-            telemetry.log_event("lifecycle", "pruning pass", **self.last_run)
+        if last["soft_deleted"] or last["confidence_raised"]:
+            telemetry.log_event("lifecycle", "pruning pass", **last)
         return None
 
     def extra_stats(self) -> dict[str, object]:

@@ -26,7 +26,8 @@ class RetentionWorker(Worker):
     def tick(self) -> float | None:
         result = sweep(self.db, self.cfg)
         self.last_sweep = result
-        for step, value in result["steps"].items():
+        steps = result["steps"]
+        for step, value in (steps.items() if isinstance(steps, dict) else ()):
             count = sum(value.values()) if isinstance(value, dict) else int(value)
             self.totals[step] = self.totals.get(step, 0) + count
         self.counters["processed"] += 1

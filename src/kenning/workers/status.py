@@ -29,7 +29,7 @@ def pipeline_status(s: PipelineSettings, db: StoreDatabase, manager: WorkerManag
     totals = {status: sum(d[status] for d in depths.values()) for status in jobs.STATUSES}
     workers = manager.stats() if manager is not None else {}
     budget = llm.budget.status() if llm is not None else None
-    waiting = sorted({w["waiting"] for w in workers.values() if w.get("waiting")})
+    waiting = sorted({str(w["waiting"]) for w in workers.values() if w.get("waiting")})
     held = totals["pending"] - depths.get(SUMMARY_JOB, {}).get("pending", 0)  # summaries run regardless
     if not s.enabled and held:
         waiting.append(f"pipeline disabled (pipeline.enabled: false): {held} job(s) wait")

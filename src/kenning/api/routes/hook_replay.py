@@ -21,7 +21,8 @@ from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.guard import USER_ROUTES
 from kenning.api.routes.hooks import (
-    CheckpointIn, FeedbackIn, HookRoute, PostToolUseIn, SessionEndIn, SessionKey, SessionStartIn, UserPromptIn,
+    CheckpointIn, FeedbackIn, HookBody, HookRoute, PostToolUseIn, SessionEndIn, SessionKey, SessionStartIn,
+    UserPromptIn,
 )
 from kenning.api.schemas import IsoTime, errors
 from kenning.core.errors import Forbidden, InvalidInput
@@ -30,7 +31,7 @@ from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/hooks", tags=["hooks"], route_class=HookRoute, responses=errors(400))
 
-MODELS: dict[str, type[BaseModel]] = {
+MODELS: dict[str, type[HookBody]] = {
     "/api/hooks/session-start": SessionStartIn,
     "/api/hooks/user-prompt-submit": UserPromptIn,
     "/api/hooks/post-tool-use": PostToolUseIn,
@@ -67,7 +68,7 @@ def replay(payload: ReplayIn, request: Request, k: Kenning = Depends(get_kenning
         body = model.model_validate(payload.body)
     except ValidationError as exc:
         raise InvalidInput(f"body: {describe_validation(exc)}") from exc
-    data = body.as_dict() if hasattr(body, "as_dict") else body.model_dump(mode="json", exclude_none=True)
+    data = body.as_dict()
     if (data.get("session_key") or data.get("session_id")) != payload.session_key:
         raise InvalidInput("body.session_key must be the event's session_key")
     data.setdefault("session_key", payload.session_key)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypedDict, Union
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -37,17 +37,19 @@ from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.schemas import IsoTime, errors
 from kenning.core import limits
-from kenning.core.errors import InvalidInput, KenningError
+from kenning.core.errors import Forbidden, InvalidInput, KenningError
 from kenning.core.events import (
-    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionKey, SessionStarted, ToolResult, event_from_dict,
+    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionKey, SessionStarted, ToolResult, event_of_kind,
     harness_of,
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
-from kenning.hookservice import tool_result_from_body
+from kenning.hookservice import ToolAnswer, tool_result_from_body
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
-from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS
+from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS, CheckpointAnswer, FeedbackAnswer
+from kenning.sessions.prompt import PromptAnswer
+from kenning.sessions.start import StartAnswer
 
 HARD_LIMIT_FACTOR = 2.0  # the answer is abandoned (empty injection) past budget × this
 
@@ -98,6 +100,11 @@ class SessionStartIn(_HookIn):
     project: Annotated[str, Field(max_length=500)] | None = None
     cwd: Annotated[str, Field(max_length=4096)] | None = None
     context: Text | None = None
+    source: Annotated[str, Field(max_length=50)] = Field("startup", description="startup | resume | clear | "
+                                                         "compact, as the harness says.")
+    transcript_path: Annotated[str, Field(max_length=4096)] | None = Field(
+        None, description="Where the harness keeps the transcript (kept on the user's own daemon: a session left "
+        "active is ended from it).")
 
 
 class UserPromptIn(_HookIn):
@@ -159,6 +166,9 @@ class SessionEndIn(_HookIn):
     transcript: str | None = Field(None, description="The whole transcript (redacted before it is stored).")
     wait: bool = Field(False, description="Summarise inside this request and return the summary.")
     reason: Annotated[str, Field(max_length=100)] | None = None
+
+
+HookBody = Union[_HookIn, PostToolUseIn]  # a hook route's typed body; each reads itself back with `as_dict`
 
 
 # -- /event: one harness-neutral event (core.events), what every harness adapter sends ------------
@@ -238,29 +248,25 @@ class _HookOut(BaseModel):
     error: str | None = None
 
 
-class InjectOut(_HookOut):
-    inject: str
-    memory_ids: list[str]
+class InjectOut(PromptAnswer, total=False):
+    """A prompt's answer (sessions.prompt.PromptAnswer, declared there once) and the route's own fields."""
+
+    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
+    error: str
 
 
-class SessionStartOut(InjectOut):
-    candidates: int
-    status_line: str
+class SessionStartOut(StartAnswer, total=False):
+    """Session start's answer (sessions.start.StartAnswer, declared there once) and the route's own fields."""
+
+    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
+    error: str
 
 
-class CheckpointOut(_HookOut):
-    checkpoint_id: int | str | None = None
+class PostToolUseOut(ToolAnswer, total=False):
+    """A tool step's answer (hookservice.ToolAnswer: the observer's StepAnswer and the checkpoint tick, declared
+    there once) and the route's own error (with `degraded`)."""
 
-
-class FeedbackOut(_HookOut):
-    applied: int
-    ignored: int
-
-
-class PostToolUseOut(_HookOut):
-    inject: str = ""
-    memory_ids: list[str] = Field(default_factory=list)
-    checkpoint_id: int | str | None = None
+    error: str
 
 
 class SessionEndOut(_HookOut):
@@ -277,29 +283,33 @@ class EventOut(_HookOut):
 
 
 _EMPTY = {"inject": "", "memory_ids": []}
-_EMPTY_START = {**_EMPTY, "candidates": 0, "status_line": ""}
+_EMPTY_PROMPT: PromptAnswer = {"inject": "", "memory_ids": [], "fts_hits": 0, "fts_only": 0, "feedback_applied": 0,
+                               "feedback_ignored": 0, "cut": []}
+_EMPTY_START: StartAnswer = {"inject": "", "memory_ids": [], "candidates": 0, "status_line": "", "created": False,
+                             "cut": [], "predictor_used": False, "continuity": None}
 _BOUNDED = (SessionStarted, PromptSubmitted)  # the agent waits on these: a latency budget, never a failure
 
 
-async def _call(k: Kenning, event: HookEvent, viewer: Viewer | None = None, *, wait: bool = False,
-                trigger: str | None = None) -> Mapping[str, object]:
-    """Hand one event to the hooks service. Injecting events (session start, prompt, tool result)
-    answer within the latency budget × HARD_LIMIT_FACTOR or with an empty injection (`degraded`);
-    bad input is a 400; the other events' failures are errors as usual."""
+async def _call(k: Kenning, event: HookEvent, viewer: Viewer, *, wait: bool = False,
+                session_type: str | None = None) -> Mapping[str, object]:
+    """Hand one event to the hooks service (`HooksService.handle`: ownership, then the event). Injecting
+    events (session start, prompt, tool result) answer within the latency budget × HARD_LIMIT_FACTOR or with
+    an empty injection (`degraded`); bad input is a 400 and another user's session a 403; the other events'
+    failures are errors as usual."""
     budget_ms = k.settings.sessions.latency_budget_ms
     deadline = Deadline(budget_ms)
-    call: Callable[[], Mapping[str, object]]
-    if isinstance(event, Compacted) and trigger is not None:
-        call = lambda: k.hooks.compacted(event, trigger)  # noqa: E731
-    else:
-        call = lambda: k.hooks.handle(event, deadline=deadline, viewer=viewer, wait=wait)  # noqa: E731
+
+    def call() -> Mapping[str, object]:
+        return k.hooks.handle(event, deadline=deadline, viewer=viewer, wait=wait, session_type=session_type)
+
     if not isinstance(event, (*_BOUNDED, ToolResult)):
         return await run_in_threadpool(call)
-    empty = _EMPTY_START if isinstance(event, SessionStarted) else _EMPTY
+    empty = (_EMPTY_START if isinstance(event, SessionStarted) else _EMPTY_PROMPT if isinstance(event, PromptSubmitted)
+             else _EMPTY)
     name = event.kind
     try:
         return await asyncio.wait_for(run_in_threadpool(call), timeout=budget_ms * HARD_LIMIT_FACTOR / 1000.0)
-    except InvalidInput:
+    except (InvalidInput, Forbidden):
         raise
     except asyncio.TimeoutError:
         deadline.cancelled = True
@@ -312,89 +322,76 @@ async def _call(k: Kenning, event: HookEvent, viewer: Viewer | None = None, *, w
         return {**empty, "degraded": True, "error": str(exc) if isinstance(exc, KenningError) else "internal error"}
 
 
-def _event(cls: type[HookEvent], body: _HookIn, **fields: object) -> HookEvent:
-    """A typed event from a route's typed body (the daemon's clock when it has no timestamp)."""
-    data = body.as_dict()
-    return event_from_dict({"kind": cls.__dataclass_fields__["kind"].default, "session_key": data["session_key"],
-                            "timestamp": data.get("timestamp"), **fields})
+class _Base(TypedDict):
+    session_key: str
+    timestamp: str | None
 
 
-@router.post("/session-start", response_model=SessionStartOut, response_model_exclude_none=True)
+def _base(body: _HookIn) -> _Base:
+    """What every event takes from a route's typed body: its key as `SessionKey` read it (the one
+    normalisation), its timestamp checked (None: the daemon's clock)."""
+    return {"session_key": body.session_key, "timestamp": limits.check_created_at(body.timestamp, "timestamp")}
+
+
+@router.post("/session-start", response_model=SessionStartOut)  # (continuity: null when there is none)
 async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
-    source = getattr(body, "source", None)  # an extra key a harness may send
-    event = _event(SessionStarted, body, harness=harness_of(body.harness).value, project=body.project, cwd=body.cwd,
-                   context=body.context, **({"source": source} if isinstance(source, str) else {}))
+    event = SessionStarted(**_base(body), harness=harness_of(body.harness), project=body.project, cwd=body.cwd,
+                           context=body.context, source=body.source, transcript_path=body.transcript_path)
     return await _call(k, event, viewer)
 
 
 @router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
 async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
                              viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
-    origin = {"harness": harness_of(body.harness).value if body.harness else None, "project": body.project,
-              "cwd": body.cwd}
-    return await _call(k, _event(PromptSubmitted, body, prompt=body.prompt, memory_feedback=body.memory_feedback or {},
-                                 **{key: value for key, value in origin.items() if value}), viewer)
+    event = PromptSubmitted(**_base(body), prompt=body.prompt, memory_feedback=body.memory_feedback or {},
+                            harness=harness_of(body.harness), project=body.project or None, cwd=body.cwd or None)
+    return await _call(k, event, viewer)
 
 
-@router.post("/pre-compaction", response_model=CheckpointOut, response_model_exclude_none=True)
-async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
-    event = _event(Compacted, body, trigger=body.trigger or "pre-compaction", context=body.context, transcript=body.transcript)
-    return await _call(k, event, trigger="pre-compaction")
+@router.post("/pre-compaction", response_model=CheckpointAnswer, response_model_exclude_none=True)
+async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning),
+                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    event = Compacted(**_base(body), trigger=body.trigger or "pre-compaction", context=body.context,
+                      transcript=body.transcript)
+    return await _call(k, event, viewer)
 
 
-@router.post("/checkpoint", response_model=CheckpointOut, response_model_exclude_none=True)
-async def checkpoint(body: CheckpointIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
-    event = _event(Compacted, body, trigger=body.trigger or "manual", context=body.context)
-    return await _call(k, event, trigger="manual")
+@router.post("/checkpoint", response_model=CheckpointAnswer, response_model_exclude_none=True)
+async def checkpoint(body: CheckpointIn, k: Kenning = Depends(get_kenning),
+                     viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    event = Compacted(**_base(body), trigger=body.trigger or "manual", context=body.context)
+    return await _call(k, event, viewer)
 
 
-@router.post("/feedback", response_model=FeedbackOut, response_model_exclude_none=True)
-async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
-    return await run_in_threadpool(k.hooks.feedback, body.session_key, body.memory_feedback or {})
+@router.post("/feedback", response_model=FeedbackAnswer, response_model_exclude_none=True)
+async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
+                   viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    return await run_in_threadpool(k.hooks.feedback, body.session_key, body.memory_feedback or {}, viewer)
 
 
 @router.post("/post-tool-use", response_model=PostToolUseOut, response_model_exclude_none=True)
-async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
+async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
+                        viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
     at this step ('' when none). Bad input is a 400; any other failure answers 200 with an empty
     injection (`degraded`)."""
-    raw = body.as_dict()
-    try:
-        event = tool_result_from_body(raw)
-    except KenningError:
-        raise
-    session_type = raw.get("session_type")
-    if isinstance(session_type, str):
-        return await _call_step(k, event, session_type)
-    return await _call(k, event)
-
-
-async def _call_step(k: Kenning, event: ToolResult, session_type: str) -> Mapping[str, object]:
-    try:
-        return await asyncio.wait_for(run_in_threadpool(k.hooks.tool_result, event, session_type),
-                                      timeout=k.settings.sessions.latency_budget_ms * HARD_LIMIT_FACTOR / 1000.0)
-    except InvalidInput:
-        raise
-    except asyncio.TimeoutError:
-        return {**_EMPTY, "degraded": True, "error": "latency budget exceeded"}
-    except Exception as exc:  # the hook contract: never block the agent on our failure
-        record_error("observer", f"post-tool-use failed: {exc}", kind=type(exc).__name__)
-        return {**_EMPTY, "degraded": True, "error": "internal error"}
+    return await _call(k, tool_result_from_body(body.as_dict()), viewer, session_type=body.session_type)
 
 
 @router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
-async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning)) -> Mapping[str, object]:
-    event = _event(SessionEnded, body, transcript=body.transcript, reason=body.reason)
-    return await _call(k, event, wait=body.wait)
+async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning),
+                      viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    event = SessionEnded(**_base(body), transcript=body.transcript, reason=body.reason)
+    return await _call(k, event, viewer, wait=body.wait)
 
 
 @router.post("/event", response_model=EventOut, response_model_exclude_none=True)
 async def event(body: EventIn, k: Kenning = Depends(get_kenning),
                 viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """One harness-neutral event (core.events): what every harness adapter sends."""
-    data = body.model_dump(mode="json", exclude_none=True)
+    data = body.model_dump(mode="json", exclude_none=True)  # session_key as SessionKey read it (once)
     wait = data.pop("wait", False)
     if data.get("timestamp") is not None:
         data["timestamp"] = limits.check_created_at(data["timestamp"], "timestamp")
-    return await _call(k, event_from_dict(data), viewer, wait=wait)
+    return await _call(k, event_of_kind(body.kind, data), viewer, wait=wait)

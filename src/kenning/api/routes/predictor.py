@@ -17,7 +17,7 @@ router = APIRouter(prefix="/api/predictor", tags=["predictor"], responses=errors
 
 
 def _predictor(k: Kenning):
-    predictor = getattr(k, "predictor", None)
+    predictor = k.predictor
     if predictor is None:
         raise Conflict("the predictor is not part of this daemon")
     return predictor

@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 
 from kenning.hooks.adapters import hookrun
-from kenning.hooks.adapters.hookrun import Context, inject_of, project_of, string, strip_blocks
+from kenning.hooks.adapters.hookrun import Context, inject_of, string
+from kenning.hooks.jsonc import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,13 +94,11 @@ def recent_context(text: str, chars: int = 2000) -> str:
 def last_assistant_raw(tail: str) -> str:
     """The text blocks of the last `assistant` entry of a Claude Code transcript tail, as written
     (with any `<memory-feedback>` block: this is where the agent rates its memories)."""
-    import json
-
     for line in reversed(tail.splitlines()):
         if '"assistant"' not in line:
             continue
         try:
-            entry = json.loads(line)
+            entry = loads(line)
         except ValueError:
             continue
         message = entry.get("message") if isinstance(entry, dict) and entry.get("type") == "assistant" else None
@@ -141,13 +140,9 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
         parts = [f"branch: {b}" for b in [git_branch(cwd)] if b]
         if source in RESUMED:
             parts.append(recent_context(ctx.tail(transcript_path, 64 * 1024)))
-        return [("/api/hooks/session-start", {
-            "session_key": key, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd,
-            "context": "\n".join(p for p in parts if p) or None, "source": source, "transcript_path": transcript_path,
-        })]
+        return [hookrun.session_start(key, HARNESS, payload, source=source, context="\n".join(p for p in parts if p))]
     if name == "UserPromptSubmit":
-        prompt = strip_blocks(string(payload, "prompt") or "")
-        return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+        return hookrun.prompt_submit(key, string(payload, "prompt"))
     if name in ("PostToolUse", "PostToolUseFailure"):
         tool_input = payload.get("tool_input")
         body: ToolUseBody = {
@@ -188,16 +183,12 @@ def render(event: str, answer: Answer) -> str:
     name = claude_event(event)
     notice = answer.get("notice") if isinstance(answer, dict) else None
     if isinstance(notice, str) and name == "SessionStart":
-        import json
-
-        return json.dumps({"systemMessage": notice})
+        return dumps({"systemMessage": notice})
     inject = inject_of(answer)
     if name not in INJECTING or not inject:
         return ""
-    import json
-
     out: HookSpecificOutput = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": inject}}
-    return json.dumps(out)
+    return dumps(out)
 
 
 def handle(event: str, stdin_text: str, environ: dict[str, str] | None = None) -> str:

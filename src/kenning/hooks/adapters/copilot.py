@@ -18,13 +18,18 @@ printed by sessionStart (its own `user` message in the model request) and userPr
     postToolUseFailure   → post-tool-use      (failed, with its `error`)
     errorOccurred        → post-tool-use      (failed) when its errorContext is tool_execution;
                                                model-call and system errors are not tool results
-    agentStop            → feedback           (`<memory-feedback>` of the turn's last message)
+    agentStop            → feedback           (`<memory-feedback>` of the turn's last message, once the
+                                               file holds this hook's own record; else at session end)
     preCompact           → pre-compaction
-    sessionEnd           → session-end        (the whole events.jsonl, read through the confined
+    sessionEnd           → session-end        (events.jsonl as it is now, read through the confined
                                                reader; kenning.sessions.harness_transcripts reads it)
 
 Copilot CLI keeps every session's events in `$COPILOT_HOME/session-state/<sessionId>/events.jsonl`
-(`~/.copilot` by default); only agentStop names that path, so the other events derive it.
+(`~/.copilot` by default); only agentStop names that path, so the other events derive it. It writes
+that file late (1.0.102): at sessionEnd it may hold only the session's first few KB, the rest follows
+once the hook has returned, `session.shutdown` last. Session start names the file, so the user's own
+daemon reads it again once finished, before the session's summary (sessions.late_transcript); what
+sessionEnd sends serves a daemon elsewhere and the spool.
 """
 
 from __future__ import annotations
@@ -96,20 +101,30 @@ def tool_outcome(result: object) -> tuple[str, int | None, str | None]:
     return output, code, None
 
 
-def last_assistant_text(tail: str) -> str:
-    """The content of the last `assistant.message` of an events.jsonl tail (where the agent rates
-    its memories in a `<memory-feedback>` block)."""
-    for line in reversed(tail.splitlines()):
-        if '"assistant.message"' not in line:
+def turn_answer(tail: str, at: object) -> str:
+    """The content of the last `assistant.message` before this agentStop's own `hook.start` record in an
+    events.jsonl tail (its input's `timestamp` is the payload's: the agent rates its memories in a
+    `<memory-feedback>` block there); '' when the file does not hold that record yet. Copilot CLI writes
+    the file late: an earlier answer must not be rated again; the session's summary takes a rating
+    missed here from the finished file (sessions.late_transcript)."""
+    answer = ""
+    for line in tail.splitlines():
+        if '"assistant.message"' not in line and '"agentStop"' not in line:
             continue
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        data = entry.get("data") if isinstance(entry, dict) and entry.get("type") == "assistant.message" else None
-        content = data.get("content") if isinstance(data, dict) else None
-        if isinstance(content, str) and content.strip():
-            return content
+        data = entry.get("data") if isinstance(entry, dict) else None
+        if not isinstance(data, dict):
+            continue
+        if entry.get("type") == "assistant.message" and not data.get("parentToolCallId"):
+            content = data.get("content")
+            answer = content if isinstance(content, str) and content.strip() else answer
+        elif entry.get("type") == "hook.start" and data.get("hookType") == "agentStop":
+            given = data.get("input")
+            if isinstance(given, dict) and at is not None and given.get("timestamp") == at:
+                return answer
     return ""
 
 
@@ -124,8 +139,7 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
         return [session_start(key, HARNESS, located, source=SOURCES.get(source, source))]
     if event == "userPromptSubmitted":  # it runs at once with sessionStart and often reaches the daemon first:
         # it says which project the session is in (the row it makes, the first prompt's recall)
-        return [(path, {**body, "harness": HARNESS, "project": project_of(cwd), "cwd": cwd})
-                for path, body in prompt_submit(key, string(payload, "prompt"))]
+        return prompt_submit(key, string(payload, "prompt"), harness=HARNESS, project=project_of(cwd), cwd=cwd)
     if event == "postToolUse":
         output, code, error = tool_outcome(payload.get("toolResult"))
         name, args = _tool(payload)
@@ -142,7 +156,8 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
         text = str(message or "tool execution failed")
         return [tool_use(key, HARNESS, string(payload, "toolName") or "tool", None, text, cwd=cwd, error=text)]
     if event == "agentStop":
-        scores = parse_feedback(last_assistant_text(ctx.tail(events_path(payload, ctx.environ), 64 * 1024)))
+        answer = turn_answer(ctx.tail(events_path(payload, ctx.environ), 256 * 1024), payload.get("timestamp"))
+        scores = parse_feedback(answer)
         return [("/api/hooks/feedback", {"session_key": key, "memory_feedback": scores})] if scores else []
     if event == "preCompact":  # a checkpoint: events.jsonl keeps the whole session; session end reads it
         return [("/api/hooks/pre-compaction", {"session_key": key, "trigger": string(payload, "trigger") or "compact"})]

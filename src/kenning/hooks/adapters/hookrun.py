@@ -19,11 +19,11 @@ stdin open — a whole payload and no EOF, or half of one — holds the hook at 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from kenning.hooks.jsonc import dumps, loads
 from kenning.hooks.transport import Deadline, daemon_endpoint, home_dir, post, read_config
 
 TYPE_CHECKING = False
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # `typing` costs a few ms of every hook's start
 
     from kenning.core.transcript_file import Reading
     from kenning.hooks.wire import (
-        Answer, HookSpecificOutput, Payload, Request, SessionStartBody, ToolUseBody,
+        Answer, HookSpecificOutput, Payload, PromptBody, Request, SessionStartBody, ToolUseBody,
     )
 
 DAEMON_DOWN = ("kenning: the daemon is not running, so this session starts without its memories "
@@ -124,10 +124,18 @@ def session_start(key: str, harness: str, payload: Payload, source: str | None =
     return "/api/hooks/session-start", ({**body, "context": context} if context else body)
 
 
-def prompt_submit(key: str, text: str | None) -> list[Request]:
-    """The user-prompt-submit request for what the user typed (harness blocks cut off); none when empty."""
+def prompt_submit(key: str, text: str | None, *, harness: str | None = None, project: str | None = None,
+                  cwd: str | None = None) -> list[Request]:
+    """The user-prompt-submit request for what the user typed (harness blocks cut off); none when empty.
+    With `harness`, it names the harness, project and cwd too (a prompt that may reach the daemon before
+    its session start makes the session's row: Copilot CLI)."""
     prompt = strip_blocks(text or "")
-    return [("/api/hooks/user-prompt-submit", {"session_key": key, "prompt": prompt})] if prompt else []
+    if not prompt:
+        return []
+    body: PromptBody = {"session_key": key, "prompt": prompt}
+    if harness is not None:
+        body["harness"], body["project"], body["cwd"] = harness, project, cwd
+    return [("/api/hooks/user-prompt-submit", body)]
 
 
 def tool_use(key: str, harness: str, name: str | None, args: Mapping[str, object] | None, output: str, *,
@@ -153,7 +161,7 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
     try:
         config = read_config(home_dir(environ))  # config.yaml is read once per hook
         base_url, token, timeout = daemon_endpoint(environ, config)
-        payload = json.loads(stdin_text) if stdin_text.strip() else None
+        payload = loads(stdin_text) if stdin_text.strip() else None
         if not isinstance(payload, dict):
             return ""
         deadline = Deadline(max(timeout, CARRIES_TRANSCRIPT_MIN_S) if event in carries else timeout)
@@ -174,8 +182,8 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
             if index == 0:
                 first = answer
                 down = "not-listening" in failure  # a slow daemon that timed out is not "not running"
-        if first is not None:  # a daemon answered: one elsewhere gets this home's spool now (hooks/spool.flush)
-            from kenning.core.spool import has_pending  # standard library only: a directory listing
+        if first is not None and _spool_holds_files(home_dir(environ)):  # a daemon answered: one elsewhere
+            from kenning.core.spool import has_pending  # gets this home's spool now (hooks/spool.flush)
 
             if has_pending(home_dir(environ)):
                 from kenning.hooks.spool import flush  # only when events wait in the spool
@@ -186,6 +194,15 @@ def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, rend
         return render(event, first) if first else ""
     except Exception:  # noqa: BLE001 - process boundary: the agent must never be blocked
         return ""
+
+
+def _spool_holds_files(home: str) -> bool:
+    """False when the spool folder is missing or empty, the usual case: the hook then skips loading
+    core.spool (~0.3 ms) to ask it whether events wait (`has_pending` reads the names)."""
+    try:
+        return bool(os.listdir(os.path.join(home, "spool")))  # core.spool.DIRNAME
+    except OSError:
+        return False
 
 
 def inject_of(answer: Answer | None) -> str:
@@ -200,7 +217,7 @@ def hook_specific_output(injecting: frozenset[str]) -> RenderFn:
         if event not in injecting or not inject:
             return ""
         out: HookSpecificOutput = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": inject}}
-        return json.dumps(out)
+        return dumps(out)
 
     return render
 
@@ -215,7 +232,7 @@ def _whole_object(data: bytes) -> bool:
     if not data.rstrip().endswith(b"}"):
         return False
     try:
-        return isinstance(json.loads(data), dict)
+        return isinstance(loads(data), dict)
     except ValueError:
         return False
 

@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict
 
 from kenning.hooks.connectors import codex, copilot, cursor, gemini, opencode
 from kenning.hooks.connectors.hookjson import installed_commands
-from kenning.hooks.install import CLAUDE_EVENTS, InstallError
+from kenning.hooks.install import CLAUDE_EVENTS, InstallError, through_console_script
 from kenning.hooks.transport import daemon_endpoint
 
 _PLUGIN_ENV = re.compile(r"^const KENNING_ENV = (\{.*\});$", re.MULTILINE)
@@ -70,6 +70,9 @@ def _check(harness: str, scope: str, where: Path, expected: list[str], commands:
     targets = sorted({reaches(command_env(c)) for found in commands.values() for c in found})
     if targets and targets != [here]:
         problems.append(f"the hooks reach {', '.join(targets)}, not this daemon ({here})")
+    if any(through_console_script(c) for found in commands.values() for c in found):
+        problems.append("the hooks run through the `kenning` console script, ~6 ms of CPU more per agent step "
+                        "than the command kenning connect installs now")
     return {"harness": harness, "scope": scope, "path": str(where), "events": sorted(commands),
             "reaches": targets, "trusted": None, "problems": problems}
 

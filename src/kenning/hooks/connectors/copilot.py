@@ -6,9 +6,10 @@ event, each a list of entries `{"type": "command", "bash": "…", "timeoutSec": 
 repository's `.github/hooks/*.json`, which kenning never touches: those belong to the repository
 and run only in a trusted folder). There is no project scope here.
 
-The guarantees of `kenning.hooks.install` hold (its helpers are reused): only our entries are added
-or removed, the original bytes are kept next to the file, install twice changes nothing, uninstall
-restores the original byte for byte when nothing else changed since.
+The guarantees of `kenning.hooks.install` hold (its `install_entries` / `uninstall_entries` do the
+work, given this file's flat entries): only our entries are added or removed, the original bytes are
+kept next to the file, install twice changes nothing, uninstall restores the original byte for byte
+when nothing else changed since.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 from pathlib import Path
 
 from kenning.hooks.connectors.hookjson import harness_hook_command
-from kenning.hooks.install import InstallError, Outcome, _dump, _finish_uninstall, _read, _save_original, _write
+from kenning.hooks.install import InstallError, _read, install_entries, uninstall_entries
 from kenning.hooks.install import is_ours as _command_is_ours
 
 HARNESS = "copilot"
@@ -47,60 +48,20 @@ def is_ours(entry: object) -> bool:
     return isinstance(entry, dict) and _command_is_ours({"command": entry.get("bash")})
 
 
-def _strip(data: dict[str, object]) -> tuple[dict[str, object], bool]:
-    """A copy of `data` without our entries (an event we emptied, and `hooks` if we emptied it, removed)."""
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return data, False
-    found = False
-    kept: dict[str, object] = {}
-    for event, entries in hooks.items():
-        if not isinstance(entries, list) or not any(is_ours(e) for e in entries):
-            kept[event] = entries
-            continue
-        found = True
-        rest = [e for e in entries if not is_ours(e)]
-        if rest:
-            kept[event] = rest
-    result = dict(data)
-    if kept or not found:
-        result["hooks"] = kept
-    else:
-        del result["hooks"]
-    return result, found
+def _without_ours(entry: object) -> tuple[object | None, bool]:
+    """Copilot CLI lists entries flat under each event (no groups): ours goes whole."""
+    return (None, True) if is_ours(entry) else (entry, False)
 
 
 def install(env: dict[str, str] | None, environ: dict[str, str] | None = None) -> list[str]:
-    path = settings_path(environ)
-    raw, data = _read(path)
-    stripped, already = _strip(data)
-    hooks = stripped.get("hooks")
-    if hooks is not None and not isinstance(hooks, dict):
-        raise InstallError(f"{path}: \"hooks\" is not an object; nothing was changed")
-    merged = dict(hooks or {})
-    for event, timeout in EVENTS.items():
-        existing = merged.get(event)
-        if existing is not None and not isinstance(existing, list):
-            raise InstallError(f"{path}: hooks.{event} is not a list; nothing was changed")
-        entry = {"type": "command", "bash": harness_hook_command(HARNESS, event, env), "timeoutSec": timeout}
-        merged[event] = [*(existing or []), entry]
-    new = _dump({**stripped, "hooks": merged})
-    if raw is not None and new == raw:
-        return [f"kenning hooks already installed in {path}"]
-    _save_original(path, raw, already)
-    _write(path, new)
-    return [f"installed kenning hooks ({', '.join(EVENTS)}) in {path}"]
+    entries: list[tuple[str, object]] = [
+        (event, {"type": "command", "bash": harness_hook_command(HARNESS, event, env), "timeoutSec": timeout})
+        for event, timeout in EVENTS.items()]
+    return [install_entries(settings_path(environ), entries, _without_ours).message]
 
 
 def uninstall(environ: dict[str, str] | None = None) -> list[str]:
-    path = settings_path(environ)
-    raw, data = _read(path)
-    if raw is None:
-        return [Outcome(path, False, f"{path} does not exist; nothing to remove").message]
-    cleaned, found = _strip(data)
-    if not found:
-        return [f"no kenning hooks in {path}"]
-    return [_finish_uninstall(path, cleaned, raw).message]
+    return [uninstall_entries(settings_path(environ), _without_ours).message]
 
 
 def installed_commands(environ: dict[str, str] | None = None) -> dict[str, list[str]]:

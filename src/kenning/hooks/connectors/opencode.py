@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from kenning.hooks.connectors.files import remove_owned, write_owned
-from kenning.hooks.install import Outcome, kenning_command
+from kenning.hooks.install import Outcome, hook_argv
 
 HARNESS = "opencode"
 PLUGIN_NAME = "kenning.js"
@@ -45,7 +45,7 @@ def plugin_path(project: Path | None, environ: dict[str, str] | None = None) -> 
 
 def plugin_source(env: dict[str, str] | None = None) -> str:
     template = resources.files("kenning.hooks.connectors").joinpath("opencode_plugin.js").read_text(encoding="utf-8")
-    return (template.replace("__KENNING_ARGV__", json.dumps(kenning_command()))
+    return (template.replace("__KENNING_ARGV__", json.dumps(hook_argv()))
             .replace("__KENNING_ENV__", json.dumps(dict(env or {}), sort_keys=True)))
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kenning.core.clock import now_iso
-from kenning.store.backend import Connection
+from kenning.store.backend import Connection, StoreDatabase
 from kenning.store.migrations.pg import twins
 
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
@@ -25,7 +25,7 @@ _NAME = re.compile(r"^m(\d{3})_(\w+)$")
 class Migration:
     version: int
     name: str
-    up: Callable
+    up: Callable[..., None]  # up(conn): the backend's connection
 
 
 def discover() -> list[Migration]:
@@ -63,7 +63,7 @@ def for_backend(backend: str) -> list[Migration]:
     return sorted(steps + extra, key=lambda m: m.version)
 
 
-def migrate(db, *, upto: int | None = None) -> list[int]:
+def migrate(db: StoreDatabase, *, upto: int | None = None) -> list[int]:
     """Apply every pending migration in order, each in its own write transaction (only those
     numbered up to `upto` when given: tests build a store as an older version left it)."""
     ran = []
@@ -73,7 +73,9 @@ def migrate(db, *, upto: int | None = None) -> list[int]:
             break
         with db.with_write_tx() as conn:
             if postgres:  # two daemons starting at once: one migrates, the other waits
-                conn.raw.execute("SELECT pg_advisory_xact_lock(1859)")
+                from kenning.store.pg.narrow import as_pg
+
+                as_pg(conn).raw.execute("SELECT pg_advisory_xact_lock(1859)")
             if migration.version in applied_versions(conn):
                 continue
             migration.up(conn)

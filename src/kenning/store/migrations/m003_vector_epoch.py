@@ -6,6 +6,7 @@ The vec0 tables of earlier builds duplicated every vector; dropping a virtual ta
 module, so sqlite-vec is loaded for that one step.
 """
 
+from kenning.store.backend import SqliteConnection
 from kenning.store.sql_script import execute_script
 
 SCHEMA = """
@@ -20,7 +21,7 @@ END;
 """
 
 
-def up(conn) -> None:
+def up(conn: SqliteConnection) -> None:  # SQLite only: loading an extension
     execute_script(conn, SCHEMA)
     legacy = [r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_embeddings_[0-9]*'"

@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 
 from kenning.core.clock import now_iso
 from kenning.core.secrets import MARKER_PREFIX, kinds, marker, redact, scan
 from kenning.core.text import normalize_content
-from kenning.store.backend import is_postgres
+from kenning.store.backend import Connection, SqlValue, is_postgres
+
+Clean = Callable[[str], str]  # one text in, the same text with secrets out
 
 # table → (plain text columns, JSON columns)
 COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -58,12 +61,12 @@ COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 REASON = "m005: secrets redacted by the scanner's newer rules"
 
 
-def _tables(conn) -> set[str]:
+def _tables(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _columns(conn, table: str) -> set[str]:
-    return {d[0] for d in conn.execute(f"SELECT * FROM {table} LIMIT 0").description}
+def _columns(conn: Connection, table: str) -> set[str]:
+    return {str(d[0]) for d in conn.execute(f"SELECT * FROM {table} LIMIT 0").description or ()}
 
 
 class Sweep:
@@ -76,7 +79,7 @@ class Sweep:
     def __init__(self) -> None:
         self.known: dict[str, str] = {}  # secret value → kind
 
-    def text(self, text):
+    def text(self, text: str) -> str:
         if not isinstance(text, str) or not text:
             return text
         findings = scan(text)
@@ -85,7 +88,7 @@ class Sweep:
                 self.known.setdefault(text[f.start:f.end], f.kind)
         return redact(text) if findings else text
 
-    def json(self, text):
+    def json(self, text: str) -> str:
         """A JSON document with every string in it redacted (plain text when it is not JSON)."""
         if not isinstance(text, str) or not scan(text):
             return text
@@ -96,7 +99,7 @@ class Sweep:
         clean = json.dumps(self._value(value), default=str)
         return clean if not scan(clean) else self.text(clean)
 
-    def _value(self, value):
+    def _value(self, value: object) -> object:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -105,10 +108,10 @@ class Sweep:
             return [self._value(v) for v in value]
         return value
 
-    def holds_known(self, text) -> bool:
+    def holds_known(self, text: object) -> bool:
         return isinstance(text, str) and any(v in text for v in self.known)
 
-    def known_out(self, text):
+    def known_out(self, text: str) -> str:
         """`text` with each remembered secret value replaced by its marker."""
         if not isinstance(text, str):
             return text
@@ -118,8 +121,8 @@ class Sweep:
         return text
 
 
-def _redact_table(conn, sweep: Sweep, table: str, plain: tuple[str, ...], as_json: tuple[str, ...],
-                  clean=None) -> int:
+def _redact_table(conn: Connection, sweep: Sweep, table: str, plain: tuple[str, ...], as_json: tuple[str, ...],
+                  clean: Clean | None = None) -> int:
     present = _columns(conn, table)
     cols = [c for c in plain + as_json if c in present]
     if not cols:
@@ -127,8 +130,9 @@ def _redact_table(conn, sweep: Sweep, table: str, plain: tuple[str, ...], as_jso
     changed = 0
     # rowid (ctid on Postgres, by the translator): these tables have no common key
     for row in conn.execute(f"SELECT rowid, {', '.join(cols)} FROM {table}").fetchall():
-        sets, params = [], []
-        for column, text in zip(cols, row[1:]):
+        sets: list[str] = []
+        params: list[SqlValue] = []
+        for column, text in zip(cols, tuple(row)[1:]):
             new = clean(text) if clean else (sweep.json(text) if column in as_json else sweep.text(text))
             if new != text:
                 sets.append(f"{column} = ?")
@@ -139,7 +143,7 @@ def _redact_table(conn, sweep: Sweep, table: str, plain: tuple[str, ...], as_jso
     return changed
 
 
-def _memories(conn, sweep: Sweep, clean=None) -> int:
+def _memories(conn: Connection, sweep: Sweep, clean: Clean | None = None) -> int:
     changed = 0
     at = now_iso()
     for rid, memory_id, content, tags, metadata, old_hash in conn.execute(
@@ -168,7 +172,7 @@ def _memories(conn, sweep: Sweep, clean=None) -> int:
     return changed
 
 
-def _named_after_secrets(conn, sweep: Sweep, tables: set[str]) -> int:
+def _named_after_secrets(conn: Connection, sweep: Sweep, tables: set[str]) -> int:
     removed = 0
     for table in ("entities", "entity_aspects"):
         if table not in tables:
@@ -189,12 +193,12 @@ def _named_after_secrets(conn, sweep: Sweep, tables: set[str]) -> int:
     return removed
 
 
-def _inside_known(sweep: Sweep, name) -> bool:
+def _inside_known(sweep: Sweep, name: object) -> bool:
     """A name of 8+ characters that is part of a secret value (an entity extracted from half a key)."""
     return isinstance(name, str) and len(name) >= 8 and any(name in v for v in sweep.known)
 
 
-def _transcripts(conn, clean) -> int:
+def _transcripts(conn: Connection, clean: Clean) -> int:
     changed = 0
     for key, text in conn.execute("SELECT session_key, transcript FROM session_transcripts").fetchall():
         new = clean(text)
@@ -205,7 +209,7 @@ def _transcripts(conn, clean) -> int:
     return changed
 
 
-def _attributes(conn, clean) -> int:
+def _attributes(conn: Connection, clean: Clean) -> int:
     changed = 0
     for attr_id, content in conn.execute("SELECT id, content FROM entity_attributes").fetchall():
         new = clean(content)
@@ -216,7 +220,7 @@ def _attributes(conn, clean) -> int:
     return changed
 
 
-def _pass(conn, sweep: Sweep, tables: set[str], clean=None) -> int:
+def _pass(conn: Connection, sweep: Sweep, tables: set[str], clean: Clean | None = None) -> int:
     """One pass over every column: the scanner (clean None), or the remembered values (`clean`)."""
     changed = _memories(conn, sweep, clean)
     for table, (plain, as_json) in COLUMNS.items():
@@ -229,7 +233,7 @@ def _pass(conn, sweep: Sweep, tables: set[str], clean=None) -> int:
     return changed
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     tables = _tables(conn)
     if "memories" not in tables:
         return  # fresh database: nothing stored yet

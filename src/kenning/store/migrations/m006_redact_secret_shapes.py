@@ -12,6 +12,7 @@ Idempotent: redacted text scans clean. Like m004/m005 it applies the scanner wha
 
 from __future__ import annotations
 
+from kenning.store.backend import Connection
 from kenning.store.migrations import m005_redact_secrets_again as m005
 
 REASON = "m006: secrets redacted by the scanner's rules of issue 33"
@@ -26,7 +27,7 @@ NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-def up(conn) -> None:
+def up(conn: Connection) -> None:
     tables = m005._tables(conn)
     if "memories" not in tables:
         return  # fresh database: nothing stored yet

@@ -1,10 +1,10 @@
 """PostgreSQL connections with the same surface as `store.db.Database` (psycopg 3).
 
-One guarded writer connection and a reader connection per thread, as for SQLite, so the
-store's functions and their callers do not change: `with_write_tx()` (nests as SAVEPOINT),
-`reader()`, `snapshot()`. `PgConnection` wraps a psycopg connection in the DB-API subset the
-store uses (`execute` → cursor with fetchone/fetchall/fetchmany/rowcount/lastrowid, rows that
-index by position and by name) and translates each statement from the SQLite dialect
+A pool of writer connections (`PostgresDatabase.WRITERS` write transactions at once) and a
+reader connection per thread, with SQLite's surface, so the store's functions and their callers
+do not change: `with_write_tx()` (nests as SAVEPOINT), `reader()`, `snapshot()`. `PgConnection`
+wraps a psycopg connection in the DB-API subset the store uses (`execute` → cursor with
+fetchone/fetchall/fetchmany/rowcount/lastrowid, rows that index by position and by name) and translates each statement from the SQLite dialect
 (`store.pg.translate`). Client-side binding keeps SQLite's loose parameter typing (a NULL
 compared with `?`, a text timestamp passed to `julianday(?)`).
 
@@ -16,7 +16,8 @@ so inside a write transaction each INSERT/UPDATE runs under a savepoint.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -27,20 +28,21 @@ from psycopg.adapt import Loader
 from sqlean import IntegrityError, OperationalError  # the classes store.db names: one except clause for both backends
 
 from kenning.core.errors import StoreError
+from kenning.store.backend import Row as StoreRow
 from kenning.store.pg.translate import translate
 
 CONNECT_TIMEOUT_S = 10
 
 
-class PgIntegrityError(IntegrityError):
+class PgIntegrityError(IntegrityError):  # type: ignore[misc]  # sqlean ships no types: its exceptions are Any
     """A constraint violation on PostgreSQL, catchable as `store.db.IntegrityError`."""
 
 
-class PgOperationalError(OperationalError):
+class PgOperationalError(OperationalError):  # type: ignore[misc]  # (as above)
     """A failed statement on PostgreSQL, catchable as `store.db.OperationalError`."""
 
 
-class Row(tuple):
+class Row(tuple[Any, ...]):
     """A result row: by position like a tuple, by column name like sqlite's Row; dict(row) works."""
 
     _names: tuple[str, ...] = ()
@@ -48,7 +50,7 @@ class Row(tuple):
     def keys(self) -> tuple[str, ...]:
         return self._names
 
-    def __getitem__(self, key):  # type: ignore[override]
+    def __getitem__(self, key: int | str) -> Any:  # type: ignore[override]  # by name too, not by slice
         if isinstance(key, str):
             try:
                 return tuple.__getitem__(self, self._names.index(key))
@@ -60,7 +62,7 @@ class Row(tuple):
 _ROW_TYPES: dict[tuple[str, ...], type[Row]] = {}
 
 
-def _row_factory(cursor: psycopg.Cursor) -> type[Row]:
+def _row_factory(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Row]:
     names = tuple(c.name for c in cursor.description or ())
     row_type = _ROW_TYPES.get(names)
     if row_type is None:
@@ -89,28 +91,36 @@ def _param(value: object) -> object:
 class PgCursor:
     """The finished result of one statement."""
 
-    def __init__(self, conn: PgConnection, cursor: psycopg.ClientCursor) -> None:
+    def __init__(self, conn: PgConnection, cursor: psycopg.ClientCursor[Row]) -> None:
         self._conn = conn
         self._cursor = cursor
         self.rowcount = cursor.rowcount
-        self.description = cursor.description
+        # (name,) per column, as the store's Cursor says (SQLite's description starts with the name too)
+        self.description = tuple((c.name,) for c in cursor.description) if cursor.description else None
 
-    def fetchone(self):
+    def fetchone(self) -> Row | None:
         return self._cursor.fetchone() if self._cursor.description else None
 
-    def fetchall(self) -> list:
-        return self._cursor.fetchall() if self._cursor.description else []
+    def fetchall(self) -> list[StoreRow]:
+        return [*self._cursor.fetchall()] if self._cursor.description else []
 
-    def fetchmany(self, size: int = 1000) -> list:
-        return self._cursor.fetchmany(size) if self._cursor.description else []
+    def fetchmany(self, size: int = 1000) -> list[StoreRow]:
+        return [*self._cursor.fetchmany(size)] if self._cursor.description else []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[StoreRow]:
         return iter(self.fetchall())
 
     @property
     def lastrowid(self) -> int:
         """The identity value the last INSERT on this connection drew (SQLite's lastrowid)."""
-        return int(self._conn.raw.execute("SELECT lastval()").fetchone()[0])
+        return int(scalar(self._conn.raw.execute("SELECT lastval()").fetchone()))
+
+
+def scalar(row: tuple[Any, ...] | None) -> Any:
+    """The first column of a row a statement must return (a count, an id, an existence test)."""
+    if row is None:
+        raise StoreError("the statement returned no row")
+    return row[0]
 
 
 class PgConnection:
@@ -201,17 +211,28 @@ def redacted(url: str) -> str:
 
 
 class PostgresDatabase:
-    """A PostgreSQL database with one writer connection and a reader connection per thread."""
+    """A PostgreSQL database with a pool of writer connections and a reader connection per thread.
+
+    SQLite has one writer, so the store's SQLite handle serialises write transactions. PostgreSQL
+    takes concurrent writers, and a team server's daemon has many requests at once (every hook
+    writes: a session row, a prompt, an injection): with one writer connection per daemon its writes
+    queued behind each other, 25 s for a remember at 50 agents (issue 36). Up to `writers` write
+    transactions run at once, each on its own connection; a nested `with_write_tx` in the same
+    thread is a SAVEPOINT on that thread's connection. Two daemons on one database were already
+    concurrent writers, so the store's writes tolerate it (constraint races end in IntegrityError
+    handling; the full-text trigger orders its counters)."""
 
     backend = "postgres"
+    WRITERS = 8
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, writers: int = WRITERS) -> None:
         self.url = url
         self.path = redacted(url)  # shown where SQLite shows its file
         self.read_only = read_only
-        self._write_lock = threading.RLock()
-        self._writer: PgConnection | None = None
-        self._depth = 0
+        self._writers = writers
+        self._write_slots = threading.BoundedSemaphore(writers)
+        self._idle_writers: list[PgConnection] = []
+        self._tx = threading.local()  # this thread's write transaction: .conn, .depth
         self._local = threading.local()
         self._all: list[PgConnection] = []
         self._readers: list[tuple[threading.Thread, PgConnection]] = []  # closed once their thread has ended
@@ -252,53 +273,81 @@ class PostgresDatabase:
         finally:
             conn.raw.execute("COMMIT")
 
+    def _take_writer(self) -> PgConnection:
+        with self._all_lock:
+            while self._idle_writers:
+                conn = self._idle_writers.pop()
+                if not conn.raw.closed:
+                    return conn
+                if conn in self._all:
+                    self._all.remove(conn)
+        return self._open()
+
+    def _return_writer(self, conn: PgConnection) -> None:
+        with self._all_lock:
+            if not conn.raw.closed and conn in self._all:  # close() may have run meanwhile
+                self._idle_writers.append(conn)
+
     @contextmanager
     def with_write_tx(self) -> Iterator[PgConnection]:
-        """One write transaction (SAVEPOINT when nested); commit or roll back."""
+        """One write transaction (SAVEPOINT when nested in this thread's); commit or roll back."""
         if self.read_only:
             raise StoreError("this database handle is read-only")
-        with self._write_lock:
-            if self._writer is None or self._writer.raw.closed:
-                self._writer = self._open()
-            conn = self._writer
-            if self._depth > 0:
-                name = f"sp{self._depth}"
-                conn.raw.execute(f"SAVEPOINT {name}")
-                self._depth += 1
-                try:
-                    yield conn
-                except BaseException:
-                    conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                    conn.raw.execute(f"RELEASE SAVEPOINT {name}")
-                    raise
-                else:
-                    conn.raw.execute(f"RELEASE SAVEPOINT {name}")
-                finally:
-                    self._depth -= 1
-                return
-            conn.raw.execute("BEGIN")
-            self._depth = 1
-            conn.in_write_tx = True
+        conn: PgConnection | None = getattr(self._tx, "conn", None)
+        if conn is not None:
+            name = f"sp{self._tx.depth}"
+            conn.raw.execute(f"SAVEPOINT {name}")
+            self._tx.depth += 1
             try:
                 yield conn
             except BaseException:
-                conn.raw.execute("ROLLBACK")
+                conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                conn.raw.execute(f"RELEASE SAVEPOINT {name}")
                 raise
             else:
-                try:
-                    conn.raw.execute("COMMIT")
-                except psycopg.Error as exc:
-                    raise StoreError(f"could not commit: {exc}") from exc
+                conn.raw.execute(f"RELEASE SAVEPOINT {name}")
             finally:
-                conn.in_write_tx = False
-                self._depth = 0
+                self._tx.depth -= 1
+            return
+        with self._write_slots:
+            conn = self._take_writer()
+            try:
+                conn.raw.execute("BEGIN")
+                self._tx.conn, self._tx.depth = conn, 1
+                conn.in_write_tx = True
+                try:
+                    yield conn
+                except BaseException:
+                    conn.raw.execute("ROLLBACK")
+                    raise
+                else:
+                    try:
+                        conn.raw.execute("COMMIT")
+                    except psycopg.Error as exc:
+                        raise StoreError(f"could not commit: {exc}") from exc
+                finally:
+                    conn.in_write_tx = False
+                    self._tx.conn, self._tx.depth = None, 0
+            finally:
+                self._return_writer(conn)
 
     def checkpoint(self, attempts: int = 40) -> bool:
         """SQLite's WAL truncation has no twin here: the server manages its own WAL."""
         return True
 
     def close(self) -> None:
-        with self._write_lock, self._all_lock:
+        """Close every connection, once the write transactions in flight have ended (up to 30 s)."""
+        deadline = time.monotonic() + 30
+        held = sum(self._write_slots.acquire(timeout=max(0.0, deadline - time.monotonic()))
+                   for _ in range(self._writers))
+        try:
+            self._close_all()
+        finally:
+            for _ in range(held):
+                self._write_slots.release()
+
+    def _close_all(self) -> None:
+        with self._all_lock:
             for conn in self._all:
                 try:
                     conn.close()
@@ -306,7 +355,7 @@ class PostgresDatabase:
                     pass
             self._all.clear()
             self._readers.clear()
-            self._writer = None
+            self._idle_writers.clear()
         self._local = threading.local()
 
 
@@ -322,5 +371,7 @@ def require_pgvector(db: PostgresDatabase) -> None:
     try:
         conn.raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as exc:
+        if conn.raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            return  # another daemon starting on the same database created it at the same moment
         raise StoreError(f"cannot enable pgvector on {db.path} ({str(exc).strip().splitlines()[0]}): run"
                          " 'CREATE EXTENSION vector' as a superuser once") from exc

@@ -1,12 +1,21 @@
 """PostgreSQL DDL the Postgres twin migrations (store/migrations/pg) and `store.pg.search` share:
 a SQLite migration's statements through the translator (`run_portable`), the full-text side tables
-with their sync triggers (`fts_sql`) and the per-lexeme BM25 tables (`terms_sql`, `fill_terms_sql`)."""
+with their sync triggers (`fts_sql`), the per-lexeme BM25 tables (`terms_sql`, `fill_terms_sql`) and
+the expressions m024 indexes for session start's queries (`LIVE`, `EFFECTIVE_KEY_PG`)."""
 
 from __future__ import annotations
 
 from kenning.store.backend import Connection
 from kenning.store.pg.translate import Untranslatable
 from kenning.store.sql_script import statements
+
+
+LIVE = "{m}is_deleted = 0 AND {m}superseded_by IS NULL"  # {m}: "m." in queries, "" in index predicates
+# The order of store.sessions.top_by_effective_score on PostgreSQL, indexed by m024: ln(effective
+# score) plus a constant that depends only on `at` (ln(1/0.95) = 0.0512932943875505 per day since
+# the last access), pinned first
+EFFECTIVE_KEY_PG = ("CASE WHEN {m}pinned = 1 THEN 1e300::float8 ELSE ln(GREATEST({m}importance, 1e-9)::float8)"
+                    " + 0.0512932943875505 * julianday(COALESCE({m}last_accessed_at, {m}created_at)) END")
 
 
 def run_portable(conn: Connection, sql: str) -> None:
@@ -21,7 +30,8 @@ def run_portable(conn: Connection, sql: str) -> None:
 
 def fts_sql(table: str, fts_table: str, body: str, columns: str) -> str:
     """DDL for `fts_table` (rid, tsvector, token count), kept in step with `table` by a trigger on
-    `columns`, and its row in fts_totals (documents and tokens, for BM25's average length).
+    `columns` that runs at commit (m008: the counters' row locks are held only that long), and its
+    row in fts_totals (documents and tokens, for BM25's average length).
     `body` is the indexed text as an expression over NEW."""
     return f"""
 CREATE TABLE {fts_table} (rid BIGINT PRIMARY KEY, fts tsvector NOT NULL, len INTEGER NOT NULL);
@@ -46,9 +56,12 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER {fts_table}_ai AFTER INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
-CREATE TRIGGER {fts_table}_au AFTER UPDATE OF {columns} ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
-CREATE TRIGGER {fts_table}_ad AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+CREATE CONSTRAINT TRIGGER {fts_table}_ai AFTER INSERT ON {table} DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+CREATE CONSTRAINT TRIGGER {fts_table}_au AFTER UPDATE OF {columns} ON {table} DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
+CREATE CONSTRAINT TRIGGER {fts_table}_ad AFTER DELETE ON {table} DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION {fts_table}_sync();
 """
 
 

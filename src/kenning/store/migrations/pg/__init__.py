@@ -14,7 +14,7 @@ from typing import Callable
 _NAME = re.compile(r"^m(\d{3})_(\w+)$")
 
 
-def twins() -> dict[int, Callable]:
+def twins() -> dict[int, Callable[..., None]]:
     """version → up(conn) of each Postgres twin migration."""
     found = {}
     for info in pkgutil.iter_modules(__path__):

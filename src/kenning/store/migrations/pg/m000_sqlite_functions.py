@@ -3,6 +3,13 @@ julianday, json_extract (text result; '$.a.b' paths), json_each over a JSON arra
 `value`), json_valid, instr (JSON_ARRAY is Postgres's own), two-argument max/min, sum over a boolean, and a
 sqlite_master view of the tables and indexes (for existence checks)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
 SQL = r"""
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE OR REPLACE FUNCTION julianday(t text) RETURNS double precision LANGUAGE sql IMMUTABLE AS
@@ -34,5 +41,5 @@ CREATE OR REPLACE VIEW sqlite_master AS
 """
 
 
-def up(conn) -> None:
+def up(conn: PgConnection) -> None:
     conn.raw.execute(SQL)

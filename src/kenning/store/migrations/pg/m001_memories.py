@@ -3,6 +3,13 @@
 The text search configuration `kenning` is English stemming without a stop-word list, like
 FTS5's `porter unicode61` (the query side drops `store.search.STOP_WORDS`, as for SQLite)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
 from kenning.store.migrations.m001_memories import SCHEMA
 from kenning.store.pg.ddl import fts_sql, run_portable
 
@@ -19,7 +26,7 @@ $$ SELECT COALESCE(SUM(COALESCE(array_length(positions, 1), 1)), 0)::integer FRO
 """
 
 
-def up(conn) -> None:
+def up(conn: PgConnection) -> None:
     run_portable(conn, SCHEMA)
     conn.raw.execute(FUNCTIONS)
     conn.raw.execute(fts_sql("memories", "memories_fts", "NEW.content || ' ' || NEW.tags", "content, tags"))

@@ -7,7 +7,14 @@ TOAST threshold, and a toasted `vec` cost a detoast per candidate — 10k × 384
 16–36 ms toasted, 7–9 ms plain (the blob is toasted instead; KNN never reads it).
 """
 
+from __future__ import annotations
 
-def up(conn) -> None:
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
+
+def up(conn: PgConnection) -> None:
     conn.raw.execute("ALTER TABLE embeddings ADD COLUMN vec vector")
     conn.raw.execute("ALTER TABLE embeddings ALTER COLUMN vec SET STORAGE PLAIN")

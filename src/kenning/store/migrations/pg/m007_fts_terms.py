@@ -8,14 +8,21 @@ its lexemes' rows from the index alone, and `{fts}_df` the document count per le
 `memory_hints_fts` gets the same when it exists (a store past m016); m016 adds it otherwise.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
 from kenning.store.pg.ddl import terms_sql
 
 TABLES = (("memories_fts", "NEW.content || ' ' || NEW.tags"), ("memory_hints_fts", "NEW.hint"))
 
 
-def up(conn) -> None:
+def up(conn: PgConnection) -> None:
     for fts_table, body in TABLES:
         present, done = conn.raw.execute("SELECT to_regclass(%s), to_regclass(%s)",
-                                         (fts_table, f"{fts_table}_terms")).fetchone()
+                                         (fts_table, f"{fts_table}_terms")).fetchone() or (None, None)
         if present is not None and done is None:
             conn.raw.execute(terms_sql(fts_table, body))

@@ -1,5 +1,12 @@
 """m015 on Postgres: the graph tables as in SQLite; the mention-count triggers in PL/pgSQL."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
 from kenning.store.migrations.m015_graph import SCHEMA
 from kenning.store.pg.ddl import run_portable
 
@@ -18,6 +25,6 @@ CREATE TRIGGER mentions_count_ad AFTER DELETE ON memory_entity_mentions FOR EACH
 """
 
 
-def up(conn) -> None:
+def up(conn: PgConnection) -> None:
     run_portable(conn, SCHEMA)
     conn.raw.execute(TRIGGERS)

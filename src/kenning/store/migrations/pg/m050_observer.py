@@ -1,5 +1,12 @@
 """m050 on Postgres: the observer tables as in SQLite; memory_lookup's triggers in PL/pgSQL."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.store.pg.db import PgConnection
+
 from kenning.store.migrations.m050_observer import SCHEMA
 from kenning.store.pg.ddl import run_portable
 
@@ -26,6 +33,6 @@ CREATE TRIGGER memory_lookup_ad AFTER DELETE ON memories FOR EACH ROW EXECUTE FU
 """
 
 
-def up(conn) -> None:
+def up(conn: PgConnection) -> None:
     run_portable(conn, SCHEMA.split("INSERT INTO memory_lookup(key, memory_id)\n    SELECT 'file:'")[0])
     conn.raw.execute(TRIGGERS)

@@ -6,9 +6,9 @@ package once (`npm install --prefix <dir> --no-audit --no-fund <pkg>@<ver>`) und
 returns the path of its executable. A file lock next to the folder keeps two pytest workers (or
 two engineers) from installing the same one at once; a `.kenning-installed` marker says an install
 finished. When npm is missing or the registry cannot be reached the caller gets `CliUnavailable`
-(the tests skip with that reason); `pytest_clis` fixtures below do that.
+(the tests skip with that reason: tests/harness/require.py).
 
-    from tests.harness.clis import cli_path
+    from bench.harnesses.clis import cli_path
     claude = cli_path("claude-code")
 """
 
@@ -20,8 +20,6 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 
 @dataclass(frozen=True)
@@ -105,11 +103,3 @@ def _runs(binary: Path) -> bool:
         return subprocess.run([str(binary), "--version"], capture_output=True, timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-
-
-def require_cli(name: str) -> Path:
-    """cli_path, or skip the calling test/fixture with the reason when it cannot be installed."""
-    try:
-        return cli_path(name)
-    except CliUnavailable as exc:
-        pytest.skip(f"{name} {version(name)} unavailable: {exc}")

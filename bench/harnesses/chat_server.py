@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.harness.scripted import Recorded, ScriptedServer, ToolCall, _Handler
+from bench.harnesses.scripted import Recorded, ScriptedServer, ToolCall, _Handler
 
 TITLE = "Scripted session"
 

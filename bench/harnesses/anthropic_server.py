@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.harness.scripted import Recorded, ScriptedServer, ToolCall, _Handler, tool
+from bench.harnesses.scripted import Recorded, ScriptedServer, ToolCall, _Handler, tool
 
 __all__ = ["AnthropicServer", "tool", "claude_env", "request_texts"]
 MODEL = "claude-scripted"

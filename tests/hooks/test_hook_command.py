@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, start_daemon
+from bench.harnesses.daemon import free_port, start_daemon
 
 KENNING = str(Path(sys.executable).with_name("kenning"))
 EVENTS = ["session-start", "user-prompt-submit", "post-tool-use", "pre-compact", "stop", "session-end"]

@@ -1,10 +1,10 @@
-"""Observability fixtures: a fake remote embedding server and daemons configured to use it."""
+"""Diagnostics fixtures: a fake remote embedding server and daemons configured to use it."""
 
 from __future__ import annotations
 
 import pytest
 
-from observability.fake_embeddings import FakeEmbeddings
+from tests.diagnostics.fake_embeddings import FakeEmbeddings
 
 
 @pytest.fixture

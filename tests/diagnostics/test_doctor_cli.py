@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 
 def run(home, *args, port=None):

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from kenning.memory.git_history import parse_log, read_commits
-from tests.conftest import free_port
+from bench.harnesses.daemon import free_port
 
 KENNING = str(Path(sys.executable).with_name("kenning"))
 

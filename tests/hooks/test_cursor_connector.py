@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.harness.kenning_checks import connect, remember
+from bench.harnesses.kenning_setup import connect
+from tests.harness.kenning_checks import remember
 
 
 def test_cursor_gets_the_mcp_server_and_the_standing_rules(daemon, tmp_path):

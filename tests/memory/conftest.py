@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.conftest import start_daemon
+from bench.harnesses.daemon import start_daemon
 
 PRIVATE_URLS_CONFIG = "pipeline:\n  documents:\n    worker_interval_ms: 1000\n    allow_private_urls: true\n"
 REQUESTS: list[str] = []  # every path the local server was asked for (SSRF tests check it stays empty)

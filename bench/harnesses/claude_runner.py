@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.harness.anthropic_server import claude_env
+from bench.harnesses.anthropic_server import claude_env
 
 KENNING = str(Path(sys.executable).with_name("kenning"))
 TURN_TIMEOUT_S = 120.0

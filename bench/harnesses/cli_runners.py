@@ -18,10 +18,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.harness.chat_server import OPENCODE_ENV, ChatServer, opencode_config
-from tests.harness.gemini_server import GeminiServer, gemini_env, gemini_settings
-from tests.harness.kenning_checks import bare_env
-from tests.harness.responses_server import ResponsesServer, codex_config
+from bench.harnesses.chat_server import OPENCODE_ENV, ChatServer, opencode_config
+from bench.harnesses.gemini_server import GeminiServer, gemini_env, gemini_settings
+from bench.harnesses.kenning_setup import bare_env
+from bench.harnesses.responses_server import ResponsesServer, codex_config
 
 RUN_TIMEOUT_S = 240
 

@@ -1,0 +1,87 @@
+"""Amendments across chats (issue 32's coding-memory miss): an amendment the user accepts supersedes the rule it
+amends, and an explicit amendment marks the earlier chat it amends even where that chat's old rule lives only in
+its exchanges (bench/coding_memory.py, sde dev split, tagmerge family: chat A's kill list was never extracted as a
+rule, so nothing linked the amendment to A and recall showed A's stale exchanges alone). Real daemon, session-end
+hooks.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+RULE = [
+    ("user", "Tag cleanup for the CMDB sync."),
+    ("assistant", "What should merge_tags do with the casing of tags?"),
+    ("user", "Never lowercase the tags in merge_tags output: the Terraform provider treats tag casing as significant."),
+]
+AMENDMENT = ("assistant", "Amended rule, superseding the casing rule: merge_tags lowercases every tag in its output "
+                          "from now on, so the duplicates collapse.")
+
+
+def _hook(http, event: str, body: dict) -> dict:
+    response = http.post(f"/api/hooks/{event}", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _chat(http, project: str, at: str, turns: list[tuple[str, str]]) -> tuple[str, dict]:
+    key = f"chat-{uuid.uuid4().hex}"
+    _hook(http, "session-start", {"session_key": key, "project": project, "timestamp": at})
+    transcript = "\n".join(f"{'User' if role == 'user' else 'Assistant'}: {text}" for role, text in turns)
+    result = _hook(http, "session-end", {"session_key": key, "transcript": transcript, "wait": True})
+    assert result["summary"]["status"] == "done", result
+    return key, result["summary"]
+
+
+def _rules(http, key: str) -> list[dict]:
+    response = http.get("/api/memory", params={"session_key": key, "limit": 1000})
+    assert response.status_code == 200, response.text
+    return [m for m in response.json()["items"] if m["type"] != "episode"]
+
+
+def _amend(http, follow_up: tuple[str, str]) -> tuple[dict, dict, dict]:
+    """The user's rule, then a later chat's amendment followed by `follow_up`: (old rule now, amendment, summary)."""
+    project = f"tags-{uuid.uuid4().hex[:6]}"
+    old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", RULE)
+    (old,) = [m for m in _rules(http, old_key) if "Never lowercase" in m["content"]]
+    assert old["metadata"]["claim"]["speaker"] == "user"
+    new_key, summary = _chat(http, project, "2025-02-10T10:00:00Z", [
+        ("user", "The duplicate tags are back in the UI; what do we do about casing?"), AMENDMENT, follow_up])
+    (new,) = [m for m in _rules(http, new_key) if "lowercases every tag" in m["content"]]
+    return http.get(f"/api/memory/{old['id']}").json(), new, summary
+
+
+def test_an_amendment_the_user_accepts_supersedes_the_rule(daemon):
+    with daemon.client(timeout=300) as http:
+        old, new, summary = _amend(http, ("user", "yes, exactly, do that"))
+    assert not new["needs_review"] and new["metadata"]["claim"]["accepted"] is True
+    assert old["superseded_by"] == new["id"] and summary["extraction"]["superseded"] == [old["id"]]
+
+
+def test_an_amendment_marks_the_chat_whose_rule_lives_only_in_its_exchanges(daemon):
+    """A chat whose old behaviour (a global kill list) lives in its exchanges only — no rule of it says so, as in
+    the tagmerge family's chat A, whose "Yes — removed means removed" was not extracted — has no rule to
+    supersede; the amendment's nearest earlier exchange is that chat's, so the chat's memories hold a rule the
+    amendment replaced (`amended_by`) and recall puts the amendment first."""
+    project = f"tomb-{uuid.uuid4().hex[:6]}"
+    with daemon.client(timeout=300) as http:
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
+            ("user", "How does merge_tags handle the '-name' tombstones the ops sync writes into the tag sources?"),
+            ("assistant", "merge_tags collects every '-name' tombstone across all the sources into one kill list and "
+                          "strips that tag from the entire merged result."),
+            ("user", "Thanks, that's all for now.")])
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
+            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
+                     "CMDB asserts."),
+            ("assistant", "Amended rule, superseding the kill list: merge_tags strips a '-name' tombstone's tag from "
+                          "the lower-precedence sources only, never from a source above it."),
+            ("user", "Yes, that's the rule going forward.")])
+        (amendment,) = [m for m in _rules(http, new_key) if m["content"].startswith("Amended rule")]
+        assert amendment["metadata"]["amends"] == 2 and not amendment["needs_review"]
+        old = http.get("/api/memory", params={"session_key": old_key, "limit": 100}).json()["items"]
+        assert old and not [m for m in old if m["type"] != "episode"]  # nothing to supersede
+        assert all(amendment["id"] in m["metadata"].get("amended_by", []) for m in old)
+        hits = http.post("/api/memory/recall", json={
+            "query": "merge_tags: how do '-name' tombstones suppress tags across the sources?",
+            "project": project}).json()["results"]
+    assert hits[0]["id"] == amendment["id"]  # the stale chat never comes first
