@@ -42,6 +42,7 @@ def cold_daemon(tmp_path_factory):
     daemon = start_daemon(tmp_path_factory.mktemp("dash-cold"), "")
     try:
         daemon.replayed = replay(daemon.base_url, 4)
+        settle(daemon)
         yield daemon
     finally:
         daemon.stop()
@@ -58,6 +59,27 @@ def wait_for(predicate, timeout: float = 180.0, every: float = 0.5):
             return value
         time.sleep(every)
     raise AssertionError("condition not met in time")
+
+
+def settle(daemon, timeout: float = 180.0) -> None:
+    """Wait until the replay's background work is done: no job pending or leased and the memory
+    count the same on three reads a second apart. The pipeline extracts from replayed sessions after
+    the replay returns; a test that reads the count from the API and then from the page saw it grow
+    in between (CI: '52 memories' expected, the page had loaded 51)."""
+    def quiet() -> int | None:
+        totals = daemon.get("/api/pipeline/status").json()["queue"]["totals"]
+        if totals["pending"] or totals["leased"]:
+            return None
+        return int(daemon.get("/api/memory", limit=1).json()["total"])
+
+    seen: list[int | None] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        seen.append(quiet())
+        if len(seen) >= 3 and seen[-1] is not None and seen[-3:] == [seen[-1]] * 3:
+            return
+        time.sleep(1.0)
+    raise AssertionError("the replay's background work did not settle in time")
 
 
 @pytest.fixture(scope="module")

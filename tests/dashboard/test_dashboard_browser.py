@@ -30,8 +30,8 @@ def test_served_at_root_with_hashed_assets(cold_daemon):
 
 
 def test_memories_search_detail_and_actions(page, cold_daemon):
+    total = cold_daemon.get("/api/memory", limit=1).json()["total"]  # read before the page loads its own
     open_tab(page, cold_daemon, "memories")
-    total = cold_daemon.get("/api/memory", limit=1).json()["total"]
     assert total >= 36  # the replayed world plus whatever the pipeline extracted from sessions
     expect(page.get_by_test_id("memory-count")).to_have_text(f"{total} memories")
     page.get_by_test_id("memory-search").fill("stripe duplicate webhook events")

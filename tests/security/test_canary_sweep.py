@@ -199,8 +199,8 @@ def test_canary_secrets_reach_no_table_and_no_file(world):
         end = time.monotonic() + 180
         while time.monotonic() < end:  # the summary job and the pipeline's jobs have run
             job = (http.get(f"/api/sessions/{key}").json().get("summary_job") or {}).get("status")
-            pending = http.get("/api/pipeline/status").json()
-            if job == "done" and not pending.get("queue", {}).get("pending") and not pending.get("queue", {}).get("leased"):
+            totals = http.get("/api/pipeline/status").json()["queue"]["totals"]
+            if job == "done" and not totals["pending"] and not totals["leased"]:
                 break
             time.sleep(1)
         detail = http.get(f"/api/sessions/{key}").json()
