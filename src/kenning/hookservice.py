@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
@@ -49,11 +49,19 @@ class ToolAnswer(StepAnswer, total=False):
     checkpoint_id: int  # (absent: none was due)
 
 
-class SessionEndAnswer(EndAnswer, total=False):
-    """A session end's answer: the sessions manager's (summary job) and the observer's promotion of
-    the session's scratchpad (absent when the promotion failed)."""
+if TYPE_CHECKING:
+    ObserverField = Promotion | ObserverEndAnswer
+else:  # what pydantic reads (the session-end route's answer): the observer's JSON object as it answered it
+    # (as sessions.end.SummaryField: validated against the TypedDicts it would be reordered and could lose keys)
+    ObserverField = dict[str, object]
 
-    observer: Promotion | ObserverEndAnswer
+
+class SessionEndAnswer(EndAnswer, total=False):
+    """A session end's answer — its one declaration (issue 34; the hook route serialises it, adding only its own
+    degraded / error): the sessions manager's (summary job) and the observer's promotion of the session's
+    scratchpad (absent when the promotion failed)."""
+
+    observer: ObserverField
 
 
 # what `HooksService.handle` answers, per event: session start, prompt, tool step, turn end

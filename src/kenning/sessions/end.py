@@ -13,7 +13,9 @@ predictor the session is over. No LLM or embedding call ever runs inside a write
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NotRequired, Required, TypedDict, cast
+from typing import TYPE_CHECKING, NotRequired, Required, cast
+
+from typing_extensions import TypedDict  # pydantic reads EndAnswer (the session-end route's answer) on Python 3.11
 
 from kenning.core.clock import now_iso
 from kenning.core.errors import InvalidInput
@@ -62,12 +64,22 @@ class SummaryOutcome(_StoredSummary, total=False):
     attempts: int
 
 
+if TYPE_CHECKING:
+    SummaryField = SummaryOutcome | None
+else:  # what pydantic reads (the hook route's response model): the summary as the JSON object the job wrote,
+    # passed on key for key in its order. Validated against the TypedDicts above it would come out in their
+    # declaration order (ContinuityVerdict's `judge` before `reasoning`) and lose any key they do not declare.
+    SummaryField = dict[str, object] | None
+
+
 class EndAnswer(TypedDict):
-    """What session end answers (SessionManager.session_end; the hook's JSON): the job queued, or,
-    when the caller waited, its summary (None: another worker is running it now)."""
+    """What session end answers — the one declaration of its sessions part (issue 34): SessionManager.session_end
+    returns it, the hooks service adds the observer's promotion (hookservice.SessionEndAnswer), the hook route
+    serialises that (api/routes/hooks.SessionEndOut adds only degraded / error). The job queued, or, when the
+    caller waited, its summary (None: another worker is running it now)."""
     queued: bool
     job_id: int
-    summary: NotRequired[SummaryOutcome | None]
+    summary: NotRequired[SummaryField]
 
 
 @dataclass
@@ -140,8 +152,8 @@ def summary_outcome(job: Job) -> SummaryOutcome:
     the error and whether the job will be retried (pending), is dead, or runs elsewhere (leased)."""
     key = job.payload.get("session_key") or job.dedup_key
     if job.status == "completed":
-        # the job's stored result (what summarize() returned, read back from JSON) is the summary
-        return cast(SummaryOutcome, {**(job.result or {}), "session_key": key, "status": "done"})
+        # the job's stored result (what summarize() returned, read back from JSON) after the key and status
+        return cast(SummaryOutcome, {"session_key": key, "status": "done", **(job.result or {})})
     # leased: the run outlived its lease, the reaper requeued it and a worker runs it again now
     status = "running" if job.status == "leased" else "failed"
     return {"session_key": key, "status": status, "error": job.last_error, "job_status": job.status,

@@ -44,7 +44,7 @@ from kenning.core.events import (
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
-from kenning.hookservice import ToolAnswer, tool_result_from_body
+from kenning.hookservice import SessionEndAnswer, ToolAnswer, tool_result_from_body
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS, CheckpointAnswer, FeedbackAnswer
@@ -241,13 +241,6 @@ EventIn = Annotated[Union[SessionStartedIn, PromptSubmittedIn, ToolResultIn, Tur
                           SessionEndedIn], Field(discriminator="kind")]
 
 
-class _HookOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    degraded: bool | None = Field(None, description="true: an internal error or the latency budget; empty answer.")
-    error: str | None = None
-
-
 class InjectOut(PromptAnswer, total=False):
     """A prompt's answer (sessions.prompt.PromptAnswer, declared there once) and the route's own fields."""
 
@@ -269,17 +262,20 @@ class PostToolUseOut(ToolAnswer, total=False):
     error: str
 
 
-class SessionEndOut(_HookOut):
-    queued: bool
-    job_id: int | str | None = None
-    summary: dict[str, object] | None = None
+class SessionEndOut(SessionEndAnswer, total=False):
+    """Session end's answer (hookservice.SessionEndAnswer: the sessions manager's EndAnswer and the observer's
+    promotion, declared there once) and the route's own fields. `summary` and `observer` go out as the service
+    built them (sessions.end.SummaryField, hookservice.ObserverField)."""
+
+    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
+    error: str
 
 
-class EventOut(_HookOut):
-    """The answer of the route the event's kind stands for (inject/memory_ids, checkpoint_id, queued …)."""
-
-    inject: str | None = None
-    memory_ids: list[str] | None = None
+# /event's answer: the one of the route the event's kind stands for, each declared once above (session_started,
+# prompt_submitted, session_ended, turn_ended, tool_result, compacted). pydantic's smart union keeps the member
+# that validates with the most keys set, so an answer goes out with every key it has (a tool step's
+# {inject, memory_ids, step} is PostToolUseOut, a compaction's {checkpoint_id, episodes} CheckpointAnswer).
+EventOut = Union[SessionStartOut, InjectOut, SessionEndOut, FeedbackAnswer, PostToolUseOut, CheckpointAnswer]
 
 
 _EMPTY = {"inject": "", "memory_ids": []}
