@@ -11,21 +11,14 @@ p50/p95 and as the daemon's CPU milliseconds per recall (from /proc; the steady 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-import httpx
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.harnesses.daemon import start_daemon  # noqa: E402  (the one daemon starter of benches and tests)
 
 
 def _children(pid: int) -> list[int]:
@@ -100,28 +93,11 @@ def parse_variant(spec: str) -> tuple[str, str | None, dict[str, str]]:
 def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_s: float = 20.0,
             src: str | None = None, embedding: dict[str, str] | None = None) -> dict:
     home = Path(tempfile.mkdtemp(prefix="kenning-bench-rss-"))
-    if embedding:
-        (home / "config.yaml").write_text("embedding:\n" + "".join(f"  {k}: {v}\n" for k, v in embedding.items()))
-    port = _free_port()
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
-    if src:
-        env["PYTHONPATH"] = str(Path(src).resolve())
-    log = open(home / "daemon.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    config = ("embedding:\n" + "".join(f"  {k}: {v}\n" for k, v in embedding.items())) if embedding else None
+    daemon = start_daemon(home, config, log_name="daemon.log", timeout_s=300, src=src)
+    proc = daemon.proc
     try:
-        with httpx.Client(base_url=url, timeout=600) as http:
-            deadline = time.monotonic() + 300
-            while True:
-                try:
-                    if http.get("/api/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit(f"daemon did not start; see {home / 'daemon.log'}")
-                time.sleep(0.3)
+        with daemon.client(timeout=600) as http:
             fresh = snapshot(proc.pid)
             for i in range(0, size, 500):
                 http.post("/api/memory/batch", json={"memories": [
@@ -138,8 +114,7 @@ def measure(size: int, recalls: int, texts: list[str], prompts: list[str], idle_
             after = snapshot(proc.pid)
             model = http.get("/api/health").json().get("embedding_model")
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        daemon.stop()
     took.sort()
     return {"size": size, "recalls": recalls, "recall_s": round(elapsed, 1), "embedding_model": model,
             "src": src, "embedding": embedding or {},

@@ -52,8 +52,8 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from predictor_sim import Daemon, free_port  # noqa: E402  (real `python -m kenning serve`, temp home, free port)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.harnesses.daemon import DaemonProcess, free_port, start_daemon  # noqa: E402  (the one daemon starter)
 
 
 @dataclass
@@ -151,8 +151,8 @@ def run(threads: int, kills: int, phase_s: float, seed: int) -> dict:
     home = Path(tempfile.mkdtemp(prefix="kenning-durability-")) / "home"
     config = ""  # defaults: extraction and the other workers run, as for a user
     target, ledger, stop = Target(), Ledger(), threading.Event()
-    daemon = Daemon(home, config)
-    target.url = daemon.url
+    daemon = start_daemon(home, config, log_name="daemon.log", timeout_s=240)
+    target.url = daemon.base_url
     target.up.set()
     workers = [threading.Thread(target=_writer, args=(n, target, ledger, stop, seed), daemon=True)
                for n in range(threads)]
@@ -169,11 +169,8 @@ def run(threads: int, kills: int, phase_s: float, seed: int) -> dict:
                 break
             daemon.proc.send_signal(signal.SIGKILL)  # mid-load, no warning
             target.up.clear()
-            daemon.proc.wait()
-            started = time.monotonic()
-            daemon = Daemon(home, config)
-            restarts.append(round(time.monotonic() - started, 2))
-            target.url = daemon.url
+            daemon.kill()  # (waits until it is gone)
+            restarts.append(round(daemon.restart(timeout_s=240), 2))  # same home, same port
             target.up.set()
     finally:
         stop.set()
@@ -207,45 +204,6 @@ SESSION_TOPICS = [  # one distinct conversation per session (near-duplicates wou
     [("How are reports built?", "Monthly reports are rendered by a nightly Airflow DAG into S3."),
      ("Who owns them?", "The data team owns reports; page them in #data-oncall.")],
 ]
-
-
-class FixedPortDaemon:
-    """`python -m kenning serve` on one port across restarts (the hooks find it where they did)."""
-
-    def __init__(self, home: Path, port: int, env: dict[str, str]) -> None:
-        self.home, self.port, self.env = home, port, env
-        self.url = f"http://127.0.0.1:{port}"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> float:
-        started = time.monotonic()
-        log = open(self.home / "daemon.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=self.env, stdout=log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        log.close()
-        while time.monotonic() - started < 240:
-            if self.proc.poll() is not None:
-                raise RuntimeError((self.home / "daemon.log").read_text()[-3000:])
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return round(time.monotonic() - started, 2)
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("daemon did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def _hook(event: str, body: dict, env: dict[str, str]) -> float:
@@ -292,13 +250,12 @@ def run_sessions(n: int, src: Path | None, wait_s: float) -> dict:
     (home / "config.yaml").write_text("sessions:\n  latency_budget_ms: 20000\n"
                                       + ("  stale_after_minutes: 0\n" if stale_setting else "")
                                       + "pipeline:\n  worker:\n    lease_timeout_ms: 15000\n")
-    port = free_port()
-    env = {**os.environ, "HOME": str(user), "KENNING_HOME": str(home), "KENNING_PORT": str(port),
-           "KENNING_HOOK_TIMEOUT": "3"}
-    if src is not None:
-        env["PYTHONPATH"] = str(tree)
-    daemon = FixedPortDaemon(home, port, env)
-    restarts = [daemon.start()]
+    started = time.monotonic()  # one port across restarts: the hooks find the daemon where they did
+    daemon: DaemonProcess = start_daemon(home, extra_env={"HOME": str(user), "KENNING_HOOK_TIMEOUT": "3"},
+                                         log_name="daemon.log", timeout_s=240, port=free_port(),
+                                         src=tree if src is not None else None)
+    env = daemon.env  # the hooks run with the daemon's environment (its home, port, HOME, source tree)
+    restarts = [round(time.monotonic() - started, 2)]
     sessions: list[dict] = []
     hook_s: list[float] = []
     try:
@@ -321,7 +278,7 @@ def run_sessions(n: int, src: Path | None, wait_s: float) -> dict:
                 daemon.kill()
             else:
                 daemon.kill()
-            restarts.append(daemon.start())
+            restarts.append(round(daemon.restart(timeout_s=240), 2))
             sessions.append({"key": key, "mode": mode})
         nxt = str(uuid.uuid4())  # the next session's first hook reaches the daemon
         _hook("session-start", payload("session-start", nxt, str(repo), ""), env)
@@ -329,7 +286,7 @@ def run_sessions(n: int, src: Path | None, wait_s: float) -> dict:
         pending = {s["key"] for s in sessions}
         while pending and time.monotonic() - started < wait_s:
             for key in list(pending):
-                if _recorded(daemon.url, key):
+                if _recorded(daemon.base_url, key):
                     pending.discard(key)
                     next(s for s in sessions if s["key"] == key)["recovered_after_s"] = round(
                         time.monotonic() - started, 1)

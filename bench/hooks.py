@@ -48,7 +48,6 @@ import os
 import platform
 import random
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -64,7 +63,9 @@ import httpx
 from kenning.hooks.install import hook_argv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from latency import queries, synthetic  # noqa: E402
+from bench.harnesses.daemon import DaemonProcess, start_daemon  # noqa: E402  (the one daemon starter)
 
 KENNING = str(Path(sys.executable).with_name("kenning"))  # pip's console script (older installs; --before's tree)
 INSTALLED = hook_argv()  # the hook command `kenning connect` writes now
@@ -72,12 +73,6 @@ POST_ONLY = [sys.executable, "-P", "-c",  # a fresh process that sends the hook'
              "import sys; from kenning.hooks.jsonc import loads; from kenning.hooks.transport import daemon_endpoint, post; "
              "url, token, timeout = daemon_endpoint(); post(url, sys.argv[1], loads(sys.argv[2]), token=token, timeout=timeout)"]
 PROJECT = "bench-repo"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -90,23 +85,10 @@ def summary(values: list[float]) -> dict:
             "mean": round(statistics.fmean(values), 2), "max": round(max(values), 2)}
 
 
-def start_daemon(home: Path, pipeline: bool) -> tuple[subprocess.Popen, str, dict]:
-    if not pipeline:
-        (home / "config.yaml").write_text("pipeline:\n  enabled: false\n")
-    port = free_port()
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
-    log = open(home / "daemon.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return proc, url, env
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("daemon did not start; see " + str(home / "daemon.log"))
+def bench_daemon(home: Path, pipeline: bool) -> DaemonProcess:
+    """This tree's daemon (the --before tree's hooks talk to it too); extraction workers off unless `pipeline`."""
+    return start_daemon(home, None if pipeline else "pipeline:\n  enabled: false\n", log_name="daemon.log",
+                        timeout_s=180)
 
 
 def grow(http: httpx.Client, start: int, stop: int, seed: int) -> float:
@@ -269,13 +251,14 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="kenning-bench-hooks-"))
     workdir = home / PROJECT
     (workdir / ".git").mkdir(parents=True)
-    proc, url, env = start_daemon(home, args.with_pipeline)
+    daemon = bench_daemon(home, args.with_pipeline)
+    env = daemon.env
     results = {"bench": "hooks", "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                              "platform": platform.platform()},
                "budget_ms": 250, "pipeline_workers": args.with_pipeline, "before": str(args.before or ""),
                "load_average_start": os.getloadavg(), "sizes": {}}
     try:
-        with httpx.Client(base_url=url, timeout=60) as http:
+        with daemon.client(timeout=60) as http:
             have = 0
             for size in sizes:
                 rate = grow(http, have, size, args.seed)
@@ -300,8 +283,7 @@ def main() -> None:
                 results["sizes"][str(size)] = entry
                 print(json.dumps({str(size): entry}), file=sys.stderr)
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        daemon.stop()
     text = json.dumps(results, indent=2)
     if args.out:
         args.out.write_text(text + "\n")

@@ -44,7 +44,6 @@ import json
 import os
 import platform
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,6 +56,10 @@ import httpx
 
 from kenning.hooks.claude_code import handle
 from kenning.observer.scratchpad import Scratchpad
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.harnesses.daemon import DaemonProcess  # noqa: E402  (the one daemon starter of benches and tests)
+from bench.harnesses.daemon import start_daemon as start_kenning_daemon  # noqa: E402
 
 PROJECTS = {
     "shop": {
@@ -231,31 +234,17 @@ def build_sessions(per_project: int, noise_only_project: int, seed: int) -> list
 
 
 # -- daemon --------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def observer_daemon(home: Path, step_injection: bool) -> DaemonProcess:
+    """A daemon for the replay (bench.harnesses.daemon.start_daemon): extraction off, step injection on or off."""
+    return start_kenning_daemon(home, "pipeline:\n  enabled: false\n  embedding_tracker:\n    enabled: false\n"
+                        f"observer:\n  step_injection: {'true' if step_injection else 'false'}\n"
+                        "  synthesis_thresholds: [5, 10, 20, 50, 100]\n", log_name="daemon.log", timeout_s=300)
 
 
-def start_daemon(home: Path, step_injection: bool) -> tuple[subprocess.Popen, str, dict]:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(
-        "pipeline:\n  enabled: false\n  embedding_tracker:\n    enabled: false\n"
-        f"observer:\n  step_injection: {'true' if step_injection else 'false'}\n  synthesis_thresholds: [5, 10, 20, 50, 100]\n")
-    port = free_port()
-    env = {**os.environ, "KENNING_HOME": str(home), "KENNING_PORT": str(port)}
-    log = open(home / "daemon.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return proc, url, env
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.terminate()
-    raise SystemExit("daemon did not start; see " + str(home / "daemon.log"))
+def start_daemon(home: Path, step_injection: bool) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
+    """(process, URL, environment) of `observer_daemon`, as bench/observer_real_cli.py takes them."""
+    daemon = observer_daemon(home, step_injection)
+    return daemon.proc, daemon.base_url, daemon.env
 
 
 def load_background(home: Path, count: int, seed: int) -> float:
@@ -485,12 +474,11 @@ def main() -> None:
             home = Path(tmp) / name
             home.mkdir(parents=True)
             rate = load_background(home, args.background, args.seed) if args.background else None
-            proc, url, env = start_daemon(home, step_injection)
+            daemon = observer_daemon(home, step_injection)
             try:
-                run = replay(url, env, sessions)
+                run = replay(daemon.base_url, daemon.env, sessions)
             finally:
-                proc.terminate()
-                proc.wait(timeout=60)
+                daemon.stop()
             result[name] = {
                 **score(sessions, run), "background_load_per_s": rate,
                 "post_tool_use_http_ms": lat(run["post_ms"]), "health_http_ms": lat(run["health_ms"]),

@@ -31,7 +31,6 @@ import os
 import platform
 import random
 import shutil
-import socket
 import statistics
 import struct
 import subprocess
@@ -47,7 +46,9 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from latency import queries, synthetic  # noqa: E402
+from bench.harnesses.daemon import DaemonProcess, start_daemon  # noqa: E402  (the one daemon starter)
 
 PROJECTS = [f"team-{i:02d}" for i in range(20)]
 PG_EPOCH = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
@@ -63,12 +64,6 @@ def pct(values: list[float], q: float) -> float | None:
 def summary(values: list[float]) -> dict:
     return {"n": len(values), "p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99),
             "max": round(max(values), 2) if values else None}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # -- 1. build ------------------------------------------------------------------------------------
@@ -224,29 +219,14 @@ def build_store(url: str, n: int, seed: int, chunk: int, hnsw_m: int, hnsw_ef: i
 
 # -- 2. daemons ------------------------------------------------------------------------------------
 class Daemon:
-    def __init__(self, name: str, url: str, root: Path) -> None:
-        self.home = root / name
-        self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / "config.yaml").write_text(f"store:\n  backend: postgres\n  url: {url}\n")
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "KENNING_HOME": str(self.home), "KENNING_PORT": str(self.port)}
-        self.log = open(self.home / "daemon.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve"], env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    """One `kenning serve` in front of the PostgreSQL store (`store: postgres` at `url`), its own home under
+    `root`; started by bench.harnesses.daemon.start_daemon (a free port, the health wait, home/daemon.log)."""
 
-    def wait(self, timeout_s: float = 300) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"daemon exited: {(self.home / 'daemon.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.base_url}/api/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise SystemExit("daemon did not start; see " + str(self.home / "daemon.log"))
+    def __init__(self, name: str, url: str, root: Path) -> None:
+        self.process: DaemonProcess = start_daemon(root / name, f"store:\n  backend: postgres\n  url: {url}\n",
+                                                   log_name="daemon.log", timeout_s=300)
+        self.home, self.port, self.base_url = self.process.home, self.process.port, self.process.base_url
+        self.proc = self.process.proc
 
     def rss_mb(self) -> dict:
         pids = [self.proc.pid] + _children(self.proc.pid)
@@ -254,11 +234,7 @@ class Daemon:
         return {"process_mb": round(rss[self.proc.pid] / 1024), "with_children_mb": round(sum(rss.values()) / 1024)}
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        self.process.stop()
 
 
 def _rss_kb(pid: int) -> int:
@@ -669,9 +645,8 @@ def main() -> None:
                 args.out.write_text(json.dumps(results, indent=2) + "\n")
             return
         began = time.perf_counter()
-        daemons = [Daemon("daemon-a", url, root), Daemon("daemon-b", url, root)]
-        for daemon in daemons:
-            daemon.wait()
+        for name in ("daemon-a", "daemon-b"):  # one after the other (each waits for its health)
+            daemons.append(Daemon(name, url, root))
         results["daemon_start_s"] = round(time.perf_counter() - began, 1)
         results["idle"] = idle_latency(daemons[0], args.idle_runs, args.seed,
                                        Statements(url) if args.statements else None)
