@@ -95,7 +95,7 @@ def test_the_event_route_answers_each_kind_with_every_key_of_its_own_answer(daem
         assert response.status_code == 200, response.text
     assert list(start.json()) == ["inject", "memory_ids", "candidates", "status_line", "created", "cut",
                                   "predictor_used"]  # continuity: null left out on this route (exclude_none)
-    assert list(tool.json()) == ["inject", "memory_ids", "step"] and tool.json()["step"] == 1
+    assert list(tool.json())[:3] == ["inject", "memory_ids", "step"] and tool.json()["step"] == 1
     assert turn.json() == {"applied": 0, "ignored": 0}
     assert list(compacted.json()) == ["checkpoint_id", "episodes"] and compacted.json()["episodes"]["stored"] >= 1
     answer = json.loads(end.text)
