@@ -26,8 +26,8 @@ from kenning.core.events import (
     harness_of, parse_feedback,
 )
 from kenning.core.telemetry import record_error
+from kenning.core.tool_outcome import verdict
 from kenning.core.types import Viewer
-from kenning.observer.intake import read_result
 from kenning.observer.promotion import Promotion
 from kenning.observer.service import EndAnswer as ObserverEndAnswer
 from kenning.observer.service import Observer, StepAnswer
@@ -72,17 +72,19 @@ HookAnswer = Union[StartAnswer, PromptAnswer, ToolAnswer, FeedbackAnswer, Checkp
 def tool_result_from_body(body: Mapping[str, object]) -> ToolResult:
     """A ToolResult from a post-tool-use body in any harness's shape: `tool_response` (a dict with
     exit codes / stdout / stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure).
-    The one place a body's tool result is judged failed or not (`observer.intake.read_result`); the
-    observer takes the event's verdict. The body is the caller's JSON: each field is checked before use; its
+    The verdict is the one the body carries (`is_error`, or `success`: the hook adapters decide it from their
+    harness's payload, core.tool_outcome); only a body without one (the generic HTTP contract, an event spooled
+    by an older hook) has its response read here, by the same rule (`core.tool_outcome.verdict`). The observer
+    takes the event's verdict. The body is the caller's JSON: each field is checked before use; its
     session key was normalised where the body was read (the route's SessionKey, the spool replay)."""
     key = body.get("session_key") or body.get("session_id")
     if not isinstance(key, str):
         raise InvalidInput("session_key (or session_id) is required")
-    text, failed = read_result(_str(body, "tool_name"), body.get("tool_response", body.get("result")))
     given = body.get("error")
     error = given if isinstance(given, str) and given else None
-    if body.get("is_error") is True or body.get("success") is False or error:
-        failed = True
+    success = body.get("success")
+    is_error = body.get("is_error", (not success) if isinstance(success, bool) else None)
+    text, failed = verdict(_str(body, "tool_name"), body.get("tool_response", body.get("result")), is_error, error)
     tool_input = body.get("tool_input")
     if tool_input is not None and not isinstance(tool_input, dict):
         raise InvalidInput("tool_input must be a JSON object")

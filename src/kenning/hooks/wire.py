@@ -68,8 +68,8 @@ class ToolUseBody(TypedDict):
     tool_response: NotRequired[ToolResponse]  # absent for Claude Code's PostToolUseFailure
     cwd: str | None
     tool_use_id: str | None
-    is_error: NotRequired[bool]
-    error: NotRequired[str]
+    is_error: NotRequired[bool]  # the verdict: every adapter sends it (core.tool_outcome); the daemon takes it as given
+    error: NotRequired[str]  # a failed tool: what it said
 
 
 @final

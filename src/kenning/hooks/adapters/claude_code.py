@@ -13,7 +13,8 @@ Each event becomes one request to the daemon's hook routes, i.e. one core.events
     SessionStart       → session-start   (SessionStarted; branch, and for resume/compact/clear the
                                           conversation's last words read with the transcript reader)
     UserPromptSubmit   → user-prompt-submit (PromptSubmitted)
-    PostToolUse        → post-tool-use   (ToolResult, success)
+    PostToolUse        → post-tool-use   (ToolResult: success, unless the response is interrupted / an error
+                                          or a Bash output carries an error line: `is_error`, decided here)
     PostToolUseFailure → post-tool-use   (ToolResult, success false, `error`)
     Stop               → feedback        (TurnEnded: `<memory-feedback>` of the last message, if any)
     PreCompact         → pre-compaction  (Compacted, with the transcript so far)
@@ -150,8 +151,9 @@ def requests(event: str, payload: Payload, ctx: Context) -> list[Request]:
             "tool_input": tool_input if isinstance(tool_input, dict) else None, "cwd": cwd,
             "tool_use_id": string(payload, "tool_use_id"),
         }
-        if name == "PostToolUse":
-            body["tool_response"] = tool_response(payload.get("tool_response"))
+        if name == "PostToolUse":  # the verdict: an interrupted / error response, a Bash output with an error line
+            body["tool_response"] = response = tool_response(payload.get("tool_response"))
+            hookrun.judge(body, body["tool_name"], response, MAX_OUTPUT_CHARS)
         else:  # a failed tool: Claude Code gives the error text, never a tool_response
             body["is_error"] = True
             body["error"] = (string(payload, "error") or "tool failed")[:MAX_OUTPUT_CHARS]

@@ -141,16 +141,31 @@ def prompt_submit(key: str, text: str | None, *, harness: str | None = None, pro
 def tool_use(key: str, harness: str, name: str | None, args: Mapping[str, object] | None, output: str, *,
              cwd: str | None, call_id: str | None = None, exit_code: int | None = None,
              error: str | None = None, limit: int = 8000) -> tuple[str, ToolUseBody]:
-    """The post-tool-use request; a non-zero `exit_code` or an `error` makes it a failed tool."""
+    """The post-tool-use request with its verdict (`is_error`, always sent: the daemon takes it as given, issue 34):
+    an `error`, a non-zero `exit_code` or a Bash output with an error line makes it a failed tool."""
     body: ToolUseBody = {
         "session_key": key, "harness": harness, "tool_name": name, "tool_input": args,
         "tool_response": {"output": output[:limit], **({"exit_code": exit_code} if exit_code is not None else {})},
-        "cwd": cwd, "tool_use_id": call_id,
+        "cwd": cwd, "tool_use_id": call_id, "is_error": False,
     }
     if error or (exit_code is not None and exit_code != 0):
         body["is_error"] = True
         body["error"] = (error or f"exit code {exit_code}: {output[-2000:]}")[:limit]
+    elif name == "Bash" and output:
+        judge(body, name, output[:limit])
     return "/api/hooks/post-tool-use", body
+
+
+def judge(body: ToolUseBody, name: str | None, response: object, limit: int = 8000) -> None:
+    """Set a tool step's verdict on `body` from the harness's response (core.tool_outcome.read_result: a response
+    that says it failed — `is_error`, `interrupted`, a non-zero exit code — or a Bash output with an error line);
+    its text is the error. Loaded for tool steps only."""
+    from kenning.core.tool_outcome import read_result
+
+    text, failed = read_result(name, response)
+    body["is_error"] = failed
+    if failed:
+        body["error"] = (text or "tool failed")[:limit]
 
 
 def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, render: RenderFn,
