@@ -55,7 +55,7 @@ def create_app(settings: Settings, kenning: Kenning | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(memory.router)
     app.include_router(export_routes.router)
-    app.include_router(hooks.router, dependencies=[Depends(hook_guard)])  # refusals, spool replay (ownership: k.hooks)
+    app.include_router(hooks.router, dependencies=[Depends(hook_guard)])  # the spool replay kick (ownership: k.hooks)
     app.include_router(hook_replay.router, dependencies=[Depends(hook_guard)])  # a remote hook's spool
     app.include_router(feedback_routes.router)
     app.include_router(sessions.router)

@@ -25,6 +25,7 @@ from kenning.api.routes.hooks import (
     UserPromptIn,
 )
 from kenning.api.schemas import IsoTime, errors
+from kenning.api.session_guard import note_refusal
 from kenning.core.errors import Forbidden, InvalidInput
 from kenning.core.types import Viewer
 from kenning.service import Kenning
@@ -72,6 +73,7 @@ def replay(payload: ReplayIn, request: Request, k: Kenning = Depends(get_kenning
     if (data.get("session_key") or data.get("session_id")) != payload.session_key:
         raise InvalidInput("body.session_key must be the event's session_key")
     data.setdefault("session_key", payload.session_key)
+    note_refusal(payload.transcript_refused)
     replayer = request.app.state.replayer
     spooled_at = payload.model_dump(mode="json")["spooled_at"]
     status = replayer.from_hook(payload.event, payload.path, data, payload.transcript, spooled_at, viewer)

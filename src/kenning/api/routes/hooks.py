@@ -36,6 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.schemas import IsoTime, errors
+from kenning.api.session_guard import kick, note_refusal
 from kenning.core import limits
 from kenning.core.errors import Forbidden, InvalidInput, KenningError
 from kenning.core.events import (
@@ -118,11 +119,16 @@ class UserPromptIn(_HookIn):
     cwd: Annotated[str, Field(max_length=4096)] | None = None
 
 
+Refused = Annotated[str, Field(max_length=50, description="The hook did not read the transcript, and why (outside "
+                               "the harness folders, too large …): counted by reason; an unknown reason is ignored.")]
+
+
 class CheckpointIn(_HookIn):
     context: Text | None = None
     trigger: Annotated[str, Field(max_length=50)] | None = None
     transcript: str | None = Field(None, description="pre-compaction: the transcript so far (its episodes are "
                                    "stored now).")
+    transcript_refused: Refused | None = None
 
 
 class FeedbackIn(_HookIn):
@@ -166,6 +172,7 @@ class SessionEndIn(_HookIn):
     transcript: str | None = Field(None, description="The whole transcript (redacted before it is stored).")
     wait: bool = Field(False, description="Summarise inside this request and return the summary.")
     reason: Annotated[str, Field(max_length=100)] | None = None
+    transcript_refused: Refused | None = None
 
 
 HookBody = Union[_HookIn, PostToolUseIn]  # a hook route's typed body; each reads itself back with `as_dict`
@@ -348,6 +355,7 @@ async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kennin
 @router.post("/pre-compaction", response_model=CheckpointAnswer, response_model_exclude_none=True)
 async def pre_compaction(body: CheckpointIn, k: Kenning = Depends(get_kenning),
                          viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    note_refusal(body.transcript_refused)
     event = Compacted(**_base(body), trigger=body.trigger or "pre-compaction", context=body.context,
                       transcript=body.transcript)
     return await _call(k, event, viewer)
@@ -378,14 +386,16 @@ async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
 @router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
 async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning),
                       viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
+    note_refusal(body.transcript_refused)
     event = SessionEnded(**_base(body), transcript=body.transcript, reason=body.reason)
     return await _call(k, event, viewer, wait=body.wait)
 
 
 @router.post("/event", response_model=EventOut, response_model_exclude_none=True)
-async def event(body: EventIn, k: Kenning = Depends(get_kenning),
+async def event(body: EventIn, request: Request, k: Kenning = Depends(get_kenning),
                 viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """One harness-neutral event (core.events): what every harness adapter sends."""
+    kick(request, starting=body.kind == "session_started")  # (the guard leaves /event's kick here: it knows the kind)
     data = body.model_dump(mode="json", exclude_none=True)  # session_key as SessionKey read it (once)
     wait = data.pop("wait", False)
     if data.get("timestamp") is not None:
