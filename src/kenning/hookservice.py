@@ -33,7 +33,7 @@ from kenning.observer.service import EndAnswer as ObserverEndAnswer
 from kenning.observer.service import Observer, StepAnswer
 from kenning.sessions.context import Deadline
 from kenning.sessions.end import EndAnswer
-from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionManager
+from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionFeedbackAnswer, SessionManager
 from kenning.sessions.prompt import PromptAnswer
 from kenning.sessions.start import StartAnswer
 
@@ -104,6 +104,11 @@ def _str(body: Mapping[str, object], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _team_user(viewer: Viewer | None) -> bool:
+    """A team server's user (not the local user, not the admin token): their own sessions and memories only."""
+    return viewer is not None and not viewer.sees_all
+
+
 @dataclass(frozen=True)
 class CodeIndexHooks:
     """What the hooks ask of the code graph, bound to the store by the wiring
@@ -138,7 +143,7 @@ class HooksService:
             if isinstance(event, ToolResult):
                 return self.tool_result(event, session_type)
             if isinstance(event, TurnEnded):
-                return self.turn_ended(event)
+                return self.turn_ended(event, viewer)
             if isinstance(event, Compacted):
                 return self.compacted(event)
             if isinstance(event, SessionEnded):
@@ -151,7 +156,7 @@ class HooksService:
         token opened it; another user's call raises Forbidden before the body runs, and a session nobody
         owns yet becomes the caller's after it. The local user (and the admin token) may use any session.
         `key` is the event's, normalised where the event was made (core.events.session_key)."""
-        team_user = viewer is not None and not viewer.sees_all
+        team_user = _team_user(viewer)
         if team_user:
             self.sessions.recovery.check_owner(key, viewer)
         yield
@@ -186,16 +191,31 @@ class HooksService:
         return answer
 
     # -- the rest --------------------------------------------------------------------------------
-    def turn_ended(self, event: TurnEnded) -> FeedbackAnswer:
+    def turn_ended(self, event: TurnEnded, viewer: Viewer | None = None) -> FeedbackAnswer:
+        """The `<memory-feedback>` of the turn's last message (its session's owner checked by `handle`)."""
         scores = parse_feedback(event.last_assistant_message)
         if not scores:
             return {"applied": 0, "ignored": 0}
-        return self.sessions.feedback(event.session_key, scores)
+        return self.sessions.feedback(event.session_key, scores, shown_only=_team_user(viewer))
 
-    def feedback(self, key: str, scores: Mapping[str, object], viewer: Viewer | None = None) -> FeedbackAnswer:
-        """Ratings a hook sends (`key` normalised by the route's SessionKey), on the caller's own session."""
+    def feedback(self, key: str, scores: object, viewer: Viewer | None = None) -> FeedbackAnswer:
+        """Ratings a hook sends (`key` normalised by the route's SessionKey; `scores` the caller's JSON), on the
+        caller's own session: the one ownership check of a rating (`owned`); a team server's user rates only
+        memories that were shown to them."""
         with self.owned(key, viewer):
-            return self.sessions.feedback(key, scores)
+            return self.sessions.feedback(key, scores, shown_only=_team_user(viewer))
+
+    def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None,
+                             viewer: Viewer | None = None) -> SessionFeedbackAnswer:
+        """Feedback from a client that cannot know the session key (MCP, /api/feedback): it goes to the latest
+        session that was offered those memories (open sessions first; on a team server the caller's own sessions
+        that showed them), or to `session_key` when given — checked like any rating (`feedback`)."""
+        owner = viewer.user if viewer is not None and not viewer.sees_all else None
+        key = session_key or self.sessions.session_offering(list(scores), owner=owner)
+        if key is None:
+            return {"applied": 0, "ignored": len(scores), "session_key": None}
+        fed = self.feedback(key, scores, viewer)
+        return {"applied": fed["applied"], "ignored": fed["ignored"], "session_key": key}
 
     def compacted(self, event: Compacted) -> CheckpointAnswer:
         return self.sessions.checkpoint(event)

@@ -189,7 +189,8 @@ class SpoolReplayer:
         elif path == "/api/hooks/post-tool-use":
             k.hooks.tool_result(tool_result_from_body(body))
         elif path == "/api/hooks/feedback":
-            k.sessions.feedback(key, body.get("memory_feedback"))
+            k.sessions.feedback(key, body.get("memory_feedback"),  # (its owner: checked by from_hook's `owned`)
+                               shown_only=viewer is not None and not viewer.sees_all)
         elif path == "/api/hooks/pre-compaction":
             reading = read()
             compacted = _event(Compacted, {"trigger": "pre-compaction", **body})

@@ -2,7 +2,8 @@
 
 It takes the typed events of core.events (`SessionStarted`, `PromptSubmitted`, `ToolResult`, `Compacted`,
 `SessionEnded`: made and checked at the edge that read the caller's JSON — the hook routes, the spool replay —
-so nothing here re-validates a dict); feedback takes the session key and the ratings as sent. It enforces the
+so nothing here re-validates a dict); feedback takes the session key (its owner checked by the hooks service)
+and the ratings as sent. It enforces the
 latency budget; answers are TypedDicts (StartAnswer, PromptAnswer, EndAnswer, …); summary jobs go to the one job
 queue and its summary worker (`SummaryRunner`). Handlers live in start / prompt / checkpoints / end; this
 module only routes, times and records.
@@ -90,26 +91,17 @@ class SessionManager:
         record_latency("hook.user_prompt_submit", deadline.elapsed_ms())
         return answer
 
-    def feedback(self, key: str, scores: object, viewer: Viewer | None = None) -> FeedbackAnswer:
+    def feedback(self, key: str, scores: object, *, shown_only: bool = False) -> FeedbackAnswer:
         """Ratings for the session's memories (`scores`: the caller's JSON, {memory id: score}; the bad ones
-        are counted as ignored); a team server's user rates only in their own session, and only memories
-        that were shown to them. `key` is normalised where it was read (SessionKey, an event)."""
-        self.recovery.check_owner(key, viewer)
-        team_user = viewer is not None and not viewer.sees_all
-        applied, ignored = apply_feedback(self.deps, key, scores, shown_only=team_user)
+        are counted as ignored). `key` is one the caller may rate in: its owner was checked once, by the hooks
+        service (`HooksService.feedback`, issue 34); `shown_only` (a team server's user): only memories that were
+        shown in the session count."""
+        applied, ignored = apply_feedback(self.deps, key, scores, shown_only=shown_only)
         return {"applied": applied, "ignored": ignored}
 
-    def feedback_any_session(self, scores: dict[str, float], session_key: str | None = None,
-                             viewer: Viewer | None = None) -> SessionFeedbackAnswer:
-        """Feedback from a client that cannot know the session key (MCP): it goes to the latest
-        session that was offered those memories (open sessions first; on a team server the
-        caller's own sessions that showed them)."""
-        owner = viewer.user if viewer is not None and not viewer.sees_all else None
-        key = session_key or store.latest_session_offering(self.deps.db.reader(), list(scores), owner=owner)
-        if key is None:
-            return {"applied": 0, "ignored": len(scores), "session_key": None}
-        fed = self.feedback(key, scores, viewer)
-        return {"applied": fed["applied"], "ignored": fed["ignored"], "session_key": key}
+    def session_offering(self, memory_ids: list[str], owner: str | None = None) -> str | None:
+        """The latest session that was offered these memories (open sessions first; `owner`: only that user's)."""
+        return store.latest_session_offering(self.deps.db.reader(), memory_ids, owner=owner)
 
     def checkpoint(self, event: Compacted) -> CheckpointAnswer:
         """A checkpoint with the harness's trigger; a compaction's transcript (when the event carries one)

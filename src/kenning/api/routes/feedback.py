@@ -44,7 +44,7 @@ class FeedbackOut(BaseModel):
 @router.post("", response_model=FeedbackOut)
 async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
                    viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
-    return await run_in_threadpool(k.sessions.feedback_any_session, body.scores, body.session_key, viewer)
+    return await run_in_threadpool(k.hooks.feedback_any_session, body.scores, body.session_key, viewer)
 
 
 class McpClientIn(BaseModel):
