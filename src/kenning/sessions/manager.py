@@ -69,7 +69,7 @@ class SessionManager:
                       viewer: Viewer | None = None) -> StartAnswer:
         req = StartRequest(viewer=viewer, session_key=event.session_key, harness=event.harness.value,
                            project=event.project, cwd=event.cwd, context=event.context,
-                           at=resolve_at(event.timestamp))
+                           at=resolve_at(event.timestamp), source=_short(event.source, 50) or "startup")
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
         answer = session_start(self.deps, req, deadline)
         record_latency("hook.session_start", deadline.elapsed_ms())

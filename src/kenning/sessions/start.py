@@ -49,6 +49,7 @@ class StartRequest:
     context: str | None = None
     at: str = ""
     viewer: Viewer | None = None  # a team server's user: only what they may see is offered
+    source: str = "startup"  # startup | resume | clear | compact …, as the harness says (the session's metadata)
 
 
 class StartAnswer(TypedDict):
@@ -319,7 +320,9 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
     existing = store.get_session(deps.db.reader(), req.session_key)
     if existing is not None:
         replay = replay_existing(deps, existing, req.viewer)
-        if replay is not None:
+        if replay is not None:  # a resumed / compacted session starts again: the injection it had, answered again
+            with deps.db.with_write_tx() as conn:
+                store.note_start(conn, req.session_key, req.source)
             return replay
     ctx = _Ctx(session_context_text(req, deps))
     pool = prefilter(req, deps, deadline, ctx)
@@ -349,6 +352,7 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
             conn, req.session_key, harness=req.harness, project=req.project, cwd=req.cwd,
             context=req.context, started_at=req.at,
         )
+        store.note_start(conn, req.session_key, req.source)
         store.insert_candidates(conn, req.session_key, rows, req.at)
         store.set_status_line(conn, req.session_key, line)
     items: list[InjectItem] = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}

@@ -332,6 +332,21 @@ def create_session(
     return cur.rowcount > 0
 
 
+def note_start(conn: Connection, session_key: str, source: str) -> None:
+    """Record one session start's `source` (startup | resume | clear | compact …, as the harness says) in the
+    session's metadata: `source` how it began (its first start), `last_source` the latest start's, `starts`
+    how many starts it had (a resumed or compacted session starts again under the same key)."""
+    row = conn.execute("SELECT metadata FROM sessions WHERE session_key = ?", (session_key,)).fetchone()
+    if row is None:
+        return
+    meta = json.loads(row[0] or "{}")
+    starts = meta.get("starts")
+    meta.setdefault("source", source)
+    meta["last_source"] = source
+    meta["starts"] = (starts if isinstance(starts, int) else 0) + 1
+    conn.execute("UPDATE sessions SET metadata = ? WHERE session_key = ?", (json.dumps(meta), session_key))
+
+
 def set_status_line(conn: Connection, session_key: str, status_line: str) -> None:
     conn.execute("UPDATE sessions SET status_line = ? WHERE session_key = ?", (status_line, session_key))
 
