@@ -5,10 +5,12 @@ adapter's post-tool-use body carries `is_error`, and the daemon takes it as give
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 
 from kenning.hooks.adapters import claude_code, codex, copilot, gemini, hookrun, opencode
 from kenning.hooks.adapters.hookrun import Context
+from kenning.hooks.install import hook_argv
 from kenning.hooks.transport import Deadline
 
 TRACEBACK = "Traceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'tenant'"
@@ -84,3 +86,30 @@ def test_the_daemon_takes_the_verdict_as_given(daemon):
         r = c.post("/api/hooks/post-tool-use", json={**step, "session_key": generic})
         assert r.status_code == 200, r.text
         assert c.get(f"/api/observer/sessions/{generic}").json()["live"]["open_errors"] == 1
+
+
+def _hook_modules(event: str, payload: dict, env: dict[str, str]) -> set[str]:
+    """The modules the installed hook command imported for one Claude Code event (-X importtime)."""
+    python, *rest = hook_argv()
+    done = subprocess.run([python, "-X", "importtime", *rest, "hook", event], input=json.dumps(payload), env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:") and line.count("|") == 2}
+
+
+def test_the_verdict_costs_the_hook_no_json_and_no_re_unless_an_output_may_hold_an_error_line(daemon, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**daemon.env, "KENNING_HOME": str(home), "KENNING_URL": daemon.base_url, "KENNING_HOOK_VIA": ""}
+    step = {"session_id": f"verdict-cost-{uuid.uuid4().hex[:6]}", "cwd": str(tmp_path), "hook_event_name": "PostToolUse"}
+    read = {**step, "tool_name": "Read", "tool_input": {"file_path": "/a.py"},
+            "tool_response": {"type": "text", "file": {"filePath": "/a.py", "content": "x = 1"}}}
+    bash = {**step, "tool_name": "Bash", "tool_input": {"command": "ls"},
+            "tool_response": {"stdout": "a.py\nb.py", "stderr": "", "interrupted": False}}
+    for payload in (read, bash):
+        modules = _hook_modules("post-tool-use", payload, env)
+        assert "kenning.core.tool_outcome" in modules  # the probe did judge the step
+        assert not modules & {"json", "re", "typing"}, sorted(modules & {"json", "re", "typing"})
+    failed = {**bash, "tool_response": {"stdout": TRACEBACK, "stderr": "", "interrupted": False}}
+    assert "re" in _hook_modules("post-tool-use", failed, env)  # the error-line rule, only here

@@ -53,6 +53,22 @@ def _dumps(value: object) -> str:
     return json.dumps(value, default=str)
 
 
+def _failed(response: dict[str, object]) -> bool:
+    """A dict response that says it failed: `is_error`, `isError`, `interrupted`, `error`, a non-zero exit code."""
+    if response.get("is_error") or response.get("isError") or response.get("interrupted") or response.get("error"):
+        return True
+    code = response.get("exit_code", response.get("exitCode", response.get("returncode")))
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
+def _parts(response: dict[str, object]) -> list[str]:
+    parts = [str(response[k]) for k in ("stdout", "stderr", "error", "output", "content", "result") if response.get(k)]
+    filenames = response.get("filenames")
+    if isinstance(filenames, list):
+        parts.append("\n".join(str(f) for f in filenames))
+    return parts
+
+
 def response_text(response: object) -> tuple[str, bool]:
     """(text, the response says it failed) of a tool response in any harness's shape: a dict with exit codes /
     stdout / stderr (`is_error`, `isError`, `interrupted`, `error`, a non-zero `exit_code` / `exitCode` /
@@ -65,22 +81,30 @@ def response_text(response: object) -> tuple[str, bool]:
         return _dumps(response)[:MAX_RESULT_CHARS], False
     if not isinstance(response, dict):
         return str(response)[:MAX_RESULT_CHARS], False
-    failed = bool(response.get("is_error") or response.get("isError") or response.get("interrupted")
-                  or response.get("error"))
-    code = response.get("exit_code", response.get("exitCode", response.get("returncode")))
-    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        failed = True
-    parts = [str(response[k]) for k in ("stdout", "stderr", "error", "output", "content", "result") if response.get(k)]
-    if "filenames" in response and isinstance(response["filenames"], list):
-        parts.append("\n".join(str(f) for f in response["filenames"]))
+    parts = _parts(response)
     text = "\n".join(parts) if parts else _dumps(response)
-    return text[:MAX_RESULT_CHARS], failed
+    return text[:MAX_RESULT_CHARS], _failed(response)
 
 
 def read_result(tool: str | None, response: object) -> tuple[str, bool]:
     """(text, failed) of a tool's response: `response_text`, and for Bash an output that carries an error line."""
     text, failed = response_text(response)
     return text, failed or bash_failed(tool, text)
+
+
+def failure(tool: str | None, response: object) -> str | None:
+    """What a failed tool said (its response's text, else 'tool failed'), or None when it did not fail: the rule of
+    `read_result`, without the text a verdict does not need (the hook process: no `json`, and `re` only for a
+    Bash output with an error word)."""
+    if isinstance(response, dict):
+        text, failed = "\n".join(_parts(response))[:MAX_RESULT_CHARS], _failed(response)
+    elif isinstance(response, str):
+        text, failed = response[:MAX_RESULT_CHARS], False
+    else:
+        return None
+    if failed or bash_failed(tool, text):
+        return text or "tool failed"
+    return None
 
 
 def verdict(tool: str | None, response: object, is_error: object, error: object) -> tuple[str, bool]:

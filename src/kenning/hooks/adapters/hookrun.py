@@ -157,15 +157,15 @@ def tool_use(key: str, harness: str, name: str | None, args: Mapping[str, object
 
 
 def judge(body: ToolUseBody, name: str | None, response: object, limit: int = 8000) -> None:
-    """Set a tool step's verdict on `body` from the harness's response (core.tool_outcome.read_result: a response
+    """Set a tool step's verdict on `body` from the harness's response (core.tool_outcome.failure: a response
     that says it failed — `is_error`, `interrupted`, a non-zero exit code — or a Bash output with an error line);
     its text is the error. Loaded for tool steps only."""
-    from kenning.core.tool_outcome import read_result
+    from kenning.core.tool_outcome import failure
 
-    text, failed = read_result(name, response)
-    body["is_error"] = failed
-    if failed:
-        body["error"] = (text or "tool failed")[:limit]
+    error = failure(name, response)
+    body["is_error"] = error is not None
+    if error is not None:
+        body["error"] = error[:limit]
 
 
 def handle(harness: str, event: str, stdin_text: str, requests: RequestsFn, render: RenderFn,
