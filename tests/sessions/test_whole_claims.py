@@ -222,3 +222,56 @@ def test_one_generic_word_as_subject_takes_the_chats_code():
                  ("assistant", "Should the label match ignore case?"),
                  ("user", "Yes. Matching is case-insensitive, same as the dedupe."))
     assert got[-1].kept and got[-1].text == "`merge_labels`: Matching is case-insensitive, same as the dedupe."
+
+
+def test_a_function_named_with_a_digit_is_the_chats_subject_not_the_naming_style():
+    """under2camel-shaped names (a digit inside a lowercase identifier) are functions; "snake_case" is a naming
+    style. A rule of the chat that gives only quoted values ('DbName') names no code of its own: it takes the
+    chat's function; one that names other code, or holds project-wide, keeps its own scope."""
+    chat = [("user", "The exporter builds table labels from snake_case, and str2title turns 'gdpr_log' into 'GdprLog'."),
+            ("assistant", "str2title capitalizes every part, so I'll uppercase the usual acronyms."),
+            ("user", "We deliberately do NOT uppercase db or url — those stay title-cased, e.g. 'DbName', not 'DBName'. "
+                     "Every commit message must start with the ticket number."),
+            ("assistant", "Got it."),
+            ("user", "`slugify` must never drop the acronyms.")]
+    assert claims.chat_subject([text for _, text in chat[:2]]) == "str2title"
+    kept = [v.text for v in judged(*chat) if v.kept]
+    assert kept[0] == "`str2title`: We deliberately do NOT uppercase db or url — those stay title-cased, e.g. 'DbName', not 'DBName'."
+    assert kept[1] == "Every commit message must start with the ticket number."
+    assert kept[2] == "`slugify` must never drop the acronyms."
+    assert claims.scope_of(kept[0]).area == "str2title" and claims.scope_of(kept[1]).applies == "project"
+    assert claims.scope_of(kept[2]).area == "slugify"
+
+
+def test_an_answer_before_its_reason_keeps_the_question_it_answers():
+    """"Merchant, amount, and the decline code only - …" says what, not of what: the question (with the one it
+    narrows, asked in the same breath) says it is what the audit line carries."""
+    question = ("Next - when a charge is declined, what should the audit line carry? The whole card payload?")
+    assert claims.last_question(f"Understood, three retries. {question}") == question
+    got = judged(("user", "`charge_card` retries declines forever."), ("assistant", f"Understood, three retries. {question}"),
+                 ("user", "Merchant, amount, and the decline code only - card payloads carry PAN data and the audit "
+                          "stream is shared with vendors."))
+    assert got[-1].kept
+    assert got[-1].text.endswith(f"(answering: {question})")
+    assert got[-1].text.startswith("Merchant, amount, and the decline code only")
+
+
+def test_a_function_named_by_its_module_path_too_is_named_twice():
+    """pluralize('person') then `boltons.strutils.pluralize`: the chat named one function twice, so a rule of the
+    chat that gives only quoted values takes it; a word pair ("primary/replica") is no code of the rule's own."""
+    chat = [("user", "Our exports get pluralize('person') wrong: it gives 'people' and the schema says 'persons'."),
+            ("assistant", "The `boltons.strutils.pluralize` function maps it through its irregular table."),
+            ("user", "Yes — 'index' must be 'indexes', not 'indices'. "
+                     "Never patch the library table either - that is how the primary/replica drift started.")]
+    assert claims.chat_subject([text for _, text in chat[:2]]) == "pluralize"
+    kept = [v.text for v in judged(*chat) if v.kept]
+    assert kept[-2:] == ["`pluralize`: 'index' must be 'indexes', not 'indices'.",
+                    "`pluralize`: Never patch the library table either - that is how the primary/replica drift started."]
+
+
+def test_a_quoted_function_name_is_still_the_rules_own_code():
+    ctx = claims.Context(speaker="user", subject="pluralize", subject_mentions=3)
+    assert claims.judge("Never call 'merge_tags' from the exporter.", ctx).text == \
+        "Never call 'merge_tags' from the exporter."
+    assert claims.judge("Rows must never be written as 'Persons'.", ctx).text == \
+        "`pluralize`: Rows must never be written as 'Persons'."

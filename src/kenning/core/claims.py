@@ -581,7 +581,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
         return _reject(text, "acknowledgement")  # "Ship it.": an approval of something said before, no rule
     if memory_type != "fact":  # whole claims: the text names its subject, or the claim stays in its episode
         missing = lacks_subject(body) or bool(_PARTLY.match(text))
-        if missing and antecedent is None and ctx.speaker == "user" and ctx.antecedent \
+        if (missing or _answer_lead(body)) and antecedent is None and ctx.speaker == "user" and ctx.antecedent \
                 and _topic_of_question(ctx.antecedent):
             antecedent = ctx.antecedent  # "Only the leading-zero digit strings." answering "Should I write every field …?"
             stored = f"{body} (answering: {antecedent})"
@@ -590,7 +590,7 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
             stored = f"{body} (after: {antecedent})"  # "Don't touch the rest." names the code and what the rest is of
         # a fragment takes the chat's code; a whole rule naming no code only when the chat keeps naming it (twice or
         # more), so a rule said in passing ("Always run migrations in a transaction.") is not tied to the task's code
-        if ctx.subject and (missing or ctx.subject_mentions >= 2) and not code_names(body) \
+        if ctx.subject and (missing or ctx.subject_mentions >= 2) and not _names_own_code(body) \
                 and scope_of(body).applies != "project":
             stored = f"`{ctx.subject}`: {stored}"  # a rule of the chat's code names it: "`merge_tags`: Keep one …"
             found = [*found, f"completed:{ctx.subject}"]
@@ -599,6 +599,24 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
     evidence = Evidence(rule=rule, speaker=ctx.speaker, accepted=ctx.accepted, confidence=round(confidence, 3),
                         cues=found, antecedent=antecedent)
     return Verdict(True, stored, memory_type, round(confidence, 3), rule, evidence)
+
+
+_QUOTED_VALUE = re.compile(  # 'DbName', "00042": a value the rule gives, not code it names ('merge_tags' stays code)
+    r"""(['"])[^'"\s_.()]{1,60}\1""")
+
+
+def _names_own_code(body: str) -> bool:
+    """Does a claim name code of its own (then it keeps its own subject)? Quoted values ('DbName') and word
+    pairs ("primary/replica", "in/out") are not code."""
+    return any("/" not in name or re.search(r"\.\w{1,4}$", name) for name in code_names(_QUOTED_VALUE.sub(" ", body)))
+
+
+def _answer_lead(body: str) -> bool:
+    """Does the claim open with a bare answer before its reason ("Tenant, seq, and the reason only - payloads can
+    carry PII …")? Its first piece names no subject of its own: it says what, the question it answers says of what."""
+    chunks = [c for c in re.split(r",\s*|\s+[-—–]\s+|;\s*|:\s+", own_words(body).strip()) if c.strip()]
+    return len(chunks) > 1 and len(_words(chunks[0])) <= 4 and not _clause(chunks[0]) \
+        and not code_names(chunks[0]) and not _PROJECT_CUE.search(chunks[0])
 
 
 _PROPOSAL = re.compile(r"\b(?:want me to|should (?:i|we)|shall (?:i|we)|do we need|keep)\b", re.I)
@@ -692,7 +710,13 @@ def is_recap(text: str) -> bool:
 def last_question(text: str) -> str | None:
     """The last question in a turn (what a short answer in the next turn leans on)."""
     found = [q.strip() for q in re.findall(r"(?:[^.!?\n]|\.(?=\S))*\?", text) if len(q.split()) >= 3]
-    return " ".join(found[-1].split())[:300] if found else None
+    if not found:
+        return None
+    last = " ".join(found[-1].split())
+    if len(found) > 1 and len(last.split()) <= 6 and text.rstrip().endswith(found[-1]) \
+            and text.rstrip()[:-len(found[-1])].rstrip().endswith(found[-2]):
+        last = " ".join(f"{found[-2]} {found[-1]}".split())  # "… what should the log line carry? The full payload?"
+    return last[:300]
 
 
 def rescore(content: str, memory_type: str) -> Verdict:
@@ -1076,6 +1100,9 @@ def _topic_of_question(question: str) -> bool:
     return len(words) >= 3
 
 
+_CASE_STYLE = re.compile(r"(?:snake|camel|pascal|kebab|screaming_snake|title|upper|lower)_?case", re.I)
+
+
 def chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] | tuple[str, ...] = ()) -> str | None:
     """The code a chat is about so far: the name it mentions most (the code graph's known names first;
     ties: the most recent), or None when it names no code."""
@@ -1095,8 +1122,15 @@ def _chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] 
         for name in code_names(sentence, names):
             if "/" in name and not re.search(r"\.\w{1,4}$", name):
                 continue  # "in/out", "primary/CRM-side": a pair of words, not a path
+            if _CASE_STYLE.fullmatch(name):
+                continue  # "from snake_case": a naming style, not the code the chat is about
             counts[name] = counts.get(name, 0) + 1
             last[name] = i
+    for name in list(counts):  # `boltons.strutils.pluralize` after pluralize('person'): the same function named twice
+        tail = name.rsplit(".", 1)[-1]
+        if tail != name and tail in counts and "/" not in name:
+            counts[tail] += counts.pop(name)
+            last[tail] = max(last[tail], last.pop(name))
     for name in list(counts):  # a plain word in a code span (`updated`, `auth`) names a field, not an area
         if re.fullmatch(r"[a-z]+", name) and name not in called and name not in names:
             del counts[name]
@@ -1104,7 +1138,8 @@ def _chat_subject(sentences_before: list[str], names: frozenset[str] | set[str] 
         return None, 0
 
     def rank(name: str) -> tuple[bool, bool, int, int, int]:
-        kind = 4 if name in called else 3 if "_" in name.strip("_") and name == name.lower() else 2 if "/" in name else 1
+        snake = ("_" in name.strip("_") or bool(re.fullmatch(r"[a-z]+\d+[a-z]\w*", name))) and name == name.lower()
+        kind = 4 if name in called else 3 if snake else 2 if "/" in name else 1  # under2camel: a function name too
         if re.fullmatch(r"[A-Z0-9_]+|\w*(?:Error|Exception|Warning)", name) or name in arguments:
             kind = 0  # a constant, an exception or an argument is a detail of the area, not its name
         return name in names, kind >= 3, counts[name], kind, last[name]
