@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import cast, TYPE_CHECKING, Union
 
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
@@ -178,7 +178,7 @@ class HooksService:
         """Observe the step (and ask the step decider), tick the session's checkpoint timer, re-index
         an edited file. A failed tool reaches the observer as an error with its error text."""
         observed = self.observer.post_tool_use(event, session_type) if self.observer_enabled() else EMPTY_INJECTION
-        answer: ToolAnswer = {**observed}
+        answer = cast(ToolAnswer, dict(observed))  # the observer's answer, then an optional checkpoint_id
         try:
             tick = self.sessions.post_tool_use(event)
             if "checkpoint_id" in tick:  # one was due
@@ -221,7 +221,10 @@ class HooksService:
         return self.sessions.checkpoint(event)
 
     def session_ended(self, event: SessionEnded, *, wait: bool = False) -> SessionEndAnswer:
-        answer: SessionEndAnswer = {**self.sessions.session_end(event, wait=wait)}
+        ended = self.sessions.session_end(event, wait=wait)
+        answer: SessionEndAnswer = {"queued": ended["queued"], "job_id": ended["job_id"]}
+        if "summary" in ended:
+            answer["summary"] = ended["summary"]
         try:  # observer promotion from the scratchpad: runs with or without a transcript
             answer["observer"] = self.observer.end_session(event.session_key, wait=wait)
         except Exception as exc:  # promotion failing must not fail the session end
