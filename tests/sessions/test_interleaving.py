@@ -71,13 +71,26 @@ def test_a_pick_both_rankings_would_make_is_shared_and_credited_to_neither():
     same = team_draft(["a", "b", "c", "d"], ["a", "b", "c", "d"], 4, random.Random("interleave:k2"))
     assert [p.memory_id for p in same] == ["a", "b", "c", "d"] and {p.team for p in same} == {SHARED}
     assert credit({p.memory_id: p.team for p in same}, {"a": 1.0, "b": 1.0, "c": -0.5}).winner is None
-    # the rankings differ on the second place: only the picks where they differ carry a team
-    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 4, Coins(0.9, 0.1))
-    assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("c", PREDICTOR), ("b", SHARED), ("d", SHARED)]
+    # the rankings differ on the second place: each ranking is credited its own choice there, the
+    # round's coin (0.1: the predictor first) orders only what is shown
+    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 4, Coins(0.9, 0.1, 0.5))
+    assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("c", PREDICTOR), ("b", BASELINE), ("d", SHARED)]
     won = credit({p.memory_id: p.team for p in picks}, {"a": 1.0, "b": 1.0, "c": 0.8, "d": 1.0})
-    assert (won.baseline, won.predictor, won.judged, won.winner) == (0.0, 0.8, 1, PREDICTOR)
-    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 2, Coins(0.1))
+    assert (won.baseline, won.predictor, won.judged, won.winner) == (1.0, 0.8, 2, BASELINE)
+    # one slot left for two choices: the coin says which fills it
+    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 2, Coins(0.1, 0.9))
     assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("b", BASELINE)]
+    picks = team_draft(["a", "b", "c", "d"], ["a", "c", "b", "d"], 2, Coins(0.1, 0.1))
+    assert [(p.memory_id, p.team) for p in picks] == [("a", SHARED), ("c", PREDICTOR)]
+
+
+def test_the_coin_orders_the_picks_but_never_decides_their_credit():
+    # baseline [b, c, …] and predictor [c, b, …]: whichever side of the coin comes up, b is the
+    # baseline's pick and c the predictor's (when the second pick was checked against the other
+    # ranking only after the first was drawn, one side of the coin made one of them 'shared')
+    for coin in (0.1, 0.9):
+        picks = team_draft(["b", "c", "d", "e"], ["c", "b", "d", "e"], 4, Coins(coin, 0.5, 0.5))
+        assert {p.memory_id: p.team for p in picks} == {"b": BASELINE, "c": PREDICTOR, "d": SHARED, "e": SHARED}
 
 
 def test_credit_sums_relevance_per_team_and_a_tie_is_no_verdict():

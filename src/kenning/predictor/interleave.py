@@ -9,12 +9,15 @@ contributed it (its "team"). At session end what the session showed it wanted (a
 transcript's use: `labels.comparison_relevance`) is summed per team; the team with more credit wins
 the session, equal credit is no verdict.
 
-A pick the other ranking would have made at that same point (its best memory not yet drawn is the
-same one) is SHARED: shown like any pick, credited to neither team. Where the two rankings agree,
-the coin alone decided whose name went on the pick, so crediting it added only the coin's noise to
-the comparison (issue 32: session start drafts ~3 conventions that both rankings order alike); the
-verdict rests on the picks where the rankings differ. Two equal rankings share every pick and never
-produce a verdict.
+Each round both rankings choose their best memory not yet drawn before either is drawn. The same
+choice is SHARED: shown once, credited to neither team (where the rankings agree, crediting a team would
+add only noise: session start drafts ~3 conventions that both rankings order alike, issue 32). Different
+choices are each drawn and credited to their own ranking; the coin says only which of the two is shown
+first, and which fills a last odd slot. (Checking the second pick against the other ranking only after
+the first was drawn let the coin decide credit: with baseline [A, B] and predictor [B, A] one side of
+the coin credited both picks, the other only one; measured in bench/predictor_sim.py, that coin noise was
+all of session start's interleaving lift once the predictor had settled.) Two equal rankings share every
+pick and never produce a verdict.
 
 The draft runs only over what may be shown at all (the ranking home's verdicts, the prompt bar)
 and fills at most `slots` places, so the predictor cannot flood the agent before it has earned
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 BASELINE = "baseline"
 PREDICTOR = "predictor"
 TEAMS = (BASELINE, PREDICTOR)
-SHARED = "shared"  # a pick both rankings would have made at that point: shown, credited to neither
+SHARED = "shared"  # a pick both rankings chose in the same round: shown, credited to neither
 
 
 @dataclass(frozen=True)
@@ -42,9 +45,9 @@ class Pick:
 def team_draft(baseline: Sequence[str], predictor: Sequence[str], slots: int, rng: random.Random) -> list[Pick]:
     """Interleave two rankings of the same allowed set into at most `slots` picks.
 
-    Each round the coin says which ranking picks first; each then adds its highest-ranked memory
-    not already drawn. A ranking with nothing left to give lets the other pick. A pick that is also
-    the other ranking's best not yet drawn is SHARED (credited to neither)."""
+    Each round both rankings choose their highest-ranked memory not already drawn: one choice for
+    both is SHARED (credited to neither); two are each credited to their ranking, in the order the
+    round's coin says. A ranking with nothing left to give lets the other pick."""
     drawn: set[str] = set()
     picks: list[Pick] = []
     orders = {BASELINE: list(baseline), PREDICTOR: list(predictor)}
@@ -56,25 +59,23 @@ def team_draft(baseline: Sequence[str], predictor: Sequence[str], slots: int, rn
             cursor[team] += 1
         return order[cursor[team]] if cursor[team] < len(order) else None
 
-    def take(team: str) -> bool:
-        memory_id = next_of(team)
-        if memory_id is None:
-            return False
-        shared = next_of(PREDICTOR if team == BASELINE else BASELINE) == memory_id
-        drawn.add(memory_id)
-        picks.append(Pick(memory_id, SHARED if shared else team))
-        return True
-
     while len(picks) < slots:
         first = PREDICTOR if rng.random() < 0.5 else BASELINE
         second = BASELINE if first == PREDICTOR else PREDICTOR
-        progressed = False
-        for team in (first, second):
-            if len(picks) >= slots:
-                break
-            progressed = take(team) or progressed
-        if not progressed:
+        choice = {team: next_of(team) for team in TEAMS}  # both choose before either draws
+        if choice[BASELINE] is None and choice[PREDICTOR] is None:
             break
+        memory_id = choice[BASELINE]
+        if memory_id is not None and memory_id == choice[PREDICTOR]:
+            drawn.add(memory_id)
+            picks.append(Pick(memory_id, SHARED))
+            continue
+        for team in (first, second):
+            memory_id = choice[team]
+            if len(picks) >= slots or memory_id is None:
+                continue
+            drawn.add(memory_id)
+            picks.append(Pick(memory_id, team))
     return picks
 
 
