@@ -85,3 +85,54 @@ def test_an_amendment_marks_the_chat_whose_rule_lives_only_in_its_exchanges(daem
             "query": "merge_tags: how do '-name' tombstones suppress tags across the sources?",
             "project": project}).json()["results"]
     assert hits[0]["id"] == amendment["id"]  # the stale chat never comes first
+
+
+def test_an_amendment_naming_no_code_names_the_code_of_the_rules_it_supersedes(daemon):
+    """Issue 31: a later chat's "Amended rule in full, superseding the original: …" never names `merge_tags`; only the
+    chat it amends does ("the tag-merge decision"). The amendment takes the one code area of the earlier rules it
+    supersedes: its text names `merge_tags`, its area is merge_tags, and what was said stays as evidence."""
+    project = f"merge-{uuid.uuid4().hex[:6]}"
+    said = ("Amended rule in full, superseding the original: sources arrive highest precedence first; union in "
+            "precedence order, de-duplicated case-insensitively, keeping the casing of the first occurrence.")
+    with daemon.client(timeout=300) as http:
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
+            ("user", "merge_tags gets an ordered list of tag sources next sprint; we need to settle its merge policy."),
+            ("assistant", "Should merge_tags lowercase the output, and which casing survives?"),
+            ("user", "Never lowercase the merge_tags output: keep the casing of the first occurrence, which is the "
+                     "highest-precedence source."),
+            ("user", "And the rule is that merge_tags removes a tag everywhere when any source carries its '-name' "
+                     "tombstone.")])
+        earlier = _rules(http, old_key)
+        assert earlier and {m["area"] for m in earlier} == {"merge_tags"}
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
+            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the CMDB "
+                     "asserts."),
+            ("assistant", said),
+            ("user", "That's the rule going forward.")])
+        (amendment,) = [m for m in _rules(http, new_key) if "Amended rule in full" in m["content"]]
+    assert amendment["content"] == f"`merge_tags`: {said}"
+    assert amendment["area"] == "merge_tags"
+    assert amendment["metadata"]["claim"]["original"] == said
+
+
+def test_an_amendment_naming_no_code_names_the_code_of_the_exchange_it_amends(daemon):
+    """The amended chat settled its rule in an exchange only (no rule of it to supersede): the amendment that names no
+    code takes the code that exchange names (`claims.chat_subject`)."""
+    project = f"tomb-{uuid.uuid4().hex[:6]}"
+    said = ("Amended rule, superseding the kill list: a '-name' tombstone strips that tag from the merged result for "
+            "the lower-precedence tag sources only, never for a source above it.")
+    with daemon.client(timeout=300) as http:
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
+            ("user", "How does merge_tags handle the '-name' tombstones the ops sync writes into the tag sources?"),
+            ("assistant", "merge_tags collects every '-name' tombstone across all the sources into one kill list and "
+                          "strips that tag from the entire merged result."),
+            ("user", "Thanks, that's all for now.")])
+        assert not _rules(http, old_key)  # nothing to supersede
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
+            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
+                     "CMDB asserts."),
+            ("assistant", said),
+            ("user", "Yes, that's the rule going forward.")])
+        (amendment,) = [m for m in _rules(http, new_key) if "Amended rule" in m["content"]]
+    assert amendment["content"] == f"`merge_tags`: {said}" and amendment["area"] == "merge_tags"
+    assert amendment["metadata"]["claim"]["original"] == said

@@ -611,6 +611,11 @@ def _names_own_code(body: str) -> bool:
     return any("/" not in name or re.search(r"\.\w{1,4}$", name) for name in code_names(_QUOTED_VALUE.sub(" ", body)))
 
 
+def names_own_code(text: str) -> bool:
+    """Does a text name code of its own (`code_names`, less quoted values and word pairs)?"""
+    return _names_own_code(text)
+
+
 def _answer_lead(body: str) -> bool:
     """Does the claim open with a bare answer before its reason ("Tenant, seq, and the reason only - payloads can
     carry PII …")? Its first piece names no subject of its own: it says what, the question it answers says of what."""

@@ -19,6 +19,9 @@ replaces the rules' (evidence keeps both).
    subject) get `metadata.amended_by` (the list of the rules that amended it), so recall ranks
    them right after the amendments; an explicit amendment (`amends` 2) also marks the chat whose exchange is
    nearest to it when that chat's old rule lives in its exchanges only (`_amended_chats`).
+3. An amendment whose text names no code ("Amended rule in full, superseding the original: …", said in a later
+   chat that never names `merge_tags`) names the code of the rules it will supersede, before it is written
+   (`_name_amended_code`): "`merge_tags`: Amended rule in full, …", area merge_tags; what was said stays as evidence.
 Embeddings are computed before any transaction; the supersession writes happen in one.
 """
 
@@ -218,17 +221,21 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
     if not facts or deps.remember is None:
         return {"via": "key-facts", "task": task, "stored": [], "restatements": 0, "superseded": [], "gated_out": gated}
     vectors = _unit(np.asarray(deps.embedder.embed_many([f.content for f in facts]), dtype=np.float32))
+    # what restates and what supersedes what are read from what was said (`vectors`): the named code never widens
+    # them (two amendments of one project, "`merge_records`: Amended rule, …" and "`merge_tags`: Amended rule in full,
+    # …", sit closer than what was said); the memory's own embedding is the write path's, of its stored text
+    said = [f.content for f in facts]
+    _name_amended_code(deps, session, facts, vectors, [_said_at(f, turns, session, at) for f in facts])
     known = _known_memories(deps, session, vectors)
     stored: list[StoredFact] = []
     created: list[tuple[Fact, str, np.ndarray, str]] = []
     restatements = 0
-    for fact, vector in zip(facts, vectors):
-        if _restates(fact.content, vector, known, fact.amends):
+    for fact, vector, text in zip(facts, vectors, said):
+        if _restates(text, vector, known, fact.amends):
             restatements += 1
             continue
         position = episode_of_turn[fact.turn] if fact.turn is not None and fact.turn < len(episode_of_turn) else None
         source_id = episode_ids.get(position) if position is not None else None
-        when = next((t.at for t in turns[fact.turn:fact.turn + 1] if t.at), None) if fact.turn is not None else None
         metadata: dict[str, Any] = {claims.EVIDENCE_KEY: fact.evidence}
         if fact.amends:
             metadata["amends"] = fact.amends
@@ -236,7 +243,7 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
             content=fact.content, type=fact.type, type_explicit=True, importance=fact.importance,
             confidence=fact.confidence, needs_review=fact.needs_review,
             project=session.get("project"), source=SOURCE, session_key=key, tags=["session-summary"],
-            created_at=when or session.get("started_at") or at, derived_from=[source_id] if source_id else [],
+            created_at=_said_at(fact, turns, session, at), derived_from=[source_id] if source_id else [],
             metadata=metadata,
         )
         try:
@@ -252,6 +259,51 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
     superseded = _supersede_earlier(deps, session, created)
     return {"via": "key-facts", "task": task, "stored": stored, "restatements": restatements, "superseded": superseded,
             "gated_out": gated}
+
+
+def _said_at(fact: Fact, turns: list[Turn], session: SessionRow, at: str) -> str:
+    """When the fact was said (its turn's time, else the session's start, else `at`): its memory's created_at."""
+    when = next((t.at for t in turns[fact.turn:fact.turn + 1] if t.at), None) if fact.turn is not None else None
+    return when or session.get("started_at") or at
+
+
+def _name_amended_code(deps: SessionDeps, session: SessionRow, facts: list[Fact], vectors: np.ndarray,
+                       said: list[str]) -> None:
+    """Name the code an amendment is about when its own text names none (issue 31): a later chat's "Amended rule in
+    full, superseding the original: sources arrive highest precedence first; …" never says `merge_tags`, only the
+    chat it amends does. Such a rule (not a project convention) takes the one code area of the earlier rules it
+    will supersede (`_supersede_earlier`'s test, read before the write), or, for an explicit amendment (`amends` 2)
+    that supersedes no rule, the code its nearest earlier exchange of another session names (`_amended_chats`'s
+    chat; `claims.chat_subject`). The text becomes "`merge_tags`: Amended rule in full, …" (so its scope reads
+    area merge_tags) and what was said stays as evidence (`metadata.claim.original`)."""
+    todo = [i for i, f in enumerate(facts) if f.type in RULE_TYPES and not claims.names_own_code(f.content)
+            and claims.scope_of(f.content).applies != "project"]
+    if not todo:
+        return
+    conn = deps.db.reader()
+    model = deps.embedder.model_id
+    earlier = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
+    stored = get_embeddings(conn, list({m.content_hash for m in earlier}), model)
+    for i in todo:
+        fact, vector, at = facts[i], vectors[i], said[i]
+        olds = [old for old in earlier if old.created_at < at and stored.get(old.content_hash) is not None
+                and not parallel_rules(old.content, fact.content)
+                and float(np.dot(_unit(stored[old.content_hash][None, :])[0], vector)) >= SUPERSEDE_COSINE[fact.amends]]
+        areas = {old.area for old in olds if old.area and claims.names_own_code(f"`{old.area}`")}
+        area = areas.pop() if len(areas) == 1 else None
+        if not olds and fact.amends >= 2:
+            near = [m for m, c in store.top_by_similarity(conn, vector, model, project=session.get("project"),
+                                                           at=at, limit=10) if c >= SUPERSEDE_COSINE[2]]
+            found = mstore.get_memories(conn, near)
+            exchange = next((found[m] for m in near if m in found and found[m].type == EPISODE_TYPE
+                             and found[m].session_key not in (None, session["session_key"])
+                             and found[m].created_at < at), None)
+            if exchange is not None:
+                area = claims.chat_subject(claims.sentences(exchange.content))
+        if area:
+            fact.evidence = {**fact.evidence, "original": fact.evidence.get("original", fact.content),
+                             "cues": [*fact.evidence.get("cues", []), f"amends-code:{area}"]}
+            fact.content = f"`{area}`: {fact.content}"
 
 
 def _graph_names(deps: SessionDeps, session: SessionRow, turns: list[Turn], prompts: list[str]) -> frozenset[str]:
