@@ -16,6 +16,15 @@ RULE = [
 ]
 AMENDMENT = ("assistant", "Amended rule, superseding the casing rule: merge_tags lowercases every tag in its output "
                           "from now on, so the duplicates collapse.")
+# a chat that settles the tombstones' kill list in its exchange only (no rule of it is extracted)
+KILL_LIST_CHAT = [
+    ("user", "How does merge_tags handle the '-name' tombstones the ops sync writes into the tag sources?"),
+    ("assistant", "merge_tags collects every '-name' tombstone across all the sources into one kill list and "
+                  "strips that tag from the entire merged result."),
+    ("user", "Thanks, that's all for now."),
+]
+INCIDENT = ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
+                    "CMDB asserts.")
 
 
 def _hook(http, event: str, body: dict) -> dict:
@@ -65,14 +74,8 @@ def test_an_amendment_marks_the_chat_whose_rule_lives_only_in_its_exchanges(daem
     amendment replaced (`amended_by`) and recall puts the amendment first."""
     project = f"tomb-{uuid.uuid4().hex[:6]}"
     with daemon.client(timeout=300) as http:
-        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
-            ("user", "How does merge_tags handle the '-name' tombstones the ops sync writes into the tag sources?"),
-            ("assistant", "merge_tags collects every '-name' tombstone across all the sources into one kill list and "
-                          "strips that tag from the entire merged result."),
-            ("user", "Thanks, that's all for now.")])
-        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
-            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
-                     "CMDB asserts."),
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", KILL_LIST_CHAT)
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [INCIDENT,
             ("assistant", "Amended rule, superseding the kill list: merge_tags strips a '-name' tombstone's tag from "
                           "the lower-precedence sources only, never from a source above it."),
             ("user", "Yes, that's the rule going forward.")])
@@ -122,15 +125,9 @@ def test_an_amendment_naming_no_code_names_the_code_of_the_exchange_it_amends(da
     said = ("Amended rule, superseding the kill list: a '-name' tombstone strips that tag from the merged result for "
             "the lower-precedence tag sources only, never for a source above it.")
     with daemon.client(timeout=300) as http:
-        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
-            ("user", "How does merge_tags handle the '-name' tombstones the ops sync writes into the tag sources?"),
-            ("assistant", "merge_tags collects every '-name' tombstone across all the sources into one kill list and "
-                          "strips that tag from the entire merged result."),
-            ("user", "Thanks, that's all for now.")])
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", KILL_LIST_CHAT)
         assert not _rules(http, old_key)  # nothing to supersede
-        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
-            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
-                     "CMDB asserts."),
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [INCIDENT,
             ("assistant", said),
             ("user", "Yes, that's the rule going forward.")])
         (amendment,) = [m for m in _rules(http, new_key) if "Amended rule" in m["content"]]
