@@ -183,21 +183,25 @@ def _amended_chats(deps: SessionDeps, session: SessionRow, rules: list[tuple[Fac
     tagmerge family: "Yes — removed means removed" accepted the assistant's kill-list proposal), so nothing
     else tells recall that the chat is stale (`metadata.amended_by`). The exchange itself stays as said."""
     conn = deps.db.reader()
-    model = deps.embedder.model_id
     out: list[tuple[Memory, str]] = []
     for fact, new_id, vector, at in rules:
         if fact.amends < 2:
             continue
-        near = [(m, c) for m, c in store.top_by_similarity(conn, vector, model, project=session.get("project"),
-                                                              at=at, limit=10) if c >= SUPERSEDE_COSINE[2]]
-        found = mstore.get_memories(conn, [m for m, _ in near])
-        exchange = next((found[m] for m, _ in near if m in found and found[m].type == EPISODE_TYPE
-                         and found[m].session_key not in (None, session["session_key"])
-                         and found[m].created_at < at), None)
+        exchange = _amended_exchange(conn, deps.embedder.model_id, session, vector, at)
         if exchange is not None and exchange.session_key not in linked:
             out.append((exchange, new_id))
             linked.add(exchange.session_key)
     return out
+
+
+def _amended_exchange(conn: Connection, model: str, session: SessionRow, vector: np.ndarray, at: str) -> Memory | None:
+    """The nearest earlier exchange of another session of the project that an explicit amendment said at `at`
+    reaches (`SUPERSEDE_COSINE[2]`), or None."""
+    near = [m for m, c in store.top_by_similarity(conn, vector, model, project=session.get("project"), at=at, limit=10)
+            if c >= SUPERSEDE_COSINE[2]]
+    found = mstore.get_memories(conn, near)
+    return next((found[m] for m in near if m in found and found[m].type == EPISODE_TYPE
+                 and found[m].session_key not in (None, session["session_key"]) and found[m].created_at < at), None)
 
 
 def _mark_amended(wconn: Connection, old: Memory, new_id: str) -> None:
@@ -292,12 +296,7 @@ def _name_amended_code(deps: SessionDeps, session: SessionRow, facts: list[Fact]
         areas = {old.area for old in olds if old.area and claims.names_own_code(f"`{old.area}`")}
         area = areas.pop() if len(areas) == 1 else None
         if not olds and fact.amends >= 2:
-            near = [m for m, c in store.top_by_similarity(conn, vector, model, project=session.get("project"),
-                                                           at=at, limit=10) if c >= SUPERSEDE_COSINE[2]]
-            found = mstore.get_memories(conn, near)
-            exchange = next((found[m] for m in near if m in found and found[m].type == EPISODE_TYPE
-                             and found[m].session_key not in (None, session["session_key"])
-                             and found[m].created_at < at), None)
+            exchange = _amended_exchange(conn, model, session, vector, at)
             if exchange is not None:
                 area = claims.chat_subject(claims.sentences(exchange.content))
         if area:
