@@ -335,7 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     engine = Engine(db_path=args.db, checkpoint_path=args.checkpoint, base_weights=args.base_weights,
                     native_dim=args.native_dim, seed=args.seed)
     serve(engine, sys.stdin, protocol, fault=args.fault, fault_file=args.fault_file)
-    return 0  # stdin closed: the daemon is gone or asked us to stop
+    # stdin closed: the daemon is gone or asked us to stop. Leave without interpreter teardown: a
+    # training thread or torch's own worker threads may still be running, and finalising the interpreter
+    # under them aborts the process ("terminate called without an active exception", exit -6).
+    protocol.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
