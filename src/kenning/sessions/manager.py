@@ -26,7 +26,7 @@ from kenning.sessions.episodes import EpisodesResult
 from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt import PromptAnswer, PromptRequest, apply_feedback, ensure_session, user_prompt_submit
 from kenning.sessions.recovery import Recovery
-from kenning.sessions.start import StartAnswer, StartRequest, session_start
+from kenning.sessions.start import StartAnswer, session_start
 from kenning.sessions.transcript import turns_as_jsonl
 from kenning.sessions import views
 from kenning.store import sessions as store
@@ -67,11 +67,11 @@ class SessionManager:
     # -- hooks --------------------------------------------------------------------------------
     def session_start(self, event: SessionStarted, deadline: Deadline | None = None,
                       viewer: Viewer | None = None) -> StartAnswer:
-        req = StartRequest(viewer=viewer, session_key=event.session_key, harness=event.harness.value,
-                           project=event.project, cwd=event.cwd, context=event.context,
-                           at=resolve_at(event.timestamp), source=_short(event.source, 50) or "startup")
+        """The event as the route read it (no copy), with what the daemon adds: its time (`resolve_at`: the event's
+        timestamp, else the daemon's clock) and the viewer (a team server's user)."""
+        at = resolve_at(event.timestamp)
         deadline = deadline or Deadline(self.deps.settings.latency_budget_ms)
-        answer = session_start(self.deps, req, deadline)
+        answer = session_start(self.deps, event, at, viewer, deadline)
         record_latency("hook.session_start", deadline.elapsed_ms())
         return answer
 

@@ -23,6 +23,7 @@ import numpy as np
 from typing_extensions import TypedDict  # pydantic reads it (the hook route's response model) on Python 3.11
 
 from kenning.core.config_sessions import RankingSettings
+from kenning.core.events import SessionStarted
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory, Viewer
 from kenning.predictor import constants as PC
@@ -40,16 +41,14 @@ from kenning.store.vectors import get_embeddings
 RESERVE_MS = 60.0  # kept back from optional stages for ranking, recording and rendering
 
 
-@dataclass
-class StartRequest:
-    session_key: str
-    harness: str | None = None
-    project: str | None = None
-    cwd: str | None = None
-    context: str | None = None
-    at: str = ""
-    viewer: Viewer | None = None  # a team server's user: only what they may see is offered
-    source: str = "startup"  # startup | resume | clear | compact …, as the harness says (the session's metadata)
+MAX_SOURCE_CHARS = 50
+
+
+def start_source(event: SessionStarted) -> str:
+    """How the session began as the harness says (startup | resume | clear | compact …; the session's metadata):
+    the event's `source` when it is a string of 1..MAX_SOURCE_CHARS characters, else 'startup'."""
+    source = event.source
+    return source if isinstance(source, str) and 0 < len(source) <= MAX_SOURCE_CHARS else "startup"
 
 
 class StartAnswer(TypedDict):
@@ -109,25 +108,27 @@ def status_line(deps: SessionDeps) -> str:
     return f"[predictor: off | {scored} sessions scored | baseline only]"
 
 
-def session_context_text(req: StartRequest, deps: SessionDeps) -> str:
-    """Project, cwd, caller context and the project's latest checkpoint, for similarity."""
-    parts = [p for p in (req.project, req.cwd, req.context) if p]
-    latest = store.latest_checkpoint(deps.db.reader(), project=req.project, before=req.at)
+def session_context_text(event: SessionStarted, at: str, deps: SessionDeps) -> str:
+    """Project, cwd, caller context and the project's latest checkpoint (before `at`), for similarity."""
+    parts = [p for p in (event.project, event.cwd, event.context) if p]
+    latest = store.latest_checkpoint(deps.db.reader(), project=event.project, before=at)
     if latest:
         parts.append(latest.content[-1500:])
     return "\n".join(parts)
 
 
-def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ctx) -> list[_Scored]:
-    """standing candidates ∪ effective_score top-k ∪ similarity top-k, capped at max_candidates
-    (sets ctx.vector); each candidate carries its ranking verdict."""
+def prefilter(event: SessionStarted, at: str, viewer: Viewer | None, deps: SessionDeps, deadline: Deadline,
+              ctx: _Ctx) -> list[_Scored]:
+    """standing candidates ∪ effective_score top-k ∪ similarity top-k as of `at`, capped at max_candidates
+    (sets ctx.vector); each candidate carries its ranking verdict. `viewer`: a team server's user (only what
+    they may see is offered)."""
     context_text = ctx.text
     cfg = deps.settings
     conn = deps.db.reader()
-    standing_ids = ranking.standing_pool(conn, project=req.project, at=req.at, viewer=req.viewer,
+    standing_ids = ranking.standing_pool(conn, project=event.project, at=at, viewer=viewer,
                                          cfg=cfg.ranking, limit=cfg.prefilter_effective_k)
-    effective_ids = store.top_by_effective_score(conn, project=req.project, at=req.at,
-                                                 limit=cfg.prefilter_effective_k, viewer=req.viewer)
+    effective_ids = store.top_by_effective_score(conn, project=event.project, at=at,
+                                                 limit=cfg.prefilter_effective_k, viewer=viewer)
     similar: list[tuple[str, float]] = []
     if context_text and cfg.prefilter_similarity_k:
         try:
@@ -136,11 +137,11 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
             ctx.vector = vector
             if vector is not None:
                 similar = store.top_by_similarity(
-                    conn, vector, deps.embedder.model_id, project=req.project, at=req.at,
-                    limit=cfg.prefilter_similarity_k, viewer=req.viewer,
+                    conn, vector, deps.embedder.model_id, project=event.project, at=at,
+                    limit=cfg.prefilter_similarity_k, viewer=viewer,
                 )
         except Exception as exc:  # similarity is an optional leg: keep the effective_score pool
-            record_error("sessions", f"session-start similarity leg failed: {exc}", session_key=req.session_key)
+            record_error("sessions", f"session-start similarity leg failed: {exc}", session_key=event.session_key)
     sim = dict(similar)
     order: list[str] = []
     for memory_id in [*standing_ids, *effective_ids, *(m for m, _ in similar)]:
@@ -148,7 +149,7 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
             order.append(memory_id)
     order = order[: cfg.max_candidates]
     memories = get_memories(conn, order)
-    judged = ranking.verdicts(conn, list(memories.values()), req.at, cfg.ranking)
+    judged = ranking.verdicts(conn, list(memories.values()), at, cfg.ranking)
     effective_set = set(effective_ids)
     pool = []
     for memory_id in order:
@@ -157,7 +158,7 @@ def prefilter(req: StartRequest, deps: SessionDeps, deadline: Deadline, ctx: _Ct
             continue
         path = "both" if memory_id in effective_set and memory_id in sim else (
             "effective" if memory_id in effective_set else ("similarity" if memory_id in sim else "evidence"))
-        cand = _Scored(memory, path, deps.effective_score(memory, req.at), sim.get(memory_id))
+        cand = _Scored(memory, path, deps.effective_score(memory, at), sim.get(memory_id))
         cand.verdict, cand.evidence = judged[memory_id] if memory_id in judged else (ranking.ELIGIBLE, None)
         pool.append(cand)
     vectors = get_embeddings(conn, list({c.memory.content_hash for c in pool}), deps.embedder.model_id)
@@ -174,7 +175,7 @@ class _Ctx:
     vector: np.ndarray | None = None
 
 
-def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
+def _predictor_pass(event: SessionStarted, at: str, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
                     baseline_ids: list[str], deadline: Deadline) -> list[Fused] | None:
     """Predictor scores → the fused ranking (predictor.fusion.Fused rows), or None (baseline).
 
@@ -183,8 +184,8 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     predictor = deps.predictor
     if predictor is None or not pool:
         return None
-    session_context = ScoringContext(session_key=req.session_key, project=req.project, text=ctx.text,
-                                     embedding=ctx.vector, timestamp=req.at)
+    session_context = ScoringContext(session_key=event.session_key, project=event.project, text=ctx.text,
+                                     embedding=ctx.vector, timestamp=at)
     candidates = [Candidate.of(c.memory, c.vector) for c in pool]
     try:
         scores = run_bounded(deadline, "predictor", lambda: predictor.score(session_context, candidates),
@@ -193,7 +194,7 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
             return None
         fused = predictor.fuse(baseline_ids, scores, top_k=deps.settings.inject_limit)
     except Exception as exc:  # a failing predictor must never cost the answer
-        record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=req.session_key)
+        record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=event.session_key)
         return None
     by_id = {c.memory.id: c for c in pool}
     for rank, memory_id in enumerate(sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k)), 1):
@@ -203,7 +204,7 @@ def _predictor_pass(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     return rows or None
 
 
-def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
+def rank_and_select(event: SessionStarted, at: str, deps: SessionDeps, pool: list[_Scored], ctx: _Ctx,
                     deadline: Deadline, reserved: ranking.Continuity | None = None,
                     ) -> tuple[list[_Scored], list[_Scored], bool]:
     """(all candidates in final order, the injected ones in selection order, predictor used).
@@ -212,7 +213,7 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     baseline = sorted(pool, key=ranking.baseline_key)
     for rank, cand in enumerate(baseline, 1):
         cand.baseline_rank = rank
-    fused = _predictor_pass(req, deps, pool, ctx, [c.memory.id for c in baseline], deadline)
+    fused = _predictor_pass(event, at, deps, pool, ctx, [c.memory.id for c in baseline], deadline)
     by_id = {c.memory.id: c for c in pool}
     if fused:
         seen = set()
@@ -235,7 +236,7 @@ def rank_and_select(req: StartRequest, deps: SessionDeps, pool: list[_Scored], c
     budget = min(cfg.start_budget_chars, cfg.inject_budget_chars) - (reserved.chars if reserved else 0)
     limit = max(0, cfg.inject_limit - (1 if reserved else 0))
     if fused:
-        allowed = interleave(req.session_key, order, allowed, cfg.ranking, limit, influence)
+        allowed = interleave(event.session_key, order, allowed, cfg.ranking, limit, influence)
     chosen = deps.diversity_select(
         allowed, limit=limit, budget_chars=max(0, budget),  # topic diversity: recall.topic_diversity, bound by the service
     ) if allowed and limit else []
@@ -316,18 +317,22 @@ def _continuity(deps: SessionDeps, project: str | None, at: str, session_key: st
         return None
 
 
-def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> StartAnswer:
-    existing = store.get_session(deps.db.reader(), req.session_key)
+def session_start(deps: SessionDeps, event: SessionStarted, at: str, viewer: Viewer | None,
+                  deadline: Deadline) -> StartAnswer:
+    """The session's start: the typed event as the hook route read it, `at` its time (the daemon's clock when the
+    event has none: context.resolve_at), `viewer` a team server's user (only what they may see is offered)."""
+    key = event.session_key
+    existing = store.get_session(deps.db.reader(), key)
     if existing is not None:
-        replay = replay_existing(deps, existing, req.viewer)
+        replay = replay_existing(deps, existing, viewer)
         if replay is not None:  # a resumed / compacted session starts again: the injection it had, answered again
             with deps.db.with_write_tx() as conn:
-                store.note_start(conn, req.session_key, req.source)
+                store.note_start(conn, key, start_source(event))
             return replay
-    ctx = _Ctx(session_context_text(req, deps))
-    pool = prefilter(req, deps, deadline, ctx)
-    cont = _continuity(deps, req.project, req.at, req.session_key, req.viewer)
-    ordered, injected, used_predictor = rank_and_select(req, deps, pool, ctx, deadline, reserved=cont)
+    ctx = _Ctx(session_context_text(event, at, deps))
+    pool = prefilter(event, at, viewer, deps, deadline, ctx)
+    cont = _continuity(deps, event.project, at, key, viewer)
+    ordered, injected, used_predictor = rank_and_select(event, at, deps, pool, ctx, deadline, reserved=cont)
     line = status_line(deps)
     inject_now = not deadline.cancelled
     injected_ids = {c.memory.id for c in injected} if inject_now else set()
@@ -344,17 +349,17 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
         }
         for rank, c in enumerate(ordered, 1)
     ]
-    rows += _continuity_rows(cont, rows, req.at)
-    going = _continuing(deps, req, injected_ids, cont) if inject_now else []
+    rows += _continuity_rows(cont, rows, at)
+    going = _continuing(deps, event, at, viewer, injected_ids, cont) if inject_now else []
     rows += _continuing_rows(going, rows)
     with deps.db.with_write_tx() as conn:
         created = store.create_session(
-            conn, req.session_key, harness=req.harness, project=req.project, cwd=req.cwd,
-            context=req.context, started_at=req.at,
+            conn, key, harness=event.harness.value, project=event.project, cwd=event.cwd,
+            context=event.context, started_at=at,
         )
-        store.note_start(conn, req.session_key, req.source)
-        store.insert_candidates(conn, req.session_key, rows, req.at)
-        store.set_status_line(conn, req.session_key, line)
+        store.note_start(conn, key, start_source(event))
+        store.insert_candidates(conn, key, rows, at)
+        store.set_status_line(conn, key, line)
     items: list[InjectItem] = [{"memory_id": c.memory.id, "content": c.memory.content, "type": c.memory.type}
              for c in injected if c.memory.id in injected_ids and not (cont and c.memory.id == cont.memory_id)]
     carried: list[InjectItem] = [{"memory_id": m.id, "content": m.content, "type": m.type} for m in going]
@@ -368,16 +373,16 @@ def session_start(deps: SessionDeps, req: StartRequest, deadline: Deadline) -> S
 CONTINUING = "continuing"  # prefilter_source of a row the task in progress carried into session start
 
 
-def _continuing(deps: SessionDeps, req: StartRequest, shown: set[str],
+def _continuing(deps: SessionDeps, event: SessionStarted, at: str, viewer: Viewer | None, shown: set[str],
                 cont: ranking.Continuity | None) -> list[Memory]:
     """The task in progress (`ranking.continuing`) less what session start shows already, within what is
     left of the start budget (at least half of it: the task matters more than one more standing rule)."""
     cfg = deps.settings
     try:
-        going = ranking.continuing(deps.db.reader(), project=req.project, at=req.at, session_key=req.session_key,
-                                   cfg=cfg.ranking, viewer=req.viewer)
+        going = ranking.continuing(deps.db.reader(), project=event.project, at=at, session_key=event.session_key,
+                                   cfg=cfg.ranking, viewer=viewer)
     except Exception as exc:  # the group is optional: never costs the answer
-        record_error("sessions", f"continuing group failed: {exc}", session_key=req.session_key)
+        record_error("sessions", f"continuing group failed: {exc}", session_key=event.session_key)
         return []
     found = get_memories(deps.db.reader(), list(shown))
     budget = max(cfg.start_budget_chars // 2, cfg.start_budget_chars - sum(item_cost(m.content) for m in found.values())
