@@ -275,3 +275,42 @@ def test_a_quoted_function_name_is_still_the_rules_own_code():
         "Never call 'merge_tags' from the exporter."
     assert claims.judge("Rows must never be written as 'Persons'.", ctx).text == \
         "`pluralize`: Rows must never be written as 'Persons'."
+
+
+def test_a_rule_about_this_amendment_goes_to_review():
+    """"The only thing this amendment changes is the scope: …" (sde dev split, tagmerge family, chat B): its subject
+    is another sentence (which amendment, of what?). It is kept for a reviewer, never shown unasked as a standing
+    rule; a rule that says the same whole stays above the gate."""
+    got = judged(("assistant", "Do the other tombstone properties stand?"),
+                 ("user", "All unchanged. The only thing this amendment changes is the scope: global kill list out, "
+                          "lower-precedence-only in."))
+    (leaning,) = [v for v in got if v.kept]
+    assert leaning.needs_review and "leans-on:this amendment" in leaning.evidence.cues
+    (whole,) = [v for v in judged(("user", "merge_tags must never apply a tombstone to a higher-precedence source."))
+                if v.kept]
+    assert not whole.needs_review and not any(c.startswith("leans-on:") for c in whole.evidence.cues)
+
+
+def test_an_answer_to_a_question_about_that_thing_goes_to_review_unless_the_chat_names_its_code():
+    """"Only the leading-zero digit strings." answering "Should I write every field in that formula form, to be
+    safe?" (csvquote: the chat never names its export function): the question leans on an earlier sentence too, so
+    the answer is kept for review. In a chat that names its function, the same answer takes it and is shown."""
+    question = "Understood. Should I write every field in that formula form, to be safe?"
+    answer = "No — only the leading-zero digit strings."
+    leaning = [v for v in judged(("user", 'A digit-only value with a leading zero has to be written as ="00042".'),
+                                 ("assistant", question), ("user", answer)) if v.kept][-1]
+    assert leaning.text.endswith("(answering: Should I write every field in that formula form, to be safe?)")
+    assert leaning.needs_review and "leans-on:that formula" in leaning.evidence.cues
+    named = [v for v in judged(("user", 'to_csv mangles part numbers: `to_csv` must write "00042" as ="00042".'),
+                               ("assistant", question), ("user", answer)) if v.kept][-1]
+    assert named.text.startswith("`to_csv`: ") and not named.needs_review
+
+
+def test_saying_a_leaning_rule_twice_or_an_llm_score_does_not_lift_it_out_of_review():
+    got = judged(("user", "The only thing this amendment changes is the scope."),
+                 ("assistant", "Noted."),
+                 ("user", "The only thing this amendment changes is the scope."))
+    kept = [v for v in got if v.kept]
+    assert kept and all(v.needs_review for v in kept) and max(v.evidence.repetition for v in kept) == 2
+    evidence = {"speaker": "user", "rule": "user-rule", "cues": ["normative:only", "leans-on:this amendment"]}
+    assert claims.gated_confidence(evidence, 0.95) < claims.REVIEW_BELOW

@@ -335,6 +335,7 @@ RULE_CONFIDENCE = {
 
 RECAP_RESTATES = 0.3  # share of a closing recap's words the agreement it follows already said (`_closes_agreement`)
 UNMARKED_ACCEPTED = 0.68  # an accepted assistant statement with no rule language: below the gate, into review
+LEANS_ON_ANOTHER = 0.65  # a rule whose subject is another sentence ("this amendment", "that formula form"): review
 
 
 @dataclass
@@ -596,6 +597,11 @@ def judge(sentence: str, ctx: Context | None = None) -> Verdict:
             found = [*found, f"completed:{ctx.subject}"]
         elif missing and unresolved_fragment(stored):
             return _reject(text, "fragment")
+        completed = any(c.startswith("completed:") for c in found)  # the chat's code says what the question is about
+        leaning = leans_on_another(body, antecedent if antecedent == ctx.antecedent and not completed else None)
+        if leaning:  # what it is about is said in another sentence: a reviewer reads it in its chat
+            confidence = min(confidence, LEANS_ON_ANOTHER)
+            found = [*found, f"leans-on:{leaning}"]
     evidence = Evidence(rule=rule, speaker=ctx.speaker, accepted=ctx.accepted, confidence=round(confidence, 3),
                         cues=found, antecedent=antecedent)
     return Verdict(True, stored, memory_type, round(confidence, 3), rule, evidence)
@@ -622,6 +628,30 @@ def _answer_lead(body: str) -> bool:
     chunks = [c for c in re.split(r",\s*|\s+[-—–]\s+|;\s*|:\s+", own_words(body).strip()) if c.strip()]
     return len(chunks) > 1 and len(_words(chunks[0])) <= 4 and not _clause(chunks[0]) \
         and not code_names(chunks[0]) and not _PROJECT_CUE.search(chunks[0])
+
+
+_THIS_CHANGE = re.compile(  # "The only thing this amendment changes is the scope: …": which amendment, of what?
+    r"\b(?:this|that|these|those)\s+(?:amendments?|changes?|fix(?:es)?|approach(?:es)?|proposals?|versions?|patch(?:es)?"
+    r"|options?|idea|plan|wording|refactor|rewrite|tweak|edit)\b", re.I)
+_THAT_THING = re.compile(  # a question about "that formula form", "those entries": its subject is an earlier sentence
+    r"\b(?:that|those|these)\s+(?!(?:is|was|are|were|the|a|an|it|its|we|you|i|they|he|she|our|your|their|way|much|many"
+    r"|far|long|often)\b)[a-z][\w-]*", re.I)
+
+
+def leans_on_another(body: str, question: str | None = None) -> str | None:
+    """What a rule leans on when its subject is another sentence, or None: a deictic change ("The only thing this
+    amendment changes is the scope: …", "that fix") in its own words, or — for an answer kept with the question it
+    answers — a deictic thing in that question ("Only the leading-zero digit strings." answering "Should I write
+    every field in that formula form?"). Such a rule is not shown unasked as a standing rule (`LEANS_ON_ANOTHER`)."""
+    said = own_words(body)
+    found = _THIS_CHANGE.search(said)
+    if found:
+        return " ".join(found.group(0).lower().split())
+    if question:
+        found = _THAT_THING.search(own_words(question))
+        if found and not code_names(question):
+            return " ".join(found.group(0).lower().split())
+    return None
 
 
 _PROPOSAL = re.compile(r"\b(?:want me to|should (?:i|we)|shall (?:i|we)|do we need|keep)\b", re.I)
@@ -657,7 +687,8 @@ def reinforce(verdict: Verdict, repetition: int) -> Verdict:
     """A claim stated `repetition` times in one session: +0.05 per restatement (at most +0.1)."""
     if not verdict.kept or verdict.evidence is None or repetition <= 1:
         return verdict
-    verdict.confidence = round(min(0.95, verdict.confidence + 0.05 * min(2, repetition - 1)), 3)
+    ceiling = LEANS_ON_ANOTHER if _leans(verdict.evidence.cues) else 0.95  # said twice, it still leans on another
+    verdict.confidence = round(min(ceiling, verdict.confidence + 0.05 * min(2, repetition - 1)), 3)
     verdict.evidence.repetition = repetition
     verdict.evidence.confidence = verdict.confidence
     return verdict
@@ -693,7 +724,13 @@ def user_made(evidence: EvidenceDict | dict[str, object]) -> bool:
 def gated_confidence(evidence: EvidenceDict | dict[str, object], confidence: float) -> float:
     """A claim's confidence after the LLM claim gate scored it: the gate may lower or raise it, but never
     lifts a claim no user made (`user_made`) out of review."""
+    if _leans(cast(list[str], evidence.get("cues") or [])):
+        confidence = min(confidence, LEANS_ON_ANOTHER)  # what it is about is still in another sentence
     return confidence if user_made(evidence) else min(confidence, RULE_CONFIDENCE["unaccepted-recap"])
+
+
+def _leans(cues: list[str]) -> bool:
+    return any(c.startswith("leans-on:") for c in cues)
 
 
 def accepts_rewrite(original: str, rewrite: str) -> bool:
