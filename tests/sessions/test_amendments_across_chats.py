@@ -133,3 +133,38 @@ def test_an_amendment_naming_no_code_names_the_code_of_the_exchange_it_amends(da
         (amendment,) = [m for m in _rules(http, new_key) if "Amended rule" in m["content"]]
     assert amendment["content"] == f"`merge_tags`: {said}" and amendment["area"] == "merge_tags"
     assert amendment["metadata"]["claim"]["original"] == said
+
+
+def test_the_rest_of_a_chat_that_amends_one_function_is_about_that_function(daemon):
+    """Issue 31 (sde dev split, tagmerge family, chat B): besides its amendment, the chat that amends `merge_tags`
+    states more of the new policy without naming any code ("A tombstone speaks only for the sources BELOW it.",
+    "Tombstones never appear in the output, …"). Read alone they say nothing of where they apply; the chat
+    amends one function, so they name it too: "`merge_tags`: Tombstones never appear …", area merge_tags."""
+    project = f"merge-{uuid.uuid4().hex[:6]}"
+    with daemon.client(timeout=300) as http:
+        _chat(http, project, "2025-01-10T10:00:00Z", [
+            ("user", "merge_tags gets an ordered list of tag sources next sprint; we need to settle its merge policy."),
+            ("assistant", "Should merge_tags lowercase the output, and which casing survives?"),
+            ("user", "Never lowercase the merge_tags output: keep the casing of the first occurrence, which is the "
+                     "highest-precedence source."),
+            ("user", "And the rule is that merge_tags removes a tag everywhere when any source carries its '-name' "
+                     "tombstone.")])
+        new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
+            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the CMDB "
+                     "asserts."),
+            ("assistant", "So the global kill list is the flaw. What's the corrected scope?"),
+            ("user", "A tombstone speaks only for the sources BELOW it, and a higher-precedence source's tag must "
+                     "never be deleted by a source under it."),
+            ("assistant", "Amended rule in full, superseding the original: sources arrive highest precedence first; "
+                          "union in precedence order, de-duplicated case-insensitively, keeping the casing of the first "
+                          "occurrence. Tombstones never appear in the output, and an unmatched tombstone is silently "
+                          "ignored."),
+            ("user", "That's the rule going forward.")])
+        rules = {m["metadata"]["claim"].get("original", m["content"]): m for m in _rules(http, new_key)}
+    said = ["A tombstone speaks only for the sources BELOW it, and a higher-precedence source's tag must never be "
+            "deleted by a source under it.",
+            "Tombstones never appear in the output, and an unmatched tombstone is silently ignored."]
+    for text in said:
+        assert rules[text]["content"] == f"`merge_tags`: {text}", sorted(rules)
+        assert rules[text]["area"] == "merge_tags"
+    assert any(m["content"].startswith("`merge_tags`: Amended rule in full") for m in rules.values())

@@ -139,25 +139,48 @@ def parallel_rules(a: str, b: str) -> bool:
     return bool(only_a and only_b) and [w for w in wa if w not in only_a] == [w for w in wb if w not in only_b]
 
 
-def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tuple[Fact, str, np.ndarray, str]]) -> list[str]:
+@dataclass
+class _Earlier:
+    """The project's live rules from other sessions and their unit vectors (by content hash): read once per
+    extraction, before the write, by the naming of amendments and by the supersession after it."""
+    rules: list[Memory]
+    vectors: dict[str, np.ndarray]
+
+
+def _earlier_rules(deps: SessionDeps, session: SessionRow) -> _Earlier:
+    conn = deps.db.reader()
+    rules = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
+    stored = get_embeddings(conn, list({m.content_hash for m in rules}), deps.embedder.model_id)
+    return _Earlier(rules, {h: _unit(v[None, :])[0] for h, v in stored.items()})
+
+
+def _supersedes(earlier: _Earlier, said: str, vector: np.ndarray, amends: int, at: str, new_id: str | None = None) -> list[Memory]:
+    """The earlier rules a rule said at `at` (`said`: what was said, never the code it was named with) supersedes:
+    older, at `SUPERSEDE_COSINE` of its amendment level, and not the same rule for another component."""
+    need = SUPERSEDE_COSINE[amends]
+    return [old for old in earlier.rules
+            if old.id != new_id and old.created_at <= at and old.content_hash in earlier.vectors
+            and not parallel_rules(old.content, said) and float(np.dot(earlier.vectors[old.content_hash], vector)) >= need]
+
+
+def _said(fact: Fact) -> str:
+    """The fact's text before `_name_amended_code` named its code ("`merge_tags`: " off): what its vector is of."""
+    for cue in fact.evidence.get("cues", []):
+        if isinstance(cue, str) and cue.startswith("amends-code:"):
+            return fact.content.removeprefix(f"`{cue.removeprefix('amends-code:')}`: ")
+    return fact.content
+
+
+def _supersede_earlier(deps: SessionDeps, session: SessionRow, created: list[tuple[Fact, str, np.ndarray, str]],
+                       earlier: _Earlier) -> list[str]:
     """Supersede the project's earlier rules on the same subjects; returns the superseded ids."""
     rules = [c for c in created if c[0].type in RULE_TYPES]
     if not rules:
         return []
-    conn = deps.db.reader()
-    earlier = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
-    stored = get_embeddings(conn, list({m.content_hash for m in earlier}), deps.embedder.model_id)
     plan: dict[str, tuple[str, str, Memory]] = {}  # old id -> (new id, at, old memory)
     for fact, new_id, vector, at in rules:
-        need = SUPERSEDE_COSINE[fact.amends]
-        for old in earlier:
-            old_vector = stored.get(old.content_hash)
-            if old.id == new_id or old_vector is None or old.created_at > at:  # only an older memory loses
-                continue
-            if parallel_rules(old.content, fact.content):  # the same rule for another component
-                continue
-            cosine = float(np.dot(_unit(old_vector[None, :])[0], vector))
-            if cosine >= need and (old.id not in plan or plan[old.id][1] < at):
+        for old in _supersedes(earlier, _said(fact), vector, fact.amends, at, new_id):  # only an older memory loses
+            if old.id not in plan or plan[old.id][1] < at:
                 plan[old.id] = (new_id, at, old)
     chats = _amended_chats(deps, session, rules, {old.session_key for _, _, old in plan.values()})
     if not plan and not chats:
@@ -229,7 +252,8 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
     # them (two amendments of one project, "`merge_records`: Amended rule, …" and "`merge_tags`: Amended rule in full,
     # …", sit closer than what was said); the memory's own embedding is the write path's, of its stored text
     said = [f.content for f in facts]
-    _name_amended_code(deps, session, facts, vectors, [_said_at(f, turns, session, at) for f in facts])
+    earlier = _earlier_rules(deps, session)  # read once: the naming below and the supersession after the write
+    _name_amended_code(deps, session, facts, vectors, [_said_at(f, turns, session, at) for f in facts], earlier)
     known = _known_memories(deps, session, vectors)
     stored: list[StoredFact] = []
     created: list[tuple[Fact, str, np.ndarray, str]] = []
@@ -260,7 +284,7 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
         known.append(_Known(result.id, normalize_content(fact.content).normalized, vector))
         if not result.deduped:
             created.append((fact, result.id, vector, mstore.get_memory(deps.db.reader(), result.id).created_at))
-    superseded = _supersede_earlier(deps, session, created)
+    superseded = _supersede_earlier(deps, session, created, earlier)
     return {"via": "key-facts", "task": task, "stored": stored, "restatements": restatements, "superseded": superseded,
             "gated_out": gated}
 
@@ -272,37 +296,42 @@ def _said_at(fact: Fact, turns: list[Turn], session: SessionRow, at: str) -> str
 
 
 def _name_amended_code(deps: SessionDeps, session: SessionRow, facts: list[Fact], vectors: np.ndarray,
-                       said: list[str]) -> None:
+                       said: list[str], earlier: _Earlier) -> None:
     """Name the code an amendment is about when its own text names none (issue 31): a later chat's "Amended rule in
     full, superseding the original: sources arrive highest precedence first; …" never says `merge_tags`, only the
     chat it amends does. Such a rule (not a project convention) takes the one code area of the earlier rules it
-    will supersede (`_supersede_earlier`'s test, read before the write), or, for an explicit amendment (`amends` 2)
-    that supersedes no rule, the code its nearest earlier exchange of another session names (`_amended_chats`'s
+    will supersede (`_supersedes`, read before the write), or, for an explicit amendment (`amends` 2) that
+    supersedes no rule, the code its nearest earlier exchange of another session names (`_amended_chats`'s
     chat; `claims.chat_subject`). The text becomes "`merge_tags`: Amended rule in full, …" (so its scope reads
-    area merge_tags) and what was said stays as evidence (`metadata.claim.original`)."""
+    area merge_tags) and what was said stays as evidence (`metadata.claim.original`). The rest of a chat that
+    amends one code area is about that area too: its other rules that name no code ("The natural fix: on a
+    collision keep the record with MORE non-empty fields …", "Tombstones never appear in the output, …") take it."""
     todo = [i for i, f in enumerate(facts) if f.type in RULE_TYPES and not claims.names_own_code(f.content)
             and claims.scope_of(f.content).applies != "project"]
     if not todo:
         return
     conn = deps.db.reader()
-    model = deps.embedder.model_id
-    earlier = store.live_rules(conn, session.get("project"), session["session_key"], list(RULE_TYPES))
-    stored = get_embeddings(conn, list({m.content_hash for m in earlier}), model)
+    named: dict[int, str] = {}
     for i in todo:
         fact, vector, at = facts[i], vectors[i], said[i]
-        olds = [old for old in earlier if old.created_at < at and stored.get(old.content_hash) is not None
-                and not parallel_rules(old.content, fact.content)
-                and float(np.dot(_unit(stored[old.content_hash][None, :])[0], vector)) >= SUPERSEDE_COSINE[fact.amends]]
+        olds = _supersedes(earlier, fact.content, vector, fact.amends, at)
         areas = {old.area for old in olds if old.area and claims.names_own_code(f"`{old.area}`")}
         area = areas.pop() if len(areas) == 1 else None
         if not olds and fact.amends >= 2:
-            exchange = _amended_exchange(conn, model, session, vector, at)
+            exchange = _amended_exchange(conn, deps.embedder.model_id, session, vector, at)
             if exchange is not None:
                 area = claims.chat_subject(claims.sentences(exchange.content))
         if area:
-            fact.evidence = {**fact.evidence, "original": fact.evidence.get("original", fact.content),
-                             "cues": [*fact.evidence.get("cues", []), f"amends-code:{area}"]}
-            fact.content = f"`{area}`: {fact.content}"
+            named[i] = area
+    amended = {area for i, area in named.items() if facts[i].amends}  # what the chat's amendments are about
+    if len(amended) == 1:
+        area = amended.pop()
+        named.update({i: area for i in todo if i not in named})
+    for i, area in named.items():
+        fact = facts[i]
+        fact.evidence = {**fact.evidence, "original": fact.evidence.get("original", fact.content),
+                         "cues": [*fact.evidence.get("cues", []), f"amends-code:{area}"]}
+        fact.content = f"`{area}`: {fact.content}"
 
 
 def _graph_names(deps: SessionDeps, session: SessionRow, turns: list[Turn], prompts: list[str]) -> frozenset[str]:
