@@ -52,6 +52,7 @@ from kenning.predictor.train import TrainConfig, score_samples, train
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 from kenning.store.factory import open_location
+from kenning.store.training_reads import CandidateRows, reading_through
 
 
 class RpcError(Exception):
@@ -77,6 +78,7 @@ class Engine:
         self.load_error: str | None = None
         self._db: StoreDatabase | None = None
         self._train_lock = threading.Lock()
+        self.reads = CandidateRows()  # training reads kept from one fit to the next (the fits run one at a time)
         self.flags = 0
         self.model_version = 0
         model = None
@@ -202,17 +204,23 @@ class Engine:
         min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
         model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
         sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
-        history, trust = load_all(conn), trust_of(conn)
-        recent, skipped = load_samples(conn, sessions, model_name, history, trust,
-                                       half_life=C.RECENCY_HALF_LIFE_SESSIONS)
         replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
-        replay, _ = load_samples(conn, replay_rows, model_name, history, trust)
         canary_keys = params.get("canary_keys") or []
-        if canary_keys:
-            canary, _ = load_samples(conn, store.sessions_by_keys(conn, canary_keys), model_name, history, trust)
-        else:
-            canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
+        canary_rows = store.sessions_by_keys(conn, canary_keys) if canary_keys else []
+        history, trust = load_all(conn), trust_of(conn)
+        # the candidate rows of every session this fit loads, read only where earlier fits did not
+        # (store.training_reads: new sessions in batches, the memories' current state for all)
+        reads = self.reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
+        with reading_through(self.reads):
+            recent, skipped = load_samples(conn, sessions, model_name, history, trust,
+                                           half_life=C.RECENCY_HALF_LIFE_SESSIONS)
+            replay, _ = load_samples(conn, replay_rows, model_name, history, trust)
+            if canary_keys:
+                canary, _ = load_samples(conn, canary_rows, model_name, history, trust)
+            else:
+                canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
         out = self._run_training(recent, replay, canary, params, skipped)
+        out["training_reads"] = reads.to_dict()
         out["embedding_model"] = model_name
         out["canary_keys"] = [s.session_key for s in canary]
         # the newest session start the model learned from: memories created after it are

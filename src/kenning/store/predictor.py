@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -388,8 +389,18 @@ def session_started_at(conn: Connection, session_key: str) -> str | None:
     return row[0] if row else None
 
 
+# Where a fit's training reads are held (store.training_reads.reading_through sets it, in the
+# sidecar's training thread): (session key, model) → the session's candidate rows, or None.
+CANDIDATE_ROWS: ContextVar[Callable[[str, str | None], list[CandidateRow] | None] | None] = ContextVar(
+    "kenning_candidate_rows", default=None)
+
+
 def session_candidate_rows(conn: Connection, session_key: str, model: str | None) -> list[CandidateRow]:
-    """Every candidate recorded for a session, joined with its memory and stored embedding."""
+    """Every candidate recorded for a session, joined with its memory and stored embedding (from
+    the fit's prepared reads when the caller reads through them: store.training_reads)."""
+    held = CANDIDATE_ROWS.get()
+    if held is not None and (found := held(session_key, model)) is not None:
+        return found
     rows = conn.execute(
         "SELECT sm.memory_id, sm.source, sm.effective_score, sm.predictor_score, sm.baseline_rank,"
         " sm.predictor_rank, sm.final_score, sm.rank, sm.was_injected, sm.relevance_score,"
@@ -755,17 +766,23 @@ def list_training_log(conn: Connection, *, limit: int = 50, offset: int = 0) -> 
 # -- drift and calibration -----------------------------------------------------------
 
 
-def relevance_by_memory_age(conn: Connection, since: str) -> AgeRelevance:
-    """Average judge relevance for young (< 7 d) vs old (> 30 d) memories, sessions since `since`."""
+DRIFT_SAMPLE_ROWS = 5000  # the newest judged candidate rows the drift signal averages (≈ 50 sessions' pools)
+
+
+def relevance_by_memory_age(conn: Connection, since: str, limit: int = DRIFT_SAMPLE_ROWS) -> AgeRelevance:
+    """Average judge relevance for young (< 7 d) vs old (> 30 d) memories over the newest `limit`
+    judged candidate rows of sessions since `since` (m039's index, newest first: a bounded read
+    whatever the store's size; every row since `since` was 1.2 s at a million memories, issue 36)."""
     row = conn.execute(
         "SELECT AVG(CASE WHEN age < 7 THEN rel END) AS recent_avg,"
         " AVG(CASE WHEN age > 30 THEN rel END) AS old_avg, COUNT(*) AS samples FROM ("
         "  SELECT sm.relevance_score AS rel,"
         "   julianday(COALESCE(s.started_at, sm.created_at)) - julianday(m.created_at) AS age"
-        "  FROM session_memories sm JOIN memories m ON m.id = sm.memory_id"
-        "  LEFT JOIN sessions s ON s.session_key = sm.session_key"
-        "  WHERE sm.relevance_score IS NOT NULL AND sm.created_at >= ?)",
-        (since,),
+        "  FROM (SELECT session_key, memory_id, relevance_score, created_at FROM session_memories"
+        "   WHERE relevance_score IS NOT NULL AND created_at >= ? ORDER BY created_at DESC LIMIT ?) sm"
+        "  JOIN memories m ON m.id = sm.memory_id"
+        "  LEFT JOIN sessions s ON s.session_key = sm.session_key) judged",
+        (since, limit),
     ).fetchone()
     return AgeRelevance(row["recent_avg"], row["old_avg"], row["samples"])
 

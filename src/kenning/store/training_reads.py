@@ -1,0 +1,162 @@
+"""The predictor sidecar's training reads, kept from one fit to the next (issue 36).
+
+Each fit loads up to ~550 scored sessions (`train_from_db`: the recent ones, the replay buffer, the
+canary), and each one's candidate rows came from `store.predictor.session_candidate_rows`: session
+memories joined with their memories and their stored vectors, one statement per session, every fit
+— at a million memories 16.7 ms each, ~9 s of database time per fit, competing with the agents'
+recalls and session starts on the same server. Most of it is read again unchanged: a scored
+session's candidate rows (its ranks, scores, relevance, ratings) and a vector (by content hash) do
+not change. What does change is its memories' state — superseded, deleted, edited, accessed —
+which the labels and the features read.
+
+So `CandidateRows.prepare` reads, per fit:
+- the candidate rows of the sessions it has not read yet (or that were scored again since), in
+  batches of sessions, without the memory or the vector;
+- every candidate memory's current columns (one batched read by id, no vectors): what the labels
+  see is as fresh as a full read's;
+- the vectors of content hashes it does not hold yet.
+Sessions the fit no longer loads are dropped, with the memories and vectors only they used, so
+the cache holds one fit's candidates at most. `reading_through(rows)` makes
+`session_candidate_rows` answer from it (a context variable: only the fit's own thread sees it);
+a session it was not prepared for still goes to the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar, cast
+
+from kenning.store.backend import Connection
+from kenning.store.predictor import CANDIDATE_ROWS, CandidateRow, ScoredSession
+
+T = TypeVar("T")
+
+SESSION_BATCH = 200  # sessions per candidate-row read
+ID_BATCH = 500  # memory ids (content hashes) per IN (...) lookup, well under SQLite's variable limit
+
+# the session_memories columns of a candidate row, in CandidateRow's order
+_SM_COLUMNS = ("memory_id", "source", "effective_score", "predictor_score", "baseline_rank", "predictor_rank",
+               "final_score", "rank", "was_injected", "relevance_score", "fts_hit_count", "agent_relevance_score",
+               "agent_feedback_count", "created_at", "team")
+# the memories columns, as CandidateRow names them
+_MEMORY_COLUMNS = {"content": "content", "importance": "importance", "access_count": "access_count",
+                   "memory_created_at": "created_at", "memory_updated_at": "updated_at",
+                   "last_accessed_at": "last_accessed_at", "superseded_by": "superseded_by",
+                   "is_deleted": "is_deleted", "deleted_at": "deleted_at", "memory_project": "project"}
+_NO_MEMORY: dict[str, object] = {name: None for name in _MEMORY_COLUMNS}
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+@dataclass
+class ReadCounts:
+    """What the last `prepare` read from the database (the sidecar reports it with the fit)."""
+
+    sessions_cached: int = 0  # sessions answered from earlier fits' reads
+    sessions_read: int = 0  # sessions whose candidate rows were read now
+    memories_read: int = 0  # memories whose current columns were read
+    vectors_read: int = 0  # vectors read now (content hashes not held yet)
+    statements: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"sessions_cached": self.sessions_cached, "sessions_read": self.sessions_read,
+                "memories_read": self.memories_read, "vectors_read": self.vectors_read,
+                "statements": self.statements}
+
+
+@dataclass
+class CandidateRows:
+    """Candidate rows of scored sessions for one embedding model, prepared once per fit."""
+
+    model: str | None = None
+    last: ReadCounts = field(default_factory=ReadCounts)
+    _rows: dict[str, list[tuple[object, ...]]] = field(default_factory=dict)  # session key → session_memories
+    _scored: dict[str, str | None] = field(default_factory=dict)  # session key → its scored_at when read
+    _memories: dict[str, dict[str, object]] = field(default_factory=dict)  # memory id → columns, as of this fit
+    _hashes: dict[str, str | None] = field(default_factory=dict)  # memory id → content hash, as of this fit
+    _vectors: dict[str, tuple[bytes | None, int | None]] = field(default_factory=dict)  # content hash → vector
+
+    def prepare(self, conn: Connection, sessions: Iterable[ScoredSession], model: str | None) -> ReadCounts:
+        """Read what this fit's `sessions` need that is not held (see the module's docstring)."""
+        if model != self.model:
+            self.model = model
+            self._rows.clear()
+            self._scored.clear()
+            self._vectors.clear()
+        wanted = {s["session_key"]: s.get("scored_at") for s in sessions}
+        counts = ReadCounts()
+        for key in [k for k in self._rows if wanted.get(k, "") != self._scored[k]]:  # gone, or scored again
+            del self._rows[key], self._scored[key]
+        missing = [k for k in wanted if k not in self._rows]
+        counts.sessions_cached = len(wanted) - len(missing)
+        for keys in _chunks(missing, SESSION_BATCH):
+            for key in keys:
+                self._rows[key] = []
+                self._scored[key] = wanted[key]
+            cur = conn.execute(f"SELECT session_key, {', '.join(_SM_COLUMNS)} FROM session_memories"
+                               f" WHERE session_key IN ({_marks(len(keys))}) ORDER BY session_key, rank, memory_id",
+                               list(keys))
+            counts.statements += 1
+            for r in cur.fetchall():
+                self._rows[r[0]].append(tuple(r[c] for c in _SM_COLUMNS))
+        counts.sessions_read = len(missing)
+        ids = sorted({str(row[0]) for rows in self._rows.values() for row in rows if row[0] is not None})
+        self._memories, self._hashes = {}, {}
+        for chunk in _chunks(ids, ID_BATCH):
+            cur = conn.execute(f"SELECT id, content_hash, {', '.join(_MEMORY_COLUMNS.values())} FROM memories"
+                               f" WHERE id IN ({_marks(len(chunk))})", list(chunk))
+            counts.statements += 1
+            for r in cur.fetchall():
+                self._hashes[r[0]] = r[1]
+                self._memories[r[0]] = {name: r[column] for name, column in _MEMORY_COLUMNS.items()}
+        counts.memories_read = len(ids)
+        hashes = {h for h in self._hashes.values() if h is not None}
+        self._vectors = {h: v for h, v in self._vectors.items() if h in hashes}
+        todo = sorted(hashes - self._vectors.keys())
+        for chunk in _chunks(todo, ID_BATCH):
+            cur = conn.execute(f"SELECT content_hash, vector, dims FROM embeddings WHERE model = ?"
+                               f" AND content_hash IN ({_marks(len(chunk))})", [model, *chunk])
+            counts.statements += 1
+            for r in cur.fetchall():
+                self._vectors[r[0]] = (r[1], r[2])
+        for h in todo:
+            self._vectors.setdefault(h, (None, None))  # no vector of this model: the LEFT JOIN's NULLs
+        counts.vectors_read = len(todo)
+        self.last = counts
+        return counts
+
+    def rows(self, session_key: str, model: str | None) -> list[CandidateRow] | None:
+        """The session's candidate rows as `session_candidate_rows` reads them; None when this
+        session (or model) was not prepared."""
+        stored = self._rows.get(session_key)
+        if stored is None or model != self.model:
+            return None
+        out: list[CandidateRow] = []
+        for values in stored:
+            memory_id = values[0]
+            row: dict[str, object] = dict(zip(_SM_COLUMNS, values))
+            row.update(self._memories.get(str(memory_id), _NO_MEMORY))
+            content_hash = self._hashes.get(str(memory_id))
+            vector, dims = self._vectors.get(content_hash, (None, None)) if content_hash else (None, None)
+            row["vector"], row["dims"] = vector, dims
+            out.append(cast(CandidateRow, row))
+        return out
+
+
+@contextmanager
+def reading_through(rows: CandidateRows) -> Iterator[CandidateRows]:
+    """Within the block (this thread and context only) `session_candidate_rows` answers from `rows`."""
+    token = CANDIDATE_ROWS.set(rows.rows)
+    try:
+        yield rows
+    finally:
+        CANDIDATE_ROWS.reset(token)

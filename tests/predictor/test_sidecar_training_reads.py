@@ -1,0 +1,38 @@
+"""The real sidecar keeps its training reads from one fit to the next (issue 36): a second
+`train_from_db` reads the candidate rows of the sessions scored since the first only, and trains on
+the same samples a fresh sidecar reading everything does."""
+
+from __future__ import annotations
+
+from kenning.predictor.client import SidecarClient, sidecar_argv
+
+
+def _sidecar(settings, name: str) -> SidecarClient:
+    client = SidecarClient(sidecar_argv(settings.db_path, settings.home / f"{name}.bin"), score_timeout_ms=5000,
+                           stderr_path=settings.home / f"{name}.log")
+    client.start(wait_ready=True)
+    return client
+
+
+def test_a_second_fit_reads_only_the_new_sessions(pred_settings, pdb, user):
+    for i in range(12):
+        user.record_session(pdb, i)
+    client = _sidecar(pred_settings, "kept")
+    try:
+        first = client.call("train_from_db", {"epochs": 1}, timeout_s=120)
+        assert first["training_reads"]["sessions_read"] == 12 and first["training_reads"]["sessions_cached"] == 0
+        for i in range(12, 15):
+            user.record_session(pdb, i)
+        second = client.call("train_from_db", {"epochs": 1}, timeout_s=120)
+    finally:
+        client.stop()
+    reads = second["training_reads"]
+    assert (reads["sessions_read"], reads["sessions_cached"]) == (3, 12)
+    fresh = _sidecar(pred_settings, "fresh")
+    try:
+        whole = fresh.call("train_from_db", {"epochs": 1}, timeout_s=120)
+    finally:
+        fresh.stop()
+    assert whole["training_reads"]["sessions_read"] == 15
+    assert (second["samples_used"], second["samples_skipped"]) == (whole["samples_used"], whole["samples_skipped"])
+    assert second["samples_used"] >= 15

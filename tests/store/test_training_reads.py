@@ -1,0 +1,105 @@
+"""store.training_reads on both backends: a fit's candidate rows read once and kept, the memories'
+state read fresh each fit, and what `session_candidate_rows` answers through them equal to a read
+of the database (issue 36: the sidecar read every session's rows with their vectors every fit)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+
+from kenning.core.clock import to_iso
+from kenning.core.types import MemoryDraft
+from kenning.predictor.synthetic import MODEL, SyntheticUser
+from kenning.store import memories as mem_store
+from kenning.store import predictor as store
+from kenning.store import sessions as sess_store
+from kenning.store import vectors
+from kenning.store.training_reads import CandidateRows, reading_through
+
+
+def _user(db, sessions: int) -> SyntheticUser:
+    user = SyntheticUser(dims=384, seed=3, projects=("alpha", "beta"), topics_per_project=2, memories_per_topic=6,
+                         candidates=12)
+    user.populate(db)
+    for i in range(sessions):
+        user.record_session(db, i)
+    return user
+
+
+def _scored(db) -> list[store.ScoredSession]:
+    return store.eligible_sessions(db.reader(), 0.0, 100)
+
+
+def _through(db, reads: CandidateRows, keys: list[str]) -> dict[str, list[store.CandidateRow]]:
+    with reading_through(reads):
+        return {k: store.session_candidate_rows(db.reader(), k, MODEL) for k in keys}
+
+
+def _fresh(db, keys: list[str]) -> dict[str, list[store.CandidateRow]]:
+    return {k: store.session_candidate_rows(db.reader(), k, MODEL) for k in keys}
+
+
+def test_prepared_rows_equal_the_databases_and_are_read_once(db):
+    _user(db, 4)
+    sessions = _scored(db)
+    keys = [s["session_key"] for s in sessions]
+    reads = CandidateRows()
+    first = reads.prepare(db.reader(), sessions, MODEL)
+    assert (first.sessions_read, first.sessions_cached) == (4, 0)
+    assert first.vectors_read > 0
+    assert _through(db, reads, keys) == _fresh(db, keys)
+    assert all(len(rows) == 12 and all(r["vector"] is not None for r in rows) for rows in _fresh(db, keys).values())
+    again = reads.prepare(db.reader(), sessions, MODEL)
+    assert (again.sessions_read, again.sessions_cached, again.vectors_read) == (0, 4, 0)
+    assert store.CANDIDATE_ROWS.get() is None  # the block ended: every other caller reads the database
+
+
+def test_a_memory_changed_since_the_last_fit_is_seen_as_it_is_now(db):
+    _user(db, 3)
+    sessions = _scored(db)
+    keys = [s["session_key"] for s in sessions]
+    reads = CandidateRows()
+    reads.prepare(db.reader(), sessions, MODEL)
+    rows = _fresh(db, keys)[keys[0]]
+    deleted, edited, replaced = rows[0]["memory_id"], rows[1]["memory_id"], rows[2]["memory_id"]
+    with db.with_write_tx() as conn:
+        mem_store.soft_delete(conn, deleted)
+        mem_store.update_memory(conn, edited, {"importance": 0.99, "content": "an edited note about the deploy"})
+        newer, _ = mem_store.insert_memory(conn, MemoryDraft(content="the newer rule", project="alpha"),
+                                           embedding_model=MODEL)
+        mem_store.update_memory(conn, replaced, {"superseded_by": newer})
+        vectors.upsert_embedding(conn, mem_store.content_hash(conn, edited), MODEL, np.ones(384, np.float32) / 384**0.5)
+    counts = reads.prepare(db.reader(), sessions, MODEL)
+    assert (counts.sessions_read, counts.vectors_read) == (0, 1)  # the edited memory's new content hash
+    seen = {r["memory_id"]: r for r in _through(db, reads, keys)[keys[0]]}
+    assert seen[deleted]["is_deleted"] and seen[deleted]["deleted_at"]
+    assert seen[edited]["importance"] == 0.99 and seen[edited]["content"] == "an edited note about the deploy"
+    assert np.frombuffer(bytes(seen[edited]["vector"]), np.float32)[0] > 0.05  # the new content's vector
+    assert seen[replaced]["superseded_by"] == newer
+    assert _through(db, reads, keys) == _fresh(db, keys)
+
+
+def test_new_and_rescored_sessions_are_read_and_dropped_ones_forgotten(db):
+    user = _user(db, 3)
+    reads = CandidateRows()
+    reads.prepare(db.reader(), _scored(db), MODEL)
+    user.record_session(db, 3)
+    oldest = min(_scored(db), key=lambda s: s["started_at"] or "")["session_key"]
+    with db.with_write_tx() as conn:  # judged again: its scored_at moves
+        row = sess_store.get_session_score(conn, oldest)
+        assert row is not None
+        sess_store.upsert_session_score(conn, oldest, {**row, "reasoning": "again", "judge": "synthetic"},
+                                        to_iso(user.start + timedelta(days=90)))
+    sessions = _scored(db)
+    counts = reads.prepare(db.reader(), sessions, MODEL)
+    assert (counts.sessions_read, counts.sessions_cached) == (2, 2)
+    keys = [s["session_key"] for s in sessions]
+    assert _through(db, reads, keys) == _fresh(db, keys)
+    kept = [s for s in sessions if s["session_key"] != oldest]
+    counts = reads.prepare(db.reader(), kept, MODEL)
+    assert (counts.sessions_read, counts.sessions_cached) == (0, 3)
+    with reading_through(reads):
+        assert reads.rows(oldest, MODEL) is None  # not prepared for this fit: read from the database
+        assert store.session_candidate_rows(db.reader(), oldest, MODEL) == _fresh(db, [oldest])[oldest]
+    assert reads.rows(keys[0], "another-model") is None
