@@ -19,6 +19,11 @@
    transport failure), and **lost writes**: every remembered id is read back through the *other*
    daemon afterwards, and every extract job those memories queued must have been leased exactly once.
 4. **RSS** of each daemon (its process and children) after the run.
+5. **The predictor's background reads** (--train-runs N): daemon B's drift read and training run
+   (`train_from_db`), each alone, with what PostgreSQL spent on them; --idle-while-training times
+   the idle phase again while daemon B trains one run after another (the load those reads put on
+   the foreground). Both need scored sessions in the store: reuse one an --agents run has used.
+   A "before" tree: run this script with PYTHONPATH=<that tree>/src (the daemons inherit it).
 
 The machine's load average is reported: figures taken on a shared machine are upper bounds.
 """
@@ -346,6 +351,65 @@ def idle_latency(daemon: Daemon, runs: int, seed: int, statements: Statements | 
     return out
 
 
+def training_reads(daemon: Daemon, runs: int, statements: Statements | None = None) -> dict:
+    """--train-runs: the predictor's background reads at this size, each run alone, on daemon B: the
+    drift read an interval training does first (`GET /api/predictor/drift`, the same store read), then
+    a training run (`POST /api/predictor/train`: the sidecar's `train_from_db` reads every session it
+    trains on). Wall time of each, CPU seconds of all PostgreSQL processes per run (the machine's load
+    stretches the first, hardly the second), what the sidecar says it read (`training_reads`; an
+    older kenning's sidecar does not say), and with --statements the statements each run ran."""
+    out: list[dict] = []
+    with httpx.Client(base_url=daemon.base_url, timeout=900) as http:
+        for _ in range(runs):
+            if statements:
+                statements.reset()
+            pg_cpu = _cpu_by_pid(_postgres_pids())
+            began = time.perf_counter()
+            http.get("/api/predictor/drift").raise_for_status()
+            drift_ms = (time.perf_counter() - began) * 1000
+            began = time.perf_counter()
+            answer = http.post("/api/predictor/train")
+            answer.raise_for_status()
+            result = answer.json()
+            run = {"drift_ms": round(drift_ms, 1), "train_ms": round((time.perf_counter() - began) * 1000, 1),
+                   "postgres_cpu_s": round(_postgres_cpu_since(pg_cpu), 2), "samples_used": result.get("samples_used"),
+                   "swapped": result.get("swapped"), "error": result.get("error"),
+                   "training_reads": result.get("training_reads")}
+            if statements:
+                run["statements"] = statements.top(1, n=12)
+            out.append(run)
+            print(json.dumps({"training_run": {k: v for k, v in run.items() if k != "statements"}}), file=sys.stderr)
+    return {"runs": out}
+
+
+class TrainingLoop:
+    """--idle-while-training: daemon B trains (`POST /api/predictor/train`), one run after the other,
+    while the idle phase times daemon A: the background load the predictor puts on the one database."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon, self.stop, self.runs, self.errors = daemon, threading.Event(), 0, 0
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        with httpx.Client(base_url=self.daemon.base_url, timeout=900) as http:
+            while not self.stop.is_set():
+                try:
+                    http.get("/api/predictor/drift").raise_for_status()
+                    http.post("/api/predictor/train").raise_for_status()
+                    self.runs += 1
+                except httpx.HTTPError:
+                    self.errors += 1
+                    time.sleep(1)
+
+    def __enter__(self) -> TrainingLoop:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=900)
+
+
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a process has used: for a PostgreSQL backend, what its queries
     cost the server whatever the machine's load (the load stretches wall times, not these)."""
@@ -589,6 +653,11 @@ def main() -> None:
                         help="skip the in-process timing of the recall queries (go to the daemons)")
     parser.add_argument("--statements", action="store_true",
                         help="load pg_stat_statements and report each idle phase's statements (calls, ms per request)")
+    parser.add_argument("--train-runs", type=int, default=0,
+                        help="after the idle phase, this many predictor training runs on daemon B, each alone"
+                             " (drift read + train_from_db): their reads (needs scored sessions: an --agents run)")
+    parser.add_argument("--idle-while-training", action="store_true",
+                        help="time the idle phase a second time while daemon B trains one run after another")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     think = tuple(int(x) for x in args.think_ms.split(","))
@@ -653,6 +722,17 @@ def main() -> None:
         results["rss_idle"] = {d.home.name: d.rss_mb() for d in daemons}
         print(json.dumps({"idle": results["idle"]}), file=sys.stderr)
         results["idle"]["load_average"] = os.getloadavg()
+        if args.idle_while_training:
+            with TrainingLoop(daemons[1]) as loop:
+                results["idle_while_training"] = idle_latency(daemons[0], args.idle_runs, args.seed + 1,
+                                                              Statements(url) if args.statements else None)
+            results["idle_while_training"].update(training_runs=loop.runs, training_errors=loop.errors,
+                                                  load_average=os.getloadavg())
+            print(json.dumps({"idle_while_training": results["idle_while_training"]}), file=sys.stderr)
+        if args.train_runs:
+            results["training_reads"] = training_reads(daemons[1], args.train_runs,
+                                                       Statements(url) if args.statements else None)
+            results["training_reads"]["load_average"] = os.getloadavg()
         if args.agents > 0:
             agents = Agents(daemons, args.agents, args.duration, think, args.seed)
             results["agents"] = agents.run()
