@@ -30,7 +30,12 @@ take one prompt per headless run (one resumed run per user turn): bench/real_har
    Gemini CLI: the hook contexts in the user turn; OpenCode: the system prompt; Copilot CLI: session
    start's own user message and the `<system_reminder>` of the user turn);
 4. recall per task as in coding_memory (POST /api/memory/recall), before step 3's sessions: they end
-   and their episodes would hold the bug report itself (coding_memory's task sessions never end).
+   and their episodes would hold the bug report itself (coding_memory's task sessions never end). Step 3's
+   first prompts do meet the earlier tasks' episodes ("User: <bug report> Assistant: I will look at it."),
+   which share the split's bug-report template; `--forget-task-sessions` forgets each one once it ended,
+   so a task's first prompt meets the store the chats left (issue 31: how the real CLI differs from the
+   hook replay). `--keep` keeps the store: its prompt_candidates (recall rank, probability, shown) and
+   session_memories rows per task session say what each first prompt was offered and showed.
 
 Reported: coding_memory's metrics (decision injected, recall hit@5/10, MRR@10, amended), plus
 `session_start_slots` (Claude Code: the memory ids of the SessionStart block per task, by origin, with
@@ -163,6 +168,17 @@ def first_exchange_complete(http: httpx.Client, replayed: list[dict]) -> dict:
             "first_prompt_not_stored": absent[:20]}
 
 
+def forget_session(http: httpx.Client, session: str, drain_limit_s: float) -> int:
+    """`--forget-task-sessions`: once a task session has ended and its summary job ran, forget what it stored (its
+    episode holds the bug report and the scripted answer), so the next task's first prompt meets the store the chats
+    left, as coding_memory's task sessions (which never end) do. Returns how many memories were forgotten."""
+    cm.drain_pipeline(http, drain_limit_s)
+    items = http.get("/api/memory", params={"session_key": session, "limit": 1000}, timeout=60).json()["items"]
+    for item in items:
+        http.delete(f"/api/memory/{item['id']}", params={"reason": "real_harness --forget-task-sessions"}, timeout=60)
+    return len(items)
+
+
 def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -> dict:
     daemon, error = cm.start_daemon(work / f"home-{driver.name}", driver.daemon_config())
     if daemon is None:
@@ -213,16 +229,21 @@ def run_real(driver: Driver, tasks, chats, planted, commits, work: Path, args) -
             started: dict[str, list[str]] = {}  # what session start put in the first request (Claude Code's block)
             chars: list[int] = []
             task_exits: set[int] = set()
+            forgotten = 0
             for task in tasks:
                 code, request, session = driver.task(http, repo, cm.PROJECT, task.bug_report)
                 task_exits.add(code)
                 if session:
                     keys[session] = f"task-{task.id}"
+                    if args.forget_task_sessions:
+                        forgotten += forget_session(http, session, args.drain_limit_s)
                 blocks = driver.blocks(request)
                 shown[task.id] = shown_ids(blocks)
                 started[task.id] = shown_ids(_START_CONTEXT.findall(request))
                 chars.append(sum(len(block) for block in blocks))
             timings["task_sessions_s"] = round(time.monotonic() - began, 1)
+            if args.forget_task_sessions:
+                timings["task_memories_forgotten"] = forgotten
             cm.drain_pipeline(http, args.drain_limit_s)  # the task sessions' own summaries
             prov = RealProvenance(http, sha_units, keys)
             rows = []
@@ -284,7 +305,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--baseline", action="store_true", help="also coding_memory's default arm (hook replay)")
     parser.add_argument("--drain-limit-s", type=float, default=1800.0)
-    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the temp folder: home-<harness>/memories.db holds "
+                        "prompt_candidates and session_memories for each task session (bench/store_read.py reads it)")
+    parser.add_argument("--forget-task-sessions", action="store_true",
+                        help="forget each task session's memories once it ended (its episode is the bug report): later "
+                             "tasks then meet the store the chats left, as in coding_memory's replay")
     parser.add_argument("--label", default="")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -296,7 +321,8 @@ def main() -> None:
     git_rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
     result: dict = {"bench": "real_harness", "label": args.label, "seed": args.seed, "bench_commit": git_rev,
-                    "harness": args.harness, "decoys": args.decoys, "tasks": len(tasks), "scored_tasks": sum(t.scorable for t in tasks),
+                    "harness": args.harness, "decoys": args.decoys,
+                    "forget_task_sessions": args.forget_task_sessions, "tasks": len(tasks), "scored_tasks": sum(t.scorable for t in tasks),
                     "chats": len(chats), "commits": len(commits) + len(planted), "cpus": os.cpu_count(), "arms": {}}
     result["arms"]["bm25"] = cm.run_bm25(tasks, chats, planted, commits)
     began = time.monotonic()

@@ -4,7 +4,8 @@
     .venv/bin/python bench/store_read.py --home /tmp/kenning-bench-coding-XXXX/home-default --out read.txt
     PYTHONPATH=/tmp/before/src .venv/bin/python bench/store_read.py --home <the before run's home> ...
 
-Prints `--n` live rule-typed memories (constraint, decision, preference, gotcha; not superseded, not deleted)
+Prints how many live rule-typed memories are kept and how many wait in review (issue 31: a rule that leans on
+another sentence goes to review, not injected unasked), then `--n` live rule-typed memories (constraint, decision, preference, gotcha; not superseded, not deleted)
 drawn with `--seed` from the store, each with its type, source, the claim rule that kept it, review state and
 scope, for a reader to judge (self-contained durable rule / needs context / fragment / not a rule); then the
 session-start block of `--starts` task sessions (the dev split's tasks, drawn with the same seed), opened one
@@ -47,6 +48,22 @@ def rules(db: Path) -> list[dict]:
                         "ORDER BY id", RULE_TYPES).fetchall()
     conn.close()
     return [dict(r) for r in rows]
+
+
+def first_prompts(db: Path, bug_report: str, top: int) -> list[tuple[str, list[sqlite3.Row]]]:
+    """What each session opened by `bug_report` (a task session: coding_memory's task-<id>, or a real harness's own
+    session id) was offered at its first prompt: prompt_candidates in recall order, with whether it was shown and the
+    session and source of each candidate (deleted ones too: `real_harness.py --forget-task-sessions` forgets them)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    keys = [r[0] for r in conn.execute("SELECT s.session_key FROM session_prompts s WHERE s.prompt = ? AND s.idx = (SELECT MIN(q.idx) "
+                                       "FROM session_prompts q WHERE q.session_key = s.session_key) ORDER BY s.created_at", (bug_report,))]
+    out = [(key, conn.execute(
+        "SELECT p.recall_rank, p.probability, p.shown, m.id, m.session_key, m.source, m.type, m.is_deleted, m.content"
+        " FROM prompt_candidates p JOIN memories m ON m.id = p.memory_id WHERE p.session_key = ? AND p.prompt_index = (SELECT MIN(c.prompt_index)"
+        " FROM prompt_candidates c WHERE c.session_key = p.session_key) ORDER BY p.recall_rank LIMIT ?", (key, top)).fetchall()) for key in keys]
+    conn.close()
+    return out
 
 
 def line(m: dict) -> str:
@@ -106,18 +123,31 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--first-prompt", action="append", default=[], metavar="TASK_ID",
+                        help="print what the task's session(s) were offered at the first prompt (repeatable)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     found = rules(args.home / "memories.db")
     drawn = sorted(rng.sample(found, min(args.n, len(found))), key=lambda m: m["id"])
-    text = [f"# {len(found)} live rule-typed memories; {len(drawn)} drawn (seed {args.seed})",
+    review = sum(bool(m["needs_review"]) for m in found)
+    text = [f"# {len(found)} live rule-typed memories ({len(found) - review} kept, {review} in review: never shown unasked); "
+            f"{len(drawn)} drawn (seed {args.seed}): {sum(not m['needs_review'] for m in drawn)} kept, "
+            f"{sum(bool(m['needs_review']) for m in drawn)} in review",
             *(f"{i}. {line(m)}" for i, m in enumerate(drawn, 1))]
     tasks = json.loads(((args.data or default_data()) / "tasks.json").read_text())
     picked = sorted(rng.sample(tasks, min(args.starts, len(tasks))), key=lambda t: t["task_id"])
     for task_id, ids, block, at_prompt in start_blocks(args.home, picked):
         text += ["", f"=== session start, task {task_id}: {len(ids)} memories {ids}", block or "(nothing injected)",
                  f"--- first prompt (its bug report): {at_prompt} memories"]
+    by_id = {t["task_id"]: t for t in tasks}
+    for task_id in args.first_prompt:
+        for key, rows in first_prompts(args.home / "memories.db", by_id[task_id]["bug_report"], 12):
+            text += ["", f"=== first prompt, task {task_id} (session {key}): recall rank, probability, shown, "
+                         "from session, source, type"]
+            text += [f"{r['recall_rank']:>3} {r['probability'] or 0:.3f} {'shown' if r['shown'] else '-    '} "
+                     f"{r['session_key'] or '-'} {r['source']} {r['type']}{' (forgotten)' if r['is_deleted'] else ''}: "
+                     f"{' '.join(r['content'].split())[:140]}" for r in rows]
     report = "\n".join(text)
     if args.out:
         args.out.write_text(report + "\n")
