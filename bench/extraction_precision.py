@@ -32,6 +32,10 @@ Issue 31 adds three labelled shapes (bench/data/claims_labelled.json, each row w
   scope_decoys  decoy-chat sentences labelled project / area; with every P / C / s claim of the decision
                 chats (all about their task's function: area), scored by claims.scope_of on what is stored.
 precision_whole counts a kept sentence right only when it is a claim (P, C, s) and its stored text is whole.
+Issue 31, stop s34, adds `leaning` (bench/data/claims_labelled.json): claims whose subject may be another sentence,
+  'leans' ("The only thing this amendment changes is the scope: …"; "Only the leading-zero digit strings." answering
+  a question about "that formula form" in a chat that names no code) may be kept only in review, never shown unasked;
+  'whole' (a "that" inside its own sentence, a question the chat's code completes) must not be held for it.
 Issue 31, second stop, adds one more:
   not_durable   claims of the decision chats that hold only for the change at hand or for now (a test flaky
                 this week, this change's rollout, a worked example, a verdict on a proposal, what was done
@@ -123,6 +127,7 @@ def examples(data: Path, labels: dict) -> list[dict]:
     decoys = json.loads((data / "decoy_conversations.json").read_text())
     whole = labels.get("whole", {}).get("rows", {})
     short_lived = {(c, k): (kind, sha) for c, k, kind, sha, _rule in labels.get("not_durable", {}).get("rows", [])}
+    leaning = {(c, k): (kind, sha) for c, k, kind, sha, _rule in labels.get("leaning", {}).get("rows", [])}
     rows: list[dict] = []
     for chat_id, turns in decision_chats(tasks).items():
         marks = labels["chats"][chat_id]
@@ -136,9 +141,12 @@ def examples(data: Path, labels: dict) -> list[dict]:
             kind, nd_sha = short_lived.get((chat_id, k), (None, None))
             if kind and nd_sha != sha:
                 raise SystemExit(f"{chat_id}: sentence {k} does not match its not_durable row")
+            leans, lean_sha = leaning.get((chat_id, k), (None, None))
+            if leans and lean_sha != sha:
+                raise SystemExit(f"{chat_id}: sentence {k} does not match its leaning row")
             rows.append({"source": "decision_chat", "unit": chat_id, "family": family(chat_id.split(":")[0]),
                          "label": label, "sentence": sentence, "verdict": verdict,
-                         "whole_terms": None if mark == "W" else mark["terms"], "not_durable": kind,
+                         "whole_terms": None if mark == "W" else mark["terms"], "not_durable": kind, "leaning": leans,
                          "scope_label": "area" if label in POSITIVE else None,
                          "scope": scope(verdict, sentence) if label in POSITIVE and verdict.kept else None})
     by_sha = {c["sha"]: c for c in json.loads((data / "boltons_commits.json").read_text())}
@@ -276,6 +284,15 @@ def main() -> None:
                              "by_kind": {k: sum(r["not_durable"] == k and r["verdict"].kept for r in short_lived)
                                          for k in sorted({r["not_durable"] for r in short_lived})},
                              "kept_texts": [r["verdict"].text[:160] for r in short_lived if r["verdict"].kept][:args.show]}
+    lean = [r for r in rows if r.get("leaning")]  # issue 31, stop s34: a claim whose subject is another sentence
+    result["leaning"] = {
+        "labelled": len(lean),
+        "leans": sum(r["leaning"] == "leans" for r in lean),
+        "leans_shown_unasked": sum(r["leaning"] == "leans" and r["verdict"].kept and not r["verdict"].needs_review
+                                   for r in lean),
+        "whole": sum(r["leaning"] == "whole" for r in lean),
+        "whole_held_for_leaning": sum(r["leaning"] == "whole" and r["verdict"].kept and any(
+            c.startswith("leans-on:") for c in (r["verdict"].evidence.cues if r["verdict"].evidence else [])) for r in lean)}
     for label in sorted({r["label"] for r in rows}):
         of = [r for r in rows if r["label"] == label]
         result["by_label"][label] = {"sentences": len(of), "kept": sum(r["verdict"].kept for r in of)}
@@ -290,7 +307,9 @@ def main() -> None:
     result["targets"] = {"precision>=0.9": (overall["precision"] or 0) >= 0.9, "recall>=0.9": (overall["recall"] or 0) >= 0.9,
                          "precision_whole>=0.9": (overall["precision_whole"] or 0) >= 0.9,
                          "precision_durable>=0.9": (overall.get("precision_durable") or 0) >= 0.9,
-                         "scope_accuracy>=0.9": (result["scope"]["accuracy"] or 0) >= 0.9}
+                         "scope_accuracy>=0.9": (result["scope"]["accuracy"] or 0) >= 0.9,
+                         "leaning_never_shown_unasked": result["leaning"]["leans_shown_unasked"] == 0
+                         and result["leaning"]["whole_held_for_leaning"] == 0}
     if args.show:
         wrong = [r for r in rows if r["verdict"].kept and r["label"] not in POSITIVE]
         missed = [r for r in rows if r["label"] == "P" and not r["verdict"].kept]
