@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from kenning.predictor.fusion import compare, explore, fts_overlap, ndcg_at_k, rrf_fuse
+from kenning.predictor.fusion import (PredictorScores, compare, explore, fts_overlap, ndcg_at_k, own_order, rrf_fuse,
+                                     unseen_of)
 
 
 def test_rrf_formula_with_missing_rank_n_plus_one():
@@ -111,6 +112,19 @@ def test_a_session_without_a_verdict_leaves_the_ema_alone():
     assert update.events == ["ema_skip:no_evidence"] and after.sessions_completed == 1
     counted, _ = record_session(state, predictor_ndcg=0.2, baseline_ndcg=0.5, **kw)
     assert counted.success_rate < 0.7 and counted.comparisons == 1
+
+
+def test_the_predictors_own_order_keeps_an_unseen_memory_at_the_baselines_place():
+    """fusion.own_order, what the interleaving drafts from (issue 32): the model's score orders only
+    what it has seen; an unseen memory keeps its place in the baseline's order of the scored ids."""
+    scores = {"old1": 0.9, "old2": 0.8, "old3": 0.7, "new1": 0.1, "new2": 0.05}
+    baseline = ["new1", "new2", "gone", "old3", "old2", "old1"]  # 'gone' was not scored: no place
+    assert own_order(scores, baseline) == ["old1", "old2", "old3", "new1", "new2"]  # nothing unseen: by score
+    assert own_order(scores, baseline, {"new1", "new2"}) == ["new1", "new2", "old1", "old2", "old3"]
+    assert own_order(scores, baseline, {"new2"}) == ["old1", "new2", "old2", "old3", "new1"]
+    # an unseen id the baseline does not rank is ordered by its score; equal scores by id
+    assert own_order({"a": 0.5, "b": 0.5, "x": 0.9}, ["b", "a"], {"x", "b"}) == ["b", "x", "a"]
+    assert unseen_of(PredictorScores(scores, unseen=["new1"])) == {"new1"} and unseen_of(scores) == frozenset()
 
 
 def test_a_memory_created_after_the_models_training_data_is_unseen():

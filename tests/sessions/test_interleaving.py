@@ -19,6 +19,7 @@ from kenning.core.types import MemoryDraft
 from kenning.predictor import alpha as A
 from kenning.predictor import constants as C
 from kenning.predictor.alpha import AlphaCell, AlphaState
+from kenning.predictor.fusion import PredictorScores
 from kenning.predictor.interleave import BASELINE, PREDICTOR, SHARED, credit, team_draft
 from kenning.predictor.scoring import ContextRecorder
 from kenning.predictor.session_end import Recorded, SessionEnd
@@ -230,3 +231,44 @@ def test_a_session_whose_rankings_agree_records_shared_picks_and_no_verdict(kenn
     assert row["method"] == "interleave" and row["credit"] == teams  # the draft is on record, shared picks included
     assert row["predictor_credit"] == 0.0 and row["baseline_credit"] == 0.0
     assert not outcome.update.ema_updated and outcome.update.won is None
+
+
+class Unseeing(StandInPredictor):
+    """The stand-in's order (the least important first), but it has seen none of the pool's most
+    important memories (`new`: e.g. a drift's new conventions, created after its last training)
+    and none of the first prompt's pool."""
+
+    def __init__(self, new: int) -> None:
+        super().__init__()
+        self.new = new
+
+    def score(self, session_context, candidates):
+        scores = super().score(session_context, candidates)
+        by_importance = sorted(candidates, key=lambda c: -c.importance)
+        unseen = by_importance if session_context.phase else by_importance[:self.new]
+        return PredictorScores(scores, unseen=[c.id for c in unseen])
+
+
+def test_a_memory_the_predictor_has_not_seen_keeps_the_baselines_place_and_is_a_shared_pick(kenning, monkeypatch):
+    ids = _seed(kenning, "unseen")  # importance rises with the index: the baseline's best is ids[-1]
+    monkeypatch.setattr(kenning.sessions.deps, "predictor", Unseeing(new=2))
+    key = "il-6"
+    start = kenning.sessions.session_start(SessionStarted(session_key=key, project="unseen",
+                                                          context="subsystem quirks"), Deadline(60_000))
+    assert start["predictor_used"] and not start["cut"], start
+    rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
+    new = [ids[-1], ids[-2]]
+    # the model knows nothing of the two newest: its order leaves them where the baseline has them
+    assert [rows[m]["predictor_rank"] for m in new] == [rows[m]["baseline_rank"] for m in new] == [1, 2]
+    assert [rows[m]["predictor_rank"] for m in ids[:2]] == [3, 4]  # then what it has seen, by its score
+    teams = _teams(kenning, key)
+    assert teams[ids[-1]] == teams[ids[-2]] == SHARED  # both rankings choose them: credited to neither
+    assert teams.get(ids[0]) == PREDICTOR and teams.get(ids[-3]) == BASELINE, teams  # the contest is on the rest
+
+    out = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key=key,
+                                                              prompt="which subsystem quirk bites on reload?"),
+                                              Deadline(60_000))
+    assert not out["cut"], out
+    pool = pstore.pools(kenning.db.reader(), key)["prompt:1"]
+    # an unseen pool keeps recall's order in the predictor's own: its draft would share every pick
+    assert len(pool) >= 2 and all(r["predictor_rank"] == r["baseline_rank"] for r in pool), pool

@@ -36,16 +36,36 @@ class Fused:
 
 class PredictorScores(dict[str, float]):
     """{memory_id: score} as Predictor.score answers, plus `unseen`: the ids it had no history
-    for (see rrf_fuse). A plain dict everywhere else; Predictor.fuse reads `unseen`."""
+    for (see rrf_fuse). A plain dict everywhere else; Predictor.fuse and own_order read `unseen`."""
 
     def __init__(self, scores: Mapping[str, float], unseen: Iterable[str] = ()) -> None:
         super().__init__(scores)
         self.unseen = frozenset(unseen)
 
 
+def unseen_of(scores: Mapping[str, float]) -> frozenset[str]:
+    """The ids `scores` marks unseen (PredictorScores), none for a plain mapping."""
+    return scores.unseen if isinstance(scores, PredictorScores) else frozenset()
+
+
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:
     """Ids by descending score; ties broken by id so the order is deterministic."""
     return sorted(scores, key=lambda i: (-scores[i], i))
+
+
+def own_order(scores: Mapping[str, float], baseline_ids: Sequence[str], unseen: Collection[str] = ()) -> list[str]:
+    """The predictor's own order of the ids it scored, as the comparison drafts and records it: each
+    *unseen* id (see rrf_fuse) keeps its place in the baseline's order of the scored ids, and the
+    seen ones fill the other places by descending score (ties by id). The model knows nothing
+    about an unseen memory, so its score must neither bury nor lift it there either: a drift's new
+    conventions, created after the last training, become picks both rankings share instead of the
+    baseline's, and the draft compares the predictor only where it has learned something (issue 32).
+    An unseen id the baseline does not rank is ordered by its score like a seen one."""
+    scored = [m for m in dict.fromkeys(baseline_ids) if m in scores]
+    fixed = {i: m for i, m in enumerate(scored) if m in unseen}
+    placed = set(fixed.values())
+    rest = iter(m for m in rank_by_score(scores) if m not in placed)
+    return [fixed[i] if i in fixed else next(rest) for i in range(len(scores))]
 
 
 def rrf_fuse(

@@ -5,7 +5,9 @@ So the first prompt's pool (its recall hits plus what session start showed) is s
 predictor with the prompt as the context and fused with the recall order (the baseline here)
 exactly as session start fuses: `predictor.score` → `predictor.fuse`. The ranking is returned
 for the prompt handler to inject from, and as rows for `store.predictor.record_pool` (phase
-'prompt:1'), so training learns from it like from session start. The score is taken as of the
+'prompt:1'), so training learns from it like from session start. The predictor's own order
+(`predictor_rank`, what the interleaving drafts from) is `fusion.own_order`: a memory the model
+has not seen keeps recall's place there. The score is taken as of the
 session's start (`timestamp` = started_at), so the history features match training.
 No predictor, a cold one, or a cut budget: None, and the recall order stands.
 """
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from kenning.core.telemetry import record_error
 from kenning.core.types import Memory
 from kenning.predictor.context import Candidate, ScoringContext
+from kenning.predictor.fusion import own_order, unseen_of
 from kenning.predictor.interleave import team_draft
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
 from kenning.store.predictor import PoolRow
@@ -80,8 +83,7 @@ def rank_prompt_pool(deps: SessionDeps, session: SessionRow, prompt: str, memori
         return None
     order = [row.memory_id for row in fused if row.memory_id in scores or row.memory_id in baseline]
     order += [m for m in baseline if m not in order]
-    by_score = sorted(scores, key=lambda m: (-float(scores[m]), m))
-    p_rank = {m: i for i, m in enumerate(by_score, 1)}
+    p_rank = {m: i for i, m in enumerate(own_order(scores, baseline, unseen_of(scores)), 1)}
     rows: list[PoolRow] = [{"memory_id": m, "baseline_rank": baseline.index(m) + 1 if m in baseline else None,
              "predictor_rank": p_rank.get(m), "predictor_score": scores.get(m), "final_rank": i}
             for i, m in enumerate(order, 1)]

@@ -28,7 +28,7 @@ from kenning.core.telemetry import record_error
 from kenning.core.types import Memory, Viewer
 from kenning.predictor import constants as PC
 from kenning.predictor.context import Candidate, ScoringContext
-from kenning.predictor.fusion import Fused
+from kenning.predictor.fusion import Fused, own_order, unseen_of
 from kenning.predictor.interleave import team_draft
 from kenning.sessions import ranking
 from kenning.sessions.context import Deadline, SessionDeps, run_bounded
@@ -197,7 +197,8 @@ def _predictor_pass(event: SessionStarted, at: str, deps: SessionDeps, pool: lis
         record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=event.session_key)
         return None
     by_id = {c.memory.id: c for c in pool}
-    for rank, memory_id in enumerate(sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k)), 1):
+    # the predictor's own order (what the interleaving drafts from): an unseen memory keeps the baseline's place
+    for rank, memory_id in enumerate((k for k in own_order(scores, baseline_ids, unseen_of(scores)) if k in by_id), 1):
         by_id[memory_id].predictor_score = float(scores[memory_id])
         by_id[memory_id].predictor_rank = rank
     rows = [row for row in fused or [] if row.memory_id in by_id]
