@@ -37,7 +37,8 @@ from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionFe
 from kenning.sessions.prompt import PromptAnswer
 from kenning.sessions.start import StartAnswer
 
-__all__ = ["CodeIndexHooks", "HookAnswer", "HooksService", "SessionEndAnswer", "ToolAnswer", "tool_result_from_body"]
+__all__ = ["CodeIndexHooks", "HookAnswer", "HooksService", "SessionEndAnswer", "ToolAnswer", "tool_result_from_body",
+           "tool_result_of"]
 
 EMPTY_INJECTION: StepAnswer = {"inject": "", "memory_ids": []}
 
@@ -70,32 +71,39 @@ HookAnswer = Union[StartAnswer, PromptAnswer, ToolAnswer, FeedbackAnswer, Checkp
 
 
 def tool_result_from_body(body: Mapping[str, object]) -> ToolResult:
-    """A ToolResult from a post-tool-use body in any harness's shape: `tool_response` (a dict with
-    exit codes / stdout / stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure).
-    The verdict is the one the body carries (`is_error`, or `success`: the hook adapters decide it from their
-    harness's payload, core.tool_outcome); only a body without one (the generic HTTP contract, an event spooled
-    by an older hook) has its response read here, by the same rule (`core.tool_outcome.verdict`). The observer
-    takes the event's verdict. The body is the caller's JSON: each field is checked before use; its
-    session key was normalised where the body was read (the route's SessionKey, the spool replay)."""
-    key = body.get("session_key") or body.get("session_id")
-    if not isinstance(key, str):
-        raise InvalidInput("session_key (or session_id) is required")
-    given = body.get("error")
-    error = given if isinstance(given, str) and given else None
+    """A ToolResult from a post-tool-use body as a dict (a spooled event, /api/observe's callers): each field is
+    checked before use (the body is the caller's JSON), then read as `tool_result_of` reads the route's typed
+    body. Its session key was normalised where the body was read (the route's SessionKey, the spool replay)."""
     success = body.get("success")
-    is_error = body.get("is_error", (not success) if isinstance(success, bool) else None)
-    text, failed = verdict(_str(body, "tool_name"), body.get("tool_response", body.get("result")), is_error, error)
     tool_input = body.get("tool_input")
-    if tool_input is not None and not isinstance(tool_input, dict):
-        raise InvalidInput("tool_input must be a JSON object")
     if body.get("cwd") is not None and not isinstance(body.get("cwd"), str):
         raise InvalidInput("cwd must be a string")
+    return tool_result_of(
+        body.get("session_key") or body.get("session_id"), tool_name=_str(body, "tool_name"), tool_input=tool_input,
+        response=body.get("tool_response", body.get("result")),
+        is_error=body.get("is_error", (not success) if isinstance(success, bool) else None), error=body.get("error"),
+        harness=body.get("harness"), cwd=_str(body, "cwd"), project=_str(body, "project"),
+        timestamp=_str(body, "timestamp"), tool_use_id=_str(body, "tool_use_id"))
+
+
+def tool_result_of(key: object, *, tool_name: str | None, tool_input: object, response: object, is_error: object,
+                   error: object, harness: object = None, cwd: str | None = None, project: str | None = None,
+                   timestamp: str | None = None, tool_use_id: str | None = None) -> ToolResult:
+    """The ToolResult of a post-tool-use step in any harness's shape: `response` (a dict with exit codes / stdout /
+    stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure). The verdict is the one the body
+    carries (`is_error`: the hook adapters decide it from their harness's payload, core.tool_outcome); only a body
+    without one (the generic HTTP contract, an event spooled by an older hook) has its response read here, by the
+    same rule (`core.tool_outcome.verdict`). The observer takes the event's verdict."""
+    if not isinstance(key, str):
+        raise InvalidInput("session_key (or session_id) is required")
+    given = error if isinstance(error, str) and error else None
+    text, failed = verdict(tool_name, response, is_error, given)
+    if tool_input is not None and not isinstance(tool_input, dict):
+        raise InvalidInput("tool_input must be a JSON object")
     return ToolResult(
-        session_key=key,
-        harness=harness_of(body.get("harness")), cwd=_str(body, "cwd"), project=_str(body, "project"),
-        timestamp=_str(body, "timestamp"), tool_name=_str(body, "tool_name") or "", tool_input=tool_input or {},
-        output=text, success=not failed, error=(error or (text if failed else None)),
-        tool_use_id=_str(body, "tool_use_id"),
+        session_key=key, harness=harness_of(harness), cwd=cwd, project=project, timestamp=timestamp,
+        tool_name=tool_name or "", tool_input=tool_input or {}, output=text, success=not failed,
+        error=(given or (text if failed else None)), tool_use_id=tool_use_id,
     )
 
 

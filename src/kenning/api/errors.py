@@ -26,7 +26,8 @@ def _message(err: ErrorDetails) -> str:
 def describe_validation(exc: RequestValidationError | ValidationError) -> str:
     parts = []
     for err in exc.errors():
-        if tuple(err.get("loc", ())) == ("body",) and err.get("type") in ("model_attributes_type", "dict_type"):
+        if tuple(err.get("loc", ())) == ("body",) and err.get("type") in (
+                "model_attributes_type", "dict_type", "dataclass_type"):  # (dataclass: a body read into its event)
             return "request body must be a JSON object"
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {_message(err)}")

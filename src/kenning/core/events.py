@@ -28,10 +28,11 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypedDict, Union
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
 
 from kenning.core.errors import InvalidInput
-from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS, VISIBLE_PATTERN
+from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS, VISIBLE_PATTERN, check_created_at
 
 __all__ = [
     "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
@@ -99,20 +100,69 @@ SessionKey = Annotated[str, BeforeValidator(_session_key_field),
                        Field(min_length=1, max_length=MAX_SESSION_KEY_CHARS, pattern=VISIBLE_PATTERN)]
 
 
+# -- how a hook route reads an event's fields from JSON (pydantic: the field types below carry it) -----------
+# A hook route's body is read straight into the event (issue 34: one shape in; `api/routes/hooks.read_event`): the
+# fields' metadata are the wire contract (limits, descriptions in the OpenAPI schema). Built in code, an event
+# is not validated (a dataclass).
+MAX_TEXT_CHARS = 200_000  # a `context` the harness sends (sessions.manager.MAX_CONTEXT_CHARS)
+
+
+def _harness_field(value: object) -> Harness:
+    """`harness` as sent: a name of at most 100 characters (or none) → the Harness it denotes (GENERIC: unknown)."""
+    if value is None:
+        return Harness.GENERIC
+    if not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    if len(value) > 100:
+        raise ValueError("String should have at most 100 characters")
+    return harness_of(value)
+
+
+def _timestamp_field(value: object) -> str | None:
+    """`timestamp` as sent: an ISO 8601 string between 1970 and a day from now, read as UTC (None: the daemon's
+    clock)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 date-time string")
+    try:
+        return check_created_at(value, "timestamp")
+    except (InvalidInput, ValueError) as exc:
+        raise ValueError(str(exc) or "must be an ISO 8601 date-time string") from None
+
+
+def _text(limit: int, description: str | None = None) -> Any:
+    return Field(max_length=limit, description=description)
+
+
+_WireHarness = Annotated[Harness, BeforeValidator(_harness_field),
+                         WithJsonSchema({"anyOf": [{"type": "string", "maxLength": 100}, {"type": "null"}],
+                                         "title": "Harness"})]
+_WireTime = Annotated[str | None, BeforeValidator(_timestamp_field),
+                      WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}),
+                      Field(description="ISO 8601 between 1970 and a day from now; replays set it, else the daemon's "
+                            "clock.")]
+_Kind = SkipJsonSchema[str]  # set by the class, never read from the body
+
+
 # -- events ------------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class HookEvent:
     """What every event carries. `timestamp` None: the daemon's clock; `transcript_path`: where the
     harness keeps its transcript, when it gives one (read by the hook process, never the daemon)."""
 
-    session_key: str
-    harness: Harness = Harness.GENERIC
-    cwd: str | None = None
-    project: str | None = None
-    timestamp: str | None = None
-    transcript_path: str | None = None
+    # keys the route does not know are ignored (a harness's extras); declared so in the schema
+    __pydantic_config__ = ConfigDict(json_schema_extra={"additionalProperties": True})
 
-    kind: str = field(default="", init=False, repr=False)
+    session_key: SessionKey
+    harness: _WireHarness = Harness.GENERIC
+    cwd: Annotated[str | None, _text(4096)] = None
+    project: Annotated[str | None, _text(500)] = None
+    timestamp: _WireTime = None
+    transcript_path: Annotated[str | None, _text(4096, "Where the harness keeps the transcript (kept on the user's "
+                               "own daemon: a session left active is ended from it).")] = None
+
+    kind: _Kind = field(default="", init=False, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,9 +170,9 @@ class SessionStarted(HookEvent):
     """A session began (or resumed / was cleared / compacted: `source`). `context` is what the
     harness knows about it (branch, recent words of a resumed session) — a retrieval hint only."""
 
-    source: str = "startup"
-    context: str | None = None
-    kind: str = field(default="session_started", init=False, repr=False)
+    source: Annotated[str, _text(50, "startup | resume | clear | compact, as the harness says.")] = "startup"
+    context: Annotated[str | None, _text(MAX_TEXT_CHARS)] = None
+    kind: _Kind = field(default="session_started", init=False, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,7 +45,7 @@ from kenning.core.events import (
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
-from kenning.hookservice import SessionEndAnswer, ToolAnswer, tool_result_from_body
+from kenning.hookservice import SessionEndAnswer, ToolAnswer, tool_result_of
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS, CheckpointAnswer, FeedbackAnswer
@@ -94,18 +94,6 @@ class _HookIn(BaseModel):
 
     def as_dict(self) -> dict[str, object]:
         return _as_dict(self, self.timestamp)
-
-
-class SessionStartIn(_HookIn):
-    harness: Annotated[str, Field(max_length=100)] | None = None
-    project: Annotated[str, Field(max_length=500)] | None = None
-    cwd: Annotated[str, Field(max_length=4096)] | None = None
-    context: Text | None = None
-    source: Annotated[str, Field(max_length=50)] = Field("startup", description="startup | resume | clear | "
-                                                         "compact, as the harness says.")
-    transcript_path: Annotated[str, Field(max_length=4096)] | None = Field(
-        None, description="Where the harness keeps the transcript (kept on the user's own daemon: a session left "
-        "active is ended from it).")
 
 
 class UserPromptIn(_HookIn):
@@ -166,6 +154,20 @@ class PostToolUseIn(StepIn):
 
     def as_dict(self) -> dict[str, object]:
         return _as_dict(self, self.timestamp)
+
+    def event(self) -> ToolResult:
+        """The step as the engine takes it, from the typed fields (no dict between, issue 34): the verdict the
+        body carries (`is_error`; `success`, a generic caller's extra), else its `tool_response` read
+        (hookservice.tool_result_of, the rule the spool replay's dicts go through too)."""
+        extra = self.model_extra or {}
+        success = extra.get("success")
+        is_error = self.is_error if self.is_error is not None else (
+            (not success) if isinstance(success, bool) else None)
+        return tool_result_of(
+            self.session_key or self.session_id, tool_name=self.tool_name, tool_input=self.tool_input,
+            response=self.tool_response if self.tool_response is not None else extra.get("result"),
+            is_error=is_error, error=self.error, harness=self.harness, cwd=self.cwd, project=self.project,
+            timestamp=limits.check_created_at(self.timestamp, "timestamp"), tool_use_id=self.tool_use_id)
 
 
 class SessionEndIn(_HookIn):
@@ -336,11 +338,11 @@ def _base(body: _HookIn) -> _Base:
     return {"session_key": body.session_key, "timestamp": limits.check_created_at(body.timestamp, "timestamp")}
 
 
-@router.post("/session-start", response_model=SessionStartOut)  # (continuity: null when there is none)
-async def session_start(body: SessionStartIn, k: Kenning = Depends(get_kenning),
+# The body is read straight into the event (core.events.SessionStarted: its fields' types are the wire contract, the
+# key normalised once by SessionKey): one shape from here to sessions.start. The answer: continuity null when none.
+@router.post("/session-start", response_model=SessionStartOut)
+async def session_start(event: SessionStarted, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
-    event = SessionStarted(**_base(body), harness=harness_of(body.harness), project=body.project, cwd=body.cwd,
-                           context=body.context, source=body.source, transcript_path=body.transcript_path)
     return await _call(k, event, viewer)
 
 
@@ -380,7 +382,7 @@ async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
     """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
     at this step ('' when none). Bad input is a 400; any other failure answers 200 with an empty
     injection (`degraded`)."""
-    return await _call(k, tool_result_from_body(body.as_dict()), viewer, session_type=body.session_type)
+    return await _call(k, body.event(), viewer, session_type=body.session_type)
 
 
 @router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
