@@ -1,7 +1,8 @@
 """/api/hooks: the harness-neutral hook contract (SPEC S6, issue 4).
 
-- POST /session-start {session_key, harness?, project?, cwd?, context?, timestamp?}
-  → {inject, memory_ids, candidates, status_line}
+- POST /session-start {session_key, harness?, project?, cwd?, context?, source?, transcript_path?, timestamp?}
+  → {inject, memory_ids, candidates, status_line, created, cut, predictor_used, continuity}; the body is read
+  straight into core.events.SessionStarted (its field types are the wire contract)
 - POST /user-prompt-submit {session_key, prompt, memory_feedback?, timestamp?} → {inject, memory_ids}
 - POST /pre-compaction, /checkpoint {session_key, context?} → {checkpoint_id}; pre-compaction with
   `transcript` also keeps it and stores its episodes now → {checkpoint_id, episodes}
@@ -11,10 +12,12 @@
 - POST /event {kind, session_key, harness, …}: one harness-neutral event (core.events), what
   every harness adapter sends; the answer is the one of the matching route above.
 
-Every route builds a typed event (core.events) and calls the one hooks service
-(`kenning.hookservice.HooksService`, `k.hooks`), which composes observer, sessions and code graph.
+Every route reads its body into a typed event (core.events) — session start directly, the others through their
+body model (a tool step: `PostToolUseIn.event`) — and calls the one hooks service (`kenning.hookservice.HooksService`,
+`k.hooks`), which composes observer, sessions and code graph.
 
-Bodies are typed (pydantic, in the OpenAPI schema); extra keys pass through to the handlers.
+Bodies are typed (pydantic, in the OpenAPI schema); keys a route does not declare are ignored (but a tool
+step's `success` / `result`, the generic contract's).
 Bad input is a 400 with a message (validation errors too, not 422). Session-start and user-prompt-submit never fail
 otherwise: an internal error or a blown latency budget answers 200 with an empty injection
 (`degraded: true`), so the agent is never blocked.
