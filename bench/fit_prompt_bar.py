@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from kenning.sessions.prompt_bar import FEATURES, probability, with_interactions  # noqa: E402
+from kenning.sessions.prompt_bar import FEATURES, SET_MEMBER_FLOOR, probability, with_interactions  # noqa: E402
 
 SET_FEATURES = ("log_k", "p_any", "agree")  # sessions.prompt_bar.set_features
 SET_K = 8  # tops of 1..SET_K per pool are the set model's rows (the runtime caps k lower: prompt_set_max)
@@ -117,11 +117,12 @@ def set_rows(paths: list[Path], weights: dict[str, float], intercept: float) -> 
                    if eligible(r["features"])]
         miss, held, agree = 1.0, False, 0.0
         for k, r in enumerate(members[:SET_K], 1):
-            miss *= 1.0 - probability(with_interactions(r["features"]), weights, intercept)
+            p_k = probability(with_interactions(r["features"]), weights, intercept)
+            miss *= 1.0 - p_k
             held = held or bool(r["needed"])
             agree += r["features"].get("both_legs", 0.0)
             out.append({"session_key": key, "family": family(key.split(":", 1)[1]), "k": k, "log_k": math.log(k), "p_any": 1.0 - miss,
-                        "agree": agree / k, "held": held})
+                        "agree": agree / k, "held": held, "p_k": p_k, "needed_k": bool(r["needed"])})
     return out
 
 
@@ -136,26 +137,35 @@ def set_predict(model: tuple[float, dict[str, float]], row: dict) -> float:
     return probability(row, model[1], model[0])
 
 
-def set_report(rows: list[dict], model: tuple[float, dict[str, float]], c: float, k_max: int) -> dict:
+def set_report(rows: list[dict], model: tuple[float, dict[str, float]], c: float, k_max: int,
+               floor: float = SET_MEMBER_FLOOR) -> dict:
     """The set model's reliability in-sample and cross-validated by family (each family's pools predicted by a
     model fitted on the other families), and what the rule would show at SET_BAR: per pool the smallest
-    k <= k_max reaching it, whether that top held a needed memory."""
+    k <= k_max reaching it, whether that top held a needed memory, and what is left of it with its members
+    below `floor` held out (the runtime's SET_MEMBER_FLOOR)."""
     cv_p = {}
     for fam in sorted({r["family"] for r in rows}):
         held_out = fit_set([r for r in rows if r["family"] != fam], c)
         cv_p.update({(r["session_key"], r["k"]): set_predict(held_out, r) for r in rows if r["family"] == fam})
 
     def rule(predict) -> dict:
+        """Per pool the rule's top (k) and, with its members below `floor` held out (prompt_bar.held_above_floor),
+        what is shown (shown) and whether that still holds a needed memory (held_above_floor)."""
         pools: dict[str, list[dict]] = {}
         for r in rows:
             pools.setdefault(r["session_key"], []).append(r)
         picks = {}
         for key, rs in pools.items():
-            chosen = next((r for r in sorted(rs, key=lambda r: r["k"]) if r["k"] <= k_max and predict(r) >= SET_BAR),
-                          None)
-            picks[key] = {"k": chosen["k"] if chosen else 0, "held": bool(chosen and chosen["held"])}
-        return {"pools": len(picks), "held": round(sum(p["held"] for p in picks.values()) / max(1, len(picks)), 4),
-                "mean_k": round(sum(p["k"] for p in picks.values()) / max(1, len(picks)), 2), "per_pool": picks}
+            ordered = sorted(rs, key=lambda r: r["k"])
+            chosen = next((r for r in ordered if r["k"] <= k_max and predict(r) >= SET_BAR), None)
+            kept = [r for r in ordered[:chosen["k"]] if r["p_k"] >= floor] if chosen else []
+            picks[key] = {"k": chosen["k"] if chosen else 0, "held": bool(chosen and chosen["held"]),
+                          "shown": len(kept), "held_above_floor": any(r["needed_k"] for r in kept)}
+        n = max(1, len(picks))
+        return {"pools": len(picks), "held": round(sum(p["held"] for p in picks.values()) / n, 4),
+                "mean_k": round(sum(p["k"] for p in picks.values()) / n, 2), "floor": floor,
+                "held_above_floor": round(sum(p["held_above_floor"] for p in picks.values()) / n, 4),
+                "mean_shown_above_floor": round(sum(p["shown"] for p in picks.values()) / n, 2), "per_pool": picks}
 
     p_in = np.array([set_predict(model, r) for r in rows])
     p_cv = np.array([cv_p[(r["session_key"], r["k"])] for r in rows])
@@ -179,6 +189,8 @@ def main() -> None:
     ap.add_argument("--set-data", type=Path, nargs="+", required=True,
                     help="first-prompt pools of precise prompts (bench/coding_memory.py --dump-candidates): the set model")
     ap.add_argument("--set-k-max", type=int, default=5, help="the runtime's prompt_set_max, for the rule's report")
+    ap.add_argument("--set-floor", type=float, default=SET_MEMBER_FLOOR,
+                    help="the runtime's SET_MEMBER_FLOOR, for the rule's report: set members below it are held out")
     ap.add_argument("--write", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
@@ -217,7 +229,7 @@ def main() -> None:
     srows = set_rows(args.set_data, weights, intercept)
     set_model = fit_set(srows, args.set_c)
     report["set_model"] = {"intercept": set_model[0], "weights": set_model[1], "data": [str(p) for p in args.set_data],
-                           **set_report(srows, set_model, args.set_c, args.set_k_max)}
+                           **set_report(srows, set_model, args.set_c, args.set_k_max, args.set_floor)}
     command = "bench/fit_prompt_bar.py " + " ".join(sys.argv[1:])
     report["command"] = command
     text = json.dumps(report, indent=2)
@@ -242,7 +254,9 @@ def main() -> None:
                 f" fitted on {sm['pools']} pools x k = 1..{SET_K} ({sm['families']} families) of {', '.join(sm['data'])};"
                 f" share held at k: {sm['held_at_k']}. Cross-validated by family: Brier {cv['brier']}, ECE {cv['ece']};"
                 f" the rule at {SET_BAR} (k <= {args.set_k_max}) holds a needed memory in {cv['rule']['held']} of the"
-                f" pools, mean k {cv['rule']['mean_k']}. Reliability (cross-validated):\n{set_bins}\n")
+                f" pools, mean k {cv['rule']['mean_k']}; with its members below {cv['rule']['floor']} held out"
+                f" (SET_MEMBER_FLOOR) {cv['rule']['held_above_floor']}, mean shown {cv['rule']['mean_shown_above_floor']}."
+                f" Reliability (cross-validated):\n{set_bins}\n")
         args.write.write_text(render(intercept, weights, doc, set_model))
 
 

@@ -150,8 +150,13 @@ def test_a_bug_report_shows_the_top_of_its_pool_and_a_vague_prompt_only_what_pas
     assert members, "a bug report is judged as a set"
     assert all(r["features"]["set_probability"] >= cfg.prompt_set_probability for r in members)
     assert 1 <= len(members) <= cfg.prompt_set_max
-    # the members are the top of recall's order (nothing in this store is left out before the probability)
-    assert sorted(r["recall_rank"] for r in members) == list(range(1, len(members) + 1))
+    # the members are the top of recall's order (nothing in this store is left out before the probability), less
+    # those below the set's member floor (prompt_bar.held_above_floor)
+    top = max(r["recall_rank"] for r in members)
+    floored = [r for r in rows if r["recall_rank"] <= top and r["probability"] < prompt_bar.SET_MEMBER_FLOOR]
+    assert sorted(r["recall_rank"] for r in [*members, *floored]) == list(range(1, top + 1))
+    assert all(r["probability"] >= prompt_bar.SET_MEMBER_FLOOR and r["shown"] for r in members)
+    assert not any(r["shown"] for r in floored)
     shown = set(answer["memory_ids"])
     assert {r["memory_id"] for r in members} <= shown
     assert shown == {r["memory_id"] for r in rows if r["probability"] >= cfg.prompt_min_probability} | {

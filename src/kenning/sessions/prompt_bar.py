@@ -8,13 +8,14 @@ to memories rated useful in it), and the task in progress (`ranking.continuing`)
 fitted offline on development data by bench/fit_prompt_bar.py (the fit's data, command and reliability
 bins are in `prompt_bar_model`); below `sessions.ranking.prompt_min_probability` nothing is shown, and a memory
 that names only other code than a prompt names (`other_code`: a note about another function sharing the
-prompt's words) is held to `OTHER_CODE_BAR`.
+prompt's words) — or, for a prompt that names no code, than the session has been about (`session_other_code`:
+its earlier prompts', what the agent rated useful in it) — is held to `OTHER_CODE_BAR`.
 
 A precise first prompt (a bug report: it names code — a path, a snake_case or camelCase name, a call — and
 says at length what is wrong) is judged as a set too: several memories may each be unlikely to be *the*
 one needed while the top of recall's order very likely holds it. There the smallest top k of the pool
 (recall order, k ≤ `prompt_set_max`, within `prompt_set_budget_chars`; a member below the bar is shown as
-an excerpt of `prompt_set_item_chars`) whose **set probability** — the
+an excerpt of `prompt_set_item_chars`; a member below `SET_MEMBER_FLOOR` is held out) whose **set probability** — the
 calibrated chance that at least one of the k is needed, a logistic model over ln k, the members'
 probabilities (1 − Π(1 − p)) and how many of them both legs found (`prompt_bar_model.SET_*`, fitted by
 bench/fit_prompt_bar.py --set-data) — reaches `prompt_set_probability` is shown beside what passed the bar.
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,21 +74,38 @@ def code_names(text: str) -> set[str]:
     return names | {c.rstrip("(").lower() for c in _CALL.findall(text or "")}
 
 
-def text_features(prompt: str, content: str) -> dict[str, float]:
+def text_features(prompt: str, content: str, session_code: frozenset[str] = frozenset()) -> dict[str, float]:
     """What the prompt's own words say about a memory: the share of the prompt's terms it contains
     (`coverage`), whether it names a code identifier the prompt names (`ident_match`: a path, a
     module, a snake_case, camelCase or kebab-case name) — a precise prompt's strongest cue — and whether
     it names code but none the prompt names (`other_code`): a prompt that asks about `fn()` in `path` is
     not answered by a note about another function that shares its words ("… must run inside the write
-    transaction"); `other_coverage` is that times `coverage`, the shared phrase that made it look close."""
+    transaction"); `other_coverage` is that times `coverage`, the shared phrase that made it look close.
+    `session_other_code`: a prompt that names no code is read against the code the session has been about
+    (`session_code`, `session_code_names`): a later answer ("Lowercasing is right - DNS names are
+    case-insensitive") is not asking about a rule for other code that shares its words. A memory naming another
+    file of a folder the session named is about the session's code (a task spans several files of one module)."""
     asked = _terms(prompt)
     have = _terms(content)
     idents = {w.lower().strip("./-") for w in _WORD.findall(prompt or "") if _CODE.search(w)}
     coverage = len(asked & have) / len(asked) if asked else 0.0
     named, names = code_names(prompt), code_names(content)
     other = 1.0 if named and names and not (named & (names | have)) else 0.0
+    session_other = 1.0 if not named and session_code and names and not (session_code & (names | have)) and not (
+        folders(session_code) & folders(names)) else 0.0
     return {"coverage": coverage, "ident_match": 1.0 if idents & have else 0.0,
-            "other_code": other, "other_coverage": other * coverage}
+            "other_code": other, "other_coverage": other * coverage, "session_other_code": session_other}
+
+
+def folders(names: Iterable[str]) -> set[str]:
+    """The folders of the paths among code names ('src/a/b.py' -> 'src/a')."""
+    return {n.rsplit("/", 1)[0] for n in names if "/" in n}
+
+
+def session_code_names(prompts: Sequence[str], used: Sequence[Memory]) -> frozenset[str]:
+    """The code a session has been about: what its earlier prompts name (a bug report's function, a path) and
+    what the memories the agent rated useful in it name (`code_names`)."""
+    return frozenset().union(*(code_names(p) for p in prompts), *(code_names(m.content) for m in used))
 
 FEATURES = ("bm25_rel", "has_bm25", "cosine", "cosine_gap", "both_legs", "rank_recip", "raw", "commit", "rule_type",
             "useful_before", "low_before", "mean_rating", "continuing", "near_used", "near_shown", "covered",
@@ -153,10 +171,12 @@ def _closest(vector: np.ndarray | None, others: list[np.ndarray]) -> float:
 
 def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarray], shown: Sequence[Memory],
            used: set[str], continuing: set[str], prompt: str, first: bool, project: str | None, at: str | None,
-           cfg: RankingSettings, is_raw: Callable[[Memory], bool]) -> list[Assessed]:
+           cfg: RankingSettings, is_raw: Callable[[Memory], bool],
+           session_code: frozenset[str] = frozenset()) -> list[Assessed]:
     """Every hit (recall order) with its features, probability and verdict. `vectors`: content hash →
     embedding for hits and shown memories; `shown`: what this session showed already; `used`: ids the
-    agent rated useful in this session; `continuing`: the task in progress; `is_raw(memory)` says raw."""
+    agent rated useful in this session; `continuing`: the task in progress; `is_raw(memory)` says raw;
+    `session_code`: the code the session has been about (`session_code_names`), for a prompt naming none."""
     raw_of = is_raw
     bm25 = [s for s in (leg_score(h, "bm25") for h in hits) if s is not None]
     cos = [s for s in (leg_score(h, "vector") for h in hits) if s is not None]
@@ -195,7 +215,7 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
             "first_prompt": 1.0 if first else 0.0,
             "prompt_words": words,
             "same_project": 1.0 if project is not None and memory.project == project else 0.0,
-            **text_features(prompt, memory.content),
+            **text_features(prompt, memory.content, session_code),
         }
         out.append(Assessed(hit, rank, features, vector=vector))
     distilled_pool = [a.vector for a in out if not a.features["raw"] and a.vector is not None]
@@ -240,7 +260,21 @@ def set_probability(top: Sequence[Assessed]) -> float:
 def top_set(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Assessed], float]:
     """The smallest top k of the pool (recall order; what the rules before the probability left out and
     what the user rejected are not members) whose set probability reaches `prompt_set_probability`, with
-    that probability; ([], best reached) when no k ≤ `prompt_set_max` within `prompt_set_budget_chars` does."""
+    that probability, less its members below `SET_MEMBER_FLOOR` (`held_above_floor`); ([], best reached)
+    when no k ≤ `prompt_set_max` within `prompt_set_budget_chars` does."""
+    members, chance = _top_k(assessed, cfg)
+    return held_above_floor(members), chance
+
+
+def held_above_floor(members: Sequence[Assessed]) -> list[Assessed]:
+    """A top set's members at or above `SET_MEMBER_FLOOR`. The set model reads the top k of recall's order, but a
+    member the per-candidate model puts below the floor is almost never the needed one (bench/fit_prompt_bar.py's
+    --set-data pools: no needed member below it among the tops the rule chose); shown, it is a commit subject or an
+    exchange about other code that only fills the set."""
+    return [a for a in members if a.probability >= SET_MEMBER_FLOOR]
+
+
+def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Assessed], float]:
     members: list[Assessed] = []
     cost, best = 0, 0.0
     for a in sorted(assessed, key=lambda a: a.rank):
@@ -266,6 +300,9 @@ def excerpt(content: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
 
 
+# A precise first prompt's top-set member below this probability is held out of the set (`held_above_floor`).
+SET_MEMBER_FLOOR = 0.1
+
 # A memory naming only code the prompt does not name (`other_code`), for a prompt that names code, is held to this
 # bar: the model over-rates the few that share the prompt's whole fact phrase (task_sim seed 102, bar on, even a
 # model refitted on those rows: 14 such candidates at p >= 0.5, 2 needed; seed 101: 5, 1 needed), and a note about
@@ -275,8 +312,10 @@ OTHER_CODE_BAR = 0.9
 
 def bar_of(a: Assessed, cfg: RankingSettings) -> float:
     """The probability a candidate must reach to be shown by itself: the bar, or `OTHER_CODE_BAR` for a memory that
-    names only other code than the prompt names (a bar of 0 still shows every candidate)."""
-    held = a.features.get("other_code") and cfg.prompt_min_probability > 0
+    names only other code than the prompt names — or, for a prompt that names none, than the session has been
+    about (`session_other_code`) — (a bar of 0 still shows every candidate)."""
+    other = a.features.get("other_code") or a.features.get("session_other_code")
+    held = other and cfg.prompt_min_probability > 0
     return max(cfg.prompt_min_probability, OTHER_CODE_BAR) if held else cfg.prompt_min_probability
 
 
