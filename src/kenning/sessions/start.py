@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Annotated, NotRequired
 
 import numpy as np
+from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads it (the hook route's response model) on Python 3.11
 
 from kenning.core.config_sessions import RankingSettings
@@ -51,9 +53,16 @@ def start_source(event: SessionStarted) -> str:
     return source if isinstance(source, str) and 0 < len(source) <= MAX_SOURCE_CHARS else "startup"
 
 
+# The hook route's own answer to a bounded event it gave up on (api/routes/hooks._call): an empty injection, this flag
+# and why. Declared in each answer that can carry it (StartAnswer, sessions.prompt.PromptAnswer, hookservice's), last,
+# so an answer's keys keep their order.
+Degraded = Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
+
+
 class StartAnswer(TypedDict):
-    """What session start answers — the one declaration (issue 34): SessionManager.session_start returns it,
-    the hook route serialises it (api/routes/hooks.SessionStartOut adds only its own degraded / error)."""
+    """What session start answers — the one declaration (issue 34): SessionManager.session_start returns it, the
+    hook route's `response_model` serialises it. `degraded` / `error` are the route's alone (it gave up: an empty
+    answer); the engine never sets them."""
     inject: str  # the block the agent gets ('' when nothing)
     memory_ids: list[str]  # the injected memories, in the block's order
     candidates: int  # how many were considered (all recorded in session_memories)
@@ -62,6 +71,8 @@ class StartAnswer(TypedDict):
     cut: list[str]  # optional stages the latency budget cut
     predictor_used: bool
     continuity: str | None  # the line about the project's latest session, when one was added
+    degraded: NotRequired[Degraded]
+    error: NotRequired[str]
 
 
 @dataclass

@@ -260,13 +260,6 @@ class InjectOut(PromptAnswer, total=False):
     error: str
 
 
-class SessionStartOut(StartAnswer, total=False):
-    """Session start's answer (sessions.start.StartAnswer, declared there once) and the route's own fields."""
-
-    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
-    error: str
-
-
 class PostToolUseOut(ToolAnswer, total=False):
     """A tool step's answer (hookservice.ToolAnswer: the observer's StepAnswer and the checkpoint tick, declared
     there once) and the route's own error (with `degraded`)."""
@@ -287,7 +280,7 @@ class SessionEndOut(SessionEndAnswer, total=False):
 # prompt_submitted, session_ended, turn_ended, tool_result, compacted). pydantic's smart union keeps the member
 # that validates with the most keys set, so an answer goes out with every key it has (a tool step's
 # {inject, memory_ids, step} is PostToolUseOut, a compaction's {checkpoint_id, episodes} CheckpointAnswer).
-EventOut = Union[SessionStartOut, InjectOut, SessionEndOut, FeedbackAnswer, PostToolUseOut, CheckpointAnswer]
+EventOut = Union[StartAnswer, InjectOut, SessionEndOut, FeedbackAnswer, PostToolUseOut, CheckpointAnswer]
 
 
 _EMPTY = {"inject": "", "memory_ids": []}
@@ -343,7 +336,7 @@ def _base(body: _HookIn) -> _Base:
 
 # The body is read straight into the event (core.events.SessionStarted: its fields' types are the wire contract, the
 # key normalised once by SessionKey): one shape from here to sessions.start. The answer: continuity null when none.
-@router.post("/session-start", response_model=SessionStartOut)
+@router.post("/session-start", response_model=StartAnswer)
 async def session_start(event: SessionStarted, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     return await _call(k, event, viewer)

@@ -1,0 +1,51 @@
+"""A hook answer is declared once (issue 34): the route's `response_model` is the engine's own answer type, and that
+one declaration carries the route's `degraded` / `error` — so an answer the route gives up on (an empty injection,
+the flag and why) goes out with them, after the answer's own keys, in the order it always had."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from fastapi.routing import APIRoute, serialize_response
+from pydantic import TypeAdapter
+
+from kenning.api.routes.hooks import router
+from kenning.sessions.start import StartAnswer
+
+# route → the engine's declaration it serialises
+DECLARED = {
+    "/api/hooks/session-start": StartAnswer,
+}
+
+
+ROUTES = {r.path: r for r in router.routes if isinstance(r, APIRoute)}
+
+
+def _wire(path: str, answer: object) -> bytes:
+    """The bytes FastAPI writes for `answer` on the route (its response field and options, FastAPI's serialiser)."""
+    route = ROUTES[path]
+    return asyncio.run(serialize_response(field=route.response_field, response_content=answer,
+                                          exclude_none=route.response_model_exclude_none, dump_json=True))
+
+
+def _sent(path: str, answer: dict) -> dict:
+    return {k: v for k, v in answer.items() if v is not None or not ROUTES[path].response_model_exclude_none}
+
+
+def test_each_hook_route_serialises_the_engines_own_answer():
+    for path, declared in DECLARED.items():
+        assert ROUTES[path].response_model is declared, path
+
+
+def test_a_degraded_session_start_keeps_its_flag_and_reason_after_the_answers_keys():
+    empty: StartAnswer = {"inject": "", "memory_ids": [], "candidates": 0, "status_line": "", "created": False,
+                          "cut": [], "predictor_used": False, "continuity": None}
+    degraded = {**empty, "degraded": True, "error": "latency budget exceeded"}
+    for path in ("/api/hooks/session-start", "/api/hooks/event"):  # (/event leaves nulls out)
+        out = _wire(path, degraded)
+        assert json.loads(out) == _sent(path, degraded), path
+        assert out.endswith(b',"degraded":true,"error":"latency budget exceeded"}'), path
+    # the engine's answer has no such keys, and none is added
+    assert json.loads(_wire("/api/hooks/session-start", empty)) == empty
+    assert "degraded" not in json.loads(TypeAdapter(StartAnswer).dump_json(empty))
