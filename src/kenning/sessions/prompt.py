@@ -270,10 +270,11 @@ def _assess(deps: SessionDeps, session: SessionRow, req: PromptRequest, hits: li
                                                     session_key=req.session_key, cfg=rank_cfg, viewer=req.viewer)}
     hashes = list({m.content_hash for m in [*shown, *(h.memory for h in hits)]})
     vectors = get_embeddings(conn, hashes, deps.embedder.model_id)
-    # the code the session has been about: its earlier prompts' and what the agent rated useful in it
-    session_code = prompt_bar.session_code_names(
-        [] if first else [p["prompt"] for p in store.session_prompts(conn, req.session_key)],
-        [m for m in shown if m.id in used])
+    # the code the session has been about, for a later prompt: its earlier prompts' and what the agent rated useful
+    # in it. At the first prompt it has been about nothing yet: what session start showed is kenning's guess (a
+    # "new task: …" opener left the continuing group's code behind: task_sim seed 11 held 22 needed notes by it)
+    session_code = frozenset() if first else prompt_bar.session_code_names(
+        [p["prompt"] for p in store.session_prompts(conn, req.session_key)], [m for m in shown if m.id in used])
     return prompt_bar.assess(
         conn, hits, vectors=vectors, shown=shown, used=used, continuing=continuing, prompt=req.prompt, first=first,
         project=session.get("project"), at=session.get("started_at") or req.at, cfg=rank_cfg,
