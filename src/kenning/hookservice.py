@@ -35,7 +35,7 @@ from kenning.sessions.context import Deadline
 from kenning.sessions.end import EndAnswer
 from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionFeedbackAnswer, SessionManager
 from kenning.sessions.prompt import PromptAnswer
-from kenning.sessions.start import StartAnswer
+from kenning.sessions.start import Degraded, StartAnswer
 
 __all__ = ["CodeIndexHooks", "HookAnswer", "HooksService", "SessionEndAnswer", "ToolAnswer", "tool_result_from_body",
            "tool_result_of"]
@@ -44,10 +44,12 @@ EMPTY_INJECTION: StepAnswer = {"inject": "", "memory_ids": []}
 
 
 class ToolAnswer(StepAnswer, total=False):
-    """A tool step's answer: the observer's (an empty injection when it is off) and the checkpoint
-    tick's checkpoint. (An edited file is re-indexed in the background: `CodeIndexHooks.on_tool_use`.)"""
+    """A tool step's answer — its one declaration (issue 34; the hook route's `response_model`): the observer's (an
+    empty injection when it is off), the checkpoint tick's checkpoint, and the route's own `error` when it gave up
+    (with `degraded`). (An edited file is re-indexed in the background: `CodeIndexHooks.on_tool_use`.)"""
 
     checkpoint_id: int  # (absent: none was due)
+    error: str  # the route's alone: why it answered degraded
 
 
 if TYPE_CHECKING:
@@ -58,11 +60,14 @@ else:  # what pydantic reads (the session-end route's answer): the observer's JS
 
 
 class SessionEndAnswer(EndAnswer, total=False):
-    """A session end's answer — its one declaration (issue 34; the hook route serialises it, adding only its own
-    degraded / error): the sessions manager's (summary job) and the observer's promotion of the session's
-    scratchpad (absent when the promotion failed)."""
+    """A session end's answer — its one declaration (issue 34; the hook route's `response_model`): the sessions
+    manager's (summary job) and the observer's promotion of the session's scratchpad (absent when the promotion
+    failed). `summary` and `observer` go out as the service built them (sessions.end.SummaryField, ObserverField);
+    `degraded` / `error` are the route's alone (it gave up)."""
 
     observer: ObserverField
+    degraded: Degraded
+    error: str
 
 
 # what `HooksService.handle` answers, per event: session start, prompt, tool step, turn end

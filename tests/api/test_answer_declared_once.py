@@ -11,11 +11,14 @@ from fastapi.routing import APIRoute, serialize_response
 from pydantic import TypeAdapter
 
 from kenning.api.routes.hooks import router
+from kenning.hookservice import SessionEndAnswer, ToolAnswer
 from kenning.sessions.start import StartAnswer
 
 # route → the engine's declaration it serialises
 DECLARED = {
     "/api/hooks/session-start": StartAnswer,
+    "/api/hooks/post-tool-use": ToolAnswer,
+    "/api/hooks/session-end": SessionEndAnswer,
 }
 
 
@@ -49,3 +52,17 @@ def test_a_degraded_session_start_keeps_its_flag_and_reason_after_the_answers_ke
     # the engine's answer has no such keys, and none is added
     assert json.loads(_wire("/api/hooks/session-start", empty)) == empty
     assert "degraded" not in json.loads(TypeAdapter(StartAnswer).dump_json(empty))
+
+
+def test_a_degraded_tool_step_keeps_its_flag_and_reason():
+    degraded = {"inject": "", "memory_ids": [], "degraded": True, "error": "internal error"}
+    for path in ("/api/hooks/post-tool-use", "/api/hooks/event"):
+        assert _wire(path, degraded) == (b'{"inject":"","memory_ids":[],"degraded":true,"error":"internal error"}'), path
+    step = {"inject": "", "memory_ids": [], "step": 3, "checkpoint_id": 7}
+    assert json.loads(_wire("/api/hooks/post-tool-use", step)) == step
+
+
+def test_a_session_ends_answer_keeps_what_the_service_built():
+    answer = {"queued": True, "job_id": 4, "summary": None, "observer": {"queued": True, "extra": [1]}}
+    for path in ("/api/hooks/session-end", "/api/hooks/event"):
+        assert json.loads(_wire(path, answer)) == _sent(path, answer), path

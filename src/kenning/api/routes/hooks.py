@@ -260,27 +260,11 @@ class InjectOut(PromptAnswer, total=False):
     error: str
 
 
-class PostToolUseOut(ToolAnswer, total=False):
-    """A tool step's answer (hookservice.ToolAnswer: the observer's StepAnswer and the checkpoint tick, declared
-    there once) and the route's own error (with `degraded`)."""
-
-    error: str
-
-
-class SessionEndOut(SessionEndAnswer, total=False):
-    """Session end's answer (hookservice.SessionEndAnswer: the sessions manager's EndAnswer and the observer's
-    promotion, declared there once) and the route's own fields. `summary` and `observer` go out as the service
-    built them (sessions.end.SummaryField, hookservice.ObserverField)."""
-
-    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
-    error: str
-
-
-# /event's answer: the one of the route the event's kind stands for, each declared once above (session_started,
+# /event's answer: the one of the route the event's kind stands for, each the engine's one declaration (session_started,
 # prompt_submitted, session_ended, turn_ended, tool_result, compacted). pydantic's smart union keeps the member
 # that validates with the most keys set, so an answer goes out with every key it has (a tool step's
-# {inject, memory_ids, step} is PostToolUseOut, a compaction's {checkpoint_id, episodes} CheckpointAnswer).
-EventOut = Union[StartAnswer, InjectOut, SessionEndOut, FeedbackAnswer, PostToolUseOut, CheckpointAnswer]
+# {inject, memory_ids, step} is ToolAnswer, a compaction's {checkpoint_id, episodes} CheckpointAnswer).
+EventOut = Union[StartAnswer, InjectOut, SessionEndAnswer, FeedbackAnswer, ToolAnswer, CheckpointAnswer]
 
 
 _EMPTY = {"inject": "", "memory_ids": []}
@@ -372,7 +356,7 @@ async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
     return await run_in_threadpool(k.hooks.feedback, body.session_key, body.memory_feedback or {}, viewer)
 
 
-@router.post("/post-tool-use", response_model=PostToolUseOut, response_model_exclude_none=True)
+@router.post("/post-tool-use", response_model=ToolAnswer, response_model_exclude_none=True)
 async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
@@ -381,7 +365,7 @@ async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
     return await _call(k, body.event(), viewer, session_type=body.session_type)
 
 
-@router.post("/session-end", response_model=SessionEndOut, response_model_exclude_none=True)
+@router.post("/session-end", response_model=SessionEndAnswer, response_model_exclude_none=True)
 async def session_end(body: SessionEndIn, k: Kenning = Depends(get_kenning),
                       viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     note_refusal(body.transcript_refused)
