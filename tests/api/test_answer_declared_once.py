@@ -12,11 +12,13 @@ from pydantic import TypeAdapter
 
 from kenning.api.routes.hooks import router
 from kenning.hookservice import SessionEndAnswer, ToolAnswer
+from kenning.sessions.prompt import PromptAnswer
 from kenning.sessions.start import StartAnswer
 
 # route → the engine's declaration it serialises
 DECLARED = {
     "/api/hooks/session-start": StartAnswer,
+    "/api/hooks/user-prompt-submit": PromptAnswer,
     "/api/hooks/post-tool-use": ToolAnswer,
     "/api/hooks/session-end": SessionEndAnswer,
 }
@@ -52,6 +54,18 @@ def test_a_degraded_session_start_keeps_its_flag_and_reason_after_the_answers_ke
     # the engine's answer has no such keys, and none is added
     assert json.loads(_wire("/api/hooks/session-start", empty)) == empty
     assert "degraded" not in json.loads(TypeAdapter(StartAnswer).dump_json(empty))
+
+
+def test_a_degraded_prompt_keeps_its_flag_and_reason_after_the_answers_keys():
+    empty: PromptAnswer = {"inject": "", "memory_ids": [], "fts_hits": 0, "fts_only": 0, "feedback_applied": 0,
+                           "feedback_ignored": 0, "cut": []}
+    degraded = {**empty, "degraded": True, "error": "latency budget exceeded"}
+    for path in ("/api/hooks/user-prompt-submit", "/api/hooks/event"):
+        out = _wire(path, degraded)
+        assert json.loads(out) == degraded, path
+        assert out.endswith(b',"cut":[],"degraded":true,"error":"latency budget exceeded"}'), path
+    assert json.loads(_wire("/api/hooks/user-prompt-submit", {**empty, "checkpoint_id": 2})) == {**empty,
+                                                                                                "checkpoint_id": 2}
 
 
 def test_a_degraded_tool_step_keeps_its_flag_and_reason():

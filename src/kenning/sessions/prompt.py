@@ -43,6 +43,7 @@ from kenning.sessions.context import Deadline, Hit, Recalled, SessionDeps, bare_
 from kenning.sessions.inject import InjectItem, item_cost, prompt_text
 from kenning.sessions.mcp_clients import McpClients
 from kenning.sessions.prompt_rank import PHASE, interleave_pool, rank_prompt_pool
+from kenning.sessions.start import Degraded
 from kenning.sessions import prompt_bar, ranking
 from kenning.core.secrets import redact
 from kenning.store import sessions as store
@@ -76,7 +77,8 @@ class PromptRequest:
 
 class PromptAnswer(TypedDict):
     """What a prompt answers — the one declaration (issue 34): user_prompt_submit builds it, the manager and the
-    hooks service return it, the hook route serialises it (api/routes/hooks.InjectOut adds only degraded / error)."""
+    hooks service return it, the hook route's `response_model` serialises it. `degraded` / `error` are the route's
+    alone (it gave up: an empty answer)."""
     inject: str  # the block the agent gets ('' when nothing)
     memory_ids: list[str]  # the injected memories, in the block's order
     fts_hits: int  # FTS matches among the memories the session already had
@@ -85,6 +87,8 @@ class PromptAnswer(TypedDict):
     feedback_ignored: int
     checkpoint_id: NotRequired[int]  # the interval checkpoint taken (absent: none was due)
     cut: list[str]  # optional stages the latency budget cut
+    degraded: NotRequired[Degraded]
+    error: NotRequired[str]
 
 
 def clean_feedback(raw: object) -> tuple[dict[str, float], int]:

@@ -253,18 +253,11 @@ EventIn = Annotated[Union[SessionStartedIn, PromptSubmittedIn, ToolResultIn, Tur
                           SessionEndedIn], Field(discriminator="kind")]
 
 
-class InjectOut(PromptAnswer, total=False):
-    """A prompt's answer (sessions.prompt.PromptAnswer, declared there once) and the route's own fields."""
-
-    degraded: Annotated[bool, Field(description="true: an internal error or the latency budget; empty answer.")]
-    error: str
-
-
 # /event's answer: the one of the route the event's kind stands for, each the engine's one declaration (session_started,
 # prompt_submitted, session_ended, turn_ended, tool_result, compacted). pydantic's smart union keeps the member
 # that validates with the most keys set, so an answer goes out with every key it has (a tool step's
 # {inject, memory_ids, step} is ToolAnswer, a compaction's {checkpoint_id, episodes} CheckpointAnswer).
-EventOut = Union[StartAnswer, InjectOut, SessionEndAnswer, FeedbackAnswer, ToolAnswer, CheckpointAnswer]
+EventOut = Union[StartAnswer, PromptAnswer, SessionEndAnswer, FeedbackAnswer, ToolAnswer, CheckpointAnswer]
 
 
 _EMPTY = {"inject": "", "memory_ids": []}
@@ -326,7 +319,7 @@ async def session_start(event: SessionStarted, k: Kenning = Depends(get_kenning)
     return await _call(k, event, viewer)
 
 
-@router.post("/user-prompt-submit", response_model=InjectOut, response_model_exclude_none=True)
+@router.post("/user-prompt-submit", response_model=PromptAnswer, response_model_exclude_none=True)
 async def user_prompt_submit(body: UserPromptIn, k: Kenning = Depends(get_kenning),
                              viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     event = PromptSubmitted(**_base(body), prompt=body.prompt, memory_feedback=body.memory_feedback or {},
