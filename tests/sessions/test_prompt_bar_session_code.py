@@ -21,7 +21,8 @@ from kenning.store.prompt_candidates import of_session
 
 def _assessed(name: str, rank: int, probability: float, **features: float) -> prompt_bar.Assessed:
     memory = Memory(id=name, content=f"{name} " * 5, normalized_content=name, content_hash=name)
-    a = prompt_bar.Assessed(RecallHit(memory, 1.0), rank, {"near_shown": 0.0, "raw": 0.0, "both_legs": 1.0, **features})
+    a = prompt_bar.Assessed(RecallHit(memory, 1.0), rank, {"near_shown": 0.0, "raw": 0.0, "both_legs": 1.0, "cosine": 0.6,
+                                                           **features})
     a.probability = probability
     return a
 
@@ -40,6 +41,22 @@ def test_a_top_set_member_below_the_floor_is_held_out():
     assert {a.hit.memory.id: a.left_out for a in pool}["commit"] == "below-bar"
     # a vague first prompt is not judged as a set: the bar alone decides
     assert [a.hit.memory.id for a in prompt_bar.select(pool, cfg)] == ["rule"]
+
+
+def test_a_pool_without_the_vector_leg_keeps_its_whole_top_set():
+    """Recall cut by the latency budget: the prompt's BM25 matches stand in, the model's probabilities (which assume
+    both legs) are low throughout, and the floor would hold out the needed member with the noise."""
+    cfg = RankingSettings()
+    floor = prompt_bar.SET_MEMBER_FLOOR
+    pool = [_assessed(name, rank, p, cosine=0.0, both_legs=0.0) for rank, (name, p) in enumerate(
+        (("a", 0.3), ("needed", floor / 2), ("b", 0.2), ("c", floor / 3), ("d", 0.2), ("e", 0.2)), start=1)]
+    members, _ = prompt_bar._top_k(pool, cfg)
+    assert "needed" in {a.hit.memory.id for a in members}
+    assert {a.hit.memory.id for a in prompt_bar.select(pool, cfg, precise_first=True)} == {
+        a.hit.memory.id for a in members}
+    for a in pool:  # the same pool with its vector leg: the floor holds the low members out
+        a.features["cosine"], a.left_out = 0.6, None
+    assert "needed" not in {a.hit.memory.id for a in prompt_bar.select(pool, cfg, precise_first=True)}
 
 
 SESSION_CODE = prompt_bar.session_code_names(

@@ -263,14 +263,18 @@ def top_set(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[As
     that probability, less its members below `SET_MEMBER_FLOOR` (`held_above_floor`); ([], best reached)
     when no k ≤ `prompt_set_max` within `prompt_set_budget_chars` does."""
     members, chance = _top_k(assessed, cfg)
-    return held_above_floor(members), chance
+    return held_above_floor(members, assessed), chance
 
 
-def held_above_floor(members: Sequence[Assessed]) -> list[Assessed]:
+def held_above_floor(members: Sequence[Assessed], pool: Sequence[Assessed]) -> list[Assessed]:
     """A top set's members at or above `SET_MEMBER_FLOOR`. The set model reads the top k of recall's order, but a
     member the per-candidate model puts below the floor is almost never the needed one (bench/fit_prompt_bar.py's
     --set-data pools: no needed member below it among the tops the rule chose); shown, it is a commit subject or an
-    exchange about other code that only fills the set."""
+    exchange about other code that only fills the set. Not in a pool without the vector leg (recall cut by the
+    latency budget, its BM25 matches standing in): the model's probabilities assume both legs, and there the needed
+    member sits at p 0.02-0.07 (coding_memory on a loaded machine: 3 of 12 such pools would have lost it)."""
+    if not any(a.features.get("cosine", 0.0) > 0.0 for a in pool):
+        return list(members)
     return [a for a in members if a.probability >= SET_MEMBER_FLOOR]
 
 
