@@ -443,19 +443,10 @@ def count_usable_sessions(conn: Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM predictor_session_evidence WHERE usable = 1").fetchone()[0])
 
 
-# the candidate rows that carry a signal: rated (m061's index), an FTS hit (m038's), touched (its key)
-SIGNAL_ROWS = ("sm.id IN (SELECT id FROM session_memories WHERE agent_feedback_count > 0"
-               " UNION SELECT id FROM session_memories WHERE fts_hit_count > 0"
-               " UNION SELECT x.id FROM predictor_touched t JOIN session_memories x"
-               " ON x.session_key = t.session_key AND x.memory_id = t.memory_id)")
-
-
 def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
                   before: str | None = None) -> list[SignalEvent]:
-    """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start,
-    oldest first. Each kind is read from its own index (m061, m038, predictor_touched), so the read
-    follows the signal rows, not every candidate row ever recorded (issue 36)."""
-    clauses = [SIGNAL_ROWS]
+    """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start."""
+    clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
     params: list[Any] = []
     if memory_ids is not None:
         clauses.append(f"sm.memory_id IN ({','.join('?' * len(memory_ids))})")
@@ -472,7 +463,7 @@ def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, sess
         " pt.memory_id IS NOT NULL AS touched"
         " FROM session_memories sm LEFT JOIN sessions s ON s.session_key = sm.session_key"
         " LEFT JOIN predictor_touched pt ON pt.session_key = sm.session_key AND pt.memory_id = sm.memory_id"
-        f" WHERE {' AND '.join(clauses)} ORDER BY started_at, sm.session_key, sm.memory_id", params,
+        f" WHERE {' AND '.join(clauses)}", params,
     ).fetchall()
     return [cast(SignalEvent, dict(r)) for r in rows]
 
