@@ -127,7 +127,8 @@ class CodeIndexHooks:
     """What the hooks ask of the code graph, bound to the store by the wiring
     (`kenning.codegraph.events`): the hooks service never holds the store itself."""
 
-    refresh: Callable[[str | None], bool]  # session start: re-index what changed around cwd, in the background
+    refresh: Callable[[str | None], bool]  # session start: queue a re-index of what changed around cwd (the lookup
+    # of its project too runs in the background; True: queued)
     on_tool_use: Callable[[str, dict[str, object], str | None], bool]  # queue an edited file's re-index
 
 

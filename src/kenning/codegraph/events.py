@@ -2,7 +2,8 @@
 a session start brings the project containing the session's directory up to date (stat
 comparison: only files whose size/mtime and content hash changed are parsed again). Both run off
 the hook's latency-bounded call (issue 34): edits go to one background thread (`EditReindexer`),
-a session start's refresh to a thread of its own."""
+a session start's refresh to a thread of its own, which also finds the project (the hook's thread reads
+no store for it)."""
 
 from __future__ import annotations
 
@@ -70,34 +71,41 @@ class EditReindexer:
                 record_error("codegraph", f"re-index of edited {path} failed: {exc}", kind=type(exc).__name__)
 
 
-
-
-_running: set[str] = set()
+_running: set[str] = set()  # projects whose session-start refresh is running
 _running_lock = threading.Lock()
+REFRESH_THREAD = "codegraph-refresh"  # the name of a session start's refresh thread
 
 
 def refresh_in_background(db: StoreDatabase, cwd: str | None) -> bool:
     """Session start: re-index what changed in the project around `cwd` on a background thread,
     so the hook answers at once (until it finishes, changed files' edges are stale and skipped).
-    False when there is nothing indexed there or a refresh of that project is already running."""
+    The caller's thread touches no store: which indexed project holds `cwd`, and whether its refresh
+    is already running, is read on that thread (`_refresh`). True: queued; False: no directory."""
     if not isinstance(cwd, str) or not cwd:
         return False
-    found = project_for_path(db.reader(), cwd)
-    if found is None:
-        return False
-    with _running_lock:
-        if found[0] in _running:
-            return False
-        _running.add(found[0])
-
-    def run() -> None:
-        try:
-            index_path(db, found[1], found[0])
-        except Exception as exc:  # background thread boundary: log and count, never kill the daemon
-            record_error("codegraph", f"session-start refresh of {found[0]} failed: {exc}", kind=type(exc).__name__)
-        finally:
-            with _running_lock:
-                _running.discard(found[0])
-
-    threading.Thread(target=run, name=f"codegraph-refresh-{found[0]}", daemon=True).start()
+    threading.Thread(target=_refresh, args=(db, cwd), name=REFRESH_THREAD, daemon=True).start()
     return True
+
+
+def _refresh(db: StoreDatabase, cwd: str) -> None:
+    """The refresh thread: the indexed project holding `cwd` (nothing when none), brought up to date
+    unless a refresh of it is already running."""
+    try:
+        found = project_for_path(db.reader(), cwd)
+    except Exception as exc:  # background thread boundary: log and count, never kill the daemon
+        record_error("codegraph", f"session-start refresh lookup for {cwd} failed: {exc}", kind=type(exc).__name__)
+        return
+    if found is None:
+        return
+    project, root = found
+    with _running_lock:
+        if project in _running:
+            return
+        _running.add(project)
+    try:
+        index_path(db, root, project)
+    except Exception as exc:  # background thread boundary: log and count, never kill the daemon
+        record_error("codegraph", f"session-start refresh of {project} failed: {exc}", kind=type(exc).__name__)
+    finally:
+        with _running_lock:
+            _running.discard(project)
