@@ -30,10 +30,14 @@ def test_the_newest_judged_rows_make_the_signal(db):
                  ("2026-01-02T09:00:00.000Z", "2026-03-01T09:00:01.000Z", 0.6),   # old, third newest
                  ("2026-02-27T09:00:00.000Z", "2026-03-01T09:00:04.000Z", None),  # not judged
                  ("2026-02-26T09:00:00.000Z", "2026-02-01T09:00:00.000Z", 0.1)])  # before `since`
+    with db.with_write_tx() as conn:  # a judged row whose memory is gone (purged) is not a sample
+        conn.execute("INSERT INTO session_memories(id, session_key, memory_id, source, relevance_score,"
+                     " final_score, rank, created_at) VALUES ('gone', 's1', 'purged', 'bench', 0.0, 0.5, 9,"
+                     " '2026-03-01T09:00:05.000Z')")
     since = "2026-02-15T00:00:00.000Z"
     every = store.relevance_by_memory_age(db.reader(), since)
     assert (every.recent_avg, every.samples) == (0.9, 3) and abs((every.old_avg or 0) - 0.4) < 1e-9
-    newest = store.relevance_by_memory_age(db.reader(), since, limit=2)
+    newest = store.relevance_by_memory_age(db.reader(), since, limit=3)  # the purged row's place counts
     assert (newest.recent_avg, newest.old_avg, newest.samples) == (0.9, 0.2, 2)
 
 
