@@ -16,6 +16,11 @@ Every route reads its body into a typed event (core.events) — session start di
 body model (a tool step: `PostToolUseIn.event`) — and calls the one hooks service (`kenning.hookservice.HooksService`,
 `k.hooks`), which composes observer, sessions and code graph.
 
+Each answer is declared once, by the engine that builds it, and is the route's `response_model`
+(sessions.start.StartAnswer, sessions.prompt.PromptAnswer, hookservice.ToolAnswer and SessionEndAnswer; the
+sessions manager's CheckpointAnswer and FeedbackAnswer); the `degraded` / `error` it declares last are this
+route's alone (`_call`).
+
 Bodies are typed (pydantic, in the OpenAPI schema); keys a route does not declare are ignored (but a tool
 step's `success` / `result`, the generic contract's).
 Bad input is a 400 with a message (validation errors too, not 422). Session-start and user-prompt-submit never fail
