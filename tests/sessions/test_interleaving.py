@@ -234,22 +234,19 @@ def test_a_session_whose_rankings_agree_records_shared_picks_and_no_verdict(kenn
 
 
 class Unseeing(StandInPredictor):
-    """The stand-in's order (the least important first), but it has seen none of the pool's most
-    important memories (`new`: e.g. a drift's new conventions, created after its last training)
-    and none of the first prompt's pool."""
+    """The stand-in's order (the least important first), but it has seen none of the pool's `new`
+    most important memories (e.g. a drift's new conventions, created after its last training)."""
 
     def __init__(self, new: int) -> None:
         super().__init__()
         self.new = new
 
     def score(self, session_context, candidates):
-        scores = super().score(session_context, candidates)
-        by_importance = sorted(candidates, key=lambda c: -c.importance)
-        unseen = by_importance if session_context.phase else by_importance[:self.new]
-        return PredictorScores(scores, unseen=[c.id for c in unseen])
+        unseen = sorted(candidates, key=lambda c: -c.importance)[:self.new]
+        return PredictorScores(super().score(session_context, candidates), unseen=[c.id for c in unseen])
 
 
-def test_a_memory_the_predictor_has_not_seen_keeps_the_baselines_place_and_is_a_shared_pick(kenning, monkeypatch):
+def test_a_memory_the_predictor_has_not_seen_keeps_the_baselines_place_in_the_draft(kenning, monkeypatch):
     ids = _seed(kenning, "unseen")  # importance rises with the index: the baseline's best is ids[-1]
     monkeypatch.setattr(kenning.sessions.deps, "predictor", Unseeing(new=2))
     key = "il-6"
@@ -258,17 +255,21 @@ def test_a_memory_the_predictor_has_not_seen_keeps_the_baselines_place_and_is_a_
     assert start["predictor_used"] and not start["cut"], start
     rows = {r["memory_id"]: r for r in kenning.sessions.detail(key)["memories"]}
     new = [ids[-1], ids[-2]]
-    # the model knows nothing of the two newest: its order leaves them where the baseline has them
-    assert [rows[m]["predictor_rank"] for m in new] == [rows[m]["baseline_rank"] for m in new] == [1, 2]
-    assert [rows[m]["predictor_rank"] for m in ids[:2]] == [3, 4]  # then what it has seen, by its score
+    assert [rows[m]["baseline_rank"] for m in new] == [1, 2]
+    assert [rows[m]["predictor_rank"] for m in new] == [20, 19]  # the model's own order is what is recorded
     teams = _teams(kenning, key)
-    assert teams[ids[-1]] == teams[ids[-2]] == SHARED  # both rankings choose them: credited to neither
+    # but it knows nothing of the two: the draft leaves them where the baseline has them, both choose them
+    assert teams[ids[-1]] == teams[ids[-2]] == SHARED, teams
     assert teams.get(ids[0]) == PREDICTOR and teams.get(ids[-3]) == BASELINE, teams  # the contest is on the rest
 
-    out = kenning.sessions.user_prompt_submit(PromptSubmitted(session_key=key,
-                                                              prompt="which subsystem quirk bites on reload?"),
-                                              Deadline(60_000))
-    assert not out["cut"], out
-    pool = pstore.pools(kenning.db.reader(), key)["prompt:1"]
-    # an unseen pool keeps recall's order in the predictor's own: its draft would share every pick
-    assert len(pool) >= 2 and all(r["predictor_rank"] == r["baseline_rank"] for r in pool), pool
+
+def test_the_prompt_pool_drafts_the_predictors_order_with_unseen_memories_at_recalls_place():
+    from kenning.sessions.prompt_rank import PoolRanking, interleave_pool
+
+    rows = [{"memory_id": m, "baseline_rank": None, "predictor_rank": rank, "predictor_score": 1.0 / rank,
+             "final_rank": rank} for rank, m in enumerate(["p1", "p2", "new"], 1)]
+    raw = PoolRanking(order=["new", "p1", "p2"], rows=rows)
+    assert interleave_pool(["new", "b", "p1", "p2"], raw, 2, "il-7")[1] == {"new": BASELINE, "p1": PREDICTOR}
+    drafted = PoolRanking(order=["new", "p1", "p2"], rows=rows, draft_order=["new", "p1", "p2"])
+    assert interleave_pool(["new", "b", "p1", "p2"], drafted, 3, "il-7")[1] == {
+        "new": SHARED, "b": BASELINE, "p1": PREDICTOR}

@@ -54,7 +54,7 @@ def rank_by_score(scores: Mapping[str, float]) -> list[str]:
 
 
 def own_order(scores: Mapping[str, float], baseline_ids: Sequence[str], unseen: Collection[str] = ()) -> list[str]:
-    """The predictor's own order of the ids it scored, as the comparison drafts and records it: each
+    """The predictor's order of the ids it scored, as the interleaving drafts from it: each
     *unseen* id (see rrf_fuse) keeps its place in the baseline's order of the scored ids, and the
     seen ones fill the other places by descending score (ties by id). The model knows nothing
     about an unseen memory, so its score must neither bury nor lift it there either: a drift's new

@@ -19,9 +19,10 @@ the coin credited both picks, the other only one; measured in bench/predictor_si
 all of session start's interleaving lift once the predictor had settled.) Two equal rankings share every
 pick and never produce a verdict.
 
-The predictor's ranking the draft reads is its own order (`predictor_rank`, fusion.own_order): a
-memory the model has not seen (no history, or created after its last training) keeps the baseline's
-place there, so both rankings choose it alike and it is shared: the model can only guess at such a
+The predictor's ranking the draft reads is fusion.own_order, not its raw score order (which is what
+is recorded as `predictor_rank` and replayed): a memory the model has not seen (no history, or
+created after its last training) keeps the baseline's place there, so both rankings choose it alike
+and it is shared: the model can only guess at such a
 memory (a drift's new conventions, a new task's notes), and crediting the guess to a team would
 measure the guess, not what the model learned.
 

@@ -6,8 +6,8 @@ predictor with the prompt as the context and fused with the recall order (the ba
 exactly as session start fuses: `predictor.score` → `predictor.fuse`. The ranking is returned
 for the prompt handler to inject from, and as rows for `store.predictor.record_pool` (phase
 'prompt:1'), so training learns from it like from session start. The predictor's own order
-(`predictor_rank`, what the interleaving drafts from) is `fusion.own_order`: a memory the model
-has not seen keeps recall's place there. The score is taken as of the
+(`predictor_rank`) is its scores' order; the interleaving drafts from `fusion.own_order`, where
+a memory the model has not seen keeps recall's place (`PoolRanking.draft_order`). The score is taken as of the
 session's start (`timestamp` = started_at), so the history features match training.
 No predictor, a cold one, or a cut budget: None, and the recall order stands.
 """
@@ -35,6 +35,7 @@ RESERVE_MS = 40.0
 class PoolRanking:
     order: list[str]  # memory ids, best first (fused)
     rows: list[PoolRow] = field(default_factory=list)  # for store.predictor.record_pool
+    draft_order: list[str] | None = None  # the predictor's order in the draft (fusion.own_order); None: predictor_order
 
     @property
     def predictor_order(self) -> list[str]:
@@ -50,7 +51,8 @@ def interleave_pool(baseline: list[str], ranking: PoolRanking, slots: int,
     picks. (The pool in the drafted order, then the rest in the baseline's; memory id → team.) The
     predictor never adds a memory the baseline could not show: both draw from `baseline`'s ids."""
     allowed = set(baseline)
-    picks = team_draft(baseline, [m for m in ranking.predictor_order if m in allowed], slots,
+    own = ranking.draft_order if ranking.draft_order is not None else ranking.predictor_order
+    picks = team_draft(baseline, [m for m in own if m in allowed], slots,
                        random.Random(f"interleave:{session_key}:{PHASE}"))
     drafted = [p.memory_id for p in picks]
     return drafted + [m for m in baseline if m not in set(drafted)], {p.memory_id: p.team for p in picks}
@@ -83,8 +85,9 @@ def rank_prompt_pool(deps: SessionDeps, session: SessionRow, prompt: str, memori
         return None
     order = [row.memory_id for row in fused if row.memory_id in scores or row.memory_id in baseline]
     order += [m for m in baseline if m not in order]
-    p_rank = {m: i for i, m in enumerate(own_order(scores, baseline, unseen_of(scores)), 1)}
+    by_score = sorted(scores, key=lambda m: (-float(scores[m]), m))
+    p_rank = {m: i for i, m in enumerate(by_score, 1)}
     rows: list[PoolRow] = [{"memory_id": m, "baseline_rank": baseline.index(m) + 1 if m in baseline else None,
              "predictor_rank": p_rank.get(m), "predictor_score": scores.get(m), "final_rank": i}
             for i, m in enumerate(order, 1)]
-    return PoolRanking(order=order, rows=rows)
+    return PoolRanking(order=order, rows=rows, draft_order=own_order(scores, baseline, unseen_of(scores)))

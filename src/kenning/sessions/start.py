@@ -85,6 +85,7 @@ class _Scored:
     baseline_rank: int = 0
     predictor_score: float | None = None
     predictor_rank: int | None = None
+    draft_rank: int | None = None  # the predictor's place in the interleaving draft (fusion.own_order)
     final: float = 0.0
     factor: float | None = None
     source: str = "effective"  # which ranker put it here: effective | predictor | both | exploration
@@ -208,10 +209,12 @@ def _predictor_pass(event: SessionStarted, at: str, deps: SessionDeps, pool: lis
         record_error("sessions", f"predictor failed, baseline used: {exc}", session_key=event.session_key)
         return None
     by_id = {c.memory.id: c for c in pool}
-    # the predictor's own order (what the interleaving drafts from): an unseen memory keeps the baseline's place
-    for rank, memory_id in enumerate((k for k in own_order(scores, baseline_ids, unseen_of(scores)) if k in by_id), 1):
+    for rank, memory_id in enumerate(sorted((k for k in scores if k in by_id), key=lambda k: (-float(scores[k]), k)), 1):
         by_id[memory_id].predictor_score = float(scores[memory_id])
         by_id[memory_id].predictor_rank = rank
+    # what the interleaving drafts from: the model's order, but an unseen memory keeps the baseline's place
+    for rank, memory_id in enumerate((k for k in own_order(scores, baseline_ids, unseen_of(scores)) if k in by_id), 1):
+        by_id[memory_id].draft_rank = rank
     rows = [row for row in fused or [] if row.memory_id in by_id]
     return rows or None
 
@@ -273,7 +276,7 @@ def interleave(session_key: str, order: list[_Scored], allowed: list[_Scored], c
     first (their `team` set, scores above the rest so diversity selection keeps the order), then the
     rest of `allowed`. The coin is seeded by the session key: the same session drafts the same."""
     open_set = [c for c in order if ranking.showable(c, cfg, True)]
-    ranked = sorted((c for c in open_set if c.predictor_rank is not None), key=lambda c: c.predictor_rank or 0)
+    ranked = sorted((c for c in open_set if c.draft_rank is not None), key=lambda c: c.draft_rank or 0)
     if not ranked or not limit:
         return allowed
     slots = limit if influence else min(limit, len(allowed) + PC.INTERLEAVE_EXTRA_SLOTS)
