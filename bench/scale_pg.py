@@ -395,11 +395,16 @@ class TrainingLoop:
             while not self.stop.is_set():
                 try:
                     http.get("/api/predictor/drift").raise_for_status()
-                    http.post("/api/predictor/train").raise_for_status()
-                    self.runs += 1
-                except httpx.HTTPError:
+                    answer = http.post("/api/predictor/train")
+                    answer.raise_for_status()
+                    failed = answer.json().get("error")  # e.g. one the daemon started itself still runs
+                except (httpx.HTTPError, ValueError) as exc:
+                    failed = str(exc)
+                if failed:
                     self.errors += 1
                     time.sleep(1)
+                else:
+                    self.runs += 1
 
     def __enter__(self) -> TrainingLoop:
         self.thread.start()
