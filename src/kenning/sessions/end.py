@@ -75,7 +75,7 @@ else:  # what pydantic reads (the hook route's response model): the summary as t
 class EndAnswer(TypedDict):
     """What session end answers — the one declaration of its sessions part (issue 34): SessionManager.session_end
     returns it, the hooks service adds the observer's promotion (hookservice.SessionEndAnswer), the hook route
-    serialises that (api/routes/hooks.SessionEndOut adds only degraded / error). The job queued, or, when the
+    serialises that as its response_model (with its own degraded / error). The job queued, or, when the
     caller waited, its summary (None: another worker is running it now)."""
     queued: bool
     job_id: int
