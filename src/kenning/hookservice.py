@@ -18,11 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import cast, TYPE_CHECKING, Union
+from typing import Annotated, Any, cast, TYPE_CHECKING, Union
+
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler, TypeAdapter, ValidationError, with_config
+from pydantic_core import CoreSchema, core_schema
+from typing_extensions import NotRequired, TypedDict  # (pydantic reads typing_extensions' TypedDict on 3.11)
 
 from kenning.core.errors import InvalidInput
 from kenning.core.events import (
-    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionStarted, ToolResult, TurnEnded,
+    Compacted, HookEvent, PromptSubmitted, SessionEnded, SessionKey, SessionStarted, ToolResult, TurnEnded, WireTime,
     harness_of, parse_feedback,
 )
 from kenning.core.telemetry import record_error
@@ -33,12 +37,14 @@ from kenning.observer.service import EndAnswer as ObserverEndAnswer
 from kenning.observer.service import Observer, StepAnswer
 from kenning.sessions.context import Deadline
 from kenning.sessions.end import EndAnswer
-from kenning.sessions.manager import CheckpointAnswer, FeedbackAnswer, SessionFeedbackAnswer, SessionManager
+from kenning.sessions.manager import (
+    MAX_CONTEXT_CHARS, CheckpointAnswer, FeedbackAnswer, SessionFeedbackAnswer, SessionManager,
+)
 from kenning.sessions.prompt import PromptAnswer
 from kenning.sessions.start import Degraded, StartAnswer
 
 __all__ = ["CodeIndexHooks", "HookAnswer", "HooksService", "SessionEndAnswer", "ToolAnswer", "tool_result_from_body",
-           "tool_result_of"]
+           "tool_result_of", "ToolStep", "ToolStepBody", "TOOL_STEP_BODY"]
 
 EMPTY_INJECTION: StepAnswer = {"inject": "", "memory_ids": []}
 
@@ -75,25 +81,80 @@ class SessionEndAnswer(EndAnswer, total=False):
 HookAnswer = Union[StartAnswer, PromptAnswer, ToolAnswer, FeedbackAnswer, CheckpointAnswer, SessionEndAnswer]
 
 
-def tool_result_from_body(body: Mapping[str, object]) -> ToolResult:
-    """A ToolResult from a post-tool-use body as a dict (a spooled event, /api/observe's callers): each field is
-    checked before use (the body is the caller's JSON), then read as `tool_result_of` reads the route's typed
-    body. Its session key was normalised where the body was read (the route's SessionKey, the spool replay)."""
-    success = body.get("success")
-    tool_input = body.get("tool_input")
-    if body.get("cwd") is not None and not isinstance(body.get("cwd"), str):
-        raise InvalidInput("cwd must be a string")
+@with_config(ConfigDict(strict=True, extra="allow"))
+class ToolStepBody(TypedDict):
+    """A tool step as it comes over the wire — the post-tool-use route's body, a spooled one, the generic HTTP
+    contract — in the harness's shape: read into the one ToolResult by `ToolStep` (issue 34). Keys not declared
+    pass (a generic caller's `success` / `result`)."""
+
+    session_key: NotRequired[SessionKey | None]
+    session_id: NotRequired[Annotated[SessionKey | None, Field(description="Claude Code's name for session_key.")]]
+    is_error: NotRequired[bool | None]
+    cwd: NotRequired[Annotated[str, Field(max_length=4096)] | None]
+    project: NotRequired[Annotated[str, Field(max_length=500)] | None]
+    timestamp: NotRequired[WireTime]
+    harness: NotRequired[Annotated[str, Field(max_length=100)] | None]
+    tool_name: NotRequired[Annotated[str, Field(max_length=200)] | None]
+    tool_input: NotRequired[dict[str, object] | str | None]
+    tool_response: NotRequired[dict[str, object] | list[object] | str | None]
+    error: NotRequired[Annotated[Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] | None, Field(
+        description="The tool failed (Claude Code's PostToolUseFailure): what it said.")]]
+    tool_use_id: NotRequired[Annotated[str, Field(max_length=200)] | None]
+    session_type: NotRequired[Annotated[str, Field(max_length=50)] | None]
+
+
+def _step_event(body: ToolStepBody) -> ToolResult:
+    """The one reading of a checked tool-step body into its event: the verdict the body carries (`is_error`;
+    `success`, a generic caller's extra), else its `tool_response` (or `result`) read by `tool_result_of`."""
+    extra = cast(Mapping[str, object], body)
+    key = body.get("session_key") or body.get("session_id")
+    if not key:
+        raise ValueError("session_key (or session_id) is required")
+    success = extra.get("success")
+    is_error = body.get("is_error")
+    response = body.get("tool_response")
     return tool_result_of(
-        body.get("session_key") or body.get("session_id"), tool_name=_str(body, "tool_name"), tool_input=tool_input,
-        response=body.get("tool_response", body.get("result")),
-        is_error=body.get("is_error", (not success) if isinstance(success, bool) else None), error=body.get("error"),
-        harness=body.get("harness"), cwd=_str(body, "cwd"), project=_str(body, "project"),
-        timestamp=_str(body, "timestamp"), tool_use_id=_str(body, "tool_use_id"))
+        key, tool_name=body.get("tool_name"), tool_input=body.get("tool_input"),
+        response=response if response is not None else extra.get("result"),
+        is_error=is_error if is_error is not None else ((not success) if isinstance(success, bool) else None),
+        error=body.get("error"), harness=body.get("harness"), cwd=body.get("cwd"), project=body.get("project"),
+        timestamp=body.get("timestamp"), tool_use_id=body.get("tool_use_id"), session_type=body.get("session_type"))
+
+
+@dataclass(frozen=True)
+class _ReadAs:
+    """A pydantic type's reading: validate the JSON as `wire`, then turn it into the type with `read` (one schema,
+    so a route's handler holds only the result; the OpenAPI body is `wire`)."""
+
+    wire: object
+    read: Callable[[Any], object]
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.chain_schema([handler.generate_schema(self.wire),
+                                         core_schema.no_info_plain_validator_function(self.read)])
+
+
+# The post-tool-use route's body type (and a spooled body's): the ToolResult, read from a ToolStepBody.
+ToolStep = Annotated[ToolResult, _ReadAs(ToolStepBody, _step_event)]
+_TOOL_STEP: TypeAdapter[ToolResult] = TypeAdapter(ToolStep)
+TOOL_STEP_BODY: TypeAdapter[ToolStepBody] = TypeAdapter(ToolStepBody)
+
+
+def tool_result_from_body(body: Mapping[str, object]) -> ToolResult:
+    """A ToolResult from a post-tool-use body as a dict (a spooled event): read as the route reads its body
+    (`ToolStep`). InvalidInput when it is not a tool step."""
+    try:
+        return _TOOL_STEP.validate_python(dict(body))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InvalidInput(f"{where + ': ' if where else ''}{first['msg']}") from None
 
 
 def tool_result_of(key: object, *, tool_name: str | None, tool_input: object, response: object, is_error: object,
                    error: object, harness: object = None, cwd: str | None = None, project: str | None = None,
-                   timestamp: str | None = None, tool_use_id: str | None = None) -> ToolResult:
+                   timestamp: str | None = None, tool_use_id: str | None = None,
+                   session_type: str | None = None) -> ToolResult:
     """The ToolResult of a post-tool-use step in any harness's shape: `response` (a dict with exit codes / stdout /
     stderr, or a string), `is_error`, `error` (Claude Code's PostToolUseFailure). The verdict is the one the body
     carries (`is_error`: the hook adapters decide it from their harness's payload, core.tool_outcome); only a body
@@ -108,13 +169,8 @@ def tool_result_of(key: object, *, tool_name: str | None, tool_input: object, re
     return ToolResult(
         session_key=key, harness=harness_of(harness), cwd=cwd, project=project, timestamp=timestamp,
         tool_name=tool_name or "", tool_input=tool_input or {}, output=text, success=not failed,
-        error=(given or (text if failed else None)), tool_use_id=tool_use_id,
+        error=(given or (text if failed else None)), tool_use_id=tool_use_id, session_type=session_type,
     )
-
-
-def _str(body: Mapping[str, object], name: str) -> str | None:
-    value = body.get(name)
-    return value if isinstance(value, str) else None
 
 
 def _team_user(viewer: Viewer | None) -> bool:

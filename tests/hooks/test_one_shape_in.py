@@ -1,23 +1,27 @@
 """A hook event's one shape in (issue 34): the session-start body every adapter builds is the JSON form of
 core.events.SessionStarted, and the daemon reads it straight into that event (no route model between); a tool
-step's typed body becomes the ToolResult with no dict between, read by the rule a spooled dict goes through."""
+step's body (in the harness's shape) is read straight into the ToolResult, by the reading a spooled dict goes
+through too."""
 
 from __future__ import annotations
 
 import dataclasses
 import tempfile
+import typing
 
-from pydantic import TypeAdapter
+import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from kenning.api.app import create_app
-from kenning.api.routes.hooks import PostToolUseIn
+from kenning.api.routes.hooks import post_tool_use
 from kenning.core.config import load_settings
-from kenning.core.events import Harness, SessionStarted
+from kenning.core.errors import InvalidInput
+from kenning.core.events import Harness, SessionStarted, ToolResult
 from kenning.hooks import wire
 from kenning.hooks.adapters import claude_code, codex, copilot, gemini, opencode
 from kenning.hooks.adapters.hookrun import Context
 from kenning.hooks.transport import Deadline
-from kenning.hookservice import tool_result_from_body
+from kenning.hookservice import ToolStep, tool_result_from_body
 
 EVENT_FIELDS = {f.name for f in dataclasses.fields(SessionStarted) if f.init}
 
@@ -61,22 +65,40 @@ def test_the_session_start_route_reads_its_body_as_the_event():
     assert "SessionStartIn" not in schema["components"]["schemas"]
 
 
-def test_a_tool_steps_typed_body_is_read_by_the_spooled_dicts_rule():
+def test_the_post_tool_use_route_reads_its_body_into_the_tool_result():
+    with tempfile.TemporaryDirectory() as home:  # the app is built, never started
+        schema = create_app(load_settings(environ={"KENNING_HOME": home})).openapi()
+    body = schema["paths"]["/api/hooks/post-tool-use"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/ToolStepBody"}  # the wire, in the harness's shape
+    assert "PostToolUseIn" not in schema["components"]["schemas"]
+    assert set(wire.ToolUseBody.__annotations__) <= set(schema["components"]["schemas"]["ToolStepBody"]["properties"])
+    assert typing.get_type_hints(post_tool_use)["event"] is ToolResult  # the handler holds the event, nothing else
+
+
+def test_a_tool_steps_body_and_a_spooled_dict_are_one_reading():
     bodies = [
         {"session_id": " t1 ", "harness": "claude-code", "tool_name": "Bash", "tool_input": {"command": "make"},
          "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}, "is_error": False, "cwd": "/w",
-         "tool_use_id": "u1", "timestamp": "2026-01-02T03:04:05+02:00"},
+         "tool_use_id": "u1", "timestamp": "2026-01-02T03:04:05+02:00", "session_type": "main"},
         {"session_key": "t2", "harness": "claude-code", "tool_name": "Edit", "tool_input": {"file_path": "/a.py"},
          "is_error": True, "error": "Exit code 2"},  # Claude Code's PostToolUseFailure
         {"session_key": "t3", "tool_name": "Bash", "result": "Traceback (most recent call last):\nKeyError: 'x'"},
         {"session_key": "t4", "tool_name": "Read", "tool_response": "text", "success": False},  # a generic caller
     ]
-    for sent in bodies:
-        typed = PostToolUseIn.model_validate(sent)
-        event = typed.event()
-        assert event == tool_result_from_body(typed.as_dict())
-    first = PostToolUseIn.model_validate(bodies[0]).event()
-    assert (first.session_key, first.timestamp, first.success) == ("t1", "2026-01-02T01:04:05.000Z", True)
-    assert not PostToolUseIn.model_validate(bodies[1]).event().success
-    assert not PostToolUseIn.model_validate(bodies[2]).event().success  # no verdict sent: the output read
-    assert not PostToolUseIn.model_validate(bodies[3]).event().success
+    read = TypeAdapter(ToolStep)  # what the route does with the JSON it receives
+    events = [read.validate_python(sent) for sent in bodies]
+    assert events == [tool_result_from_body(sent) for sent in bodies]
+    assert all(type(event) is ToolResult for event in events)
+    first = events[0]
+    assert (first.session_key, first.timestamp, first.success, first.output, first.session_type) == (
+        "t1", "2026-01-02T01:04:05.000Z", True, "ok", "main")
+    assert (events[1].success, events[1].error, events[1].harness) == (False, "Exit code 2", Harness.CLAUDE_CODE)
+    assert not events[2].success  # no verdict sent: the output read
+    assert not events[3].success
+    for bad in ({"tool_name": "Bash"}, {"session_id": "s", "is_error": "yes"},
+                {"session_id": "s", "tool_name": "x" * 201},
+                {"session_id": "s", "tool_response": 3}):
+        with pytest.raises(ValidationError):
+            read.validate_python(bad)
+        with pytest.raises(InvalidInput):
+            tool_result_from_body(bad)

@@ -36,7 +36,7 @@ from kenning.core.limits import INVISIBLE_CHARS, MAX_SESSION_KEY_CHARS, VISIBLE_
 
 __all__ = [
     "Harness", "HookEvent", "SessionStarted", "PromptSubmitted", "ToolResult", "TurnEnded", "Compacted",
-    "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "SessionKey", "harness_of",
+    "SessionEnded", "Event", "EVENT_KINDS", "Turn", "TranscriptReading", "session_key", "SessionKey", "WireTime", "harness_of",
     "event_to_dict", "event_from_dict", "event_of_kind", "strip_harness_text", "HARNESS_BLOCK_TAGS", "parse_feedback",
     "EDIT_TOOLS",
 ]
@@ -142,6 +142,7 @@ _WireTime = Annotated[str | None, BeforeValidator(_timestamp_field),
                       WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}),
                       Field(description="ISO 8601 between 1970 and a day from now; replays set it, else the daemon's "
                             "clock.")]
+WireTime = _WireTime  # a hook body's `timestamp` (hookservice.ToolStepBody reads a tool step's with it)
 _Kind = SkipJsonSchema[str]  # set by the class, never read from the body
 
 
@@ -199,6 +200,7 @@ class ToolResult(HookEvent):
     success: bool = True
     error: str | None = None
     tool_use_id: str | None = None
+    session_type: str | None = None  # the observer's session type, as the body says (main, subagent …)
     kind: str = field(default="tool_result", init=False, repr=False)
 
 

@@ -21,32 +21,36 @@ from kenning.api.deps import get_kenning, get_viewer
 from kenning.api.errors import describe_validation
 from kenning.api.guard import USER_ROUTES
 from kenning.api.routes.hooks import (
-    CheckpointIn, FeedbackIn, HookBody, HookRoute, PostToolUseIn, SessionEndIn, SessionKey, UserPromptIn,
+    CheckpointIn, FeedbackIn, HookBody, HookRoute, SessionEndIn, SessionKey, UserPromptIn,
 )
 from kenning.api.schemas import IsoTime, errors
 from kenning.api.session_guard import note_refusal
 from kenning.core.errors import Forbidden, InvalidInput
 from kenning.core.events import SessionStarted, event_to_dict
 from kenning.core.types import Viewer
+from kenning.hookservice import TOOL_STEP_BODY, ToolStepBody
 from kenning.service import Kenning
 
 router = APIRouter(prefix="/api/hooks", tags=["hooks"], route_class=HookRoute, responses=errors(400))
 
-MODELS: dict[str, type[HookBody] | type[SessionStarted]] = {
+MODELS: dict[str, type[HookBody] | type[SessionStarted] | type[ToolStepBody]] = {
     "/api/hooks/session-start": SessionStarted,  # (its body is the event: core.events)
     "/api/hooks/user-prompt-submit": UserPromptIn,
-    "/api/hooks/post-tool-use": PostToolUseIn,
+    "/api/hooks/post-tool-use": ToolStepBody,  # (its body in the harness's shape: hookservice)
     "/api/hooks/feedback": FeedbackIn,
     "/api/hooks/pre-compaction": CheckpointIn,
     "/api/hooks/session-end": SessionEndIn,
 }
 
 
-def _read(model: type[HookBody] | type[SessionStarted], body: dict[str, object]) -> dict[str, object]:
+def _read(model: type[HookBody] | type[SessionStarted] | type[ToolStepBody],
+          body: dict[str, object]) -> dict[str, object]:
     """A spooled body checked by its route's own declaration, as the replay applies it (nulls left out)."""
+    if model is ToolStepBody:  # kept in the harness's shape: the replay reads it as the route does (ToolStep)
+        return {name: value for name, value in TOOL_STEP_BODY.validate_python(body).items() if value is not None}
     if issubclass(model, BaseModel):
         return model.model_validate(body).as_dict()
-    data = event_to_dict(TypeAdapter(model).validate_python(body))  # a body read straight into its event
+    data = event_to_dict(TypeAdapter(SessionStarted).validate_python(body))  # a body read straight into its event
     data.pop("kind", None)
     return data
 

@@ -12,9 +12,10 @@
 - POST /event {kind, session_key, harness, …}: one harness-neutral event (core.events), what
   every harness adapter sends; the answer is the one of the matching route above.
 
-Every route reads its body into a typed event (core.events) — session start directly, the others through their
-body model (a tool step: `PostToolUseIn.event`) — and calls the one hooks service (`kenning.hookservice.HooksService`,
-`k.hooks`), which composes observer, sessions and code graph.
+Every route reads its body into a typed event (core.events) — session start and a tool step directly (a tool step's
+body, in the harness's shape `hookservice.ToolStepBody`, is read into the ToolResult as FastAPI reads it:
+`hookservice.ToolStep`), the others through their body model — and calls the one hooks service
+(`kenning.hookservice.HooksService`, `k.hooks`), which composes observer, sessions and code graph.
 
 Each answer is declared once, by the engine that builds it, and is the route's `response_model`
 (sessions.start.StartAnswer, sessions.prompt.PromptAnswer, hookservice.ToolAnswer and SessionEndAnswer; the
@@ -53,7 +54,7 @@ from kenning.core.events import (
 )
 from kenning.core.telemetry import record_error
 from kenning.core.types import Viewer
-from kenning.hookservice import SessionEndAnswer, ToolAnswer, tool_result_of
+from kenning.hookservice import SessionEndAnswer, ToolAnswer, ToolStep
 from kenning.service import Kenning
 from kenning.sessions.context import Deadline
 from kenning.sessions.manager import MAX_CONTEXT_CHARS, MAX_PROMPT_CHARS, CheckpointAnswer, FeedbackAnswer
@@ -132,7 +133,7 @@ class FeedbackIn(_HookIn):
 
 
 class StepIn(BaseModel):
-    """An agent step (PostToolUse, /api/observe): Claude Code names the key `session_id`."""
+    """An agent step (/api/observe; a tool step is hookservice.ToolStepBody): Claude Code names the key `session_id`."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -149,35 +150,6 @@ class StepIn(BaseModel):
         return self
 
 
-class PostToolUseIn(StepIn):
-    timestamp: IsoTime | None = Field(None, description="ISO 8601 between 1970 and a day from now.")
-    harness: Annotated[str, Field(max_length=100)] | None = None
-    tool_name: Annotated[str, Field(max_length=200)] | None = None
-    tool_input: dict[str, object] | str | None = None
-    tool_response: dict[str, object] | list[object] | str | None = None
-    error: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] | None = Field(
-        None, description="The tool failed (Claude Code's PostToolUseFailure): what it said.")
-    tool_use_id: Annotated[str, Field(max_length=200)] | None = None
-    session_type: Annotated[str, Field(max_length=50)] | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return _as_dict(self, self.timestamp)
-
-    def event(self) -> ToolResult:
-        """The step as the engine takes it, from the typed fields (no dict between, issue 34): the verdict the
-        body carries (`is_error`; `success`, a generic caller's extra), else its `tool_response` read
-        (hookservice.tool_result_of, the rule the spool replay's dicts go through too)."""
-        extra = self.model_extra or {}
-        success = extra.get("success")
-        is_error = self.is_error if self.is_error is not None else (
-            (not success) if isinstance(success, bool) else None)
-        return tool_result_of(
-            self.session_key or self.session_id, tool_name=self.tool_name, tool_input=self.tool_input,
-            response=self.tool_response if self.tool_response is not None else extra.get("result"),
-            is_error=is_error, error=self.error, harness=self.harness, cwd=self.cwd, project=self.project,
-            timestamp=limits.check_created_at(self.timestamp, "timestamp"), tool_use_id=self.tool_use_id)
-
-
 class SessionEndIn(_HookIn):
     transcript: str | None = Field(None, description="The whole transcript (redacted before it is stored).")
     wait: bool = Field(False, description="Summarise inside this request and return the summary.")
@@ -185,7 +157,7 @@ class SessionEndIn(_HookIn):
     transcript_refused: Refused | None = None
 
 
-HookBody = Union[_HookIn, PostToolUseIn]  # a hook route's typed body; each reads itself back with `as_dict`
+HookBody = _HookIn  # a hook route's typed body model; each reads itself back with `as_dict` (a tool step's: ToolStep)
 
 
 # -- /event: one harness-neutral event (core.events), what every harness adapter sends ------------
@@ -355,12 +327,13 @@ async def feedback(body: FeedbackIn, k: Kenning = Depends(get_kenning),
 
 
 @router.post("/post-tool-use", response_model=ToolAnswer, response_model_exclude_none=True)
-async def post_tool_use(body: PostToolUseIn, k: Kenning = Depends(get_kenning),
+async def post_tool_use(event: ToolStep, k: Kenning = Depends(get_kenning),
                         viewer: Viewer = Depends(get_viewer)) -> Mapping[str, object]:
     """A tool step (success, or failure with `error`): observe it; `inject` carries memories that matter
     at this step ('' when none). Bad input is a 400; any other failure answers 200 with an empty
     injection (`degraded`)."""
-    return await _call(k, body.event(), viewer, session_type=body.session_type)
+    # the body (hookservice.ToolStepBody, the harness's shape) was read straight into the event (ToolStep)
+    return await _call(k, event, viewer, session_type=event.session_type)
 
 
 @router.post("/session-end", response_model=SessionEndAnswer, response_model_exclude_none=True)
