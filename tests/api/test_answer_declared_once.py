@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from fastapi.routing import APIRoute, serialize_response
 from pydantic import TypeAdapter
@@ -30,8 +31,14 @@ ROUTES = {r.path: r for r in router.routes if isinstance(r, APIRoute)}
 def _wire(path: str, answer: object) -> bytes:
     """The bytes FastAPI writes for `answer` on the route (its response field and options, FastAPI's serialiser)."""
     route = ROUTES[path]
-    return asyncio.run(serialize_response(field=route.response_field, response_content=answer,
-                                          exclude_none=route.response_model_exclude_none, dump_json=True))
+
+    def run() -> bytes:
+        return asyncio.run(serialize_response(field=route.response_field, response_content=answer,
+                                              exclude_none=route.response_model_exclude_none, dump_json=True))
+
+    # on a thread of its own: an event loop may already run on this one (a browser test's, in the same worker)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()
 
 
 def _sent(path: str, answer: dict) -> dict:
