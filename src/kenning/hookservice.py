@@ -247,6 +247,7 @@ class HooksService:
     def tool_result(self, event: ToolResult, session_type: str | None = None) -> ToolAnswer:
         """Observe the step (and ask the step decider), tick the session's checkpoint timer, re-index
         an edited file. A failed tool reaches the observer as an error with its error text."""
+        session_type = session_type or event.session_type  # a replayed spool body carries it in the event
         observed = self.observer.post_tool_use(event, session_type) if self.observer_enabled() else EMPTY_INJECTION
         answer = cast(ToolAnswer, dict(observed))  # the observer's answer, then an optional checkpoint_id
         try:
