@@ -25,6 +25,13 @@ KILL_LIST_CHAT = [
 ]
 INCIDENT = ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the "
                     "CMDB asserts.")
+# a chat that settles merge_tags' casing and tombstone rules (two rules of one function)
+MERGE_POLICY_CHAT = [
+    ("user", "merge_tags gets an ordered list of tag sources next sprint; we need to settle its merge policy."),
+    ("assistant", "Should merge_tags lowercase the output, and which casing survives?"),
+    ("user", "Never lowercase the merge_tags output: keep the casing of the first occurrence, which is the "
+             "highest-precedence source."),
+    ("user", "And the rule is that merge_tags removes a tag everywhere when any source carries its '-name' tombstone.")]
 
 
 def _hook(http, event: str, body: dict) -> dict:
@@ -98,18 +105,11 @@ def test_an_amendment_naming_no_code_names_the_code_of_the_rules_it_supersedes(d
     said = ("Amended rule in full, superseding the original: sources arrive highest precedence first; union in "
             "precedence order, de-duplicated case-insensitively, keeping the casing of the first occurrence.")
     with daemon.client(timeout=300) as http:
-        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", [
-            ("user", "merge_tags gets an ordered list of tag sources next sprint; we need to settle its merge policy."),
-            ("assistant", "Should merge_tags lowercase the output, and which casing survives?"),
-            ("user", "Never lowercase the merge_tags output: keep the casing of the first occurrence, which is the "
-                     "highest-precedence source."),
-            ("user", "And the rule is that merge_tags removes a tag everywhere when any source carries its '-name' "
-                     "tombstone.")])
+        old_key, _ = _chat(http, project, "2025-01-10T10:00:00Z", MERGE_POLICY_CHAT)
         earlier = _rules(http, old_key)
         assert earlier and {m["area"] for m in earlier} == {"merge_tags"}
         new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
-            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the CMDB "
-                     "asserts."),
+            INCIDENT,
             ("assistant", said),
             ("user", "That's the rule going forward.")])
         (amendment,) = [m for m in _rules(http, new_key) if "Amended rule in full" in m["content"]]
@@ -142,16 +142,9 @@ def test_the_rest_of_a_chat_that_amends_one_function_is_about_that_function(daem
     amends one function, so they name it too: "`merge_tags`: Tombstones never appear …", area merge_tags."""
     project = f"merge-{uuid.uuid4().hex[:6]}"
     with daemon.client(timeout=300) as http:
-        _chat(http, project, "2025-01-10T10:00:00Z", [
-            ("user", "merge_tags gets an ordered list of tag sources next sprint; we need to settle its merge policy."),
-            ("assistant", "Should merge_tags lowercase the output, and which casing survives?"),
-            ("user", "Never lowercase the merge_tags output: keep the casing of the first occurrence, which is the "
-                     "highest-precedence source."),
-            ("user", "And the rule is that merge_tags removes a tag everywhere when any source carries its '-name' "
-                     "tombstone.")])
+        _chat(http, project, "2025-01-10T10:00:00Z", MERGE_POLICY_CHAT)
         new_key, _ = _chat(http, project, "2025-02-10T10:00:00Z", [
-            ("user", "Incident-driven amendment to the tag-merge decision: the legacy inventory deleted a tag the CMDB "
-                     "asserts."),
+            INCIDENT,
             ("assistant", "So the global kill list is the flaw. What's the corrected scope?"),
             ("user", "A tombstone speaks only for the sources BELOW it, and a higher-precedence source's tag must "
                      "never be deleted by a source under it."),
