@@ -252,13 +252,14 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
     # them (two amendments of one project, "`merge_records`: Amended rule, …" and "`merge_tags`: Amended rule in full,
     # …", sit closer than what was said); the memory's own embedding is the write path's, of its stored text
     said = [f.content for f in facts]
+    ats = [_said_at(f, turns, session, at) for f in facts]  # when each was said: its memory's created_at
     earlier = _earlier_rules(deps, session)  # read once: the naming below and the supersession after the write
-    _name_amended_code(deps, session, facts, vectors, [_said_at(f, turns, session, at) for f in facts], earlier)
+    _name_amended_code(deps, session, facts, vectors, ats, earlier)
     known = _known_memories(deps, session, vectors)
     stored: list[StoredFact] = []
     created: list[tuple[Fact, str, np.ndarray, str]] = []
     restatements = 0
-    for fact, vector, text in zip(facts, vectors, said):
+    for fact, vector, text, said_at in zip(facts, vectors, said, ats):
         if _restates(text, vector, known, fact.amends):
             restatements += 1
             continue
@@ -271,7 +272,7 @@ def store_key_facts(deps: SessionDeps, session: SessionRow, turns: list[Turn], p
             content=fact.content, type=fact.type, type_explicit=True, importance=fact.importance,
             confidence=fact.confidence, needs_review=fact.needs_review,
             project=session.get("project"), source=SOURCE, session_key=key, tags=["session-summary"],
-            created_at=_said_at(fact, turns, session, at), derived_from=[source_id] if source_id else [],
+            created_at=said_at, derived_from=[source_id] if source_id else [],
             metadata=metadata,
         )
         try:
@@ -296,7 +297,7 @@ def _said_at(fact: Fact, turns: list[Turn], session: SessionRow, at: str) -> str
 
 
 def _name_amended_code(deps: SessionDeps, session: SessionRow, facts: list[Fact], vectors: np.ndarray,
-                       said: list[str], earlier: _Earlier) -> None:
+                       ats: list[str], earlier: _Earlier) -> None:
     """Name the code an amendment is about when its own text names none (issue 31): a later chat's "Amended rule in
     full, superseding the original: sources arrive highest precedence first; …" never says `merge_tags`, only the
     chat it amends does. Such a rule (not a project convention) takes the one code area of the earlier rules it
@@ -313,7 +314,7 @@ def _name_amended_code(deps: SessionDeps, session: SessionRow, facts: list[Fact]
     conn = deps.db.reader()
     named: dict[int, str] = {}
     for i in todo:
-        fact, vector, at = facts[i], vectors[i], said[i]
+        fact, vector, at = facts[i], vectors[i], ats[i]
         olds = _supersedes(earlier, fact.content, vector, fact.amends, at)
         areas = {old.area for old in olds if old.area and claims.names_own_code(f"`{old.area}`")}
         area = areas.pop() if len(areas) == 1 else None
