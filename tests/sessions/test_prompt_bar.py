@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 import uuid
 import json
 from pathlib import Path
@@ -19,9 +20,11 @@ import pytest
 
 from kenning.core.events import PromptSubmitted, SessionEnded, SessionStarted
 from kenning.core.config_sessions import RankingSettings
-from kenning.core.types import MemoryDraft
+from kenning.core.types import Memory, MemoryDraft
 from kenning.sessions import prompt_bar
+from kenning.sessions.inject import item_cost
 from kenning.store.prompt_candidates import of_session
+from kenning.store.sessions import session_memories
 
 HOLDOUT = Path(__file__).resolve().parents[2] / "bench" / "data" / "prompt_bar_on_102.jsonl.gz"
 
@@ -296,3 +299,73 @@ def test_a_memory_naming_only_other_code_is_held_to_the_higher_bar(bar, shown):
     assert prompt_bar.OTHER_CODE_BAR > 0.8
     assert {a.hit.memory.id for a in prompt_bar.select(assessed, cfg)} == shown
     assert [a.left_out for a in assessed] == [None, None if bar == 0.0 else "below-bar", None]
+
+
+@pytest.mark.parametrize("content, silent", [
+    ("User: " + BUG_REPORT + "\nAssistant: I will look at it.", True),  # a session left after its first turn
+    ("User: the export breaks on commas, fix it\nAssistant: On it.", True),
+    ("User: Should the fixed-dollar amount come off first?\nAssistant: Yes.", False),  # a question answered
+    ("User: run the geo-tiler tests Assistant: Done: 12 tests pass for geo-tiler.", False),
+    ("User: the tags are wrong\nAssistant: Fixed in merge_tags.", False),  # a code name is an answer
+    ("User: " + BUG_REPORT + "\nAssistant: I will look at the merge and…", False),  # cut: the reply is not known
+    ("User: " + BUG_REPORT, False),  # a single turn (episode_unit: turn)
+])
+def test_an_exchange_whose_assistant_said_nothing_yet_is_unanswered(content, silent):
+    memory = Memory(id="m", content=content, normalized_content=content, content_hash="h", type="episode",
+                    source="session-episode")
+    assert prompt_bar.unanswered(memory) is silent
+    assert not prompt_bar.unanswered(replace(memory, type="decision"))  # only an exchange
+
+
+def test_an_earlier_session_left_unanswered_is_not_shown_and_the_pool_is_read_without_it(kenning):
+    kenning.settings.sessions.latency_budget_ms = 20_000  # a loaded machine must not cut one prompt's recall
+    _tag_world(kenning)
+    _, before = _first_prompt(kenning, "before", BUG_REPORT)
+    echo = _remember(kenning, "User: " + BUG_REPORT + "\nAssistant: I will look at it.", type="episode",
+                     project="tags", source="session-episode", session_key="an-earlier-task")
+    answer, after = _first_prompt(kenning, "after", BUG_REPORT)
+    rows = {r["memory_id"]: r for r in after}
+    assert echo in rows and rows[echo]["recall_rank"] == 1, "the earlier request is the bug report's best match"
+    assert rows[echo]["features"]["unanswered"] == 1.0 and not rows[echo]["shown"]
+    assert echo not in answer["memory_ids"] and "I will look at it" not in answer["inject"]
+    # the others are ranked and measured as if it were not there: one place up, the best of them the legs' best
+    others = [r for m, r in rows.items() if m != echo]
+    assert all(r["features"]["rank_recip"] == pytest.approx(1 / (r["recall_rank"] - 1), abs=1e-6) for r in others)
+    assert max(r["features"]["bm25_rel"] for r in others) == pytest.approx(1.0)
+    assert max(r["features"]["cosine_gap"] for r in others) > 0 and min(r["features"]["cosine_gap"] for r in others) == 0
+    assert {r["memory_id"] for r in before} == set(rows) - {echo}, "the same pool besides it"
+
+
+def test_a_bug_reports_set_fills_only_what_session_start_left_of_its_room(kenning):
+    """The opening stays small: a precise first prompt's set gets `prompt_set_budget_chars` less what session start
+    showed (here a long pinned rule)."""
+    cfg = kenning.settings.sessions.ranking
+    kenning.settings.sessions.latency_budget_ms = 20_000  # a loaded machine must not cut one prompt's recall
+    _tag_world(kenning)
+    _remember(kenning, "Every change goes through a pull request reviewed by someone who did not write it; nobody pushes"
+              " to main, not for a typo and not for a release. CI must be green on the branch before the merge, the"
+              " merge is a squash with the pull request's title as its subject, and the branch is deleted after it."
+              " Hotfixes follow the same path with a second reviewer from the on-call rota, and a revert is a pull"
+              " request too. Release tags are cut from main by the release job only, never by hand from a laptop.",
+              type="constraint", project="tags", pinned=True)  # session start shows it
+
+    def opened(key: str) -> tuple[int, int, set[str]]:
+        """What session start showed (characters) and the set's members (characters, ids)."""
+        _, rows = _first_prompt(kenning, key, BUG_REPORT)
+        members = [r for r in rows if "set_probability" in r["features"]]
+        texts = [kenning.get(r["memory_id"]).content for r in members]
+        cost = sum(item_cost(t if r["probability"] >= cfg.prompt_min_probability else
+                             prompt_bar.excerpt(t, cfg.prompt_set_item_chars)) for r, t in zip(members, texts))
+        start = [r for r in session_memories(kenning.db.reader(), key) if r.get("inject_phase") == "session-start"]
+        return sum(item_cost(r["content"]) for r in start), cost, {r["memory_id"] for r in members}
+
+    cfg.prompt_set_budget_chars = 100_000
+    used, cost, members = opened("roomy")
+    slack = 2 * item_cost("x" * cfg.prompt_set_item_chars)  # room for up to two members the floor then held out
+    assert members and used > slack, "the bug report got a set; session start showed the long rule"
+    assert opened("again")[1:] == (cost, members), "the same pool again: the same set"
+    cfg.prompt_set_budget_chars = used + cost + slack
+    assert opened("start-counted")[1:] == (cost, members)
+    cfg.prompt_set_budget_chars = cost + slack  # the set alone would fit; with what start showed it does not
+    _, tight_cost, tight = opened("tight")
+    assert tight != members and tight_cost < cost

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kenning.core.config_sessions import RankingSettings
@@ -16,6 +18,7 @@ from kenning.core.events import PromptSubmitted, SessionStarted
 from kenning.core.types import Memory, MemoryDraft
 from kenning.retrieval.recall import RecallHit
 from kenning.sessions import prompt_bar
+from kenning.sessions.inject import item_cost
 from kenning.store.prompt_candidates import of_session
 
 
@@ -34,7 +37,7 @@ def test_a_top_set_member_below_the_floor_is_held_out():
     floor = prompt_bar.SET_MEMBER_FLOOR
     pool = [_assessed("rule", 1, 0.6), _assessed("commit", 2, floor / 3), _assessed("episode", 3, 0.3),
             _assessed("bump", 4, floor / 2), _assessed("note", 5, 0.2), _assessed("deep", 6, 0.25)]
-    members, chance = prompt_bar._top_k(pool, cfg)
+    members, chance = prompt_bar._top_k(pool, cfg, cfg.prompt_set_budget_chars)
     assert chance >= cfg.prompt_set_probability and {"commit", "bump"} <= {a.hit.memory.id for a in members}
     shown = [a.hit.memory.id for a in prompt_bar.select(pool, cfg, precise_first=True)]
     assert shown[0] == "rule" and set(shown) == {a.hit.memory.id for a in members} - {"commit", "bump"}
@@ -50,7 +53,7 @@ def test_a_pool_without_the_vector_leg_keeps_its_whole_top_set():
     floor = prompt_bar.SET_MEMBER_FLOOR
     pool = [_assessed(name, rank, p, cosine=0.0, both_legs=0.0) for rank, (name, p) in enumerate(
         (("a", 0.3), ("needed", floor / 2), ("b", 0.2), ("c", floor / 3), ("d", 0.2), ("e", 0.2)), start=1)]
-    members, _ = prompt_bar._top_k(pool, cfg)
+    members, _ = prompt_bar._top_k(pool, cfg, cfg.prompt_set_budget_chars)
     assert "needed" in {a.hit.memory.id for a in members}
     assert {a.hit.memory.id for a in prompt_bar.select(pool, cfg, precise_first=True)} == {
         a.hit.memory.id for a in members}
@@ -115,3 +118,21 @@ def test_the_session_code_reaches_the_later_prompts_candidates(kenning):
     p = later[ids["other"]]["probability"]
     assert kenning.settings.sessions.ranking.prompt_min_probability <= p < prompt_bar.OTHER_CODE_BAR
     assert not later[ids["other"]]["shown"]
+
+
+
+def test_a_top_set_fills_the_room_it_is_given_and_a_member_above_the_bar_costs_its_whole_line():
+    """`_top_k` fills the room its caller gives (`prompt_set_budget_chars` less what session start showed): a
+    member below the bar costs its excerpt, one at or above the bar its whole line, which is what it shows."""
+    pool = [_assessed(f"m{rank}", rank, 0.3) for rank in range(1, 6)]
+    for a in pool:
+        a.hit.memory = replace(a.hit.memory, content="a long note about the ledger " * 20)  # 580 characters
+    part = item_cost(prompt_bar.excerpt(pool[0].hit.memory.content, RankingSettings().prompt_set_item_chars))
+    whole = item_cost(pool[0].hit.memory.content)
+    cfg = RankingSettings(prompt_set_max=5, prompt_set_probability=prompt_bar.set_probability(pool))  # k = 5 only
+    assert len(prompt_bar._top_k(pool, cfg, 5 * part)[0]) == 5
+    assert prompt_bar._top_k(pool, cfg, 5 * part - 1)[0] == [], "a smaller room: no set"
+    pool[0].probability = 0.9  # above the bar
+    cfg = RankingSettings(prompt_set_max=5, prompt_set_probability=prompt_bar.set_probability(pool))
+    assert prompt_bar._top_k(pool, cfg, 5 * part)[0] == [], "one whole line and four excerpts do not fit"
+    assert len(prompt_bar._top_k(pool, cfg, 4 * part + whole)[0]) == 5

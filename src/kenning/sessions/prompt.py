@@ -182,7 +182,9 @@ def user_prompt_submit(deps: SessionDeps, req: PromptRequest, deadline: Deadline
     held = ranking.awaiting_review(conn, [h.memory for h in fresh], session.get("started_at") or req.at, cfg.ranking)
     assessed = _assess(deps, session, req, [h for h in fresh if h.memory.id not in held], state, first)
     bug_report = first and prompt_bar.precise(req.prompt)  # judged as a set too (prompt_bar.top_set)
-    selected = prompt_bar.select(assessed, cfg.ranking, precise_first=bug_report)
+    # the set fills what session start left of its room: the opening (start + first prompt) stays small
+    selected = prompt_bar.select(assessed, cfg.ranking, precise_first=bug_report,
+                                 set_room=max(0, cfg.ranking.prompt_set_budget_chars - used))
     text_of = {a.hit.memory.id: prompt_bar.shown_text(a, cfg.ranking) for a in selected}
     hits = [a.hit for a in selected]
     pool_ranking = None

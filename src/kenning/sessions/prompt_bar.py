@@ -25,7 +25,12 @@ Three rules come before the probability, because no score makes them right:
 - a near-copy (cosine ≥ `prompt_near_copy`) of a memory already shown in this session, or chosen for this
   prompt, is not shown again;
 - a raw exchange competes only where nothing distilled covers it (a distilled memory of the pool, or one
-  already shown, at cosine ≥ `raw_cover_similarity`).
+  already shown, at cosine ≥ `raw_cover_similarity`);
+- an exchange of an earlier session whose assistant said nothing yet (`unanswered`: "User: <a bug report>
+  Assistant: I will look at it.", a session left after its first turn) is not shown, and the pool is read as if
+  it were not there (the legs' best scores and recall ranks the others are measured against leave it out): it
+  tells the agent no more than that the request was made, and a later task that starts from the same report
+  finds it first — the twin task's request at p 0.42 pushed the commit that held the decision to p 0.044.
 """
 
 from __future__ import annotations
@@ -140,7 +145,7 @@ class Assessed:
     rank: int  # recall rank, 1-based
     features: dict[str, float]
     probability: float = 0.0
-    left_out: str | None = None  # 'stale' | 'near-copy' | 'covered' | 'below-bar' | None
+    left_out: str | None = None  # 'stale' | 'unanswered' | 'near-copy' | 'covered' | 'below-bar' | None
     set_probability: float | None = None  # shown as a member of a precise first prompt's top set, at this P(set)
     vector: np.ndarray | None = field(default=None, repr=False)
 
@@ -169,6 +174,29 @@ def _closest(vector: np.ndarray | None, others: list[np.ndarray]) -> float:
     return float(max(float(vector @ o) for o in others))
 
 
+# an assistant side with fewer content words than this said nothing yet ("I will look at it.", "On it.")
+UNANSWERED_MAX_WORDS = 3
+_EXCHANGE_LINE = re.compile(r"(?:^|(?<=\s))(User|Assistant): ")  # stored text folds the turns' line breaks
+
+
+def unanswered(memory: Memory) -> bool:
+    """An exchange (an episode's "User: … / Assistant: …" lines) whose assistant lines hold fewer than
+    `UNANSWERED_MAX_WORDS` content words and no code name, to a user turn that asked no question ("Yes." to
+    "Should the fixed amount come off first?" is an answer). An episode cut before its reply, or a single turn
+    (`sessions.episode_unit: turn`), is not one: what it would have said is not known."""
+    if memory.type != "episode":
+        return False
+    parts = _EXCHANGE_LINE.split(memory.content)  # ['', 'User', text, 'Assistant', text, …]
+    turns = list(zip(parts[1::2], parts[2::2]))
+    said = [text for role, text in turns if role == "Assistant"]
+    asked = any(role == "User" and "?" in text for role, text in turns)
+    if not said or asked or memory.content.rstrip().endswith("…"):
+        return False
+    reply = " ".join(said)
+    words = [w for w in _WORD.findall(reply) if w.lower().strip("./-") not in STOP_WORDS]
+    return len(words) < UNANSWERED_MAX_WORDS and not code_names(reply)
+
+
 def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarray], shown: Sequence[Memory],
            used: set[str], continuing: set[str], prompt: str, first: bool, project: str | None, at: str | None,
            cfg: RankingSettings, is_raw: Callable[[Memory], bool],
@@ -178,8 +206,10 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     agent rated useful in this session; `continuing`: the task in progress; `is_raw(memory)` says raw;
     `session_code`: the code the session has been about (`session_code_names`), for a prompt naming none."""
     raw_of = is_raw
-    bm25 = [s for s in (leg_score(h, "bm25") for h in hits) if s is not None]
-    cos = [s for s in (leg_score(h, "vector") for h in hits) if s is not None]
+    silent = {h.memory.id for h in hits if unanswered(h.memory)}
+    answered = [h for h in hits if h.memory.id not in silent]
+    bm25 = [s for s in (leg_score(h, "bm25") for h in answered) if s is not None]
+    cos = [s for s in (leg_score(h, "vector") for h in answered) if s is not None]
     top_bm25, top_cos = (max(bm25) if bm25 else 0.0), (max(cos) if cos else 0.0)
     history = ranking_store.rating_history(conn, [h.memory.id for h in hits], at)
     shown_vecs = [v for v in (_unit(vectors.get(m.content_hash)) for m in shown) if v is not None]
@@ -187,8 +217,10 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
     distilled_shown = [v for m in shown if not raw_of(m) and (v := _unit(vectors.get(m.content_hash))) is not None]
     words = min(len(_WORD.findall(prompt or "")), 20) / 20.0
     out: list[Assessed] = []
+    place = 0  # the rank among the answered hits: recall's order as if the unanswered were not there
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
+        place += memory.id not in silent
         b, c = leg_score(hit, "bm25"), leg_score(hit, "vector")
         # ratings where a query found it (a prompt, a step): whether it helped when asked. A rating where session
         # start showed it says whether it belongs there, not whether it answers a prompt (ranking's per-phase rule)
@@ -201,7 +233,8 @@ def assess(conn: Connection, hits: Sequence[Hit], *, vectors: dict[str, np.ndarr
             "cosine": c if c is not None else 0.0,
             "cosine_gap": (top_cos - c) if c is not None else 1.0,
             "both_legs": 1.0 if b is not None and c is not None else 0.0,
-            "rank_recip": 1.0 / rank,
+            "rank_recip": 1.0 / max(place, 1),
+            "unanswered": 1.0 if memory.id in silent else 0.0,
             "raw": 1.0 if raw_of(memory) and not commit else 0.0,  # an exchange, a session's task or summary
             "commit": 1.0 if commit else 0.0,
             "rule_type": 1.0 if memory.type in RULE_TYPES else 0.0,
@@ -257,12 +290,13 @@ def set_probability(top: Sequence[Assessed]) -> float:
     return probability(set_features(top), SET_WEIGHTS, SET_INTERCEPT) if top else 0.0
 
 
-def top_set(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Assessed], float]:
+def top_set(assessed: Sequence[Assessed], cfg: RankingSettings, room: int | None = None) -> tuple[list[Assessed], float]:
     """The smallest top k of the pool (recall order; what the rules before the probability left out and
     what the user rejected are not members) whose set probability reaches `prompt_set_probability`, with
     that probability, less its members below `SET_MEMBER_FLOOR` (`held_above_floor`); ([], best reached)
-    when no k ≤ `prompt_set_max` within `prompt_set_budget_chars` does."""
-    members, chance = _top_k(assessed, cfg)
+    when no k ≤ `prompt_set_max` within `room` characters (`prompt_set_budget_chars` unless given: the caller
+    takes off what session start showed) does. A member costs what it shows (`shown_text`)."""
+    members, chance = _top_k(assessed, cfg, cfg.prompt_set_budget_chars if room is None else room)
     return held_above_floor(members, assessed), chance
 
 
@@ -278,7 +312,7 @@ def held_above_floor(members: Sequence[Assessed], pool: Sequence[Assessed]) -> l
     return [a for a in members if a.probability >= SET_MEMBER_FLOOR]
 
 
-def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Assessed], float]:
+def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings, room: int) -> tuple[list[Assessed], float]:
     members: list[Assessed] = []
     cost, best = 0, 0.0
     for a in sorted(assessed, key=lambda a: a.rank):
@@ -287,8 +321,9 @@ def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings) -> tuple[list[Ass
         if a.left_out not in (None, "below-bar") or rejected(a.hit) or (a.vector is not None and any(
                 m.vector is not None and float(a.vector @ m.vector) >= cfg.prompt_near_copy for m in members)):
             continue
-        cost += item_cost(excerpt(a.hit.memory.content, cfg.prompt_set_item_chars))
-        if cost > cfg.prompt_set_budget_chars:
+        content = a.hit.memory.content
+        cost += item_cost(content if a.probability >= bar_of(a, cfg) else excerpt(content, cfg.prompt_set_item_chars))
+        if cost > room:
             break
         members.append(a)
         best = set_probability(members)
@@ -332,18 +367,21 @@ def shown_text(a: Assessed, cfg: RankingSettings) -> str:
     return excerpt(a.hit.memory.content, cfg.prompt_set_item_chars) if below else a.hit.memory.content
 
 
-def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: bool = False) -> list[Assessed]:
+def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: bool = False,
+           set_room: int | None = None) -> list[Assessed]:
     """The candidates worth showing, most probable first (what the user rejected in review, still recallable,
     after the rest): near-copies of what this session showed and raw
     exchanges a distilled memory covers are left out, then everything below the bar (`bar_of`: higher for a
     memory that names only other code than the prompt names); a candidate that
     near-copies one chosen before it in this order is left out too. On a precise first prompt
-    (`precise_first`) the members of its top set (`top_set`) below the bar follow, in recall order. Sets
-    `left_out` on every candidate."""
+    (`precise_first`) the members of its top set (`top_set`, within `set_room` characters) below the bar
+    follow, in recall order. Sets `left_out` on every candidate."""
     kept: list[Assessed] = []
     for a in sorted(assessed, key=lambda a: (rejected(a.hit), -a.probability, a.rank)):
         if a.hit.memory.stale_at and not a.hit.memory.pinned:
             a.left_out = "stale"  # a rule whose code is gone (issue 31) waits for review: not shown unasked
+        elif a.features.get("unanswered"):
+            a.left_out = "unanswered"  # an earlier session's request the assistant had not answered yet
         elif a.features["near_shown"] >= cfg.prompt_near_copy or (
                 a.vector is not None and any(k.vector is not None and float(a.vector @ k.vector) >= cfg.prompt_near_copy
                                              for k in kept)):
@@ -355,7 +393,7 @@ def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: boo
         else:
             kept.append(a)
     if precise_first:
-        members, chance = top_set(assessed, cfg)
+        members, chance = top_set(assessed, cfg, set_room)
         for a in members:
             a.set_probability = round(chance, 6)
             if a.left_out == "below-bar":
