@@ -293,6 +293,27 @@ def _postgres_cpu_since(before: dict[int, float]) -> float:
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
+def settle(daemons: list[Daemon], limit_s: float, window_s: float = 5.0, quiet_share: float = 0.05) -> dict:
+    """Wait until the daemons (with their children: the predictor sidecar) and PostgreSQL are idle — a window
+    in which they used less than `quiet_share` of one core — so that "idle" times an idle server, not the
+    work a daemon starts with (an extraction backlog, a predictor fit that is due, the health check). At most
+    `limit_s`; reports the wait and whether it settled."""
+    began = time.monotonic()
+    windows = 0
+    while True:
+        pids = [p for d in daemons for p in (d.proc.pid, *_children(d.proc.pid))] + _postgres_pids()
+        before = _cpu_by_pid(pids)
+        time.sleep(window_s)
+        after = _cpu_by_pid([*pids, *(p for d in daemons for p in _children(d.proc.pid)), *_postgres_pids()])
+        used = sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())  # a process that started counts whole
+        windows += 1
+        if used < quiet_share * window_s:
+            return {"settled": True, "waited_s": round(time.monotonic() - began, 1), "windows": windows}
+        if time.monotonic() - began > limit_s:
+            return {"settled": False, "waited_s": round(time.monotonic() - began, 1), "windows": windows,
+                    "last_window_cpu_s": round(used, 2)}
+
+
 class Statements:
     """pg_stat_statements (--statements): which statements each idle phase ran, with their calls and
     server time per request, so that a request's database time is seen statement by statement. Both
@@ -647,6 +668,9 @@ def main() -> None:
     parser.add_argument("--effective-cache-size", default="6GB")
     parser.add_argument("--no-prewarm", dest="prewarm", action="store_false",
                         help="measure with cold buffers (no pg_prewarm of the indexes first)")
+    parser.add_argument("--settle-s", type=float, default=300.0,
+                        help="before the idle phase, wait up to this long for the daemons, their sidecars and"
+                        " PostgreSQL to go idle (the work a daemon starts with); 0: do not wait")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL data folder and daemon homes")
     parser.add_argument("--build-only", action="store_true", help="build the store, keep it, stop (see --reuse)")
@@ -722,6 +746,9 @@ def main() -> None:
         for name in ("daemon-a", "daemon-b"):  # one after the other (each waits for its health)
             daemons.append(Daemon(name, url, root))
         results["daemon_start_s"] = round(time.perf_counter() - began, 1)
+        if args.settle_s > 0:
+            results["settle"] = settle(daemons, args.settle_s)
+            print(json.dumps({"settle": results["settle"]}), file=sys.stderr)
         results["idle"] = idle_latency(daemons[0], args.idle_runs, args.seed,
                                        Statements(url) if args.statements else None)
         results["rss_idle"] = {d.home.name: d.rss_mb() for d in daemons}
