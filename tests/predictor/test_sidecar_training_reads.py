@@ -5,6 +5,7 @@ the same samples a fresh sidecar reading everything does."""
 from __future__ import annotations
 
 from kenning.predictor.client import SidecarClient, sidecar_argv
+from kenning.predictor.sidecar import Engine
 
 
 def _sidecar(settings, name: str) -> SidecarClient:
@@ -36,3 +37,17 @@ def test_a_second_fit_reads_only_the_new_sessions(pred_settings, pdb, user):
     assert whole["training_reads"]["sessions_read"] == 15
     assert (second["samples_used"], second["samples_skipped"]) == (whole["samples_used"], whole["samples_skipped"])
     assert second["samples_used"] >= 15
+
+
+def test_between_fits_the_sidecar_keeps_no_memory_content(pred_settings, pdb, user):
+    for i in range(6):
+        user.record_session(pdb, i)
+    engine = Engine(db_path=pred_settings.db_path, checkpoint_path=None)
+    first = engine.train_from_db({"epochs": 1})
+    held = engine.reads.held()
+    assert held["memories"] == 0  # the memories' columns (content, times) went with the fit
+    assert held["sessions"] == 6 and held["rows"] > 0 and held["vectors"] > 0  # the reads the next fit saves
+    second = engine.train_from_db({"epochs": 1})
+    assert (second["training_reads"]["sessions_read"], second["training_reads"]["vectors_read"]) == (0, 0)
+    assert second["training_reads"]["memories_read"] == first["training_reads"]["memories_read"]
+    assert (second["samples_used"], second["samples_skipped"]) == (first["samples_used"], first["samples_skipped"])

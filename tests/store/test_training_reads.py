@@ -103,3 +103,27 @@ def test_new_and_rescored_sessions_are_read_and_dropped_ones_forgotten(db):
         assert reads.rows(oldest, MODEL) is None  # not prepared for this fit: read from the database
         assert store.session_candidate_rows(db.reader(), oldest, MODEL) == _fresh(db, [oldest])[oldest]
     assert reads.rows(keys[0], "another-model") is None
+
+
+def test_between_fits_only_the_session_rows_and_vectors_are_kept(db):
+    _user(db, 3)
+    sessions = _scored(db)
+    keys = [s["session_key"] for s in sessions]
+    reads = CandidateRows()
+    reads.prepare(db.reader(), sessions, MODEL)
+    distinct = len({r["memory_id"] for rows in _fresh(db, keys).values() for r in rows})
+    assert reads.held() == {"sessions": 3, "rows": 36, "memories": distinct, "vectors": distinct}
+    assert all(m["content"] for m in reads._memories.values())
+    reads.release()  # the fit has its samples
+    # no memory content between fits; what saves the next fit its reads stays
+    assert reads.held() == {"sessions": 3, "rows": 36, "memories": 0, "vectors": distinct}
+    with reading_through(reads):
+        assert reads.rows(keys[0], MODEL) is None  # released: a read now goes to the database
+        assert store.session_candidate_rows(db.reader(), keys[0], MODEL) == _fresh(db, [keys[0]])[keys[0]]
+    again = reads.prepare(db.reader(), sessions, MODEL)  # the next fit reads the memories' columns only
+    assert (again.sessions_read, again.sessions_cached, again.vectors_read) == (0, 3, 0)
+    assert _through(db, reads, keys) == _fresh(db, keys)
+    ids = [row[0] for rows in reads._rows.values() for row in rows]
+    repeated = {i for i in ids if ids.count(i) > 1}
+    assert repeated  # a memory is a candidate of more than one session ...
+    assert all(len({id(x) for x in ids if x == i}) == 1 for i in repeated)  # ... and its id is held once

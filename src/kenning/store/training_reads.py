@@ -19,10 +19,16 @@ Sessions the fit no longer loads are dropped, with the memories and vectors only
 the cache holds one fit's candidates at most. `reading_through(rows)` makes
 `session_candidate_rows` answer from it (a context variable: only the fit's own thread sees it);
 a session it was not prepared for still goes to the database.
+
+Between fits (`release`, once the fit's samples are built) only what saves the next fit a read is
+kept: the session rows (their repeated strings shared) and the vectors. The memories' columns
+(content, timestamps) are read again by every `prepare`, so holding them between fits only cost
+the sidecar memory.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,6 +57,11 @@ _NO_MEMORY: dict[str, object] = {name: None for name in _MEMORY_COLUMNS}
 def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def _shared(value: object) -> object:
+    """A str value as the one interned copy (the same text, held once); anything else as it is."""
+    return sys.intern(value) if type(value) is str else value
 
 
 def _marks(n: int) -> str:
@@ -84,6 +95,7 @@ class CandidateRows:
     _memories: dict[str, dict[str, object]] = field(default_factory=dict)  # memory id → columns, as of this fit
     _hashes: dict[str, str | None] = field(default_factory=dict)  # memory id → content hash, as of this fit
     _vectors: dict[str, tuple[bytes | None, int | None]] = field(default_factory=dict)  # content hash → vector
+    _prepared: bool = False  # `rows` answers only between a `prepare` and the `release` after it
 
     def prepare(self, conn: Connection, sessions: Iterable[ScoredSession], model: str | None) -> ReadCounts:
         """Read what this fit's `sessions` need that is not held (see the module's docstring)."""
@@ -106,8 +118,8 @@ class CandidateRows:
                                f" WHERE session_key IN ({_marks(len(keys))}) ORDER BY session_key, rank, memory_id",
                                list(keys))
             counts.statements += 1
-            for r in cur.fetchall():
-                self._rows[r[0]].append(tuple(r[c] for c in _SM_COLUMNS))
+            for r in cur.fetchall():  # a memory id, source, team or time repeats across rows: one str each
+                self._rows[r[0]].append(tuple(_shared(r[c]) for c in _SM_COLUMNS))
         counts.sessions_read = len(missing)
         ids = sorted({str(row[0]) for rows in self._rows.values() for row in rows if row[0] is not None})
         self._memories, self._hashes = {}, {}
@@ -132,13 +144,25 @@ class CandidateRows:
             self._vectors.setdefault(h, (None, None))  # no vector of this model: the LEFT JOIN's NULLs
         counts.vectors_read = len(todo)
         self.last = counts
+        self._prepared = True
         return counts
+
+    def release(self) -> None:
+        """The fit has its samples: drop what only it needed (the memories' columns and content
+        hashes, which the next `prepare` reads again); keep the session rows and the vectors."""
+        self._memories, self._hashes = {}, {}
+        self._prepared = False
+
+    def held(self) -> dict[str, int]:
+        """What is held now: sessions, their candidate rows, memories' columns, vectors."""
+        return {"sessions": len(self._rows), "rows": sum(len(rows) for rows in self._rows.values()),
+                "memories": len(self._memories), "vectors": len(self._vectors)}
 
     def rows(self, session_key: str, model: str | None) -> list[CandidateRow] | None:
         """The session's candidate rows as `session_candidate_rows` reads them; None when this
         session (or model) was not prepared."""
         stored = self._rows.get(session_key)
-        if stored is None or model != self.model:
+        if stored is None or model != self.model or not self._prepared:
             return None
         out: list[CandidateRow] = []
         for values in stored:
