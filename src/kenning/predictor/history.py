@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -55,8 +56,11 @@ def _days_feature(seconds: float | None) -> float:
     return math.log1p(min(NEVER_DAYS, max(0.0, seconds / 86400.0))) / _NORM
 
 
-@dataclass
+@dataclass(slots=True)
 class _Event:
+    """One signal row. Every fit builds one per signal row (and the daemon keeps them): slots and
+    shared key strings keep them small (issue 36)."""
+
     at: float
     session_key: str
     agent: float | None
@@ -92,10 +96,12 @@ class History:
             given = e.get("agent")
             agent = float(given) if given is not None else None
             ok = is_useful(agent, rated, int(e.get("fts") or 0), bool(e.get("touched")))
-            by_memory[e["memory_id"]].append(_Event(_ts(e["started_at"]), e["session_key"],
-                                                    agent if rated else None, int(e.get("fts") or 0) > 0, ok))
+            # a session key and a memory id recur across rows: each held once (the same text)
+            session_key, memory_id = sys.intern(e["session_key"]), sys.intern(e["memory_id"])
+            by_memory[memory_id].append(_Event(_ts(e["started_at"]), session_key,
+                                               agent if rated else None, int(e.get("fts") or 0) > 0, ok))
             if ok:
-                useful[e["session_key"]].add(e["memory_id"])
+                useful[session_key].add(memory_id)
         for items in by_memory.values():
             items.sort(key=lambda ev: ev.at)
         timeline: dict[str | None, list[tuple[float, str]]] = defaultdict(list)
