@@ -136,3 +136,21 @@ def test_a_top_set_fills_the_room_it_is_given_and_a_member_above_the_bar_costs_i
     cfg = RankingSettings(prompt_set_max=5, prompt_set_probability=prompt_bar.set_probability(pool))
     assert prompt_bar._top_k(pool, cfg, 5 * part)[0] == [], "one whole line and four excerpts do not fit"
     assert len(prompt_bar._top_k(pool, cfg, 4 * part + whole)[0]) == 5
+
+
+def test_a_top_set_takes_at_most_two_members_from_one_earlier_session():
+    """One chat's exchange and rules rise and fall together: the set takes at most `SET_PER_SESSION` of them and
+    goes on down recall's order, where the commit that holds the decision may be (the real Claude Code CLI's
+    seqledger task: the twin chat's episode and four rules filled the set, the commit sat at rank 10)."""
+    pool = [_assessed(f"chat-{rank}", rank, 0.2) for rank in range(1, 5)] + [_assessed("commit", 5, 0.15)]
+    for a in pool[:4]:
+        a.hit.memory = replace(a.hit.memory, session_key="the-twin-chat")
+    # the set probability is reached with the third member (the set model reads mostly k)
+    cfg = RankingSettings(prompt_set_max=3, prompt_set_probability=prompt_bar.set_probability(pool[:3]) - 0.01)
+    assert prompt_bar.SET_PER_SESSION == 2
+    members, _ = prompt_bar._top_k(pool, cfg, cfg.prompt_set_budget_chars)
+    assert [a.hit.memory.id for a in members] == ["chat-1", "chat-2", "commit"]
+    for a in pool:  # memories of no session (commits, the user's own notes) are each their own source
+        a.hit.memory = replace(a.hit.memory, session_key=None)
+    members, _ = prompt_bar._top_k(pool, cfg, cfg.prompt_set_budget_chars)
+    assert [a.hit.memory.id for a in members] == ["chat-1", "chat-2", "chat-3"]

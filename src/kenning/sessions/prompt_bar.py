@@ -14,8 +14,9 @@ its earlier prompts', what the agent rated useful in it) — is held to `OTHER_C
 A precise first prompt (a bug report: it names code — a path, a snake_case or camelCase name, a call — and
 says at length what is wrong) is judged as a set too: several memories may each be unlikely to be *the*
 one needed while the top of recall's order very likely holds it. There the smallest top k of the pool
-(recall order, k ≤ `prompt_set_max`, within `prompt_set_budget_chars`; a member below the bar is shown as
-an excerpt of `prompt_set_item_chars`; a member below `SET_MEMBER_FLOOR` is held out) whose **set probability** — the
+(recall order, k ≤ `prompt_set_max`, within `prompt_set_budget_chars`, at most `SET_PER_SESSION` from one earlier
+session; a member below the bar is shown as an excerpt of `prompt_set_item_chars`; a member below
+`SET_MEMBER_FLOOR` is held out) whose **set probability** — the
 calibrated chance that at least one of the k is needed, a logistic model over ln k, the members'
 probabilities (1 − Π(1 − p)) and how many of them both legs found (`prompt_bar_model.SET_*`, fitted by
 bench/fit_prompt_bar.py --set-data) — reaches `prompt_set_probability` is shown beside what passed the bar.
@@ -312,14 +313,23 @@ def held_above_floor(members: Sequence[Assessed], pool: Sequence[Assessed]) -> l
     return [a for a in members if a.probability >= SET_MEMBER_FLOOR]
 
 
+# A top set takes at most this many members from one earlier session: the set model reads its members as independent
+# chances (p_any = 1 − Π(1 − p)), and one chat's exchange and rules rise and fall together — five of them are one
+# hedge, not five (bench/real_harness.py, claude-code: the seqledger twin chat's episode and four rules filled a set
+# and left out the commit that held the decision, at recall rank 10).
+SET_PER_SESSION = 2
+
+
 def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings, room: int) -> tuple[list[Assessed], float]:
     members: list[Assessed] = []
     cost, best = 0, 0.0
     for a in sorted(assessed, key=lambda a: a.rank):
         if len(members) >= cfg.prompt_set_max:
             break
+        session = a.hit.memory.session_key
         if a.left_out not in (None, "below-bar") or rejected(a.hit) or (a.vector is not None and any(
-                m.vector is not None and float(a.vector @ m.vector) >= cfg.prompt_near_copy for m in members)):
+                m.vector is not None and float(a.vector @ m.vector) >= cfg.prompt_near_copy for m in members)) or (
+                session and sum(m.hit.memory.session_key == session for m in members) >= SET_PER_SESSION):
             continue
         content = a.hit.memory.content
         cost += item_cost(content if a.probability >= bar_of(a, cfg) else excerpt(content, cfg.prompt_set_item_chars))
