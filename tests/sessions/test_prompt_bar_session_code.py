@@ -136,6 +136,11 @@ def test_a_top_set_fills_the_room_it_is_given_and_a_member_above_the_bar_costs_i
     cfg = RankingSettings(prompt_set_max=5, prompt_set_probability=prompt_bar.set_probability(pool))
     assert prompt_bar._top_k(pool, cfg, 5 * part)[0] == [], "one whole line and four excerpts do not fit"
     assert len(prompt_bar._top_k(pool, cfg, 4 * part + whole)[0]) == 5
+    # what passed the bar is shown whole before the set: it fills the room first, and a member of it is not counted twice
+    other = _assessed("above-the-bar", 9, 0.95)
+    assert prompt_bar._top_k(pool, cfg, 4 * part + whole, kept=[other])[0] == []
+    assert len(prompt_bar._top_k(pool, cfg, 4 * part + whole + item_cost(other.hit.memory.content), kept=[other])[0]) == 5
+    assert len(prompt_bar._top_k(pool, cfg, 4 * part + whole, kept=[pool[0]])[0]) == 5
 
 
 def test_a_top_set_takes_at_most_two_members_from_one_earlier_session():

@@ -30,21 +30,18 @@ CONTINUITY = "Where the last session left off"
 CONTINUING = "Continuing the task in progress (useful in the last session)"
 MAX_ITEM_CHARS = 600
 
+# The rating request rides on every block that shows memories: kept short (it was 390 characters of a 2,000-character
+# opening). The scale and the reply's form are the agent-relevance-feedback seed's.
 FEEDBACK_REQUEST = """<memory-feedback>
-Rate how useful each injected memory was for your last response.
-At the end of your response, add ONLY a JSON object mapping memory IDs to scores inside
-<memory-feedback>...</memory-feedback> tags.
-Scale: -1 (actively harmful/misleading) to 1 (directly shaped response).
-0 = present but not used. Omit memories you can't evaluate.
+Rate these memories for your last response: end it with ONLY a JSON object of scores in these tags, e.g.
+<memory-feedback>{{"{example}": 0.8}}</memory-feedback>; -1 misled to 1 shaped it, 0 unused; omit what you can't judge.
 IDs: {ids}
-Example: <memory-feedback>{{"{example}": 0.8}}</memory-feedback>
 </memory-feedback>"""
 
 TOOL_REQUEST = """<memory-feedback>
-Rate how useful each injected memory was, by calling kenning's MCP tool memory_feedback
-(mcp__kenning__memory_feedback) once with scores {{"<id>": score}}; do not write ratings into your answer.
-Scale: -1 (actively harmful/misleading) to 1 (directly shaped response).
-0 = present but not used. Omit memories you can't evaluate.
+Rate these memories for your last response with one call of kenning's MCP tool memory_feedback
+(mcp__kenning__memory_feedback), {{"<id>": score}}, -1 misled to 1 shaped it, 0 unused; omit what you can't judge;
+no ratings in your answer.
 IDs: {ids}
 </memory-feedback>"""
 

@@ -291,13 +291,15 @@ def set_probability(top: Sequence[Assessed]) -> float:
     return probability(set_features(top), SET_WEIGHTS, SET_INTERCEPT) if top else 0.0
 
 
-def top_set(assessed: Sequence[Assessed], cfg: RankingSettings, room: int | None = None) -> tuple[list[Assessed], float]:
+def top_set(assessed: Sequence[Assessed], cfg: RankingSettings, room: int | None = None,
+            kept: Sequence[Assessed] = ()) -> tuple[list[Assessed], float]:
     """The smallest top k of the pool (recall order; what the rules before the probability left out and
     what the user rejected are not members) whose set probability reaches `prompt_set_probability`, with
     that probability, less its members below `SET_MEMBER_FLOOR` (`held_above_floor`); ([], best reached)
     when no k ≤ `prompt_set_max` within `room` characters (`prompt_set_budget_chars` unless given: the caller
-    takes off what session start showed) does. A member costs what it shows (`shown_text`)."""
-    members, chance = _top_k(assessed, cfg, cfg.prompt_set_budget_chars if room is None else room)
+    takes off what session start showed) does. A member costs what it shows (`shown_text`); what passed the bar
+    (`kept`, shown whole whether a member or not) is counted first."""
+    members, chance = _top_k(assessed, cfg, cfg.prompt_set_budget_chars if room is None else room, kept)
     return held_above_floor(members, assessed), chance
 
 
@@ -320,9 +322,10 @@ def held_above_floor(members: Sequence[Assessed], pool: Sequence[Assessed]) -> l
 SET_PER_SESSION = 2
 
 
-def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings, room: int) -> tuple[list[Assessed], float]:
+def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings, room: int,
+           kept: Sequence[Assessed] = ()) -> tuple[list[Assessed], float]:
     members: list[Assessed] = []
-    cost, best = 0, 0.0
+    cost, best = sum(item_cost(a.hit.memory.content) for a in kept), 0.0
     for a in sorted(assessed, key=lambda a: a.rank):
         if len(members) >= cfg.prompt_set_max:
             break
@@ -332,7 +335,8 @@ def _top_k(assessed: Sequence[Assessed], cfg: RankingSettings, room: int) -> tup
                 session and sum(m.hit.memory.session_key == session for m in members) >= SET_PER_SESSION):
             continue
         content = a.hit.memory.content
-        cost += item_cost(content if a.probability >= bar_of(a, cfg) else excerpt(content, cfg.prompt_set_item_chars))
+        if not any(a is k for k in kept):
+            cost += item_cost(content if a.probability >= bar_of(a, cfg) else excerpt(content, cfg.prompt_set_item_chars))
         if cost > room:
             break
         members.append(a)
@@ -384,8 +388,8 @@ def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: boo
     exchanges a distilled memory covers are left out, then everything below the bar (`bar_of`: higher for a
     memory that names only other code than the prompt names); a candidate that
     near-copies one chosen before it in this order is left out too. On a precise first prompt
-    (`precise_first`) the members of its top set (`top_set`, within `set_room` characters) below the bar
-    follow, in recall order. Sets `left_out` on every candidate."""
+    (`precise_first`) the members of its top set (`top_set`, within `set_room` characters, which what passed the
+    bar fills first) below the bar follow, in recall order. Sets `left_out` on every candidate."""
     kept: list[Assessed] = []
     for a in sorted(assessed, key=lambda a: (rejected(a.hit), -a.probability, a.rank)):
         if a.hit.memory.stale_at and not a.hit.memory.pinned:
@@ -403,7 +407,7 @@ def select(assessed: list[Assessed], cfg: RankingSettings, *, precise_first: boo
         else:
             kept.append(a)
     if precise_first:
-        members, chance = top_set(assessed, cfg, set_room)
+        members, chance = top_set(assessed, cfg, set_room, kept)
         for a in members:
             a.set_probability = round(chance, 6)
             if a.left_out == "below-bar":
