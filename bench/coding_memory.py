@@ -506,7 +506,8 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
             rows, chars = [], []
             for task in tasks:
                 start, prompt = sessions[task.id]
-                chars.append(len(start.get("inject") or "") + len(prompt.get("inject") or ""))
+                opening = {"start": len(start.get("inject") or ""), "prompt": len(prompt.get("inject") or "")}
+                chars.append(opening["start"] + opening["prompt"])
                 if not task.scorable:
                     continue
                 shown = [("start", m) for m in start.get("memory_ids") or []] + \
@@ -515,6 +516,7 @@ def run_kenning(name: str, config_yaml: str | None, tasks: list[Task], chats: li
                 ranked = [prov.units(h["id"]) for h in recalls[task.id]]
                 row = task_scores(task, injected, ranked)
                 row["injected_count"] = len(injected)
+                row["injected_chars"] = opening  # characters of session start's block and the first prompt's
                 row["decision_memories_shown"] = [  # which memories carried the decision, and how
                     {"phase": phase, "id": m, **prov.describe(m)} for phase, m in shown if prov.units(m) & task.gold]
                 rows.append(row)
