@@ -81,7 +81,7 @@ class RankingSettings(BaseModel):
         5, ge=0, le=20, description="The most memories the set rule of a precise first prompt shows (its k).",
     )
     prompt_set_budget_chars: int = Field(
-        1600, ge=0, le=100_000, description="Characters session start's memories and the set rule of a precise first"
+        1800, ge=0, le=100_000, description="Characters session start's memories and the set rule of a precise first"
         " prompt may fill together (the set's members' lines, a member at or above the bar whole; the blocks' headers"
         " and rating request come on top).",
     )

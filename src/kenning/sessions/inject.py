@@ -101,9 +101,12 @@ def render_block(
 
 def session_start_text(items: list[InjectItem], continuity: str | None = None,
                        continuing: list[InjectItem] | None = None) -> str:
+    """Session start's block; the header asks for ids only when the block shows one (the continuity line alone
+    names none)."""
+    cited = bool(items or continuing)
     return render_block(
         items, continuity=continuity, continuing=continuing,
-        header="Memories from earlier sessions (ids in brackets; cite an id when you rely on one):",
+        header="Memories from earlier sessions" + (" (ids in brackets; cite an id when you rely on one):" if cited else ":"),
     )
 
 
