@@ -20,12 +20,16 @@ from pathlib import Path
 import pytest
 
 from kenning.hooks.install import mcp_server_entry
+from kenning.sessions.inject import FEEDBACK_REQUEST
 from bench.harnesses.daemon import start_daemon
 from bench.harnesses.anthropic_server import AnthropicServer, tool
 from bench.harnesses.claude_runner import ClaudeHome, Session
 from tests.harness.require import require_cli
 
 RATE_TOOL = "mcp__kenning__memory_feedback"
+# the tag form of the rating request asks for a JSON object at the end of the answer (its first line's words)
+TAG_REQUEST = "end it with ONLY a JSON object of scores"
+assert TAG_REQUEST in FEEDBACK_REQUEST
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +113,7 @@ def test_the_agent_rates_through_the_mcp_tool_and_the_rating_counts(claude, kd, 
     text = asked.text()
     assert f"[{note['id']}]" in text  # the memory was shown (session start; the first prompt asks about it) ...
     assert RATE_TOOL in text and "memory_feedback" in text  # ... and the rating is asked through the tool
-    assert "At the end of your response, add ONLY a JSON object" not in text  # not appended to the answer
+    assert TAG_REQUEST not in text  # not appended to the answer
     # Claude Code 2.1 defers MCP tools (a placeholder in `tools`; the model may call them by name)
     assert "DeferredToolPlaceholder" in {t.get("name") for t in asked.body.get("tools") or []} or \
         RATE_TOOL in {t.get("name") for t in asked.body.get("tools") or []}
@@ -131,5 +135,5 @@ def test_without_the_mcp_server_the_prompt_asks_for_the_tag(claude, kd, tmp_path
         turn = session.turn("How are the ledger-plain fixtures regenerated?")
         assert turn[-1].get("subtype") == "success", (turn[-1], session.stderr)
         text = server.model_requests()[0].text()
-    assert f"[{note['id']}]" in text and "At the end of your response, add ONLY a JSON object" in text
+    assert f"[{note['id']}]" in text and TAG_REQUEST in text
     assert RATE_TOOL not in text
