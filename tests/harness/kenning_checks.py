@@ -47,6 +47,18 @@ def episodes(daemon: Any, session_key: str, wait_s: float = 30.0) -> list[str]:
         time.sleep(0.5)
 
 
+def summarized(daemon: Any, session_key: str, wait_s: float = 60.0) -> dict[str, Any]:
+    """The session's detail once its summary job has finished (done or failed): the episodes are stored before the
+    job's extraction ends, so a check of what the job wrote waits for it."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        detail: dict[str, Any] = daemon.get(f"/api/sessions/{session_key}").json()
+        job = detail.get("summary_job") or {}
+        if job.get("status") not in ("pending", "leased", "running") or time.monotonic() > deadline:
+            return detail
+        time.sleep(0.5)
+
+
 def stored_texts(daemon: Any, session_key: str) -> list[str]:
     """Every memory the session produced (episodes and anything extracted)."""
     return [m["content"] for m in daemon.get("/api/memory", session_key=session_key, limit=500).json()["items"]]

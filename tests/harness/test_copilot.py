@@ -22,7 +22,8 @@ from bench.harnesses.chat_server import ChatServer
 from bench.harnesses.cli_runners import copilot_dirs as setup_home, run_copilot
 from tests.harness.require import require_cli
 from bench.harnesses.kenning_setup import KENNING, bare_env, connect
-from tests.harness.kenning_checks import assert_no_harness_text, episodes, observed, remember, session_of, stored_texts
+from tests.harness.kenning_checks import (assert_no_harness_text, episodes, observed, remember, session_of, stored_texts,
+                                          summarized)
 from bench.harnesses.scripted import tool
 
 FAILS_ONCE = "test -e fixed.flag || { touch fixed.flag; echo 'make: *** [test] Error 1' >&2; exit 2; }"
@@ -78,9 +79,9 @@ def test_memories_reach_copilot_and_its_session_is_stored(copilot_bin, daemon_fa
     # job reads it again once it ends with session.shutdown (sessions.late_transcript)
     stored = episodes(daemon, session["session_key"])
     assert any(question in e and "drains through cpool-7" in e for e in stored)
-    assert_no_harness_text(stored_texts(daemon, session["session_key"]))
-    detail = daemon.get(f"/api/sessions/{session['session_key']}").json()
+    detail = summarized(daemon, session["session_key"])  # the job's extraction ends after the episodes are stored
     assert detail["session"]["status"] == "ended" and detail["summary_job"]["status"] == "done"
+    assert_no_harness_text(stored_texts(daemon, session["session_key"]))
     events = home / ".copilot" / "session-state" / session["session_key"] / "events.jsonl"
     assert json.loads(events.read_text().splitlines()[-1])["type"] == "session.shutdown"
     assert detail["transcript"]["chars"] == len(events.read_text())  # the finished file, not what the hook saw
