@@ -31,6 +31,15 @@ def _scored(db) -> list[store.ScoredSession]:
     return store.eligible_sessions(db.reader(), 0.0, 100)
 
 
+def _fitted(db, sessions: int) -> tuple[list[store.ScoredSession], list[str], CandidateRows]:
+    """A user with `sessions` scored sessions and a cache one fit has prepared: (sessions, their keys, the cache)."""
+    _user(db, sessions)
+    scored = _scored(db)
+    reads = CandidateRows()
+    reads.prepare(db.reader(), scored, MODEL)
+    return scored, [s["session_key"] for s in scored], reads
+
+
 def _through(db, reads: CandidateRows, keys: list[str]) -> dict[str, list[store.CandidateRow]]:
     with reading_through(reads):
         return {k: store.session_candidate_rows(db.reader(), k, MODEL) for k in keys}
@@ -56,11 +65,7 @@ def test_prepared_rows_equal_the_databases_and_are_read_once(db):
 
 
 def test_a_memory_changed_since_the_last_fit_is_seen_as_it_is_now(db):
-    _user(db, 3)
-    sessions = _scored(db)
-    keys = [s["session_key"] for s in sessions]
-    reads = CandidateRows()
-    reads.prepare(db.reader(), sessions, MODEL)
+    sessions, keys, reads = _fitted(db, 3)
     rows = _fresh(db, keys)[keys[0]]
     deleted, edited, replaced = rows[0]["memory_id"], rows[1]["memory_id"], rows[2]["memory_id"]
     with db.with_write_tx() as conn:
@@ -106,11 +111,7 @@ def test_new_and_rescored_sessions_are_read_and_dropped_ones_forgotten(db):
 
 
 def test_between_fits_only_the_session_rows_and_vectors_are_kept(db):
-    _user(db, 3)
-    sessions = _scored(db)
-    keys = [s["session_key"] for s in sessions]
-    reads = CandidateRows()
-    reads.prepare(db.reader(), sessions, MODEL)
+    sessions, keys, reads = _fitted(db, 3)
     distinct = len({r["memory_id"] for rows in _fresh(db, keys).values() for r in rows})
     assert reads.held() == {"sessions": 3, "rows": 36, "memories": distinct, "vectors": distinct}
     assert all(m["content"] for m in reads._memories.values())
