@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+from kenning.predictor.weights import Weights
 from kenning.predictor.sidecar import Engine, RpcError
 
 CFG = ScorerConfig(native_dim=16, d=8, hash_buckets=128, seed=5)
 
 
-def trained_like(seed: int = 5) -> CrossAttentionScorer:
+def trained_like(seed: int = 5) -> Weights:
     model = CrossAttentionScorer(ScorerConfig(native_dim=16, d=8, hash_buckets=128, seed=seed))
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 1e-3)  # values no init produces
-    return model
+    return model.weights()
 
 
 def test_round_trip_is_bit_exact(tmp_path: Path):
@@ -31,8 +33,8 @@ def test_round_trip_is_bit_exact(tmp_path: Path):
     loaded, flags, meta = ckpt.load(path)
     assert flags == ckpt.FLAG_FINETUNED and meta["model_version"] == 4
     assert loaded.config == model.config
-    for name, tensor in model.state_dict().items():
-        assert torch.equal(tensor, loaded.state_dict()[name]), name
+    for name, array in model.params.items():
+        assert np.array_equal(array, loaded.params[name]), name
     assert ckpt.to_bytes(loaded, flags=flags, meta=meta) == path.read_bytes()
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]  # temp file renamed away
 
@@ -57,12 +59,12 @@ def test_a_corrupt_file_leaves_the_serving_model_in_place(tmp_path: Path):
     ckpt.save(trained_like(), good, flags=ckpt.FLAG_FINETUNED, meta={"model_version": 3})
     engine = Engine(db_path=None, checkpoint_path=good, native_dim=16)
     assert engine.trained and engine.model_version == 3
-    serving = engine.model
+    serving = engine.weights
     bad = tmp_path / "bad.bin"
     bad.write_bytes(good.read_bytes()[:-7])
     with pytest.raises(RpcError, match="truncated or corrupt"):
         engine.load_checkpoint({"path": str(bad)})
-    assert engine.model is serving and engine.model_version == 3 and engine.trained
+    assert engine.weights is serving and engine.model_version == 3 and engine.trained
 
 
 def test_a_corrupt_checkpoint_at_start_is_reported_and_ignored(tmp_path: Path):
@@ -78,7 +80,7 @@ def test_base_weights_start_a_user_model_marked_pretrained(tmp_path: Path):
     ckpt.save(model, base, flags=ckpt.FLAG_PRETRAINED_BASE)
     engine = Engine(db_path=None, checkpoint_path=tmp_path / "user.bin", base_weights=base, native_dim=16)
     assert engine.flags & ckpt.FLAG_PRETRAINED_BASE and engine.trained
-    assert torch.equal(engine.model.tok.weight, model.tok.weight)
+    assert np.array_equal(engine.weights.params["tok.weight"], model.params["tok.weight"])
     saved = engine.save_checkpoint({})
     _, flags, _ = ckpt.load(saved["path"])
     assert flags & ckpt.FLAG_PRETRAINED_BASE

@@ -212,7 +212,7 @@ def test_sidecar_is_spawned_only_once_training_is_possible(pred_settings, pdb, u
 def _old_checkpoint(path) -> None:
     """A format-1 file as the previous build wrote it: the 12-feature model, version 1."""
     model = CrossAttentionScorer(ScorerConfig(native_dim=384, n_features=12, seed=1))
-    data = bytearray(ckpt.to_bytes(model, flags=ckpt.FLAG_FINETUNED, meta={"model_version": 7})[:-4])
+    data = bytearray(ckpt.to_bytes(model.weights(), flags=ckpt.FLAG_FINETUNED, meta={"model_version": 7})[:-4])
     data[4:8] = struct.pack("<I", 1)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))

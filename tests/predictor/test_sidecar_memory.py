@@ -1,34 +1,58 @@
-"""The sidecar's memory (issue 36): its guard process (predictor.guard) is forked before torch is
-imported, so it does not hold a copy-on-write image of the sidecar's whole interpreter — which the
-sidecar's own writes turned into ~110-150 MB of the guard's private memory; and the history a fit
-builds (and the daemon keeps) holds one small object per signal row, its keys shared."""
+"""The sidecar's memory (issue 36): it scores with numpy and never loads torch (~220 MB, ~70 more for
+torch.optim) — each fit trains in a process of its own that is gone when the fit ends; its guard
+process (predictor.guard) is forked before numpy is imported, so it does not hold a copy-on-write
+image of the sidecar's whole interpreter; and the history a fit builds (and the daemon keeps)
+holds one small object per signal row, its keys shared."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
+import numpy as np
 import pytest
 
+from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
+from kenning.predictor.features import encode_b64
 from kenning.predictor.history import load_all
 
 
+def score_request() -> dict:
+    rng = np.random.default_rng(4)
+    return {"candidate_ids": [f"m{i}" for i in range(12)], "embedding_dims": 384,
+            "candidate_embeddings_b64": encode_b64(rng.normal(size=(12, 384)).astype(np.float32)),
+            "candidate_features": rng.normal(size=(12, C.N_FEATURES)).tolist(), "project": "kenning",
+            "context_text": "fix the deploy script"}
+
+
+def children(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard runs on Linux only")
-def test_the_guard_is_forked_before_torch_is_imported(pred_settings):
+def test_the_sidecar_scores_and_trains_without_loading_torch(pred_settings, pdb, user):
+    for i in range(6):
+        user.record_session(pdb, i)
     client = SidecarClient(sidecar_argv(pred_settings.db_path, pred_settings.home / "m.bin"), score_timeout_ms=5000,
                            stderr_path=pred_settings.home / "sidecar.log")
     client.start(wait_ready=True)
     try:
         pid = client.pid
         assert pid is not None
+        before = client.call("score", score_request(), timeout_s=30)
+        trained = cast(dict, client.call("train_from_db", {"epochs": 2}, timeout_s=120))
+        after = client.call("score", score_request(), timeout_s=30)
         sidecar_maps = Path(f"/proc/{pid}/maps").read_text()
-        guards = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        assert len(guards) == 1
+        guards = children(pid)  # the fit process has exited: only the guard is left
         guard_maps = Path(f"/proc/{guards[0]}/maps").read_text()
     finally:
         client.stop()
-    assert "libtorch" in sidecar_maps  # (the sidecar itself runs torch)
+    assert trained["swapped"] is True and trained["steps"] > 0 and trained["model_version"] == 1
+    assert cast(dict, after)["model_version"] == 1 and cast(dict, after)["scores"] != cast(dict, before)["scores"]
+    assert "libtorch" not in sidecar_maps and "_multiarray_umath" in sidecar_maps  # numpy, not torch
+    assert len(guards) == 1
     assert "libtorch" not in guard_maps and "numpy" not in guard_maps
 
 

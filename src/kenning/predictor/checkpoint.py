@@ -12,6 +12,7 @@ Layout (little-endian):
 Saved atomically: written to a temp file in the same folder, fsynced, then renamed.
 A file that fails any check raises CheckpointError and loads nothing; the sidecar then serves
 an untrained model (baseline only) and the daemon retrains from the stored sessions.
+Weights are numpy (`predictor.weights`): the sidecar reads and writes checkpoints without torch.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ from pathlib import Path
 from typing import TypedDict
 
 import numpy as np
-import torch
 
 from kenning.core.errors import KenningError
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+from kenning.predictor.weights import ScorerConfig, Weights, param_shapes
 
 MAGIC = b"SGPT"
 VERSION = 3
@@ -54,21 +54,21 @@ class StoredMeta(TypedDict, total=False):
     last_trained: str | None
 
 
-def to_bytes(model: CrossAttentionScorer, *, flags: int = 0, meta: Mapping[str, object] | None = None) -> bytes:
-    state = model.state_dict()
+def to_bytes(weights: Weights, *, flags: int = 0, meta: Mapping[str, object] | None = None) -> bytes:
+    shapes = param_shapes(weights.config)
     header = {
-        "config": model.config.to_dict(),
-        "params": [[name, list(t.shape)] for name, t in state.items()],
+        "config": weights.config.to_dict(),
+        "params": [[name, list(shape)] for name, shape in shapes],
         "meta": meta or {},
     }
     config_json = json.dumps(header, sort_keys=True).encode("utf-8")
-    body = b"".join(t.detach().cpu().to(torch.float64).numpy().astype("<f8").tobytes() for t in state.values())
+    body = b"".join(np.asarray(weights.params[name]).astype("<f8").tobytes() for name, _ in shapes)
     payload = _HEADER.pack(MAGIC, VERSION, flags, len(config_json)) + config_json + body
     return payload + struct.pack("<I", zlib.crc32(payload))
 
 
-def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionScorer, int, StoredMeta]:
-    """Parse and validate; returns (model, flags, meta). Raises CheckpointError with the reason."""
+def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[Weights, int, StoredMeta]:
+    """Parse and validate; returns (weights, flags, meta). Raises CheckpointError with the reason."""
     if len(data) < _HEADER.size + 4:
         raise CheckpointError(f"{source}: truncated ({len(data)} bytes, not even a header)")
     magic, version, flags, config_len = _HEADER.unpack_from(data)
@@ -88,8 +88,7 @@ def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionS
         params = header["params"]
     except (ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"{source}: unreadable config JSON ({exc})") from exc
-    model = CrossAttentionScorer(config)
-    expected = {name: list(t.shape) for name, t in model.state_dict().items()}
+    expected = {name: list(shape) for name, shape in param_shapes(config)}
     if {name: shape for name, shape in params} != expected:
         raise CheckpointError(f"{source}: parameter shapes do not match the model config")
     offset = start + config_len
@@ -101,19 +100,18 @@ def from_bytes(data: bytes, source: str = "checkpoint") -> tuple[CrossAttentionS
     for name, shape in params:
         count = int(np.prod(shape))
         values = np.frombuffer(data, dtype="<f8", count=count, offset=offset).reshape(shape)
-        state[name] = torch.from_numpy(values.astype(np.float32))
+        state[name] = values.astype(np.float32)
         offset += count * 8
-    model.load_state_dict(state)
     meta: StoredMeta = header.get("meta") or StoredMeta()
-    return model, flags, meta
+    return Weights(config, state), flags, meta
 
 
-def save(model: CrossAttentionScorer, path: Path | str, *, flags: int = 0,
+def save(weights: Weights, path: Path | str, *, flags: int = 0,
          meta: Mapping[str, object] | None = None) -> int:
     """Write atomically (temp + fsync + rename); returns the byte count."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    payload = to_bytes(model, flags=flags, meta=meta)
+    payload = to_bytes(weights, flags=flags, meta=meta)
     fd, tmp = tempfile.mkstemp(prefix=".model-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -128,7 +126,7 @@ def save(model: CrossAttentionScorer, path: Path | str, *, flags: int = 0,
     return len(payload)
 
 
-def load(path: Path | str) -> tuple[CrossAttentionScorer, int, StoredMeta]:
+def load(path: Path | str) -> tuple[Weights, int, StoredMeta]:
     target = Path(path)
     try:
         data = target.read_bytes()

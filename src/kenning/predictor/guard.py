@@ -40,13 +40,14 @@ def _parent_of(pid: int) -> int | None:
     return int(stat[stat.rindex(b")") + 2:].split()[1])  # fields after "(comm)": state, ppid
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when the thread that spawned it ends."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _guard(sidecar: int, daemon: int) -> None:
-    _die_with_parent()
+    die_with_parent()
     while True:
         parent = _parent_of(sidecar)
         if parent is None:

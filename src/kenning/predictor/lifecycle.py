@@ -17,11 +17,11 @@ from kenning.core import telemetry
 from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
+from kenning.predictor.weights import ScorerConfig, param_count
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 
 DEFAULT_DIM = 384
-WHEN_INPUTS = 7  # the width of model.SESSION_FEATURES (the time features added to the query)
 
 
 class Sidecar:
@@ -109,11 +109,4 @@ def scorer_param_count(native_dim: int) -> int:
     the daemon stays torch-free (building the model to count it loaded torch into the daemon on
     the first status call: +186 MB RSS, 2 s). tests/predictor/test_predictor_model.py pins it to
     the model's own count."""
-    d, v = C.INTERNAL_DIM, C.VALUE_DIM
-
-    def linear(n_in: int, n_out: int) -> int:
-        return n_in * n_out + n_out
-
-    return (linear(native_dim, d) + C.HASH_BUCKETS * d + 2 * (2 * d)  # down, tok, ln_emb + ln_text
-            + C.PROJECT_SLOTS * d + linear(WHEN_INPUTS, d)  # project, when
-            + 2 * linear(d, d) + linear(d, v) + linear(1 + v + C.N_FEATURES, 1))  # q, k, v, gate
+    return param_count(ScorerConfig(native_dim=native_dim))

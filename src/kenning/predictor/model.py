@@ -17,57 +17,24 @@ adds them to the query, which lets "evenings need project X memories" be learned
 In training only, the candidates' encodings are dropped out (CANDIDATE_DROPOUT), so the content
 path cannot carry each memory's usefulness alone and the gate learns the history features.
 Parameters at d=64, native_dim=384: ~1.09 M (hash table 1.05 M of it).
+This module is for training (`predictor.fit`); the sidecar scores with the same weights in numpy
+(`predictor.weights`, issue 36).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from collections.abc import Mapping
-from typing import Any, TypedDict, cast
+from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
 from kenning.predictor import constants as C
 from kenning.predictor.tokens import hash_tokens, project_slot  # noqa: F401 - re-exported for callers
-
-SESSION_FEATURES = slice(3, 10)  # tod sin/cos, dow sin/cos, moy sin/cos, log session gap
-
-
-class ScorerConfigDict(TypedDict, total=False):
-    """ScorerConfig as a checkpoint header stores it (JSON)."""
-
-    native_dim: int
-    d: int
-    hash_buckets: int
-    project_slots: int
-    v_dim: int
-    n_features: int
-    dropout: float
-    seed: int
-
-
-@dataclass
-class ScorerConfig:
-    native_dim: int = 384  # the store's embedding width (all-MiniLM-L6-v2 = 384)
-    d: int = C.INTERNAL_DIM  # internal width; the seed's parameter budget is sized for 64
-    hash_buckets: int = C.HASH_BUCKETS  # fixed across users so base weights transfer
-    project_slots: int = C.PROJECT_SLOTS  # projects hashed into this many learned rows
-    v_dim: int = C.VALUE_DIM  # value width feeding the gate
-    n_features: int = C.N_FEATURES
-    dropout: float = C.CANDIDATE_DROPOUT  # on the candidates' encodings, training only
-    seed: int = 0  # initialisation seed: same seed, same weights
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> ScorerConfig:
-        """The config a checkpoint header holds (keys this build does not know are left out)."""
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**cast(ScorerConfigDict, {k: v for k, v in data.items() if k in known}))
+from kenning.predictor.weights import SESSION_FEATURES, ScorerConfig, Weights
 
 
 @dataclass
@@ -124,6 +91,18 @@ class CrossAttentionScorer(nn.Module):
 
     def param_count(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+    @classmethod
+    def from_weights(cls, weights: Weights) -> CrossAttentionScorer:
+        model = cls(weights.config)
+        model.load_state_dict({name: torch.from_numpy(np.array(array, np.float32))
+                               for name, array in weights.params.items()})
+        return model
+
+    def weights(self) -> Weights:
+        """The parameters as numpy (a copy: training this model later does not change them)."""
+        return Weights(self.config, {name: t.detach().cpu().numpy().astype(np.float32, copy=True)
+                                     for name, t in self.state_dict().items()})
 
     def encode(self, emb: Tensor, has_emb: Tensor, tokens: Tensor, offsets: Tensor) -> Tensor:
         """[M, native_dim] + bags → [M, d]: the embedding path where present, else the text path."""

@@ -9,8 +9,10 @@ JSON-RPC 2.0, one JSON object per line on stdin/stdout. Methods:
   status          → {trained, model_ready, model_version, param_count, training, ...}
   save_checkpoint {path?} → {path, bytes}
   load_checkpoint {path?} → {path, model_version}  (a corrupt file is refused; the old model serves)
-Training runs on a worker thread against a clone; scoring keeps answering from the serving
-model meanwhile, and the swap is one reference assignment. The database is opened read-only:
+Scoring runs the serving weights in numpy (`predictor.weights`): this process never imports torch.
+A training run reads the store and builds its samples on a worker thread, then trains in a
+short-lived fit process (`predictor.fit`, PyTorch) that answers new weights; scoring keeps
+answering from the serving weights meanwhile, and the swap is one reference assignment. The database is opened read-only:
 this process never writes it (the daemon records training results). The process exits on
 stdin EOF or when its parent process goes away, so it can never outlive the daemon.
 `--fault hang|crash|garbage` (optionally only while `--fault-file` exists) makes `score`
@@ -33,21 +35,18 @@ from typing import TextIO, cast
 from kenning.predictor.guard import expected_parent, start_guard
 
 if __name__ == "__main__":
-    # The guard is forked before numpy and torch are imported: forked after them it starts as a
-    # copy-on-write image of the whole interpreter (~300 MB), and the sidecar's own writes (reference
-    # counts, collections, a fit) turn that image into the guard's private memory: ~110 MB a minute
-    # after start at 200k memories, ~150 MB later (issue 36). Forked here it holds ~10 MB.
+    # The guard is forked before numpy and the store are imported: forked after them it starts as a
+    # copy-on-write image of the whole interpreter, and the sidecar's own writes (reference counts,
+    # collections, a fit's reads) turn that image into the guard's private memory: ~110 MB a minute
+    # after start at 200k memories when torch was loaded here (issue 36). Forked here it holds ~10 MB.
     start_guard(expected_parent())
 
-import numpy as np  # noqa: E402 (after the guard's fork, above)
-import torch  # noqa: E402
-
-from kenning.core.clock import now_iso  # noqa: E402
+from kenning.core.clock import now_iso  # noqa: E402 (after the guard's fork, above)
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
+from kenning.predictor import fit
 from kenning.predictor.features import Sample, load_samples, request_sample, trust_of
 from kenning.predictor.history import load_all
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.protocol import (
     CheckpointMeta,
     CheckpointReply,
@@ -57,7 +56,7 @@ from kenning.predictor.protocol import (
     ScoreRequest,
     TrainRequest,
 )
-from kenning.predictor.train import TrainConfig, score_samples, train
+from kenning.predictor.weights import ScorerConfig, Weights
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
 from kenning.store.factory import open_location
@@ -71,11 +70,12 @@ class RpcError(Exception):
 
 
 class Engine:
-    """Holds the serving model; trains clones; swaps atomically; saves checkpoints."""
+    """Holds the serving weights; has fits train new ones; swaps atomically; saves checkpoints."""
 
     def __init__(self, *, db_path: str | Path | None, checkpoint_path: Path | None,
-                 base_weights: Path | None = None, native_dim: int = 384, seed: int = 0) -> None:
+                 base_weights: Path | None = None, native_dim: int = 384, seed: int = 0, threads: int = 1) -> None:
         self.db_path = db_path
+        self.threads = max(1, threads)  # the fit process's torch threads
         self.checkpoint_path = checkpoint_path
         self.started = time.monotonic()
         self.scores_processed = 0
@@ -90,12 +90,12 @@ class Engine:
         self.reads = CandidateRows()  # training reads kept from one fit to the next (the fits run one at a time)
         self.flags = 0
         self.model_version = 0
-        model = None
+        weights = None
         for path, is_base in ((checkpoint_path, False), (base_weights, True)):
             if path is None or not Path(path).exists():
                 continue
             try:
-                model, flags, meta = ckpt.load(path)
+                weights, flags, meta = ckpt.load(path)
             except ckpt.CheckpointError as exc:
                 self.load_error = str(exc)
                 print(f"predictor: {exc}; ignoring it", file=sys.stderr)
@@ -106,7 +106,9 @@ class Engine:
             self.training_pairs = int(meta.get("training_pairs", 0))
             self.last_trained = meta.get("last_trained")
             break
-        self.model: CrossAttentionScorer = model or CrossAttentionScorer(ScorerConfig(native_dim=native_dim, seed=seed))
+        # untrained: torch's seeded initialisation, built once in a fit process
+        self.weights: Weights = weights or fit.initial_weights(ScorerConfig(native_dim=native_dim, seed=seed),
+                                                               threads=self.threads)
 
     @property
     def trained(self) -> bool:
@@ -121,12 +123,12 @@ class Engine:
 
     # -- methods ---------------------------------------------------------------
     def score(self, params: ScoreRequest) -> ScoreReply:
-        model = self.model  # one reference: a concurrent swap cannot tear this request
+        weights = self.weights  # one reference: a concurrent swap cannot tear this request
         try:
-            sample = request_sample(params, model.config.native_dim)
+            sample = request_sample(params, weights.config.native_dim)
         except (ValueError, TypeError, KeyError) as exc:
             raise RpcError(-32602, f"invalid score params: {exc}") from exc
-        scores = score_samples(model, [sample])[0] if sample.ids else np.zeros(0, dtype=np.float32)
+        scores = weights.score(sample)
         self.scores_processed += 1
         return {"scores": [{"id": i, "score": float(s)} for i, s in zip(sample.ids, scores)],
                 "model_ready": self.trained, "model_version": self.model_version}
@@ -135,28 +137,28 @@ class Engine:
         return {
             "trained": self.trained, "model_ready": self.trained, "model_version": self.model_version,
             "training_pairs": self.training_pairs, "last_trained": self.last_trained,
-            "param_count": self.model.param_count(), "config": self.model.config.to_dict(),
+            "param_count": self.weights.param_count(), "config": self.weights.config.to_dict(),
             "training": self.training, "steps": self.total_steps, "pid": os.getpid(),
             "uptime_s": time.monotonic() - self.started, "scores_processed": self.scores_processed,
             "trainings_completed": self.trainings_completed, "flags": self.flags,
-            "checkpoint_error": self.load_error, "torch_threads": torch.get_num_threads(),
+            "checkpoint_error": self.load_error, "fit_threads": self.threads,
         }
 
     def save_checkpoint(self, params: CheckpointRequest) -> CheckpointReply:
         path = Path(params.get("path") or self.checkpoint_path or "")
         if not str(path):
             raise RpcError(-32602, "no checkpoint path (start with --checkpoint or pass path)")
-        size = ckpt.save(self.model, path, flags=self.flags, meta=self._meta())
+        size = ckpt.save(self.weights, path, flags=self.flags, meta=self._meta())
         return {"path": str(path), "bytes": size}
 
     def load_checkpoint(self, params: CheckpointRequest) -> CheckpointReply:
-        """Replace the serving model from a file; a bad file changes nothing (old model serves)."""
+        """Replace the serving weights from a file; a bad file changes nothing (the old ones serve)."""
         path = Path(params.get("path") or self.checkpoint_path or "")
         try:
-            model, flags, meta = ckpt.load(path)
+            weights, flags, meta = ckpt.load(path)
         except ckpt.CheckpointError as exc:
             raise RpcError(-32003, str(exc)) from exc
-        self.model, self.flags = model, flags
+        self.weights, self.flags = weights, flags
         self.model_version = int(meta.get("model_version", 0))
         self.total_steps = int(meta.get("steps", 0))
         return {"path": str(path), "model_version": self.model_version, "flags": flags}
@@ -165,30 +167,36 @@ class Engine:
         return {"model_version": self.model_version, "steps": self.total_steps,
                 "training_pairs": self.training_pairs, "last_trained": self.last_trained}
 
-    def _run_training(self, recent: list[Sample], replay: list[Sample], canary: list[Sample], params: TrainRequest,
-                      skipped: dict[str, int]) -> dict[str, object]:
-        cfg = TrainConfig(
-            epochs=int(params.get("epochs") or C.TRAIN_EPOCHS), lr=float(params.get("lr") or C.TRAIN_LR),
+    def _job(self, params: TrainRequest, recent: list[Sample], replay: list[Sample],
+             canary: list[Sample]) -> fit.FitJob:
+        return fit.FitJob(
+            config=self.weights.config, weights=self.weights, recent=recent, replay=replay, canary=canary,
+            previous_trained=self.trained, epochs=int(params.get("epochs") or C.TRAIN_EPOCHS),
+            lr=float(params.get("lr") or C.TRAIN_LR),
             time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
-            seed=int(params.get("seed") or 0),
-        )
-        previous_trained = self.trained
-        result = train(self.model, recent, replay=replay, canary=canary,
-                       previous_trained=previous_trained, config=cfg)
-        out = result.summary()
+            seed=int(params.get("seed") or 0))
+
+    def _finish_fit(self, running: fit.RunningFit, recent_sessions: int, replay_sessions: int,
+                    skipped: dict[str, int]) -> dict[str, object]:
+        """Wait for the fit process; swap in its weights when every gate passed."""
+        try:
+            outcome = fit.finish(running)
+        except fit.FitError as exc:
+            raise RpcError(-32000, f"training failed: {exc}") from exc
+        out = dict(outcome.summary)
         out.update(samples_skipped=skipped, previous_version=self.model_version,
-                   replay_sessions=len(replay), recent_sessions=len(recent), checkpoint_saved=False)
-        if result.swapped and result.model is not None:
-            self.model = result.model  # the atomic swap
+                   replay_sessions=replay_sessions, recent_sessions=recent_sessions, checkpoint_saved=False)
+        if outcome.weights is not None:
+            self.weights = outcome.weights  # the atomic swap
             self.flags |= ckpt.FLAG_FINETUNED
             self.model_version += 1
-            self.total_steps += result.steps
-            self.training_pairs = len(recent)
+            self.total_steps += int(cast(int, out.get("steps") or 0))
+            self.training_pairs = recent_sessions
             self.last_trained = now_iso()
             self.trainings_completed += 1
             if self.checkpoint_path is not None:
                 try:
-                    ckpt.save(self.model, self.checkpoint_path, flags=self.flags, meta=self._meta())
+                    ckpt.save(self.weights, self.checkpoint_path, flags=self.flags, meta=self._meta())
                     out["checkpoint_saved"] = True
                 except OSError as exc:
                     out["checkpoint_error"] = str(exc)
@@ -198,15 +206,17 @@ class Engine:
 
     def train(self, params: TrainRequest) -> dict[str, object]:
         sessions = params.get("sessions") or [cast(ScoreRequest, params)]  # no `sessions`: the request is one
+        native_dim = self.weights.config.native_dim
         try:
-            samples = [request_sample(p, self.model.config.native_dim) for p in sessions]
+            samples = [request_sample(p, native_dim) for p in sessions]
         except (ValueError, TypeError, KeyError) as exc:
             raise RpcError(-32602, f"invalid train params: {exc}") from exc
         if any(s.labels is None or len(s.labels) != len(s.ids) for s in samples):
             raise RpcError(-32602, "every session needs one label per candidate")
         canary_params = params.get("canary")
-        canary = [request_sample(p, self.model.config.native_dim) for p in canary_params] if canary_params else samples
-        return self._run_training(samples, [], canary[:C.CANARY_SIZE], params, {})
+        canary = [request_sample(p, native_dim) for p in canary_params] if canary_params else samples
+        running = fit.start(self._job(params, samples, [], canary[:C.CANARY_SIZE]), threads=self.threads)
+        return self._finish_fit(running, len(samples), 0, {})
 
     def train_from_db(self, params: TrainRequest) -> dict[str, object]:
         conn = self.db().reader()
@@ -232,10 +242,14 @@ class Engine:
         finally:
             self.reads.release()  # between fits only the session rows and vectors stay (store.training_reads)
         del history  # the samples carry their history features; this fit's signal events can go
-        out = self._run_training(recent, replay, canary, params, skipped)
+        counts, used_canary = (len(recent), len(replay)), [s.session_key for s in canary]
+        running = fit.start(self._job(params, recent, replay, canary), threads=self.threads)
+        del recent, replay, canary  # the fit process has them now: freed while it trains
+        return_freed_memory()
+        out = self._finish_fit(running, *counts, skipped)
         out["training_reads"] = reads.to_dict()
         out["embedding_model"] = model_name
-        out["canary_keys"] = [s.session_key for s in canary]
+        out["canary_keys"] = used_canary
         # the newest session start the model learned from: memories created after it are
         # unknown to the model (scoring treats them as unseen)
         out["trained_through"] = max((started for s in sessions if (started := s.get("started_at"))), default=None)
@@ -338,15 +352,6 @@ def return_freed_memory() -> bool:
     return bool(trim(0))
 
 
-def _warm_up(native_dim: int) -> None:
-    """Pay torch's one-time lazy initialisation (seconds on a busy machine) before serving,
-    so neither the first score nor the first training run carries it."""
-    tiny = CrossAttentionScorer(ScorerConfig(native_dim=native_dim, d=8, hash_buckets=64, project_slots=2, v_dim=4))
-    sample = Sample("warm-up", ["a", "b"], None, [1], [None, np.ones(native_dim, np.float32)], [[1, 2], []],
-                    np.zeros((2, C.N_FEATURES), np.float32), 0, np.array([1.0, 0.0], np.float32))
-    train(tiny, [sample], canary=[sample], config=TrainConfig(epochs=1))
-
-
 def _watch_parent(parent: int) -> None:
     while True:
         if os.getppid() != parent:
@@ -366,20 +371,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-file", type=Path)
     args = parser.parse_args(argv)
     parent = expected_parent()
-    if __name__ != "__main__":  # (run as a module the guard was started before torch's import, above)
+    if __name__ != "__main__":  # (run as a module the guard was started before the imports, above)
         start_guard(parent)  # a stopped sidecar still dies with the daemon (predictor.guard)
-    torch.set_num_threads(max(1, args.threads))
     # Keep the protocol channel private: anything else printing to stdout goes to stderr.
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    _warm_up(args.native_dim)
     engine = Engine(db_path=args.db, checkpoint_path=args.checkpoint, base_weights=args.base_weights,
-                    native_dim=args.native_dim, seed=args.seed)
+                    native_dim=args.native_dim, seed=args.seed, threads=args.threads)
     serve(engine, sys.stdin, protocol, fault=args.fault, fault_file=args.fault_file)
     # stdin closed: the daemon is gone or asked us to stop. Leave without interpreter teardown: a
-    # training thread or torch's own worker threads may still be running, and finalising the interpreter
-    # under them aborts the process ("terminate called without an active exception", exit -6).
+    # training thread may still be reading the store or waiting on its fit process (which dies with it).
     protocol.flush()
     sys.stderr.flush()
     os._exit(0)

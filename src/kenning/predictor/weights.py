@@ -1,0 +1,147 @@
+"""The scorer's weights as numpy arrays, and its forward pass in numpy: what the sidecar serves with.
+
+The sidecar scores every request from `Weights.score` and never imports torch (issue 36): torch held
+~220 MB of its memory, and `torch.optim` another ~70 MB, for a forward pass of a few small matrix
+products. Training runs in a short-lived process (`predictor.fit`) that builds the torch model
+(`model.CrossAttentionScorer`) from these arrays and hands new ones back.
+
+`score` is `CrossAttentionScorer.forward` in eval mode for one session (no dropout, no padding):
+
+    encode(x)  = LN_emb(down(emb))            where an embedding of the model's width is present
+               = LN_text(mean of tok[tokens])  otherwise (an empty bag is zeros)
+    query      = q(encode(context) + project[slot] + when(session features))
+    score_i    = gate([k(encode(m_i)) · query / √d, v(encode(m_i)), features_i])
+
+tests/predictor/test_predictor_weights.py holds it to the torch model's scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, TypedDict, cast
+
+import numpy as np
+
+from kenning.predictor import constants as C
+
+if TYPE_CHECKING:
+    from kenning.predictor.features import Sample
+
+SESSION_FEATURES = slice(3, 10)  # tod sin/cos, dow sin/cos, moy sin/cos, log session gap
+WHEN_INPUTS = SESSION_FEATURES.stop - SESSION_FEATURES.start
+LAYER_NORM_EPS = 1e-5  # torch.nn.LayerNorm's default
+
+
+class ScorerConfigDict(TypedDict, total=False):
+    """ScorerConfig as a checkpoint header stores it (JSON)."""
+
+    native_dim: int
+    d: int
+    hash_buckets: int
+    project_slots: int
+    v_dim: int
+    n_features: int
+    dropout: float
+    seed: int
+
+
+@dataclass
+class ScorerConfig:
+    native_dim: int = 384  # the store's embedding width (all-MiniLM-L6-v2 = 384)
+    d: int = C.INTERNAL_DIM  # internal width; the seed's parameter budget is sized for 64
+    hash_buckets: int = C.HASH_BUCKETS  # fixed across users so base weights transfer
+    project_slots: int = C.PROJECT_SLOTS  # projects hashed into this many learned rows
+    v_dim: int = C.VALUE_DIM  # value width feeding the gate
+    n_features: int = C.N_FEATURES
+    dropout: float = C.CANDIDATE_DROPOUT  # on the candidates' encodings, training only
+    seed: int = 0  # initialisation seed: same seed, same weights
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> ScorerConfig:
+        """The config a checkpoint header holds (keys this build does not know are left out)."""
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**cast(ScorerConfigDict, {k: v for k, v in data.items() if k in known}))
+
+
+def param_shapes(config: ScorerConfig) -> list[tuple[str, tuple[int, ...]]]:
+    """Every parameter's name and shape, in `CrossAttentionScorer.state_dict()`'s order."""
+    d, v = config.d, config.v_dim
+
+    def linear(name: str, n_in: int, n_out: int) -> list[tuple[str, tuple[int, ...]]]:
+        return [(f"{name}.weight", (n_out, n_in)), (f"{name}.bias", (n_out,))]
+
+    def norm(name: str) -> list[tuple[str, tuple[int, ...]]]:
+        return [(f"{name}.weight", (d,)), (f"{name}.bias", (d,))]
+
+    return [*linear("down", config.native_dim, d), ("tok.weight", (config.hash_buckets, d)),
+            *norm("ln_emb"), *norm("ln_text"), ("project.weight", (config.project_slots, d)),
+            *linear("when", WHEN_INPUTS, d), *linear("q", d, d), *linear("k", d, d), *linear("v", d, v),
+            *linear("gate", 1 + v + config.n_features, 1)]
+
+
+def param_count(config: ScorerConfig) -> int:
+    return sum(math.prod(shape) for _, shape in param_shapes(config))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return ((x - mean) / np.sqrt(var + LAYER_NORM_EPS)) * weight + bias
+
+
+@dataclass(frozen=True)
+class Weights:
+    """One scorer's parameters (float32, by `param_shapes` name) and its config. Never mutated:
+    a fit hands back a new one and the sidecar swaps the reference."""
+
+    config: ScorerConfig
+    params: Mapping[str, np.ndarray]
+
+    def __post_init__(self) -> None:
+        expected = dict(param_shapes(self.config))
+        shapes = {name: tuple(array.shape) for name, array in self.params.items()}
+        if shapes != expected:
+            raise ValueError("parameter shapes do not match the scorer config")
+
+    def param_count(self) -> int:
+        return param_count(self.config)
+
+    def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
+        return x @ self.params[f"{name}.weight"].T + self.params[f"{name}.bias"]
+
+    def _encode(self, vectors: list[np.ndarray | None], tokens: list[list[int]]) -> np.ndarray:
+        """[M, d]: each item's embedding path where it has a vector of the model's width, else its text path."""
+        p, width = self.params, self.config.native_dim
+        present = [v for v in vectors if v is not None and v.shape[0] == width]
+        embedded = np.array([v is not None and v.shape[0] == width for v in vectors], bool)
+        out = np.zeros((len(vectors), self.config.d), np.float32)
+        if present:
+            emb = np.stack(present).astype(np.float32, copy=False)
+            out[embedded] = _layer_norm(self._linear("down", emb), p["ln_emb.weight"], p["ln_emb.bias"])
+        if not embedded.all():
+            table = p["tok.weight"]
+            bags = np.stack([table[ids].mean(axis=0) if ids else np.zeros(self.config.d, np.float32)
+                             for ids, has in zip(tokens, embedded) if not has])
+            out[~embedded] = _layer_norm(bags, p["ln_text.weight"], p["ln_text.bias"])
+        return out
+
+    def score(self, sample: Sample) -> np.ndarray:
+        """[N] scores of one session's candidates, as the torch model in eval mode gives them."""
+        n = len(sample.ids)
+        if not n:
+            return np.zeros(0, np.float32)
+        p = self.params
+        features = np.asarray(sample.features, np.float32)
+        ctx = self._encode([sample.ctx_vec], [list(sample.ctx_tokens)])[0]
+        ctx = ctx + p["project.weight"][sample.project_slot] + self._linear("when", features[0, SESSION_FEATURES])
+        query = self._linear("q", ctx)
+        mem = self._encode(list(sample.cand_vecs), [list(t) for t in sample.cand_tokens])
+        keys, values = self._linear("k", mem), self._linear("v", mem)
+        attention = keys @ query / math.sqrt(self.config.d)
+        x = np.concatenate([attention[:, None], values, features], axis=1)
+        return self._linear("gate", x)[:, 0].astype(np.float32)
