@@ -20,14 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import Protocol, TypedDict, cast
 
 import numpy as np
 
 from kenning.predictor import constants as C
-
-if TYPE_CHECKING:
-    from kenning.predictor.features import Sample
 
 SESSION_FEATURES = slice(3, 10)  # tod sin/cos, dow sin/cos, moy sin/cos, log session gap
 WHEN_INPUTS = SESSION_FEATURES.stop - SESSION_FEATURES.start
@@ -66,6 +63,18 @@ class ScorerConfig:
         """The config a checkpoint header holds (keys this build does not know are left out)."""
         known = {f for f in cls.__dataclass_fields__}
         return cls(**cast(ScorerConfigDict, {k: v for k, v in data.items() if k in known}))
+
+
+class Session(Protocol):
+    """What a forward pass reads of one session (features.Sample is one)."""
+
+    ids: list[str]
+    ctx_vec: np.ndarray | None
+    ctx_tokens: list[int]
+    cand_vecs: list[np.ndarray | None]
+    cand_tokens: list[list[int]]
+    features: np.ndarray  # [N, n_features]
+    project_slot: int
 
 
 def param_shapes(config: ScorerConfig) -> list[tuple[str, tuple[int, ...]]]:
@@ -130,7 +139,7 @@ class Weights:
             out[~embedded] = _layer_norm(bags, p["ln_text.weight"], p["ln_text.bias"])
         return out
 
-    def score(self, sample: Sample) -> np.ndarray:
+    def score(self, sample: Session) -> np.ndarray:
         """[N] scores of one session's candidates, as the torch model in eval mode gives them."""
         n = len(sample.ids)
         if not n:
