@@ -389,10 +389,12 @@ def training_reads(daemon: Daemon, runs: int, statements: Statements | None = No
             http.get("/api/predictor/drift").raise_for_status()
             drift_ms = (time.perf_counter() - began) * 1000
             began = time.perf_counter()
-            answer = http.post("/api/predictor/train")
+            with PeakRss(daemon) as peak:
+                answer = http.post("/api/predictor/train")
             answer.raise_for_status()
             result = answer.json()
             run = {"drift_ms": round(drift_ms, 1), "train_ms": round((time.perf_counter() - began) * 1000, 1),
+                   "rss_peak_during_fit": peak.peak, "rss_after_fit": daemon.rss_mb(),
                    "postgres_cpu_s": round(_postgres_cpu_since(pg_cpu), 2), "samples_used": result.get("samples_used"),
                    "swapped": result.get("swapped"), "error": result.get("error"),
                    "training_reads": result.get("training_reads")}
@@ -401,6 +403,29 @@ def training_reads(daemon: Daemon, runs: int, statements: Statements | None = No
             out.append(run)
             print(json.dumps({"training_run": {k: v for k, v in run.items() if k != "statements"}}), file=sys.stderr)
     return {"runs": out}
+
+
+class PeakRss:
+    """The daemon's largest RSS (process, and with all its descendants: the sidecar, its guard and a fit
+    process while one runs) sampled every 0.2 s while the block runs."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon, self.stop, self.peak = daemon, threading.Event(), {"process_mb": 0, "with_children_mb": 0}
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.stop.is_set():
+            now = self.daemon.rss_mb()
+            self.peak = {k: max(self.peak[k], now[k]) for k in self.peak}
+            self.stop.wait(0.2)
+
+    def __enter__(self) -> PeakRss:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 class TrainingLoop:
