@@ -1,4 +1,4 @@
-"""Training: ListNet KL + Adam on a cloned parameter set, then validation gates, then swap or discard.
+"""Training: ListNet KL + Adam (adam.py) on a cloned parameter set, then validation gates, then swap or discard.
 
     serving model ──clone──► twin ──epochs (≤ 30 s, 80 % recent / 20 % replay)──► candidate
     gates on the canary set (all must pass):
@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from kenning.predictor import constants as C
+from kenning.predictor.adam import Adam
 from kenning.predictor.features import Sample, collate
 from kenning.predictor.fusion import ndcg_at_k
 from kenning.predictor.model import CrossAttentionScorer, clone_model, listnet_kl
@@ -139,7 +140,7 @@ def epoch_order(n_recent: int, n_replay: int, fraction: float, rng: np.random.Ge
     return [order[i] for i in rng.permutation(len(order))]
 
 
-def _epochs(twin: CrossAttentionScorer, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+def _epochs(twin: CrossAttentionScorer, optimizer: Adam, cfg: TrainConfig,
             rng: np.random.Generator, pools: dict[str, list[Sample]], scale: dict[str, float],
             curve: list[float], started: float) -> tuple[int, bool, bool]:
     """The epochs of one training (appends each epoch's mean loss to `curve`);
@@ -158,7 +159,7 @@ def _epochs(twin: CrossAttentionScorer, optimizer: torch.optim.Optimizer, cfg: T
             if not torch.isfinite(loss):
                 all_finite = False
                 break
-            optimizer.zero_grad(set_to_none=True)
+            optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             steps += 1
@@ -186,7 +187,7 @@ def train(
         return TrainResult(False, None, None, 0, 0, 0.0, error="no usable training sessions")
     twin = clone_model(serving)
     twin.train()
-    optimizer = torch.optim.Adam(twin.parameters(), lr=cfg.lr)
+    optimizer = Adam(twin.parameters(), lr=cfg.lr)  # torch.optim.Adam's update, without torch.optim (adam.py)
     rng = np.random.default_rng(cfg.seed)
     pools = {"recent": recent, "replay": replay}
     # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
