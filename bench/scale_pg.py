@@ -252,6 +252,15 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def _role(pid: int) -> str:
+    """A process by the module it runs (kenning.predictor.sidecar, kenning.predictor.fit, ...), else its name."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return "gone"
+    return argv[argv.index("-m") + 1] if "-m" in argv[:-1] else Path(argv[0]).name
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -394,7 +403,7 @@ def training_reads(daemon: Daemon, runs: int, statements: Statements | None = No
             answer.raise_for_status()
             result = answer.json()
             run = {"drift_ms": round(drift_ms, 1), "train_ms": round((time.perf_counter() - began) * 1000, 1),
-                   "rss_peak_during_fit": peak.peak, "rss_after_fit": daemon.rss_mb(),
+                   "rss_peak_during_fit": {**peak.peak, "by_process_mb": peak.parts}, "rss_after_fit": daemon.rss_mb(),
                    "postgres_cpu_s": round(_postgres_cpu_since(pg_cpu), 2), "samples_used": result.get("samples_used"),
                    "swapped": result.get("swapped"), "error": result.get("error"),
                    "training_reads": result.get("training_reads")}
@@ -411,12 +420,17 @@ class PeakRss:
 
     def __init__(self, daemon: Daemon) -> None:
         self.daemon, self.stop, self.peak = daemon, threading.Event(), {"process_mb": 0, "with_children_mb": 0}
+        self.parts: list[tuple[str, int]] = []
         self.thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self.stop.is_set():
-            now = self.daemon.rss_mb()
-            self.peak = {k: max(self.peak[k], now[k]) for k in self.peak}
+            parts = {pid: _rss_kb(pid) for pid in [self.daemon.proc.pid] + _children(self.daemon.proc.pid)}
+            total = round(sum(parts.values()) / 1024)
+            if total > self.peak["with_children_mb"]:  # what each process held at the peak
+                self.parts = sorted(((_role(pid), round(kb / 1024)) for pid, kb in parts.items()), key=lambda p: -p[1])
+            self.peak = {"process_mb": max(self.peak["process_mb"], round(parts[self.daemon.proc.pid] / 1024)),
+                         "with_children_mb": max(self.peak["with_children_mb"], total)}
             self.stop.wait(0.2)
 
     def __enter__(self) -> PeakRss:

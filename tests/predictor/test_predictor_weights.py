@@ -108,3 +108,24 @@ def test_a_fit_process_that_fails_is_a_clear_error():
     job = fit.FitJob(config=CFG, weights=CrossAttentionScorer(CFG).weights(), recent=[bad], canary=[bad])
     with pytest.raises(fit.FitError, match="exited with status"):
         fit.finish(fit.start(job))
+
+
+def test_a_fit_hashes_words_only_where_the_model_reads_them(pdb, user):
+    from kenning.predictor.features import collate, load_samples
+    from kenning.store import predictor as store
+
+    for i in range(4):
+        user.record_session(pdb, i)
+    conn = pdb.reader()
+    sessions = store.eligible_sessions(conn, 0.0, 10)
+    model = store.embedding_model_in_use(conn)
+    every, _ = load_samples(conn, sessions, model)
+    lean, _ = load_samples(conn, sessions, model, native_dim=384)
+    other_width, _ = load_samples(conn, sessions, model, native_dim=16)
+    assert len(every) == len(lean) >= 4 and all(tokens for s in every for tokens in s.cand_tokens)
+    assert all(v is not None and v.shape[0] == 384 for s in lean for v in s.cand_vecs)
+    assert not any(tokens for s in lean for tokens in s.cand_tokens)  # every candidate is embedded: no words
+    assert [s.cand_tokens for s in other_width] == [s.cand_tokens for s in every]  # vectors it cannot read: words
+    full, trimmed = collate(every, 384), collate(lean, 384)
+    for name in ("cand_emb", "cand_has_emb", "cand_tokens", "cand_offsets", "features", "labels", "mask"):
+        assert torch.equal(getattr(full, name), getattr(trimmed, name)), name

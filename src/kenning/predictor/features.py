@@ -197,10 +197,13 @@ def session_labels(conn: Connection, session: ScoredSession, model_name: str | N
 
 
 def session_sample(conn: Connection, session: ScoredSession, model_name: str | None, history: History,
-                   trust: float = 1.0) -> tuple[list[Sample], SessionLabels]:
+                   trust: float = 1.0, native_dim: int | None = None) -> tuple[list[Sample], SessionLabels]:
     """The labelled training samples of one scored session: its session-start sample (context:
     the session context, candidates: every recorded row) and one per recorded later pool (the
-    first prompt's: context the prompt, candidates that pool). Empty when unusable."""
+    first prompt's: context the prompt, candidates that pool). Empty when unusable. With `native_dim`
+    (the scorer's width), only candidates without a vector of that width get their words hashed:
+    the model reads the text path for those alone (collate), and at 200k memories the hashed words
+    of every candidate were the largest part of a fit's samples (issue 36)."""
     key = session["session_key"]
     labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust, history)
     if not labels.usable or not rows:
@@ -218,7 +221,8 @@ def session_sample(conn: Connection, session: ScoredSession, model_name: str | N
     sample = Sample(
         session_key=key, ids=ids, ctx_vec=ctx_vec,
         ctx_tokens=hash_tokens((context["context_text"] if context else None) or session.get("session_context_text")),
-        cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) for r in rows],
+        cand_vecs=vecs, cand_tokens=[hash_tokens(r.get("content")) if native_dim is None or v is None
+                                     or v.shape[0] != native_dim else [] for r, v in zip(rows, vecs)],
         features=np.concatenate([base, history.features(ids, start, project, exclude=key)], axis=1),
         project_slot=project_slot(project), labels=np.array([c.label for c in labels.labels], np.float32),
         temperature=labels.temperature, judged=np.array([c.judged for c in labels.labels], bool),
@@ -257,7 +261,8 @@ def recency_weight(age: int, half_life: float | None) -> float:
 
 
 def load_samples(conn: Connection, sessions: list[ScoredSession], model_name: str | None, history: History | None = None,
-                 trust: float | None = None, half_life: float | None = None) -> tuple[list[Sample], dict[str, int]]:
+                 trust: float | None = None, half_life: float | None = None,
+                 native_dim: int | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
     `trust` when loading several lists in one training run: they are read once). With
     `half_life`, `sessions` come newest first and each sample weighs recency_weight(age)."""
@@ -268,7 +273,7 @@ def load_samples(conn: Connection, sessions: list[ScoredSession], model_name: st
     history = load_all(conn) if history is None else history
     trust = trust_of(conn) if trust is None else trust
     for age, session in enumerate(sessions):
-        found, labels = session_sample(conn, session, model_name, history, trust)
+        found, labels = session_sample(conn, session, model_name, history, trust, native_dim)
         for sample in found:
             sample.weight = recency_weight(age, half_life)
         if not found:

@@ -230,13 +230,14 @@ class Engine:
         # the candidate rows of every session this fit loads, read only where earlier fits did not
         # (store.training_reads: new sessions in batches, the memories' current state for all)
         reads = self.reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
+        width = self.weights.config.native_dim  # words hashed only where the model reads them
         try:
             with reading_through(self.reads):
                 recent, skipped = load_samples(conn, sessions, model_name, history, trust,
-                                               half_life=C.RECENCY_HALF_LIFE_SESSIONS)
-                replay, _ = load_samples(conn, replay_rows, model_name, history, trust)
+                                               half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=width)
+                replay, _ = load_samples(conn, replay_rows, model_name, history, trust, native_dim=width)
                 if canary_keys:
-                    canary, _ = load_samples(conn, canary_rows, model_name, history, trust)
+                    canary, _ = load_samples(conn, canary_rows, model_name, history, trust, native_dim=width)
                 else:
                     canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
         finally:
