@@ -129,3 +129,26 @@ def test_a_fit_hashes_words_only_where_the_model_reads_them(pdb, user):
     full, trimmed = collate(every, 384), collate(lean, 384)
     for name in ("cand_emb", "cand_has_emb", "cand_tokens", "cand_offsets", "features", "labels", "mask"):
         assert torch.equal(getattr(full, name), getattr(trimmed, name)), name
+
+
+def test_a_fits_samples_share_each_memorys_vector(pdb, user):
+    import pickle
+
+    from kenning.predictor.features import load_samples
+    from kenning.store import predictor as store
+
+    for i in range(6):
+        user.record_session(pdb, i)
+    conn = pdb.reader()
+    sessions = store.eligible_sessions(conn, 0.0, 10)
+    model = store.embedding_model_in_use(conn)
+    decoded: dict = {}
+    recent, _ = load_samples(conn, sessions[:4], model, decoded=decoded)
+    replay, _ = load_samples(conn, sessions[2:], model, decoded=decoded)  # a training run's second load
+    rows = [(m, v) for s in recent + replay for m, v in zip(s.ids, s.cand_vecs)]
+    by_memory = {m: v for m, v in rows}
+    assert len(rows) > 2 * len(by_memory)  # sessions share candidates
+    assert all(v is by_memory[m] for m, v in rows)  # one array per memory, across both loads
+    assert all(np.array_equal(v, user.vectors[m]) for m, v in by_memory.items())
+    sent = len(pickle.dumps((recent, replay)))  # what a fit process is sent
+    assert sent < sum(v.nbytes for _, v in rows) / 2

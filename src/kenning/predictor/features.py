@@ -44,10 +44,18 @@ FEATURE_NAMES = (
 BASE_FEATURES = 12
 
 
-def decode_vector(blob: bytes | None) -> np.ndarray | None:
+def decode_vector(blob: bytes | None, decoded: dict[bytes, np.ndarray] | None = None) -> np.ndarray | None:
+    """A stored vector as float32; with `decoded`, one array per distinct vector (a fit's memo): the
+    samples of one fit then share each memory's vector, and so does the copy a fit process gets (a
+    pickle keeps shared objects shared) — at 200k memories 78 MB of vectors a fit sent were 28 MB."""
     if not blob:
         return None
-    return np.frombuffer(blob, dtype=np.float32)
+    if decoded is None:
+        return np.frombuffer(blob, dtype=np.float32)
+    found = decoded.get(blob)
+    if found is None:
+        found = decoded[blob] = np.frombuffer(blob, dtype=np.float32)
+    return found
 
 
 def encode_b64(matrix: np.ndarray) -> str:
@@ -177,13 +185,13 @@ def trust_of(conn: Connection) -> float:
 
 
 def session_labels(conn: Connection, session: ScoredSession, model_name: str | None, trust: float | None = None,
-                   history: History | None = None) -> tuple[
+                   history: History | None = None, decoded: dict[bytes, np.ndarray] | None = None) -> tuple[
         SessionLabels, list[CandidateRow], list[np.ndarray | None], np.ndarray | None, SessionContextRow | None]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
     trust = trust_of(conn) if trust is None else trust
     rows = store.session_candidate_rows(conn, key, model_name)
-    vecs = [decode_vector(r["vector"]) for r in rows]
+    vecs = [decode_vector(r["vector"], decoded) for r in rows]
     context = store.session_context(conn, key)
     ctx_vec = decode_vector(context["embedding"] if context else None)
     if ctx_vec is None:  # fall back to the mean of what was injected
@@ -197,7 +205,8 @@ def session_labels(conn: Connection, session: ScoredSession, model_name: str | N
 
 
 def session_sample(conn: Connection, session: ScoredSession, model_name: str | None, history: History,
-                   trust: float = 1.0, native_dim: int | None = None) -> tuple[list[Sample], SessionLabels]:
+                   trust: float = 1.0, native_dim: int | None = None,
+                   decoded: dict[bytes, np.ndarray] | None = None) -> tuple[list[Sample], SessionLabels]:
     """The labelled training samples of one scored session: its session-start sample (context:
     the session context, candidates: every recorded row) and one per recorded later pool (the
     first prompt's: context the prompt, candidates that pool). Empty when unusable. With `native_dim`
@@ -205,7 +214,7 @@ def session_sample(conn: Connection, session: ScoredSession, model_name: str | N
     the model reads the text path for those alone (collate), and at 200k memories the hashed words
     of every candidate were the largest part of a fit's samples (issue 36)."""
     key = session["session_key"]
-    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust, history)
+    labels, rows, vecs, ctx_vec, context = session_labels(conn, session, model_name, trust, history, decoded)
     if not labels.usable or not rows:
         return [], labels
     start = session.get("started_at")
@@ -262,18 +271,21 @@ def recency_weight(age: int, half_life: float | None) -> float:
 
 def load_samples(conn: Connection, sessions: list[ScoredSession], model_name: str | None, history: History | None = None,
                  trust: float | None = None, half_life: float | None = None,
-                 native_dim: int | None = None) -> tuple[list[Sample], dict[str, int]]:
+                 native_dim: int | None = None,
+                 decoded: dict[bytes, np.ndarray] | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
     `trust` when loading several lists in one training run: they are read once). With
-    `half_life`, `sessions` come newest first and each sample weighs recency_weight(age)."""
+    `half_life`, `sessions` come newest first and each sample weighs recency_weight(age). Pass one
+    `decoded` memo to every load of a training run: its samples then share each distinct vector."""
     samples: list[Sample] = []
     skipped: dict[str, int] = {}
     if not sessions:
         return samples, skipped
     history = load_all(conn) if history is None else history
     trust = trust_of(conn) if trust is None else trust
+    decoded = {} if decoded is None else decoded
     for age, session in enumerate(sessions):
-        found, labels = session_sample(conn, session, model_name, history, trust, native_dim)
+        found, labels = session_sample(conn, session, model_name, history, trust, native_dim, decoded)
         for sample in found:
             sample.weight = recency_weight(age, half_life)
         if not found:

@@ -41,7 +41,9 @@ if __name__ == "__main__":
     # after start at 200k memories when torch was loaded here (issue 36). Forked here it holds ~10 MB.
     start_guard(expected_parent())
 
-from kenning.core.clock import now_iso  # noqa: E402 (after the guard's fork, above)
+import numpy as np  # noqa: E402 (after the guard's fork, above)
+
+from kenning.core.clock import now_iso  # noqa: E402
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
 from kenning.predictor import fit
@@ -231,18 +233,22 @@ class Engine:
         # (store.training_reads: new sessions in batches, the memories' current state for all)
         reads = self.reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
         width = self.weights.config.native_dim  # words hashed only where the model reads them
+        decoded: dict[bytes, np.ndarray] = {}  # one array per distinct vector across the three loads
         try:
             with reading_through(self.reads):
                 recent, skipped = load_samples(conn, sessions, model_name, history, trust,
-                                               half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=width)
-                replay, _ = load_samples(conn, replay_rows, model_name, history, trust, native_dim=width)
+                                               half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=width,
+                                               decoded=decoded)
+                replay, _ = load_samples(conn, replay_rows, model_name, history, trust, native_dim=width,
+                                         decoded=decoded)
                 if canary_keys:
-                    canary, _ = load_samples(conn, canary_rows, model_name, history, trust, native_dim=width)
+                    canary, _ = load_samples(conn, canary_rows, model_name, history, trust, native_dim=width,
+                                             decoded=decoded)
                 else:
                     canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
         finally:
             self.reads.release()  # between fits only the session rows and vectors stay (store.training_reads)
-        del history  # the samples carry their history features; this fit's signal events can go
+        del history, decoded  # the samples carry their history features and vectors; the rest can go
         counts, used_canary = (len(recent), len(replay)), [s.session_key for s in canary]
         running = fit.start(self._job(params, recent, replay, canary), threads=self.threads)
         del recent, replay, canary  # the fit process has them now: freed while it trains
