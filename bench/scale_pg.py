@@ -806,7 +806,16 @@ def main() -> None:
             results["training_reads"]["load_average"] = os.getloadavg()
         if args.agents > 0:
             agents = Agents(daemons, args.agents, args.duration, think, args.seed)
-            results["agents"] = agents.run()
+            peaks = [PeakRss(d) for d in daemons]  # the fits the agents' session ends start run meanwhile
+            for peak in peaks:
+                peak.__enter__()
+            try:
+                results["agents"] = agents.run()
+            finally:
+                for peak in peaks:
+                    peak.__exit__()
+            results["rss_peak_during_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts}
+                                                 for d, p in zip(daemons, peaks)}
             print(json.dumps({"agents": results["agents"]}), file=sys.stderr)
             time.sleep(5)  # the last extract jobs
             results["verify"] = agents.verify(url)

@@ -1,11 +1,13 @@
-"""The real sidecar keeps its training reads from one fit to the next (issue 36): a second
-`train_from_db` reads the candidate rows of the sessions scored since the first only, and trains on
-the same samples a fresh sidecar reading everything does."""
+"""The real sidecar keeps its training reads from one fit to the next (issue 36) — in a file beside its
+checkpoint, since each fit runs in a process of its own: a second `train_from_db` reads the candidate
+rows of the sessions scored since the first only, and trains on the same samples a fresh sidecar
+reading everything does."""
 
 from __future__ import annotations
 
 from kenning.predictor.client import SidecarClient, sidecar_argv
 from kenning.predictor.sidecar import Engine
+from kenning.store.training_reads import CandidateRows
 
 
 def _sidecar(settings, name: str) -> SidecarClient:
@@ -42,9 +44,10 @@ def test_a_second_fit_reads_only_the_new_sessions(pred_settings, pdb, user):
 def test_between_fits_the_sidecar_keeps_no_memory_content(pred_settings, pdb, user):
     for i in range(6):
         user.record_session(pdb, i)
-    engine = Engine(db_path=pred_settings.db_path, checkpoint_path=None)
+    engine = Engine(db_path=pred_settings.db_path, checkpoint_path=pred_settings.home / "model.bin")
     first = engine.train_from_db({"epochs": 1})
-    held = engine.reads.held()
+    assert engine.reads_path == pred_settings.home / "model.reads.npz"  # kept beside the checkpoint
+    held = CandidateRows.load(engine.reads_path).held()
     assert held["memories"] == 0  # the memories' columns (content, times) went with the fit
     assert held["sessions"] == 6 and held["rows"] > 0 and held["vectors"] > 0  # the reads the next fit saves
     second = engine.train_from_db({"epochs": 1})

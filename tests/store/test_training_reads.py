@@ -128,3 +128,31 @@ def test_between_fits_only_the_session_rows_and_vectors_are_kept(db):
     repeated = {i for i in ids if ids.count(i) > 1}
     assert repeated  # a memory is a candidate of more than one session ...
     assert all(len({id(x) for x in ids if x == i}) == 1 for i in repeated)  # ... and its id is held once
+
+
+def test_what_a_fit_keeps_goes_to_a_file_and_the_next_fit_reads_only_whats_new(db, tmp_path):
+    sessions, keys, reads = _fitted(db, 3)
+    reads.release()
+    path = tmp_path / "model.reads.npz"
+    reads.save(path)
+    kept = CandidateRows.load(path)  # the next fit, in another process
+    assert kept.held() == reads.held() and kept.model == MODEL
+    assert kept._rows == reads._rows and kept._scored == reads._scored and kept._vectors == reads._vectors
+    again = kept.prepare(db.reader(), sessions, MODEL)
+    assert (again.sessions_read, again.sessions_cached, again.vectors_read) == (0, 3, 0)
+    assert _through(db, kept, keys) == _fresh(db, keys)
+
+
+def test_a_missing_or_damaged_reads_file_is_read_as_nothing_kept(db, tmp_path):
+    assert CandidateRows.load(tmp_path / "none.npz").held() == {"sessions": 0, "rows": 0, "memories": 0, "vectors": 0}
+    sessions, keys, reads = _fitted(db, 2)
+    reads.release()
+    path = tmp_path / "model.reads.npz"
+    reads.save(path)
+    good = path.read_bytes()
+    for damaged in (good[: len(good) // 2], b"not a zip at all", good[:100] + bytes(200) + good[300:]):
+        path.write_bytes(damaged)
+        fresh = CandidateRows.load(path)
+        assert fresh.held()["sessions"] == 0
+        counts = fresh.prepare(db.reader(), sessions, MODEL)  # the fit reads everything, and is right
+        assert counts.sessions_read == 2 and _through(db, fresh, keys) == _fresh(db, keys)

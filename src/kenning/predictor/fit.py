@@ -1,11 +1,13 @@
 """A fit in its own short-lived process: `python -m kenning.predictor.fit`, spawned by the sidecar.
 
-The sidecar reads the store and builds the samples (torch-free, keeping its training reads from one
-fit to the next); this process gets them with the serving weights on stdin, trains a twin with
-PyTorch (`train.train`: epochs, then the validation gates), answers with the result and the new
-weights on stdout, and exits. So torch (~220 MB), `torch.optim` (~70 MB) and a fit's allocations
-live only while a fit runs, not in the sidecar between fits (issue 36). A job without weights asks
-for an untrained scorer's weights instead (torch's seeded initialisation: same seed, same weights).
+The process gets a job with the serving weights on stdin. A `train_from_db` job (`StoreRead`) reads
+the store read-only and builds the samples here, starting from the training reads the previous fit
+kept in a file (store.training_reads: only sessions scored since are read; the file is rewritten);
+a `train` job brings its samples. Then it trains a twin with PyTorch (`train.train`: epochs, then
+the validation gates), answers with the result and the new weights on stdout, and exits. So the
+reads, the samples, torch (~220 MB) and a fit's allocations live only while a fit runs: the sidecar
+stays at what scoring needs (issue 36). A job without weights asks for an untrained scorer's weights
+instead (torch's seeded initialisation: same seed, same weights).
 
 Both ends are kenning's own processes on a private pipe, so the job and the answer are pickles.
 The process dies with the sidecar thread that waits on it (PR_SET_PDEATHSIG), and one that runs
@@ -20,12 +22,20 @@ import pickle
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from kenning.predictor import constants as C
-from kenning.predictor.features import Sample
+from kenning.predictor.features import Sample, load_samples, trust_of
 from kenning.predictor.guard import die_with_parent
+from kenning.predictor.history import load_all
+from kenning.predictor.protocol import TrainRequest
 from kenning.predictor.weights import ScorerConfig, Weights
+from kenning.store import predictor as store
+from kenning.store.factory import open_location
+from kenning.store.training_reads import CandidateRows, reading_through
 
 TIMEOUT_MARGIN_S = 90.0  # beyond the time cap (torch's import, the canary scoring): as long as trainer.train_now waits
 
@@ -35,9 +45,19 @@ class FitError(Exception):
 
 
 @dataclass
+class StoreRead:
+    """A `train_from_db` run: its sessions are read from the store in the fit process."""
+
+    db: str  # the store: a SQLite file or a postgresql:// URL (opened read-only)
+    params: TrainRequest
+    reads_path: str | None  # the training reads the previous fit kept; rewritten by this one
+
+
+@dataclass
 class FitJob:
     config: ScorerConfig
     weights: Weights | None  # the serving weights; None: answer an untrained scorer's weights for `config`
+    store: StoreRead | None = None  # read the samples from the store (else they come with the job)
     recent: list[Sample] = field(default_factory=list)
     replay: list[Sample] = field(default_factory=list)
     canary: list[Sample] = field(default_factory=list)
@@ -52,6 +72,7 @@ class FitJob:
 class FitOutcome:
     summary: dict[str, object]  # train.TrainResult.summary() (empty for an initialisation)
     weights: Weights | None  # the new weights when every gate passed (or the initial ones)
+    read: dict[str, object] = field(default_factory=dict)  # what a StoreRead job read (train_from_db's answer)
 
 
 @dataclass
@@ -102,7 +123,56 @@ def initial_weights(config: ScorerConfig, *, threads: int = 1) -> Weights:
     return outcome.weights
 
 
+def read_store(read: StoreRead, native_dim: int) -> tuple[list[Sample], list[Sample], list[Sample], dict[str, object]]:
+    """The recent, replay and canary samples of a `train_from_db` run, and what was read."""
+    params = read.params
+    reads = CandidateRows.load(Path(read.reads_path)) if read.reads_path else CandidateRows()
+    db = open_location(read.db, read_only=True)
+    try:
+        conn = db.reader()
+        min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
+        model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
+        sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
+        replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
+        canary_keys = params.get("canary_keys") or []
+        canary_rows = store.sessions_by_keys(conn, canary_keys) if canary_keys else []
+        history, trust = load_all(conn), trust_of(conn)
+        # the candidate rows of every session this fit loads, read only where earlier fits did not
+        # (store.training_reads: new sessions in batches, the memories' current state for all)
+        counts = reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
+        decoded: dict[bytes, np.ndarray] = {}  # one array per distinct vector across the three loads
+        with reading_through(reads):
+            recent, skipped = load_samples(conn, sessions, model_name, history, trust,
+                                           half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=native_dim,
+                                           decoded=decoded)
+            replay, _ = load_samples(conn, replay_rows, model_name, history, trust, native_dim=native_dim,
+                                     decoded=decoded)
+            if canary_keys:
+                canary, _ = load_samples(conn, canary_rows, model_name, history, trust, native_dim=native_dim,
+                                         decoded=decoded)
+            else:
+                canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
+    finally:
+        db.close()
+    reads.release()  # kept for the next fit: the session rows and vectors (no memory content)
+    if read.reads_path:
+        try:
+            reads.save(Path(read.reads_path))
+        except OSError as exc:  # the next fit reads everything again
+            print(f"predictor fit: cannot keep the training reads ({exc})", file=sys.stderr)
+    return recent, replay, canary, {
+        "training_reads": counts.to_dict(), "embedding_model": model_name,
+        "canary_keys": [s.session_key for s in canary], "samples_skipped": skipped,
+        "recent_sessions": len(recent), "replay_sessions": len(replay),
+        # the newest session start the model learned from: memories created after it are
+        # unknown to the model (scoring treats them as unseen)
+        "trained_through": max((started for s in sessions if (started := s.get("started_at"))), default=None)}
+
+
 def _run(job: FitJob, threads: int) -> FitOutcome:
+    read: dict[str, object] = {}
+    if job.store is not None:  # before torch's import: the reads' garbage is freed by then
+        job.recent, job.replay, job.canary, read = read_store(job.store, job.config.native_dim)
     import torch
 
     from kenning.predictor.model import CrossAttentionScorer
@@ -115,7 +185,7 @@ def _run(job: FitJob, threads: int) -> FitOutcome:
     result = train(serving, job.recent, replay=job.replay, canary=job.canary, previous_trained=job.previous_trained,
                    config=TrainConfig(epochs=job.epochs, lr=job.lr, time_cap_s=job.time_cap_s, seed=job.seed))
     fitted = result.model.weights() if result.swapped and result.model is not None else None
-    return FitOutcome(result.summary(), fitted)
+    return FitOutcome(result.summary(), fitted, read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,10 +10,11 @@ JSON-RPC 2.0, one JSON object per line on stdin/stdout. Methods:
   save_checkpoint {path?} → {path, bytes}
   load_checkpoint {path?} → {path, model_version}  (a corrupt file is refused; the old model serves)
 Scoring runs the serving weights in numpy (`predictor.weights`): this process never imports torch.
-A training run reads the store and builds its samples on a worker thread, then trains in a
-short-lived fit process (`predictor.fit`, PyTorch) that answers new weights; scoring keeps
-answering from the serving weights meanwhile, and the swap is one reference assignment. The database is opened read-only:
-this process never writes it (the daemon records training results). The process exits on
+A training run is a short-lived fit process (`predictor.fit`, PyTorch), waited on by a worker
+thread: it reads the store read-only (and the training reads the previous fit kept, in a file
+beside the checkpoint), trains, and answers new weights; scoring keeps answering from the serving
+weights meanwhile, and the swap is one reference assignment. Neither process writes the database
+(the daemon records training results). The process exits on
 stdin EOF or when its parent process goes away, so it can never outlive the daemon.
 `--fault hang|crash|garbage` (optionally only while `--fault-file` exists) makes `score`
 misbehave, for the supervision tests.
@@ -26,6 +27,7 @@ import ctypes
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -41,14 +43,11 @@ if __name__ == "__main__":
     # after start at 200k memories when torch was loaded here (issue 36). Forked here it holds ~10 MB.
     start_guard(expected_parent())
 
-import numpy as np  # noqa: E402 (after the guard's fork, above)
-
-from kenning.core.clock import now_iso  # noqa: E402
+from kenning.core.clock import now_iso  # noqa: E402 (after the guard's fork, above)
 from kenning.predictor import checkpoint as ckpt
 from kenning.predictor import constants as C
 from kenning.predictor import fit
-from kenning.predictor.features import Sample, load_samples, request_sample, trust_of
-from kenning.predictor.history import load_all
+from kenning.predictor.features import request_sample
 from kenning.predictor.protocol import (
     CheckpointMeta,
     CheckpointReply,
@@ -59,10 +58,6 @@ from kenning.predictor.protocol import (
     TrainRequest,
 )
 from kenning.predictor.weights import ScorerConfig, Weights
-from kenning.store import predictor as store
-from kenning.store.backend import StoreDatabase
-from kenning.store.factory import open_location
-from kenning.store.training_reads import CandidateRows, reading_through
 
 
 class RpcError(Exception):
@@ -87,9 +82,12 @@ class Engine:
         self.training_pairs = 0
         self.last_trained: str | None = None
         self.load_error: str | None = None
-        self._db: StoreDatabase | None = None
         self._train_lock = threading.Lock()
-        self.reads = CandidateRows()  # training reads kept from one fit to the next (the fits run one at a time)
+        # the training reads one fit keeps for the next (store.training_reads): beside the checkpoint,
+        # else in a folder of this process's own
+        self._scratch = None if checkpoint_path else tempfile.TemporaryDirectory(prefix="kenning-sidecar-")
+        self.reads_path = (Path(checkpoint_path).with_suffix(".reads.npz") if checkpoint_path
+                           else Path(self._scratch.name if self._scratch else ".") / "reads.npz")
         self.flags = 0
         self.model_version = 0
         weights = None
@@ -115,13 +113,6 @@ class Engine:
     @property
     def trained(self) -> bool:
         return bool(self.flags & (ckpt.FLAG_FINETUNED | ckpt.FLAG_PRETRAINED_BASE))
-
-    def db(self) -> StoreDatabase:
-        if self.db_path is None:
-            raise RpcError(-32002, "sidecar started without --db")
-        if self._db is None:
-            self._db = open_location(self.db_path, read_only=True)
-        return self._db
 
     # -- methods ---------------------------------------------------------------
     def score(self, params: ScoreRequest) -> ScoreReply:
@@ -169,31 +160,30 @@ class Engine:
         return {"model_version": self.model_version, "steps": self.total_steps,
                 "training_pairs": self.training_pairs, "last_trained": self.last_trained}
 
-    def _job(self, params: TrainRequest, recent: list[Sample], replay: list[Sample],
-             canary: list[Sample]) -> fit.FitJob:
+    def _job(self, params: TrainRequest) -> fit.FitJob:
         return fit.FitJob(
-            config=self.weights.config, weights=self.weights, recent=recent, replay=replay, canary=canary,
+            config=self.weights.config, weights=self.weights,
             previous_trained=self.trained, epochs=int(params.get("epochs") or C.TRAIN_EPOCHS),
             lr=float(params.get("lr") or C.TRAIN_LR),
             time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
             seed=int(params.get("seed") or 0))
 
-    def _finish_fit(self, running: fit.RunningFit, recent_sessions: int, replay_sessions: int,
-                    skipped: dict[str, int]) -> dict[str, object]:
+    def _finish_fit(self, running: fit.RunningFit, known: dict[str, object]) -> dict[str, object]:
         """Wait for the fit process; swap in its weights when every gate passed."""
         try:
             outcome = fit.finish(running)
         except fit.FitError as exc:
             raise RpcError(-32000, f"training failed: {exc}") from exc
         out = dict(outcome.summary)
-        out.update(samples_skipped=skipped, previous_version=self.model_version,
-                   replay_sessions=replay_sessions, recent_sessions=recent_sessions, checkpoint_saved=False)
+        out.update(known)
+        out.update(outcome.read)
+        out.update(previous_version=self.model_version, checkpoint_saved=False)
         if outcome.weights is not None:
             self.weights = outcome.weights  # the atomic swap
             self.flags |= ckpt.FLAG_FINETUNED
             self.model_version += 1
             self.total_steps += int(cast(int, out.get("steps") or 0))
-            self.training_pairs = recent_sessions
+            self.training_pairs = int(cast(int, out.get("recent_sessions") or 0))
             self.last_trained = now_iso()
             self.trainings_completed += 1
             if self.checkpoint_path is not None:
@@ -217,50 +207,18 @@ class Engine:
             raise RpcError(-32602, "every session needs one label per candidate")
         canary_params = params.get("canary")
         canary = [request_sample(p, native_dim) for p in canary_params] if canary_params else samples
-        running = fit.start(self._job(params, samples, [], canary[:C.CANARY_SIZE]), threads=self.threads)
-        return self._finish_fit(running, len(samples), 0, {})
+        job = self._job(params)
+        job.recent, job.canary = samples, canary[:C.CANARY_SIZE]
+        running = fit.start(job, threads=self.threads)
+        return self._finish_fit(running, {"recent_sessions": len(samples), "replay_sessions": 0, "samples_skipped": {}})
 
     def train_from_db(self, params: TrainRequest) -> dict[str, object]:
-        conn = self.db().reader()
-        min_conf = float(params.get("min_confidence") or C.MIN_SCORER_CONFIDENCE)
-        model_name = params.get("embedding_model") or store.embedding_model_in_use(conn)
-        sessions = store.eligible_sessions(conn, min_conf, int(params.get("limit") or C.TRAIN_LIMIT_SESSIONS))
-        replay_rows = store.replay_sessions(conn, min_conf, int(params.get("replay_size") or C.REPLAY_BUFFER_SIZE))
-        canary_keys = params.get("canary_keys") or []
-        canary_rows = store.sessions_by_keys(conn, canary_keys) if canary_keys else []
-        history, trust = load_all(conn), trust_of(conn)
-        # the candidate rows of every session this fit loads, read only where earlier fits did not
-        # (store.training_reads: new sessions in batches, the memories' current state for all)
-        reads = self.reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
-        width = self.weights.config.native_dim  # words hashed only where the model reads them
-        decoded: dict[bytes, np.ndarray] = {}  # one array per distinct vector across the three loads
-        try:
-            with reading_through(self.reads):
-                recent, skipped = load_samples(conn, sessions, model_name, history, trust,
-                                               half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=width,
-                                               decoded=decoded)
-                replay, _ = load_samples(conn, replay_rows, model_name, history, trust, native_dim=width,
-                                         decoded=decoded)
-                if canary_keys:
-                    canary, _ = load_samples(conn, canary_rows, model_name, history, trust, native_dim=width,
-                                             decoded=decoded)
-                else:
-                    canary = sorted(recent, key=lambda s: -(s.meta.get("confidence") or 0))[:C.CANARY_SIZE]
-        finally:
-            self.reads.release()  # between fits only the session rows and vectors stay (store.training_reads)
-        del history, decoded  # the samples carry their history features and vectors; the rest can go
-        counts, used_canary = (len(recent), len(replay)), [s.session_key for s in canary]
-        running = fit.start(self._job(params, recent, replay, canary), threads=self.threads)
-        del recent, replay, canary  # the fit process has them now: freed while it trains
-        return_freed_memory()
-        out = self._finish_fit(running, *counts, skipped)
-        out["training_reads"] = reads.to_dict()
-        out["embedding_model"] = model_name
-        out["canary_keys"] = used_canary
-        # the newest session start the model learned from: memories created after it are
-        # unknown to the model (scoring treats them as unseen)
-        out["trained_through"] = max((started for s in sessions if (started := s.get("started_at"))), default=None)
-        return out
+        """A fit process reads the sessions (from the reads the last fit kept) and trains on them."""
+        if self.db_path is None:
+            raise RpcError(-32002, "sidecar started without --db")
+        job = self._job(params)
+        job.store = fit.StoreRead(db=str(self.db_path), params=params, reads_path=str(self.reads_path))
+        return self._finish_fit(fit.start(job, threads=self.threads), {})
 
 
 def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = None,
@@ -292,8 +250,8 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
             traceback.print_exc(file=sys.stderr)
             error = (-32000, f"{method} failed: {exc}")
         try:
-            # the fit's samples, batches and optimiser state are freed now; their pages go back before
-            # the reply, so a caller that trains again on the answer never finds this one still running
+            # the job sent and the answer read are freed now; their pages go back before the reply,
+            # so a caller that trains again on the answer never finds this one still running
             return_freed_memory()
             reply(req_id, result, error)
         finally:
@@ -347,9 +305,10 @@ def serve(engine: Engine, stdin: TextIO, stdout: TextIO, *, fault: str | None = 
 
 
 def return_freed_memory() -> bool:
-    """Hand the heap pages a fit freed back to the system (glibc's malloc_trim, under a millisecond;
-    elsewhere nothing). Without it the sidecar kept ~30-40 MB of freed training memory resident at
-    200k memories (issue 36). No gc.collect here: a full collection holds the GIL ~140 ms, longer
+    """Hand the heap pages a training run freed back to the system (glibc's malloc_trim, under a
+    millisecond; elsewhere nothing): the job's pickle and the fit's answer, and a `train` request's
+    samples. When fits ran in this process it kept ~30-40 MB of freed training memory resident at
+    200k memories without it (issue 36). No gc.collect here: a full collection holds the GIL ~140 ms, longer
     than a score request may take (score_timeout_ms 120), and freed little more. True when pages
     were returned."""
     try:

@@ -23,21 +23,31 @@ a session it was not prepared for still goes to the database.
 Between fits (`release`, once the fit's samples are built) only what saves the next fit a read is
 kept: the session rows (their repeated strings shared) and the vectors. The memories' columns
 (content, timestamps) are read again by every `prepare`, so holding them between fits only cost
-the sidecar memory.
+memory. Each fit runs in a process of its own (predictor.fit), so what is kept goes to a file
+between fits (`save` / `load`): a numpy .npz without pickles — the session rows as JSON, the
+vectors as one float32 array. A file that cannot be read is ignored: the fit reads everything.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar, cast
+
+import numpy as np
 
 from kenning.store.backend import Connection
 from kenning.store.predictor import CANDIDATE_ROWS, CandidateRow, ScoredSession
 
 T = TypeVar("T")
+
+FILE_FORMAT = 1  # the .npz `save` writes
 
 SESSION_BATCH = 200  # sessions per candidate-row read
 ID_BATCH = 500  # memory ids (content hashes) per IN (...) lookup, well under SQLite's variable limit
@@ -152,6 +162,50 @@ class CandidateRows:
         hashes, which the next `prepare` reads again); keep the session rows and the vectors."""
         self._memories, self._hashes = {}, {}
         self._prepared = False
+
+    def save(self, path: Path) -> None:
+        """Write what is kept between fits (call after `release`) to `path`, atomically."""
+        present = [(h, v, d) for h, (v, d) in self._vectors.items() if v is not None]
+        header = {"format": FILE_FORMAT, "model": self.model,
+                  "sessions": {k: [self._scored[k], rows] for k, rows in self._rows.items()},
+                  "vectors": [[h, d, len(v) // 4] for h, v, d in present],
+                  "absent": [h for h, (v, _) in self._vectors.items() if v is None]}
+        flat = np.frombuffer(b"".join(v for _, v, _ in present), dtype="<f4")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".reads-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8), vectors=flat)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: Path) -> CandidateRows:
+        """What an earlier fit kept (`save`); empty when there is no file or it cannot be read."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(data["header"].tobytes().decode("utf-8"))
+                flat = data["vectors"]
+            if header.get("format") != FILE_FORMAT:
+                return cls()
+            kept = cls(model=header["model"])
+            for key, (scored, rows) in header["sessions"].items():
+                kept._scored[key] = scored
+                kept._rows[key] = [tuple(_shared(v) for v in row) for row in rows]
+            offset = 0
+            for content_hash, dims, length in header["vectors"]:
+                kept._vectors[content_hash] = (flat[offset:offset + length].astype("<f4").tobytes(), dims)
+                offset += length
+            if offset != len(flat):
+                return cls()
+            for content_hash in header["absent"]:
+                kept._vectors[content_hash] = (None, None)
+        except Exception:  # a cache: whatever a damaged file raises (numpy's header parser raises
+            return cls()   # SyntaxError and tokenize errors too), the fit reads everything instead
+        return kept
 
     def held(self) -> dict[str, int]:
         """What is held now: sessions, their candidate rows, memories' columns, vectors."""
