@@ -7,6 +7,8 @@ holds one small object per signal row, its keys shared."""
 from __future__ import annotations
 
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import cast
 
@@ -28,7 +30,14 @@ def score_request() -> dict:
 
 
 def children(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    """The process's children, whichever of its threads started them."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += (task / "children").read_text().split()
+        except OSError:  # the thread ended
+            pass
+    return found
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard runs on Linux only")
@@ -42,7 +51,17 @@ def test_the_sidecar_scores_and_trains_without_loading_torch(pred_settings, pdb,
         pid = client.pid
         assert pid is not None
         before = client.call("score", score_request(), timeout_s=30)
-        trained = cast(dict, client.call("train_from_db", {"epochs": 2}, timeout_s=120))
+        training = ThreadPoolExecutor(1).submit(client.call, "train_from_db", {"epochs": 2}, 120)
+        fits = {}  # the fit process, seen while it runs: its nice value
+        while not training.done():
+            for child in children(pid):
+                try:
+                    if b"kenning.predictor.fit" in Path(f"/proc/{child}/cmdline").read_bytes():
+                        fits[child] = int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[16])
+                except (OSError, IndexError, ValueError):
+                    pass
+            time.sleep(0.02)
+        trained = cast(dict, training.result())
         after = client.call("score", score_request(), timeout_s=30)
         sidecar_maps = Path(f"/proc/{pid}/maps").read_text()
         guards = children(pid)  # the fit process has exited: only the guard is left
@@ -50,6 +69,7 @@ def test_the_sidecar_scores_and_trains_without_loading_torch(pred_settings, pdb,
     finally:
         client.stop()
     assert trained["swapped"] is True and trained["steps"] > 0 and trained["model_version"] == 1
+    assert len(fits) == 1 and all(nice >= 10 for nice in fits.values())  # one fit, at background priority
     assert cast(dict, after)["model_version"] == 1 and cast(dict, after)["scores"] != cast(dict, before)["scores"]
     assert "libtorch" not in sidecar_maps and "_multiarray_umath" in sidecar_maps  # numpy, not torch
     assert len(guards) == 1

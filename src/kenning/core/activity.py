@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+BACKGROUND_NICE = 10  # background work's OS priority (nice): worker threads, a predictor fit's process
 BULK_BATCH = 64  # memories per remember_many call that count as a bulk write
 HOLD_S = 2.0  # quiet time after the last bulk batch before workers lease again
 QUIET_S = 0.15  # a foreground request this recent still counts: agents send hooks and recalls in bursts

@@ -10,8 +10,10 @@ stays at what scoring needs (issue 36). A job without weights asks for an untrai
 instead (torch's seeded initialisation: same seed, same weights).
 
 Both ends are kenning's own processes on a private pipe, so the job and the answer are pickles.
-The process dies with the sidecar thread that waits on it (PR_SET_PDEATHSIG), and one that runs
-past its time is killed: the serving weights are never touched until the sidecar swaps.
+The process runs at background priority (nice BACKGROUND_NICE, like the daemon's workers: the
+agent's hooks go first on a busy machine), dies with the sidecar thread that waits on it
+(PR_SET_PDEATHSIG), and one that runs past its time is killed: the serving weights are never
+touched until the sidecar swaps.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import IO
 
 import numpy as np
 
+from kenning.core.activity import BACKGROUND_NICE
 from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, load_samples, trust_of
 from kenning.predictor.guard import die_with_parent
@@ -188,6 +191,16 @@ def _run(job: FitJob, threads: int) -> FitOutcome:
     return FitOutcome(result.summary(), fitted, read)
 
 
+def lower_priority(nice: int = BACKGROUND_NICE) -> int | None:
+    """Run this process (its threads started from now on) at `nice` or lower; its nice value, None
+    where the OS has none."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, max(os.getpriority(os.PRIO_PROCESS, 0), nice)))
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (OSError, AttributeError):  # (Windows has no nice)
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kenning.predictor.fit")
     parser.add_argument("--threads", type=int, default=1)
@@ -195,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if sys.platform.startswith("linux"):
         die_with_parent()  # the sidecar's thread that waits on this fit
+    lower_priority()
     if args.parent is not None and os.getppid() != args.parent:
         os._exit(1)  # the sidecar was gone before the line above took hold
     answer: IO[bytes] = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

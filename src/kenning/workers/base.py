@@ -55,7 +55,7 @@ import traceback
 from typing import TypedDict
 
 from kenning.core import telemetry
-from kenning.core.activity import bulk_write_active, foreground_active, yield_to_foreground
+from kenning.core.activity import BACKGROUND_NICE, bulk_write_active, foreground_active, yield_to_foreground
 from kenning.core.clock import now_iso
 from kenning.core.config_pipeline import WorkerSettings
 from kenning.store import jobs as jobstore
@@ -63,7 +63,6 @@ from kenning.store.backend import StoreDatabase
 from kenning.store.jobs import Job, backoff_delay
 
 
-BACKGROUND_NICE = 10  # worker threads' OS priority (nice); the request threads keep the daemon's
 FOREGROUND_MAX_WAIT_S = 1.0  # a job starts after at most this wait, even under a steady stream of requests
 BACKGROUND_SHARE = 0.25  # while the agent is active, jobs take at most this share of the time
 MAX_REST_S = 2.0
