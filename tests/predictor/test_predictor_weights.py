@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from kenning.predictor import constants as C
+from kenning.predictor.constants import TrainConfig
 from kenning.predictor import fit
 from kenning.predictor.features import Sample
 from kenning.predictor.model import CrossAttentionScorer, hash_tokens
@@ -79,13 +80,13 @@ def test_a_fit_process_trains_and_answers_weights_that_score_as_its_model_does()
     recent = [session(rng, 6, ctx="vec", cand="mixed", labels=True) for _ in range(6)]
     serving = CrossAttentionScorer(CFG).weights()
     outcome = fit.finish(fit.start(fit.FitJob(config=CFG, weights=serving, recent=recent, canary=recent[:3],
-                                              epochs=3, seed=2)))
+                                              train=TrainConfig(epochs=3, seed=2))))
     assert outcome.summary["swapped"] is True and outcome.weights is not None
     assert outcome.summary["steps"] > 0 and outcome.summary["gates"]["passed"] is True
     changed = [k for k in serving.params if not np.array_equal(serving.params[k], outcome.weights.params[k])]
     assert "gate.weight" in changed and "down.weight" in changed
     # the same job in this process gives the same weights (same seed, same run)
-    from kenning.predictor.train import TrainConfig, train
+    from kenning.predictor.train import train
     local = train(CrossAttentionScorer.from_weights(serving), recent, canary=recent[:3],
                   config=TrainConfig(epochs=3, seed=2))
     assert local.model is not None
@@ -110,15 +111,20 @@ def test_a_fit_process_that_fails_is_a_clear_error():
         fit.finish(fit.start(job))
 
 
-def test_a_fit_hashes_words_only_where_the_model_reads_them(pdb, user):
-    from kenning.predictor.features import collate, load_samples
+def _recorded(pdb, user, n: int):
+    """`n` recorded sessions: the store's reader, its eligible sessions and the embedding model in use."""
     from kenning.store import predictor as store
 
-    for i in range(4):
+    for i in range(n):
         user.record_session(pdb, i)
     conn = pdb.reader()
-    sessions = store.eligible_sessions(conn, 0.0, 10)
-    model = store.embedding_model_in_use(conn)
+    return conn, store.eligible_sessions(conn, 0.0, 10), store.embedding_model_in_use(conn)
+
+
+def test_a_fit_hashes_words_only_where_the_model_reads_them(pdb, user):
+    from kenning.predictor.features import collate, load_samples
+
+    conn, sessions, model = _recorded(pdb, user, 4)
     every, _ = load_samples(conn, sessions, model)
     lean, _ = load_samples(conn, sessions, model, native_dim=384)
     other_width, _ = load_samples(conn, sessions, model, native_dim=16)
@@ -135,13 +141,8 @@ def test_a_fits_samples_share_each_memorys_vector(pdb, user):
     import pickle
 
     from kenning.predictor.features import load_samples
-    from kenning.store import predictor as store
 
-    for i in range(6):
-        user.record_session(pdb, i)
-    conn = pdb.reader()
-    sessions = store.eligible_sessions(conn, 0.0, 10)
-    model = store.embedding_model_in_use(conn)
+    conn, sessions, model = _recorded(pdb, user, 6)
     decoded: dict = {}
     recent, _ = load_samples(conn, sessions[:4], model, decoded=decoded)
     replay, _ = load_samples(conn, sessions[2:], model, decoded=decoded)  # a training run's second load

@@ -1,5 +1,7 @@
 """The scorer seed's hardcoded defaults (not user-configurable in V1), in one place."""
 
+from dataclasses import dataclass
+
 INTERNAL_DIM = 64  # d: the shared representation width
 HASH_BUCKETS = 16_384  # hash-trick buckets; fixed so base weights transfer between users
 PROJECT_SLOTS = 32  # project embedding table rows
@@ -69,3 +71,16 @@ CALIBRATION_MAE_THRESHOLD = 0.2
 # at session start that the draft may fill while the predictor has no influence (alpha = 1); once it
 # has, the draft fills the whole limit
 INTERLEAVE_EXTRA_SLOTS = 2
+
+
+@dataclass
+class TrainConfig:
+    """One training run's settings (train.train's; a fit process's job carries them). Here, not in
+    train.py, so the sidecar builds a job without importing torch."""
+
+    epochs: int = TRAIN_EPOCHS
+    lr: float = TRAIN_LR
+    batch_sessions: int = TRAIN_BATCH_SESSIONS
+    time_cap_s: float = TRAIN_TIME_CAP_S
+    replay_fraction: float = REPLAY_FRACTION
+    seed: int = 0

@@ -65,10 +65,7 @@ class FitJob:
     replay: list[Sample] = field(default_factory=list)
     canary: list[Sample] = field(default_factory=list)
     previous_trained: bool = False
-    epochs: int = C.TRAIN_EPOCHS
-    lr: float = C.TRAIN_LR
-    time_cap_s: float = C.TRAIN_TIME_CAP_S
-    seed: int = 0
+    train: C.TrainConfig = field(default_factory=C.TrainConfig)
 
 
 @dataclass
@@ -95,7 +92,7 @@ def start(job: FitJob, *, threads: int = 1) -> RunningFit:
             pickle.dump(job, stdin, protocol=pickle.HIGHEST_PROTOCOL)
     except BrokenPipeError:  # it died before reading the job: finish() reports its exit
         pass
-    return RunningFit(process, job.time_cap_s + TIMEOUT_MARGIN_S)
+    return RunningFit(process, job.train.time_cap_s + TIMEOUT_MARGIN_S)
 
 
 def finish(running: RunningFit) -> FitOutcome:
@@ -179,14 +176,14 @@ def _run(job: FitJob, threads: int) -> FitOutcome:
     import torch
 
     from kenning.predictor.model import CrossAttentionScorer
-    from kenning.predictor.train import TrainConfig, train
+    from kenning.predictor.train import train
 
     torch.set_num_threads(threads)
     if job.weights is None:
         return FitOutcome({}, CrossAttentionScorer(job.config).weights())
     serving = CrossAttentionScorer.from_weights(job.weights)
     result = train(serving, job.recent, replay=job.replay, canary=job.canary, previous_trained=job.previous_trained,
-                   config=TrainConfig(epochs=job.epochs, lr=job.lr, time_cap_s=job.time_cap_s, seed=job.seed))
+                   config=job.train)
     fitted = result.model.weights() if result.swapped and result.model is not None else None
     return FitOutcome(result.summary(), fitted, read)
 

@@ -163,10 +163,10 @@ class Engine:
     def _job(self, params: TrainRequest) -> fit.FitJob:
         return fit.FitJob(
             config=self.weights.config, weights=self.weights,
-            previous_trained=self.trained, epochs=int(params.get("epochs") or C.TRAIN_EPOCHS),
-            lr=float(params.get("lr") or C.TRAIN_LR),
-            time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
-            seed=int(params.get("seed") or 0))
+            previous_trained=self.trained, train=C.TrainConfig(
+                epochs=int(params.get("epochs") or C.TRAIN_EPOCHS), lr=float(params.get("lr") or C.TRAIN_LR),
+                time_cap_s=min(C.TRAIN_TIME_CAP_S, float(params.get("time_cap_s") or C.TRAIN_TIME_CAP_S)),
+                seed=int(params.get("seed") or 0)))
 
     def _finish_fit(self, running: fit.RunningFit, known: dict[str, object]) -> dict[str, object]:
         """Wait for the fit process; swap in its weights when every gate passed."""

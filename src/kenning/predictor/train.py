@@ -27,20 +27,11 @@ import numpy as np
 import torch
 
 from kenning.predictor import constants as C
+from kenning.predictor.constants import TrainConfig
 from kenning.predictor.adam import Adam
 from kenning.predictor.features import Sample, collate
 from kenning.predictor.fusion import ndcg_at_k
 from kenning.predictor.model import CrossAttentionScorer, clone_model, listnet_kl
-
-
-@dataclass
-class TrainConfig:
-    epochs: int = C.TRAIN_EPOCHS
-    lr: float = C.TRAIN_LR
-    batch_sessions: int = C.TRAIN_BATCH_SESSIONS
-    time_cap_s: float = C.TRAIN_TIME_CAP_S
-    replay_fraction: float = C.REPLAY_FRACTION
-    seed: int = 0
 
 
 @dataclass
