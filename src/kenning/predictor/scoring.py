@@ -24,11 +24,14 @@ from kenning.predictor import alpha as A
 from kenning.predictor.context import Candidate, ScoringContext, VectorLike
 from kenning.predictor.features import candidate_features, encode_b64, time_features
 from kenning.predictor.fusion import Fused, PredictorScores, explore, rank_by_score, rrf_fuse
-from kenning.predictor.history import NO_HISTORY, History, load_all
+from kenning.predictor.history import NO_HISTORY, History, catch_up, load_all
 from kenning.predictor.lifecycle import Sidecar
 from kenning.predictor.protocol import ScoreReply, ScoreRequest
 from kenning.store import predictor as store
 from kenning.store.backend import StoreDatabase
+
+
+HISTORY_FULL_READ_S = 3600.0  # a daemon's history features read whole again at most this often
 
 
 def _unseen(params: ScoreRequest, candidates: Sequence[Candidate], trained_through: str | None) -> list[str]:
@@ -133,6 +136,8 @@ class Scoring:
         self.contexts = ContextRecorder(db)
         self._rng = random.Random()
         self._history: History | None = None  # history features, as of the last session end
+        self._history_lock = threading.Lock()  # one reader of the store's history at a time
+        self._history_read_at = 0.0  # monotonic time of the last full read
 
     def alpha(self) -> float:
         """The baseline's weight in the next fusion."""
@@ -198,16 +203,28 @@ class Scoring:
         return params
 
     def history(self) -> History:
-        """Every signal event, loaded once and refreshed at each session end (reading a hundred
+        """Every signal event, loaded once and kept current at each session end (reading a hundred
         candidates' events per score cost 100-300 ms at 500 sessions; bench/predictor_speed.py).
         The same `History` training reads, so scoring and training see the same values."""
         history = self._history
         if history is None:
-            history = self._history = load_all(self.db.reader())
+            with self._history_lock:
+                history = self._history or self._read_history()
         return history
 
     def refresh_history(self) -> None:
-        self._history = load_all(self.db.reader())
+        """Catch the loaded history up with the sessions that ended since (history.catch_up); read it
+        all again once HISTORY_FULL_READ_S has passed (rows changed after their session ended)."""
+        with self._history_lock:
+            if self._history is None or time.monotonic() - self._history_read_at > HISTORY_FULL_READ_S:
+                self._read_history()
+            else:
+                catch_up(self._history, self.db.reader())
+
+    def _read_history(self) -> History:
+        history = self._history = load_all(self.db.reader())
+        self._history_read_at = time.monotonic()
+        return history
 
     def fuse(self, baseline_ranked_ids: list[str], predictor_scores: dict[str, float] | None, *,
              top_k: int | None = None) -> list[Fused]:

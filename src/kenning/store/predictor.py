@@ -90,6 +90,7 @@ class TimelineSession(TypedDict):
     session_key: str
     project: str | None
     started_at: str
+    ended: NotRequired[int]  # 1 once the session ended (session_timeline's rows carry it)
 
 
 class SessionContextRow(TypedDict):
@@ -473,7 +474,7 @@ _ALL = object()
 
 def session_timeline(conn: Connection, *, project: str | None | object = _ALL, before: str | None = None,
                      exclude: str | None = None, limit: int | None = None) -> list[TimelineSession]:
-    """Sessions (key, project, started_at), newest first; one project's when `project` is given."""
+    """Sessions (key, project, started_at, ended), newest first; one project's when `project` is given."""
     clauses, params = ["started_at IS NOT NULL"], []
     if project is not _ALL:
         clauses.append("project IS ?")
@@ -484,7 +485,8 @@ def session_timeline(conn: Connection, *, project: str | None | object = _ALL, b
     if exclude is not None:
         clauses.append("session_key != ?")
         params.append(exclude)
-    sql = f"SELECT session_key, project, started_at FROM sessions WHERE {' AND '.join(clauses)} ORDER BY started_at DESC"
+    sql = ("SELECT session_key, project, started_at, CASE WHEN ended_at IS NULL THEN 0 ELSE 1 END AS ended"
+           f" FROM sessions WHERE {' AND '.join(clauses)} ORDER BY started_at DESC")
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [cast(TimelineSession, dict(r)) for r in conn.execute(sql, params)]
