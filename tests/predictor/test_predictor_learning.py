@@ -136,7 +136,7 @@ def test_history_features_from_real_session_rows(kenning):
                      feedback=lambda shown: {shown[0]: 0.9, shown[1]: -0.5})
     good, bad, fts = first["memory_ids"][0], first["memory_ids"][1], picked["fts"]
     conn = kenning.db.reader()
-    assert store.signal_events(conn, memory_ids=[fts])[0]["fts"] >= 1
+    assert next(store.signal_events(conn, memory_ids=[fts]))["fts"] >= 1
     at = day(2)  # the next day's session of the same project
     cands = [good, bad, fts, "never-seen"]
     feats = load_all(conn).features(cands, at, "hist", exclude="hist-2")

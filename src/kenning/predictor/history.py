@@ -26,7 +26,9 @@ import bisect
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -97,15 +99,16 @@ class History:
     by_memory: dict[str, list[_Event]] = field(default_factory=dict)  # each sorted by `at`
     useful: dict[str, set[str]] = field(default_factory=dict)
     timeline: dict[str | None, tuple[list[float], list[str]]] = field(default_factory=dict)
-    members: dict[str, set[str]] = field(default_factory=dict)  # session → memories it has events of
+    members: dict[str, set[str]] = field(default_factory=dict)  # a running session → memories it has events of
     ended: set[str] = field(default_factory=set)  # sessions whose events are final (read after their end)
 
     @classmethod
-    def build(cls, events: list[SignalEvent], sessions: list[TimelineSession]) -> History:
+    def build(cls, events: Iterable[SignalEvent], sessions: list[TimelineSession]) -> History:
         h = cls()
         by_memory: dict[str, list[_Event]] = defaultdict(list)
         useful: dict[str, set[str]] = defaultdict(set)
         members: dict[str, set[str]] = defaultdict(set)
+        starts: dict[str, float] = {}  # a session's rows share its start: parsed once
         for e in events:
             rated = int(e.get("ratings") or 0) > 0
             given = e.get("agent")
@@ -113,7 +116,10 @@ class History:
             ok = is_useful(agent, rated, int(e.get("fts") or 0), bool(e.get("touched")))
             # a session key and a memory id recur across rows: each held once (the same text)
             session_key, memory_id = sys.intern(e["session_key"]), sys.intern(e["memory_id"])
-            by_memory[memory_id].append(_Event(_ts(e["started_at"]), session_key,
+            started = starts.get(e["started_at"])
+            if started is None:
+                started = starts[e["started_at"]] = _ts(e["started_at"])
+            by_memory[memory_id].append(_Event(started, session_key,
                                                agent if rated else None, int(e.get("fts") or 0) > 0, ok))
             members[session_key].add(memory_id)
             if ok:
@@ -124,12 +130,13 @@ class History:
         for s in sessions:
             if s.get("started_at"):
                 timeline[s.get("project")].append((_ts(s["started_at"]), sys.intern(s["session_key"])))
-        h.by_memory, h.useful, h.members = dict(by_memory), dict(useful), dict(members)
         h.timeline = {p: ([t for t, _ in sorted(v)], [k for _, k in sorted(v)]) for p, v in timeline.items()}
         h.ended = {sys.intern(s["session_key"]) for s in sessions if s.get("ended")}
+        h.by_memory, h.useful = dict(by_memory), dict(useful)
+        h.members = {key: ids for key, ids in members.items() if key not in h.ended}  # only these can change
         return h
 
-    def merge(self, events: list[SignalEvent], sessions: list[TimelineSession], ended: list[str]) -> None:
+    def merge(self, events: Iterable[SignalEvent], sessions: list[TimelineSession], ended: list[str]) -> None:
         """Fold in what changed since this History was read: `sessions` new to its timeline, and
         the signal events of the sessions in `ended` (read after they ended), which replace any
         events held of them (read while they ran)."""
@@ -144,11 +151,11 @@ class History:
             else:
                 self.by_memory.pop(memory_id, None)
         for key in replaced:
-            for table, new in ((self.useful, fresh.useful), (self.members, fresh.members)):
-                if key in new:
-                    table[key] = new[key]
-                else:
-                    table.pop(key, None)
+            if key in fresh.useful:
+                self.useful[key] = fresh.useful[key]
+            else:
+                self.useful.pop(key, None)
+            self.members.pop(key, None)  # final now
         for project, (times, keys) in fresh.timeline.items():
             old_times, old_keys = self.timeline.get(project, ([], []))
             known = set(old_keys)
@@ -253,7 +260,7 @@ def catch_up(history: History, conn: Connection) -> int:
     known = history.known_sessions()
     new = [s for s in sessions if s["session_key"] not in known]
     ended = [s["session_key"] for s in sessions if s.get("ended") and s["session_key"] not in history.ended]
-    events = [e for start in range(0, len(ended), KEYS_PER_READ)
-              for e in store.signal_events(conn, session_keys=ended[start:start + KEYS_PER_READ])]
+    events = chain.from_iterable(store.signal_events(conn, session_keys=ended[start:start + KEYS_PER_READ])
+                                 for start in range(0, len(ended), KEYS_PER_READ))
     history.merge(events, new, ended)
     return len(ended)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, cast
@@ -445,8 +445,9 @@ def count_usable_sessions(conn: Connection) -> int:
 
 
 def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
-                  before: str | None = None) -> list[SignalEvent]:
-    """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start."""
+                  before: str | None = None) -> Iterator[SignalEvent]:
+    """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start;
+    one at a time (a full read is every signal row of the store: history.History.build keeps less)."""
     clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
     params: list[Any] = []
     if memory_ids is not None:
@@ -465,8 +466,8 @@ def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, sess
         " FROM session_memories sm LEFT JOIN sessions s ON s.session_key = sm.session_key"
         " LEFT JOIN predictor_touched pt ON pt.session_key = sm.session_key AND pt.memory_id = sm.memory_id"
         f" WHERE {' AND '.join(clauses)}", params,
-    ).fetchall()
-    return [cast(SignalEvent, dict(r)) for r in rows]
+    )
+    return (cast(SignalEvent, dict(r)) for r in rows)
 
 
 _ALL = object()

@@ -108,7 +108,8 @@ class PgCursor:
         return [*self._cursor.fetchmany(size)] if self._cursor.description else []
 
     def __iter__(self) -> Iterator[StoreRow]:
-        return iter(self.fetchall())
+        """Row by row: a long result is never a list (psycopg converts each row as it is reached)."""
+        return iter(self._cursor) if self._cursor.description else iter(())
 
     @property
     def lastrowid(self) -> int:
