@@ -18,6 +18,7 @@ goes first and the background still progresses under a steady stream of requests
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +35,16 @@ _last_bulk = float("-inf")
 _local = threading.local()
 _in_flight = 0
 _last_foreground = float("-inf")
+
+
+def lower_priority(who: int = 0, nice: int = BACKGROUND_NICE) -> int | None:
+    """Lower the OS priority of process or Linux thread `who` (0: this process; a thread id: that
+    thread) to `nice`, never raise it; its nice value after, None where the OS has none."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, who, min(19, max(os.getpriority(os.PRIO_PROCESS, who), nice)))
+        return os.getpriority(os.PRIO_PROCESS, who)
+    except (OSError, AttributeError):  # (Windows has no nice)
+        return None
 
 
 def note_bulk_write(count: int) -> None:

@@ -29,7 +29,7 @@ from typing import IO
 
 import numpy as np
 
-from kenning.core.activity import BACKGROUND_NICE
+from kenning.core.activity import lower_priority
 from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, load_samples, trust_of
 from kenning.predictor.guard import die_with_parent
@@ -188,16 +188,6 @@ def _run(job: FitJob, threads: int) -> FitOutcome:
     return FitOutcome(result.summary(), fitted, read)
 
 
-def lower_priority(nice: int = BACKGROUND_NICE) -> int | None:
-    """Run this process (its threads started from now on) at `nice` or lower; its nice value, None
-    where the OS has none."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, max(os.getpriority(os.PRIO_PROCESS, 0), nice)))
-        return os.getpriority(os.PRIO_PROCESS, 0)
-    except (OSError, AttributeError):  # (Windows has no nice)
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kenning.predictor.fit")
     parser.add_argument("--threads", type=int, default=1)
@@ -205,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if sys.platform.startswith("linux"):
         die_with_parent()  # the sidecar's thread that waits on this fit
-    lower_priority()
+    lower_priority()  # this process and the threads it starts from now on
     if args.parent is not None and os.getppid() != args.parent:
         os._exit(1)  # the sidecar was gone before the line above took hold
     answer: IO[bytes] = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

@@ -55,7 +55,8 @@ import traceback
 from typing import TypedDict
 
 from kenning.core import telemetry
-from kenning.core.activity import BACKGROUND_NICE, bulk_write_active, foreground_active, yield_to_foreground
+from kenning.core.activity import (BACKGROUND_NICE, bulk_write_active, foreground_active, lower_priority,
+                                   yield_to_foreground)
 from kenning.core.clock import now_iso
 from kenning.core.config_pipeline import WorkerSettings
 from kenning.store import jobs as jobstore
@@ -73,12 +74,7 @@ def lower_thread_priority(nice: int = BACKGROUND_NICE) -> bool:
     has no per-thread priority (Linux has: setpriority on the thread id)."""
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, max(os.getpriority(os.PRIO_PROCESS, tid), nice)))
-    except OSError:
-        return False
-    return True
+    return lower_priority(threading.get_native_id(), nice) is not None
 
 
 class JobDeferred(Exception):
