@@ -95,3 +95,28 @@ def test_a_session_with_no_signal_left_drops_what_was_held_of_it(db):
     assert catch_up(history, db.reader()) == 1
     assert key not in history.members and key not in history.useful
     assert _events(history) == _events(load_all(db.reader()))
+
+
+def test_a_full_read_has_every_signal_row_batch_by_batch(db, monkeypatch):
+    """load_all reads sessions a batch at a time and then the rows of sessions the table has no
+    start for (purged from it): the same events as one statement over every row."""
+    import kenning.predictor.history as history_module
+    from kenning.store import predictor as store
+
+    user = _user(db)
+    for i in range(5):
+        user.record_session(db, i)
+    orphan_ids = user.candidates_for(user.session_plan(5))[:3]
+    at = to_iso(user.session_plan(5)["at"])
+    with db.with_write_tx() as conn:  # candidate rows of a session that has no sessions row
+        sess_store.insert_candidates(conn, "no-session-row", [
+            {"memory_id": m, "source": "effective", "effective_score": 0.5, "predictor_score": None,
+             "baseline_rank": r, "predictor_rank": None, "final_score": 0.1, "rank": r, "was_injected": True}
+            for r, m in enumerate(orphan_ids, 1)], at)
+        sess_store.increment_fts_hits(conn, "no-session-row", orphan_ids)
+    monkeypatch.setattr(history_module, "KEYS_PER_READ", 2)  # several batches of sessions
+    batched = load_all(db.reader())
+    one = History.build(store.signal_events(db.reader()), store.session_timeline(db.reader()))
+    assert _events(batched) == _events(one)
+    assert sum(1 for items in batched.by_memory.values() for e in items if e.session_key == "no-session-row") == 3
+    assert len(_events(batched)) > 10

@@ -26,7 +26,7 @@ import bisect
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -45,7 +45,7 @@ RECENT_SESSIONS = 3
 USEFUL_AGENT = 0.5
 NEVER_DAYS = 90.0
 RECENT_RATINGS = 5
-KEYS_PER_READ = 500  # session keys in one signal_events read (catch_up)
+KEYS_PER_READ = 500  # session keys in one signal_events read
 _NORM = math.log1p(NEVER_DAYS)
 
 
@@ -241,10 +241,22 @@ def rated_useful(conn: Connection, memory_ids: list[str], before: str | None, hi
     return history.rated_useful(memory_ids, before)
 
 
+def _events_of(conn: Connection, session_keys: list[str]) -> Iterator[SignalEvent]:
+    """The signal events of `session_keys`, read KEYS_PER_READ sessions at a time."""
+    return chain.from_iterable(store.signal_events(conn, session_keys=session_keys[start:start + KEYS_PER_READ])
+                               for start in range(0, len(session_keys), KEYS_PER_READ))
+
+
 def load_all(conn: Connection) -> History:
     """Every signal event and session: training (each sample asks as of its own start) and
-    scoring (Predictor keeps one, refreshed at each session end) read the same History."""
-    return History.build(store.signal_events(conn), store.session_timeline(conn))
+    scoring (Predictor keeps one, refreshed at each session end) read the same History.
+
+    Read a batch of sessions at a time, not in one statement: PostgreSQL's client holds a
+    statement's whole result until it is read, and at a million memories (388k signal rows) that
+    one result took ~85 MB the process kept after it (issue 36)."""
+    sessions = store.session_timeline(conn)
+    keys = [s["session_key"] for s in sessions]
+    return History.build(chain(_events_of(conn, keys), store.signal_events(conn, unstarted=True)), sessions)
 
 
 def catch_up(history: History, conn: Connection) -> int:
@@ -260,7 +272,5 @@ def catch_up(history: History, conn: Connection) -> int:
     known = history.known_sessions()
     new = [s for s in sessions if s["session_key"] not in known]
     ended = [s["session_key"] for s in sessions if s.get("ended") and s["session_key"] not in history.ended]
-    events = chain.from_iterable(store.signal_events(conn, session_keys=ended[start:start + KEYS_PER_READ])
-                                 for start in range(0, len(ended), KEYS_PER_READ))
-    history.merge(events, new, ended)
+    history.merge(_events_of(conn, ended), new, ended)
     return len(ended)

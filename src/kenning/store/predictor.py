@@ -445,11 +445,14 @@ def count_usable_sessions(conn: Connection) -> int:
 
 
 def signal_events(conn: Connection, *, memory_ids: list[str] | None = None, session_keys: list[str] | None = None,
-                  before: str | None = None) -> Iterator[SignalEvent]:
+                  before: str | None = None, unstarted: bool = False) -> Iterator[SignalEvent]:
     """Candidate rows that carry a signal (agent rating, FTS hit, touched), with their session's start;
-    one at a time (a full read is every signal row of the store: history.History.build keeps less)."""
+    one at a time. With `unstarted`, only the rows of sessions the sessions table has no start for
+    (history.load_all reads the others by session, a batch at a time)."""
     clauses = ["(sm.agent_feedback_count > 0 OR sm.fts_hit_count > 0 OR pt.memory_id IS NOT NULL)"]
     params: list[Any] = []
+    if unstarted:
+        clauses.append("s.started_at IS NULL")
     if memory_ids is not None:
         clauses.append(f"sm.memory_id IN ({','.join('?' * len(memory_ids))})")
         params += memory_ids
