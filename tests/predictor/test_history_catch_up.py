@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from kenning.core.clock import to_iso
+import kenning.predictor.history as history_module
 from kenning.predictor.history import History, catch_up, load_all
 from kenning.predictor.synthetic import SyntheticUser
 from kenning.store import sessions as sess_store
@@ -41,19 +42,23 @@ def _open(db, user: SyntheticUser, index: int, key: str) -> tuple[str, list[str]
 
 
 def _events(history: History, leave_out: str | None = None) -> dict[str, list[tuple]]:
-    return {m: sorted((e.at, e.session_key, e.agent, e.fts, e.useful) for e in items if e.session_key != leave_out)
-            for m, items in history.by_memory.items()
-            if any(e.session_key != leave_out for e in items)}
+    out = {m: sorted((e.at, e.session_key, e.agent, e.fts, e.useful) for e in history.events(m)
+                     if e.session_key != leave_out) for m in history.memory_ids()}
+    return {m: rows for m, rows in out.items() if rows}
 
 
-def test_catching_up_equals_reading_everything_again(db):
+@pytest.mark.parametrize("fold", [False, True], ids=["spans", "folded"])
+def test_catching_up_equals_reading_everything_again(db, fold, monkeypatch):
+    """`folded`: the changed spans are folded into new columns at once (History._compact)."""
+    if fold:
+        monkeypatch.setattr(history_module, "COMPACT_ROWS", 0)
     user = _user(db)
     for i in range(4):
         user.record_session(db, i)
     running, running_ids = _open(db, user, 4, "running-at-load")
     history = load_all(db.reader())
     assert running in history.known_sessions() and running not in history.ended
-    assert any(e.session_key == running for m in running_ids[:3] for e in history.by_memory[m])
+    assert any(e.session_key == running for m in running_ids[:3] for e in history.events(m))
 
     # since: the running session is rated and ends; three sessions run start to end (on this daemon
     # or another); one more starts and is still running
@@ -66,16 +71,17 @@ def test_catching_up_equals_reading_everything_again(db):
     still, _ = _open(db, user, 8, "still-running")
 
     assert catch_up(history, db.reader()) == 4  # the running session and the three new ones
+    assert bool(history.held[1]) is not fold  # changed spans, or none left after folding
     whole = load_all(db.reader())
     assert history.known_sessions() == whole.known_sessions()
     assert history.ended == whole.ended and still not in history.ended
     assert history.timeline == whole.timeline
     # every ended session's events as a full read has them; a session still running joins at its end
     assert _events(history) == _events(whole, leave_out=still)
-    assert not any(e.session_key == still for items in history.by_memory.values() for e in items)
+    assert not any(e.session_key == still for m in history.memory_ids() for e in history.events(m))
     assert {k: v for k, v in history.useful.items() if k != still} == {k: v for k, v in whole.useful.items()
                                                                          if k != still}
-    ids = sorted(whole.by_memory)
+    ids = sorted(whole.memory_ids())
     later = to_iso(user.session_plan(9)["at"])
     for project in ("alpha", "beta"):
         np.testing.assert_array_equal(history.features(ids, later, project, exclude=still),
@@ -100,7 +106,6 @@ def test_a_session_with_no_signal_left_drops_what_was_held_of_it(db):
 def test_a_full_read_has_every_signal_row_batch_by_batch(db, monkeypatch):
     """load_all reads sessions a batch at a time and then the rows of sessions the table has no
     start for (purged from it): the same events as one statement over every row."""
-    import kenning.predictor.history as history_module
     from kenning.store import predictor as store
 
     user = _user(db)
@@ -118,5 +123,5 @@ def test_a_full_read_has_every_signal_row_batch_by_batch(db, monkeypatch):
     batched = load_all(db.reader())
     one = History.build(store.signal_events(db.reader()), store.session_timeline(db.reader()))
     assert _events(batched) == _events(one)
-    assert sum(1 for items in batched.by_memory.values() for e in items if e.session_key == "no-session-row") == 3
+    assert sum(1 for m in batched.memory_ids() for e in batched.events(m) if e.session_key == "no-session-row") == 3
     assert len(_events(batched)) > 10
