@@ -19,6 +19,7 @@ import pytest
 from kenning.predictor import constants as C
 from kenning.predictor.client import SidecarClient, sidecar_argv
 from kenning.predictor.features import encode_b64
+import kenning.predictor.history as history_module
 from kenning.predictor.history import History, load_all
 from kenning.store.predictor import SignalEvent, TimelineSession
 
@@ -82,17 +83,21 @@ def test_history_holds_its_events_as_columns_and_shares_its_keys(pdb, user):
     """A History keeps a few dozen bytes a signal row (numpy columns), not an object each (~80 bytes):
     at a million memories 388k rows held 37 MB as objects, 13 MB as columns."""
     rows = 30_000
+    # the keys as a store's rows bring them (interned already: the interpreter's table does not grow
+    # under the measurement)
     events: list[SignalEvent] = [
-        {"session_key": f"s{i % 600:04d}", "memory_id": f"m{(i * 7) % 3000:05d}", "started_at": f"2026-01-{1 + i % 28:02d}T10:00:00Z",
+        {"session_key": sys.intern(f"s{i % 600:04d}"), "memory_id": sys.intern(f"m{(i * 7) % 3000:05d}"),
+         "started_at": f"2026-01-{1 + i % 28:02d}T10:00:00Z",
          "agent": 0.9 if i % 5 == 0 else None, "ratings": int(i % 5 == 0), "fts": i % 3, "touched": 0}
         for i in range(rows)]
     sessions: list[TimelineSession] = [{"session_key": f"s{i:04d}", "project": "p", "started_at": f"2026-01-{1 + i % 28:02d}T10:00:00Z",
                                         "ended": 1} for i in range(600)]
+    mine = [tracemalloc.Filter(True, history_module.__file__)]  # not another test's threads in this process
     tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
+        before = tracemalloc.take_snapshot().filter_traces(mine)
         history = History.build(iter(events), sessions)
-        held = tracemalloc.get_traced_memory()[0] - before
+        held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().filter_traces(mine).compare_to(before, "filename"))
     finally:
         tracemalloc.stop()
     assert sum(len(history.events(m)) for m in history.memory_ids()) == rows

@@ -4,6 +4,7 @@ of the database (issue 36: the sidecar read every session's rows with their vect
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import numpy as np
@@ -124,10 +125,11 @@ def test_between_fits_only_the_session_rows_and_vectors_are_kept(db):
     again = reads.prepare(db.reader(), sessions, MODEL)  # the next fit reads the memories' columns only
     assert (again.sessions_read, again.sessions_cached, again.vectors_read) == (0, 3, 0)
     assert _through(db, reads, keys) == _fresh(db, keys)
-    ids = [row[0] for rows in reads._rows.values() for row in rows]
+    ids = [row["memory_id"] for key in keys for row in reads.rows(key, MODEL) or []]
     repeated = {i for i in ids if ids.count(i) > 1}
     assert repeated  # a memory is a candidate of more than one session ...
-    assert all(len({id(x) for x in ids if x == i}) == 1 for i in repeated)  # ... and its id is held once
+    assert all(len({id(x) for x in ids if x == i}) == 1 for i in repeated)  # ... and its id is one str
+    assert all(isinstance(text, bytes) for _, text in reads._rows.values())  # a session's rows: one text
 
 
 def test_what_a_fit_keeps_goes_to_a_file_and_the_next_fit_reads_only_whats_new(db, tmp_path):
@@ -145,6 +147,10 @@ def test_what_a_fit_keeps_goes_to_a_file_and_the_next_fit_reads_only_whats_new(d
 
 def test_a_missing_or_damaged_reads_file_is_read_as_nothing_kept(db, tmp_path):
     assert CandidateRows.load(tmp_path / "none.npz").held() == {"sessions": 0, "rows": 0, "memories": 0, "vectors": 0}
+    older = tmp_path / "format1.npz"  # an earlier build's file: its rows in the header, read again now
+    header = {"format": 1, "model": MODEL, "sessions": {"s1": [None, [["m1"] + [None] * 14]]}, "vectors": [], "absent": []}
+    np.savez(older, header=np.frombuffer(json.dumps(header).encode(), np.uint8), vectors=np.zeros(0, "<f4"))
+    assert CandidateRows.load(older).held()["sessions"] == 0
     sessions, keys, reads = _fitted(db, 2)
     reads.release()
     path = tmp_path / "model.reads.npz"

@@ -44,7 +44,8 @@ FEATURE_NAMES = (
 BASE_FEATURES = 12
 
 
-def decode_vector(blob: bytes | None, decoded: dict[bytes, np.ndarray] | None = None) -> np.ndarray | None:
+def decode_vector(blob: bytes | memoryview | None,
+                  decoded: dict[bytes | memoryview, np.ndarray] | None = None) -> np.ndarray | None:
     """A stored vector as float32; with `decoded`, one array per distinct vector (a fit's memo): the
     samples of one fit then share each memory's vector, and so does the copy a fit process gets (a
     pickle keeps shared objects shared) — at 200k memories 78 MB of vectors a fit sent were 28 MB."""
@@ -185,7 +186,7 @@ def trust_of(conn: Connection) -> float:
 
 
 def session_labels(conn: Connection, session: ScoredSession, model_name: str | None, trust: float | None = None,
-                   history: History | None = None, decoded: dict[bytes, np.ndarray] | None = None) -> tuple[
+                   history: History | None = None, decoded: dict[bytes | memoryview, np.ndarray] | None = None) -> tuple[
         SessionLabels, list[CandidateRow], list[np.ndarray | None], np.ndarray | None, SessionContextRow | None]:
     """Labels for one scored session, plus the rows, vectors and context they came from."""
     key = session["session_key"]
@@ -206,7 +207,7 @@ def session_labels(conn: Connection, session: ScoredSession, model_name: str | N
 
 def session_sample(conn: Connection, session: ScoredSession, model_name: str | None, history: History,
                    trust: float = 1.0, native_dim: int | None = None,
-                   decoded: dict[bytes, np.ndarray] | None = None) -> tuple[list[Sample], SessionLabels]:
+                   decoded: dict[bytes | memoryview, np.ndarray] | None = None) -> tuple[list[Sample], SessionLabels]:
     """The labelled training samples of one scored session: its session-start sample (context:
     the session context, candidates: every recorded row) and one per recorded later pool (the
     first prompt's: context the prompt, candidates that pool). Empty when unusable. With `native_dim`
@@ -272,7 +273,7 @@ def recency_weight(age: int, half_life: float | None) -> float:
 def load_samples(conn: Connection, sessions: list[ScoredSession], model_name: str | None, history: History | None = None,
                  trust: float | None = None, half_life: float | None = None,
                  native_dim: int | None = None,
-                 decoded: dict[bytes, np.ndarray] | None = None) -> tuple[list[Sample], dict[str, int]]:
+                 decoded: dict[bytes | memoryview, np.ndarray] | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples for the given sessions plus a count of skips by reason (pass `history` and
     `trust` when loading several lists in one training run: they are read once). With
     `half_life`, `sessions` come newest first and each sample weighs recency_weight(age). Pass one

@@ -140,7 +140,7 @@ def read_store(read: StoreRead, native_dim: int) -> tuple[list[Sample], list[Sam
         # the candidate rows of every session this fit loads, read only where earlier fits did not
         # (store.training_reads: new sessions in batches, the memories' current state for all)
         counts = reads.prepare(conn, [*sessions, *replay_rows, *canary_rows], model_name)
-        decoded: dict[bytes, np.ndarray] = {}  # one array per distinct vector across the three loads
+        decoded: dict[bytes | memoryview, np.ndarray] = {}  # one array per distinct vector across the three loads
         with reading_through(reads):
             recent, skipped = load_samples(conn, sessions, model_name, history, trust,
                                            half_life=C.RECENCY_HALF_LIFE_SESSIONS, native_dim=native_dim,

@@ -69,7 +69,7 @@ class CandidateRow(TypedDict):
     is_deleted: int | None
     deleted_at: str | None
     memory_project: str | None
-    vector: bytes | None
+    vector: bytes | memoryview | None  # memoryview: a view of the vectors a fit kept (store.training_reads)
     dims: int | None
     touched: NotRequired[str | None]  # predictor.labels: why the transcript touched it (None: it did not)
 

@@ -21,11 +21,15 @@ the cache holds one fit's candidates at most. `reading_through(rows)` makes
 a session it was not prepared for still goes to the database.
 
 Between fits (`release`, once the fit's samples are built) only what saves the next fit a read is
-kept: the session rows (their repeated strings shared) and the vectors. The memories' columns
-(content, timestamps) are read again by every `prepare`, so holding them between fits only cost
-memory. Each fit runs in a process of its own (predictor.fit), so what is kept goes to a file
-between fits (`save` / `load`): a numpy .npz without pickles — the session rows as JSON, the
-vectors as one float32 array. A file that cannot be read is ignored: the fit reads everything.
+kept: the session rows and the vectors. The memories' columns (content, timestamps) are read again
+by every `prepare`, so holding them between fits only cost memory. Each fit runs in a process of its
+own (predictor.fit), so what is kept goes to a file between fits (`save` / `load`): a numpy .npz
+without pickles — a JSON header, each session's rows as JSON one after another, the vectors as one
+float32 array. A session's rows are held as its JSON text and parsed when the fit reads them, and
+the vectors as read-only views of the loaded array: at a million memories (542 sessions, 108k rows,
+28k vectors) a tuple per row and a bytes copy per vector raised a fit's memory by 125 MB at load.
+`save` writes the arrays a session and a vector at a time. A file that cannot be read is ignored:
+the fit reads everything.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import json
 import os
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,7 +52,7 @@ from kenning.store.predictor import CANDIDATE_ROWS, CandidateRow, ScoredSession
 
 T = TypeVar("T")
 
-FILE_FORMAT = 1  # the .npz `save` writes
+FILE_FORMAT = 2  # the .npz `save` writes (1: rows in the JSON header, vectors copied to bytes)
 
 SESSION_BATCH = 200  # sessions per candidate-row read
 ID_BATCH = 500  # memory ids (content hashes) per IN (...) lookup, well under SQLite's variable limit
@@ -72,6 +77,26 @@ def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 def _shared(value: object) -> object:
     """A str value as the one interned copy (the same text, held once); anything else as it is."""
     return sys.intern(value) if type(value) is str else value
+
+
+def _write_array(npz: zipfile.ZipFile, name: str, dtype: str, length: int, chunks: Iterable[bytes | memoryview]) -> None:
+    """One 1-d array member of an .npz, written a chunk at a time (no copy of the whole array)."""
+    with npz.open(f"{name}.npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array_header_1_0(member, {"descr": dtype, "fortran_order": False, "shape": (length,)})
+        for chunk in chunks:
+            member.write(chunk)
+
+
+def _read_array(npz: zipfile.ZipFile, name: str, dtype: str) -> bytes:
+    """A 1-d array member `_write_array` wrote, as its bytes; ValueError when it is not one."""
+    with npz.open(f"{name}.npy") as member:
+        major, _ = np.lib.format.read_magic(member)
+        read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+        shape, fortran_order, found = read_header(member)
+        data = member.read()
+    if found != np.dtype(dtype) or len(shape) != 1 or len(data) != shape[0] * found.itemsize:
+        raise ValueError(f"{name}: not the array this file should hold")
+    return data
 
 
 def _marks(n: int) -> str:
@@ -100,11 +125,11 @@ class CandidateRows:
 
     model: str | None = None
     last: ReadCounts = field(default_factory=ReadCounts)
-    _rows: dict[str, list[tuple[object, ...]]] = field(default_factory=dict)  # session key → session_memories
+    _rows: dict[str, tuple[int, bytes | memoryview]] = field(default_factory=dict)  # session key → (rows, JSON)
     _scored: dict[str, str | None] = field(default_factory=dict)  # session key → its scored_at when read
     _memories: dict[str, dict[str, object]] = field(default_factory=dict)  # memory id → columns, as of this fit
     _hashes: dict[str, str | None] = field(default_factory=dict)  # memory id → content hash, as of this fit
-    _vectors: dict[str, tuple[bytes | None, int | None]] = field(default_factory=dict)  # content hash → vector
+    _vectors: dict[str, tuple[bytes | memoryview | None, int | None]] = field(default_factory=dict)  # hash → vector
     _prepared: bool = False  # `rows` answers only between a `prepare` and the `release` after it
 
     def prepare(self, conn: Connection, sessions: Iterable[ScoredSession], model: str | None) -> ReadCounts:
@@ -121,17 +146,18 @@ class CandidateRows:
         missing = [k for k in wanted if k not in self._rows]
         counts.sessions_cached = len(wanted) - len(missing)
         for keys in _chunks(missing, SESSION_BATCH):
-            for key in keys:
-                self._rows[key] = []
-                self._scored[key] = wanted[key]
+            read: dict[str, list[list[object]]] = {key: [] for key in keys}
             cur = conn.execute(f"SELECT session_key, {', '.join(_SM_COLUMNS)} FROM session_memories"
                                f" WHERE session_key IN ({_marks(len(keys))}) ORDER BY session_key, rank, memory_id",
                                list(keys))
             counts.statements += 1
-            for r in cur.fetchall():  # a memory id, source, team or time repeats across rows: one str each
-                self._rows[r[0]].append(tuple(_shared(r[c]) for c in _SM_COLUMNS))
+            for r in cur.fetchall():
+                read[r[0]].append([r[c] for c in _SM_COLUMNS])
+            for key, rows in read.items():
+                self._rows[key] = (len(rows), json.dumps(rows, separators=(",", ":")).encode("utf-8"))
+                self._scored[key] = wanted[key]
         counts.sessions_read = len(missing)
-        ids = sorted({str(row[0]) for rows in self._rows.values() for row in rows if row[0] is not None})
+        ids = sorted({str(row[0]) for key in wanted for row in self._parsed(key) if row[0] is not None})
         self._memories, self._hashes = {}, {}
         for chunk in _chunks(ids, ID_BATCH):
             cur = conn.execute(f"SELECT id, content_hash, {', '.join(_MEMORY_COLUMNS.values())} FROM memories"
@@ -166,16 +192,21 @@ class CandidateRows:
     def save(self, path: Path) -> None:
         """Write what is kept between fits (call after `release`) to `path`, atomically."""
         present = [(h, v, d) for h, (v, d) in self._vectors.items() if v is not None]
-        header = {"format": FILE_FORMAT, "model": self.model,
-                  "sessions": {k: [self._scored[k], rows] for k, rows in self._rows.items()},
+        sessions, offset = {}, 0
+        for key, (count, text) in self._rows.items():
+            sessions[key] = [self._scored[key], count, offset, offset + len(text)]
+            offset += len(text)
+        header = {"format": FILE_FORMAT, "model": self.model, "sessions": sessions,
                   "vectors": [[h, d, len(v) // 4] for h, v, d in present],
                   "absent": [h for h, (v, _) in self._vectors.items() if v is None]}
-        flat = np.frombuffer(b"".join(v for _, v, _ in present), dtype="<f4")
+        text = json.dumps(header).encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".reads-", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8), vectors=flat)
+            with os.fdopen(fd, "wb") as handle, zipfile.ZipFile(handle, "w") as npz:  # np.load reads it
+                _write_array(npz, "header", "|u1", len(text), [text])
+                _write_array(npz, "rows", "|u1", offset, (t for _, t in self._rows.values()))
+                _write_array(npz, "vectors", "<f4", sum(len(v) for _, v, _ in present) // 4, (v for _, v, _ in present))
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -186,20 +217,23 @@ class CandidateRows:
     def load(cls, path: Path) -> CandidateRows:
         """What an earlier fit kept (`save`); empty when there is no file or it cannot be read."""
         try:
-            with np.load(path, allow_pickle=False) as data:
-                header = json.loads(data["header"].tobytes().decode("utf-8"))
-                flat = data["vectors"]
-            if header.get("format") != FILE_FORMAT:
-                return cls()
+            with zipfile.ZipFile(path) as npz:
+                header = json.loads(_read_array(npz, "header", "|u1").decode("utf-8"))
+                if header.get("format") != FILE_FORMAT:
+                    return cls()
+                # one bytes value each, and views of it: a vector is hashable like the bytes a read gives
+                text, floats = memoryview(_read_array(npz, "rows", "|u1")), memoryview(_read_array(npz, "vectors", "<f4"))
             kept = cls(model=header["model"])
-            for key, (scored, rows) in header["sessions"].items():
+            for key, (scored, count, start, stop) in header["sessions"].items():
+                if not 0 <= start <= stop <= len(text):
+                    return cls()
                 kept._scored[key] = scored
-                kept._rows[key] = [tuple(_shared(v) for v in row) for row in rows]
+                kept._rows[key] = (int(count), text[start:stop])
             offset = 0
             for content_hash, dims, length in header["vectors"]:
-                kept._vectors[content_hash] = (flat[offset:offset + length].astype("<f4").tobytes(), dims)
+                kept._vectors[content_hash] = (floats[offset * 4:(offset + length) * 4], dims)
                 offset += length
-            if offset != len(flat):
+            if offset * 4 != len(floats):
                 return cls()
             for content_hash in header["absent"]:
                 kept._vectors[content_hash] = (None, None)
@@ -209,17 +243,21 @@ class CandidateRows:
 
     def held(self) -> dict[str, int]:
         """What is held now: sessions, their candidate rows, memories' columns, vectors."""
-        return {"sessions": len(self._rows), "rows": sum(len(rows) for rows in self._rows.values()),
+        return {"sessions": len(self._rows), "rows": sum(count for count, _ in self._rows.values()),
                 "memories": len(self._memories), "vectors": len(self._vectors)}
+
+    def _parsed(self, session_key: str) -> list[tuple[object, ...]]:
+        """A held session's rows (a memory id, source, team or time that repeats: one str each)."""
+        _, text = self._rows[session_key]
+        return [tuple(_shared(v) for v in row) for row in json.loads(bytes(text))]
 
     def rows(self, session_key: str, model: str | None) -> list[CandidateRow] | None:
         """The session's candidate rows as `session_candidate_rows` reads them; None when this
         session (or model) was not prepared."""
-        stored = self._rows.get(session_key)
-        if stored is None or model != self.model or not self._prepared:
+        if session_key not in self._rows or model != self.model or not self._prepared:
             return None
         out: list[CandidateRow] = []
-        for values in stored:
+        for values in self._parsed(session_key):
             memory_id = values[0]
             row: dict[str, object] = dict(zip(_SM_COLUMNS, values))
             row.update(self._memories.get(str(memory_id), _NO_MEMORY))
