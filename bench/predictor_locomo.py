@@ -7,7 +7,8 @@ In-process, not through the daemon: each conversation is ingested into its own k
 (the bundled embedding model, one memory per turn, as protocol A) and every category 1-4
 question's candidate pool is the frozen top 50 of kenning's `hybrid` recall preset (recorded
 once; every arm ranks that same pool; gold outside it is a miss for every arm). The learned
-arm is kenning's own predictor code: `CrossAttentionScorer` (d = 64, 384-dim embeddings, the
+arm is kenning's own predictor code: the cross-attention scorer (`predictor.weights`, trained in numpy by
+`predictor.backprop`; d = 64, 384-dim embeddings, the
 17 features, project slot), trained by `kenning.predictor.train.train` (ListNet KL, Adam,
 clone + canary gates + swap) exactly as the sidecar does, on Samples built with
 `kenning.predictor.features` (`feature_row`, `time_features`, `hash_tokens`) plus the five
@@ -214,9 +215,9 @@ def train_model(model, samples: list, trained: bool, seed: int):
 
 
 def fresh_model(seed: int):
-    from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
+    from kenning.predictor.weights import ScorerConfig, initial
 
-    return CrossAttentionScorer(ScorerConfig(native_dim=384, seed=seed))
+    return initial(ScorerConfig(native_dim=384, seed=seed))
 
 
 def replay_past(pools: dict, past: list[dict], args, checkpoints: set[int], on_checkpoint) -> tuple:
@@ -390,11 +391,10 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
-    import torch
+    import numpy
     from kenning.core.config import load_settings
     from kenning.providers.registry import build_embedding_provider
 
-    torch.manual_seed(args.seed)
     global NO_OVERLAP_GATE
     NO_OVERLAP_GATE = args.no_overlap_gate
     data = Path(args.data)
@@ -430,7 +430,7 @@ def main() -> None:
     report = {
         "benchmark": "predictor_locomo (protocol B)", "driven": "in-process (kenning.predictor model/train on frozen "
         "top-50 hybrid pools), not through the daemon",
-        "embedding_model": embedder.model_id, "torch": torch.__version__, "arms": arms,
+        "embedding_model": embedder.model_id, "numpy": numpy.__version__, "arms": arms,
         "config": {"pool": POOL, "rrf_k": RRF_K, "train_every": args.train_every, "unknown_label": UNKNOWN_LABEL,
                    "alphas": ALPHAS, "seed": args.seed,
                    "overlap_gate": not args.no_overlap_gate, "conversations": [c.name for c in convs]},

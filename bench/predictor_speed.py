@@ -8,8 +8,7 @@ the 5 history features), in the store the training part built (--sessions synthe
 with agent feedback and FTS hits, so every candidate has a history to read), four ways, so
 the costs can be attributed within one run:
   baseline_rank      sorting the candidates by effective score (what session-start does anyway)
-  model_in_process   the torch model's forward pass alone (no IPC; what the sidecar ran before issue 36)
-  weights_in_process the same weights' forward pass in numpy (predictor.weights: what the sidecar runs)
+  weights_in_process the scorer's forward pass in numpy alone, no IPC (predictor.weights: what the sidecar runs)
   sidecar_b64        client.score(): JSON-RPC over the pipe, embeddings as base64 float32
                      (the daemon's encoding), parse, forward, reply, parse
   sidecar_json_lists the same with embeddings as JSON arrays (the seed's wire format)
@@ -18,7 +17,7 @@ the costs can be attributed within one run:
                      + sidecar_b64 + recording the context — the whole daemon-side cost
 Training: a store with --sessions synthetic sessions (SyntheticUser, 60 candidates each),
 `train_from_db` in the sidecar with the default schedule (12 epochs, cap 30 s), wall time (the
-sidecar's reads, the fit process's start and torch import, the training, the gates).
+sidecar's reads, the fit process's start, its reads, the training in numpy, the gates).
 Targets (issues 5, 11): p95 <= 15 ms at 100 candidates through the sidecar (judged on
 predictor_score, which includes the history features); 500 sessions <= 30 s.
 """
@@ -35,17 +34,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from kenning.core.config import load_settings
 from kenning.predictor.client import SidecarClient
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.features import Sample
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.tokens import hash_tokens
 from kenning.predictor.service import Predictor
 from kenning.predictor.synthetic import SyntheticUser
-from kenning.predictor.train import score_samples
+from kenning.predictor.weights import ScorerConfig, initial
 from kenning.store.db import open_database
 
 DIMS = 384
@@ -85,8 +82,7 @@ def bench_scoring(sizes: list[int], requests: int, home: Path, ids: list[str]) -
     predictor.start(wait_ready=True, force=True)
     client: SidecarClient = predictor.client
     client.score_timeout_s = 5.0  # measure the tail instead of cutting it at 120 ms
-    model = CrossAttentionScorer(ScorerConfig(native_dim=DIMS))
-    weights = model.weights()
+    weights = initial(ScorerConfig(native_dim=DIMS))
     results = {}
     try:
         for n in sizes:
@@ -108,7 +104,6 @@ def bench_scoring(sizes: list[int], requests: int, home: Path, ids: list[str]) -
 
             results[str(n)] = {
                 "baseline_rank_ms": pct(timed(lambda: sorted(range(n), key=lambda i: -effective[i]), requests)),
-                "model_in_process_ms": pct(timed(lambda: score_samples(model, [sample]), requests)),
                 "weights_in_process_ms": pct(timed(lambda: weights.score(sample), requests)),
                 "sidecar_b64_ms": pct(timed(sidecar, requests)),
                 "sidecar_json_lists_ms": pct(timed(lambda: sidecar(as_lists), requests)),
@@ -159,16 +154,15 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="kenning-predictor-speed-") as tmp:
         training, ids = bench_training(args.sessions, Path(tmp) / "store")
         scoring = bench_scoring([int(s) for s in args.sizes.split(",")], args.requests, Path(tmp) / "store", ids)
     at100 = scoring.get("100", {}).get("predictor_score_ms", {}).get("p95")
     report = {
         "benchmark": "predictor_speed",
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
+        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
                     "load_avg_1m": os.getloadavg()[0], "platform": platform.platform(),
-                    "fit_torch_threads": 1},
+                    "fit_blas_threads": 1},
         "scoring": scoring, "training": training,
         "targets": {"score_p95_ms_at_100": 15.0, "train_500_sessions_s": 30.0,
                     "judged_on": "predictor_score_ms (history features + sidecar + context record)"},

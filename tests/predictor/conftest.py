@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from kenning.core.config import Settings, load_settings
 from kenning.predictor.synthetic import SyntheticUser
 from kenning.store.db import open_database
-
-torch.set_num_threads(1)  # tiny matrices: one thread is fastest and immune to a busy machine
 
 
 @pytest.fixture

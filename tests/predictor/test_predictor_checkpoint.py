@@ -6,22 +6,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from kenning.predictor import checkpoint as ckpt
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
-from kenning.predictor.weights import Weights
+from kenning.predictor.weights import ScorerConfig, Weights, initial
 from kenning.predictor.sidecar import Engine, RpcError
 
 CFG = ScorerConfig(native_dim=16, d=8, hash_buckets=128, seed=5)
 
 
 def trained_like(seed: int = 5) -> Weights:
-    model = CrossAttentionScorer(ScorerConfig(native_dim=16, d=8, hash_buckets=128, seed=seed))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 1e-3)  # values no init produces
-    return model.weights()
+    config = ScorerConfig(native_dim=16, d=8, hash_buckets=128, seed=seed)
+    rng = np.random.default_rng(seed)
+    return Weights(config, {name: (a + rng.normal(0, 1e-3, a.shape)).astype(np.float32)  # values no init produces
+                            for name, a in initial(config).params.items()})
 
 
 def test_round_trip_is_bit_exact(tmp_path: Path):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from kenning.predictor import constants as C
 from kenning.predictor.features import FEATURE_NAMES, Sample
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig, hash_tokens
+from kenning.predictor.tokens import hash_tokens
 from kenning.predictor.train import TrainConfig, run_gates, train
+from kenning.predictor.weights import ScorerConfig, initial
 
 USEFUL_PREV = FEATURE_NAMES.index("useful_prev_session")
 
@@ -71,14 +71,14 @@ def test_a_retrain_on_inverted_labels_is_refused_on_a_trusted_canary():
     neither trained on: the retrain ranks the canary worse and is refused; the serving model stays."""
     rng = np.random.default_rng(0)
     trusted, canary = _history_world(rng, 0, 40), _history_world(rng, 40, 10)
-    prior = CrossAttentionScorer(ScorerConfig(native_dim=6, d=4, hash_buckets=16, project_slots=4, v_dim=3, seed=3))
+    prior = initial(ScorerConfig(native_dim=6, d=4, hash_buckets=16, project_slots=4, v_dim=3, seed=3))
     first = train(prior, trusted, canary=canary, config=TrainConfig(epochs=20))
     assert first.swapped and first.canary["canary_ndcg"] > 0.9  # it learned the pattern
     serving = first.model
-    before = {k: v.clone() for k, v in serving.state_dict().items()}
+    before = {k: v.copy() for k, v in serving.params.items()}
     broken = train(serving, _history_world(rng, 50, 40, invert=True), canary=canary, previous_trained=True,
                    config=TrainConfig(epochs=40, lr=0.03))  # long enough to learn the inversion
     assert not broken.swapped and broken.model is None
     assert broken.canary["canary_ndcg_delta"] < -0.15 and broken.gates["ndcg_drop"] is False
     assert "validation gates failed" in broken.error
-    assert all(torch.equal(before[k], v) for k, v in serving.state_dict().items())  # never touched
+    assert all(np.array_equal(before[k], v) for k, v in serving.params.items())  # never touched

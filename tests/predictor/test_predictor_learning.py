@@ -26,9 +26,9 @@ from kenning.predictor import checkpoint as ckpt
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.features import load_samples
 from kenning.predictor.history import NO_HISTORY, load_all, rated_useful
-from kenning.predictor.model import CrossAttentionScorer, ScorerConfig
 from kenning.predictor.service import Predictor
 from kenning.predictor.touched import identifiers, touched_memories
+from kenning.predictor.weights import ScorerConfig, initial
 from kenning.store import predictor as store
 from kenning.store.memories import get_memories
 
@@ -211,8 +211,8 @@ def test_sidecar_is_spawned_only_once_training_is_possible(pred_settings, pdb, u
 
 def _old_checkpoint(path) -> None:
     """A format-1 file as the previous build wrote it: the 12-feature model, version 1."""
-    model = CrossAttentionScorer(ScorerConfig(native_dim=384, n_features=12, seed=1))
-    data = bytearray(ckpt.to_bytes(model.weights(), flags=ckpt.FLAG_FINETUNED, meta={"model_version": 7})[:-4])
+    weights = initial(ScorerConfig(native_dim=384, n_features=12, seed=1))
+    data = bytearray(ckpt.to_bytes(weights, flags=ckpt.FLAG_FINETUNED, meta={"model_version": 7})[:-4])
     data[4:8] = struct.pack("<I", 1)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))

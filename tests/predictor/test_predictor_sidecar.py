@@ -137,7 +137,7 @@ def test_misbehaving_sidecar_means_baseline_then_restart_then_disabled(tmp_path:
     client.start(wait_ready=True)
     pids = set()
     try:
-        deadline = time.monotonic() + 180  # three spawns (torch import each) on a loaded box
+        deadline = time.monotonic() + 180  # three spawns on a loaded box
         while time.monotonic() < deadline:
             if client.disabled:
                 break

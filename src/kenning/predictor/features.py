@@ -18,7 +18,7 @@ import base64
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +33,6 @@ from kenning.predictor.tokens import hash_tokens, project_slot
 from kenning.store import predictor as store
 from kenning.store.backend import Connection
 from kenning.store.predictor import CandidateRow, ScoredSession, SessionContextRow
-
-if TYPE_CHECKING:
-    from kenning.predictor.model import Batch
 
 FEATURE_NAMES = (
     "log_age_days", "importance", "log_access", "tod_sin", "tod_cos", "dow_sin", "dow_cos",
@@ -120,11 +117,30 @@ class Sample:
     judged: np.ndarray | None = None  # [N] bool: candidates the loss reads (None: all)
 
 
+@dataclass
+class Batch:
+    """B samples padded to N candidates, as numpy (`collate`); what a training step reads
+    (`backprop.py`). Token lists are flattened bags: item r's words are
+    tokens[offsets[r]:offsets[r + 1]] (the last runs to the end)."""
+
+    ctx_emb: np.ndarray  # [B, native_dim] float32 (zeros where missing)
+    ctx_has_emb: np.ndarray  # [B] bool
+    ctx_tokens: np.ndarray  # [T_ctx] int64
+    ctx_offsets: np.ndarray  # [B] int64
+    cand_emb: np.ndarray  # [B, N, native_dim] float32
+    cand_has_emb: np.ndarray  # [B, N] bool
+    cand_tokens: np.ndarray  # [T] int64
+    cand_offsets: np.ndarray  # [B*N] int64
+    features: np.ndarray  # [B, N, n_features] float32
+    project_slot: np.ndarray  # [B] int64
+    mask: np.ndarray  # [B, N] bool: a candidate the loss reads (not padding, judged)
+    labels: np.ndarray  # [B, N] float32 (0 where a sample has none)
+    temperature: np.ndarray  # [B] float32
+    meta: list[dict[str, Any]] = field(default_factory=list)
+
+
 def collate(samples: list[Sample], native_dim: int) -> Batch:
     """Pad samples to one Batch (vectors of the wrong width are treated as missing)."""
-    import torch  # only training and the sidecar collate; the daemon's features stay torch-free
-
-    from kenning.predictor.model import Batch
     B = len(samples)
     N = max(1, max(len(s.ids) for s in samples))
     ctx = np.zeros((B, native_dim), np.float32)
@@ -159,15 +175,12 @@ def collate(samples: list[Sample], native_dim: int) -> Batch:
         mask[b, :n] = True if s.judged is None else s.judged
         if s.labels is not None:
             labels[b, :n] = s.labels
-    long = torch.long
     return Batch(
-        ctx_emb=torch.from_numpy(ctx), ctx_has_emb=torch.from_numpy(ctx_has),
-        ctx_tokens=torch.tensor(ctx_tokens, dtype=long), ctx_offsets=torch.tensor(ctx_offsets, dtype=long),
-        cand_emb=torch.from_numpy(cand), cand_has_emb=torch.from_numpy(cand_has),
-        cand_tokens=torch.tensor(tokens, dtype=long), cand_offsets=torch.tensor(offsets, dtype=long),
-        features=torch.from_numpy(feats), project_slot=torch.tensor([s.project_slot for s in samples], dtype=long),
-        mask=torch.from_numpy(mask), labels=torch.from_numpy(labels),
-        temperature=torch.tensor([s.temperature for s in samples], dtype=torch.float32),
+        ctx_emb=ctx, ctx_has_emb=ctx_has, ctx_tokens=np.array(ctx_tokens, np.int64),
+        ctx_offsets=np.array(ctx_offsets, np.int64), cand_emb=cand, cand_has_emb=cand_has,
+        cand_tokens=np.array(tokens, np.int64), cand_offsets=np.array(offsets, np.int64),
+        features=feats, project_slot=np.array([s.project_slot for s in samples], np.int64),
+        mask=mask, labels=labels, temperature=np.array([s.temperature for s in samples], np.float32),
         meta=[s.meta for s in samples],
     )
 

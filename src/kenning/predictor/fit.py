@@ -3,11 +3,12 @@
 The process gets a job with the serving weights on stdin. A `train_from_db` job (`StoreRead`) reads
 the store read-only and builds the samples here, starting from the training reads the previous fit
 kept in a file (store.training_reads: only sessions scored since are read; the file is rewritten);
-a `train` job brings its samples. Then it trains a twin with PyTorch (`train.train`: epochs, then
-the validation gates), answers with the result and the new weights on stdout, and exits. So the
-reads, the samples, torch (~220 MB) and a fit's allocations live only while a fit runs: the sidecar
-stays at what scoring needs (issue 36). A job without weights asks for an untrained scorer's weights
-instead (torch's seeded initialisation: same seed, same weights).
+a `train` job brings its samples. Then it trains a copy of the weights in numpy (`train.train`:
+epochs, then the validation gates), answers with the result and the new weights on stdout, and
+exits. So the reads, the samples and a fit's allocations live only while a fit runs: the sidecar
+stays at what scoring needs (issue 36). Neither imports torch (it trained here until issue 36 and
+was ~220 MB of this process's memory); the BLAS under numpy runs on `threads` threads (its
+environment variables, set for the child: they are read when numpy loads).
 
 Both ends are kenning's own processes on a private pipe, so the job and the answer are pickles.
 The process runs at background priority (nice BACKGROUND_NICE, like the daemon's workers: the
@@ -35,12 +36,14 @@ from kenning.predictor.features import Sample, load_samples, trust_of
 from kenning.predictor.guard import die_with_parent
 from kenning.predictor.history import load_all
 from kenning.predictor.protocol import TrainRequest
+from kenning.predictor.train import train
 from kenning.predictor.weights import ScorerConfig, Weights
 from kenning.store import predictor as store
 from kenning.store.factory import open_location
 from kenning.store.training_reads import CandidateRows, reading_through
 
-TIMEOUT_MARGIN_S = 90.0  # beyond the time cap (torch's import, the canary scoring): as long as trainer.train_now waits
+TIMEOUT_MARGIN_S = 90.0  # beyond the time cap (the store's reads, the canary scoring): as long as trainer.train_now waits
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # numpy's BLAS, whichever it is
 
 
 class FitError(Exception):
@@ -59,7 +62,7 @@ class StoreRead:
 @dataclass
 class FitJob:
     config: ScorerConfig
-    weights: Weights | None  # the serving weights; None: answer an untrained scorer's weights for `config`
+    weights: Weights  # the serving weights (weights.initial's for an untrained scorer)
     store: StoreRead | None = None  # read the samples from the store (else they come with the job)
     recent: list[Sample] = field(default_factory=list)
     replay: list[Sample] = field(default_factory=list)
@@ -70,8 +73,8 @@ class FitJob:
 
 @dataclass
 class FitOutcome:
-    summary: dict[str, object]  # train.TrainResult.summary() (empty for an initialisation)
-    weights: Weights | None  # the new weights when every gate passed (or the initial ones)
+    summary: dict[str, object]  # train.TrainResult.summary()
+    weights: Weights | None  # the new weights when every gate passed
     read: dict[str, object] = field(default_factory=dict)  # what a StoreRead job read (train_from_db's answer)
 
 
@@ -82,9 +85,11 @@ class RunningFit:
 
 
 def start(job: FitJob, *, threads: int = 1) -> RunningFit:
-    """Spawn the fit process and hand it the job (the caller can drop its samples once this returns)."""
-    argv = [sys.executable, "-m", "kenning.predictor.fit", "--threads", str(max(1, threads)), "--parent", str(os.getpid())]
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    """Spawn the fit process and hand it the job (the caller can drop its samples once this returns);
+    its numpy computes on `threads` BLAS threads."""
+    argv = [sys.executable, "-m", "kenning.predictor.fit", "--parent", str(os.getpid())]
+    env = {**os.environ, **{name: str(max(1, threads)) for name in BLAS_THREADS}}
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     stdin, process.stdin = process.stdin, None  # written here once; communicate() only reads
     assert stdin is not None  # (PIPE)
     try:
@@ -113,14 +118,6 @@ def finish(running: RunningFit) -> FitOutcome:
     if not isinstance(outcome, FitOutcome):
         raise FitError("the fit process answered something other than a fit outcome")
     return outcome
-
-
-def initial_weights(config: ScorerConfig, *, threads: int = 1) -> Weights:
-    """An untrained scorer's weights for `config` (built by torch in a fit process)."""
-    outcome = finish(start(FitJob(config=config, weights=None), threads=threads))
-    if outcome.weights is None:
-        raise FitError("the fit process answered no initial weights")
-    return outcome.weights
 
 
 def read_store(read: StoreRead, native_dim: int) -> tuple[list[Sample], list[Sample], list[Sample], dict[str, object]]:
@@ -169,28 +166,17 @@ def read_store(read: StoreRead, native_dim: int) -> tuple[list[Sample], list[Sam
         "trained_through": max((started for s in sessions if (started := s.get("started_at"))), default=None)}
 
 
-def _run(job: FitJob, threads: int) -> FitOutcome:
+def _run(job: FitJob) -> FitOutcome:
     read: dict[str, object] = {}
-    if job.store is not None:  # before torch's import: the reads' garbage is freed by then
+    if job.store is not None:
         job.recent, job.replay, job.canary, read = read_store(job.store, job.config.native_dim)
-    import torch
-
-    from kenning.predictor.model import CrossAttentionScorer
-    from kenning.predictor.train import train
-
-    torch.set_num_threads(threads)
-    if job.weights is None:
-        return FitOutcome({}, CrossAttentionScorer(job.config).weights())
-    serving = CrossAttentionScorer.from_weights(job.weights)
-    result = train(serving, job.recent, replay=job.replay, canary=job.canary, previous_trained=job.previous_trained,
-                   config=job.train)
-    fitted = result.model.weights() if result.swapped and result.model is not None else None
-    return FitOutcome(result.summary(), fitted, read)
+    result = train(job.weights, job.recent, replay=job.replay, canary=job.canary,
+                   previous_trained=job.previous_trained, config=job.train)
+    return FitOutcome(result.summary(), result.model if result.swapped else None, read)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kenning.predictor.fit")
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--parent", type=int, help="the sidecar's pid")
     args = parser.parse_args(argv)
     if sys.platform.startswith("linux"):
@@ -201,10 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     answer: IO[bytes] = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # anything else printed goes to the sidecar's log
     job = pickle.load(sys.stdin.buffer)
-    pickle.dump(_run(job, max(1, args.threads)), answer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(_run(job), answer, protocol=pickle.HIGHEST_PROTOCOL)
     answer.flush()
     sys.stderr.flush()
-    os._exit(0)  # torch's worker threads may still run: no interpreter teardown under them
+    os._exit(0)  # the BLAS's worker threads may still run: no interpreter teardown under them
 
 
 if __name__ == "__main__":

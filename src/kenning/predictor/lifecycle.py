@@ -105,8 +105,8 @@ class Sidecar:
 
 
 def scorer_param_count(native_dim: int) -> int:
-    """`model.CrossAttentionScorer(ScorerConfig(native_dim)).param_count()` without building it:
-    the daemon stays torch-free (building the model to count it loaded torch into the daemon on
-    the first status call: +186 MB RSS, 2 s). tests/predictor/test_predictor_model.py pins it to
-    the model's own count."""
+    """The scorer's parameter count at `native_dim`, from the parameters' shapes (`weights.param_count`):
+    nothing is built or allocated for a status call (building the torch model to count it once loaded
+    torch into the daemon: +186 MB RSS, 2 s). tests/predictor/test_predictor_model.py pins it to the
+    initial weights' own count."""
     return param_count(ScorerConfig(native_dim=native_dim))

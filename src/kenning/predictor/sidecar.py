@@ -10,7 +10,7 @@ JSON-RPC 2.0, one JSON object per line on stdin/stdout. Methods:
   save_checkpoint {path?} → {path, bytes}
   load_checkpoint {path?} → {path, model_version}  (a corrupt file is refused; the old model serves)
 Scoring runs the serving weights in numpy (`predictor.weights`): this process never imports torch.
-A training run is a short-lived fit process (`predictor.fit`, PyTorch), waited on by a worker
+A training run is a short-lived fit process (`predictor.fit`, numpy too), waited on by a worker
 thread: it reads the store read-only (and the training reads the previous fit kept, in a file
 beside the checkpoint), trains, and answers new weights; scoring keeps answering from the serving
 weights meanwhile, and the swap is one reference assignment. Neither process writes the database
@@ -57,7 +57,7 @@ from kenning.predictor.protocol import (
     ScoreRequest,
     TrainRequest,
 )
-from kenning.predictor.weights import ScorerConfig, Weights
+from kenning.predictor.weights import ScorerConfig, Weights, initial
 
 
 class RpcError(Exception):
@@ -72,7 +72,7 @@ class Engine:
     def __init__(self, *, db_path: str | Path | None, checkpoint_path: Path | None,
                  base_weights: Path | None = None, native_dim: int = 384, seed: int = 0, threads: int = 1) -> None:
         self.db_path = db_path
-        self.threads = max(1, threads)  # the fit process's torch threads
+        self.threads = max(1, threads)  # the fit process's BLAS threads
         self.checkpoint_path = checkpoint_path
         self.started = time.monotonic()
         self.scores_processed = 0
@@ -106,9 +106,8 @@ class Engine:
             self.training_pairs = int(meta.get("training_pairs", 0))
             self.last_trained = meta.get("last_trained")
             break
-        # untrained: torch's seeded initialisation, built once in a fit process
-        self.weights: Weights = weights or fit.initial_weights(ScorerConfig(native_dim=native_dim, seed=seed),
-                                                               threads=self.threads)
+        # untrained: the seeded initialisation (same seed, same weights)
+        self.weights: Weights = weights or initial(ScorerConfig(native_dim=native_dim, seed=seed))
 
     @property
     def trained(self) -> bool:

@@ -1,6 +1,7 @@
-"""Training: ListNet KL + Adam (adam.py) on a cloned parameter set, then validation gates, then swap or discard.
+"""Training, in numpy: ListNet KL + Adam (backprop.py, adam.py) on a copy of the serving weights,
+then validation gates, then swap or discard.
 
-    serving model ──clone──► twin ──epochs (≤ 30 s, 80 % recent / 20 % replay)──► candidate
+    serving weights ──copy──► twin ──epochs (≤ 30 s, 80 % recent / 20 % replay)──► candidate
     gates on the canary set (all must pass):
         finite        every loss was finite
         variance      candidate's canary score variance > 0 (not collapsed)
@@ -14,7 +15,10 @@
         ndcg_drop     canary NDCG@10 fell by ≤ 0.15 (skipped too while nothing was trained: the
                       untrained model never served, there is nothing to fall from)
     pass → the caller swaps in `result.model`; fail → `result.model` is None and the serving
-    model is untouched. No partial state is possible: the serving model is never mutated.
+    weights are untouched. No partial state is possible: the serving weights are never mutated.
+
+The candidates' dropout draws from its own generator seeded by `TrainConfig.seed` (the epochs' order
+from another): a training is reproducible from its seed, bit for bit.
 """
 
 from __future__ import annotations
@@ -24,20 +28,22 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
 from kenning.predictor import constants as C
-from kenning.predictor.constants import TrainConfig
 from kenning.predictor.adam import Adam
+from kenning.predictor.backprop import backward, dropout_keep, forward, listnet_kl
+from kenning.predictor.constants import TrainConfig
 from kenning.predictor.features import Sample, collate
 from kenning.predictor.fusion import ndcg_at_k
-from kenning.predictor.model import CrossAttentionScorer, clone_model, listnet_kl
+from kenning.predictor.weights import Weights
+
+DROPOUT_STREAM = 1  # the dropout generator's seed is (TrainConfig.seed, DROPOUT_STREAM); the epochs' is the seed
 
 
 @dataclass
 class TrainResult:
     swapped: bool
-    model: CrossAttentionScorer | None  # the new weights when every gate passed
+    model: Weights | None  # the new weights when every gate passed
     loss: float | None
     steps: int
     samples_used: int
@@ -53,16 +59,9 @@ class TrainResult:
         return out
 
 
-@torch.no_grad()
-def score_samples(model: CrossAttentionScorer, samples: list[Sample], chunk: int = 32) -> list[np.ndarray]:
-    """Model scores per sample (eval mode, no gradient)."""
-    model.eval()
-    out: list[np.ndarray] = []
-    for start in range(0, len(samples), chunk):
-        part = samples[start:start + chunk]
-        scores = model(collate(part, model.config.native_dim)).numpy()
-        out.extend(scores[i, :len(s.ids)].copy() for i, s in enumerate(part))
-    return out
+def score_samples(weights: Weights, samples: list[Sample]) -> list[np.ndarray]:
+    """Scores per sample, as the sidecar gives them (`Weights.score`: eval mode)."""
+    return [weights.score(s) for s in samples]
 
 
 def _top(scores: np.ndarray, ids: list[str], k: int) -> list[str]:
@@ -131,30 +130,29 @@ def epoch_order(n_recent: int, n_replay: int, fraction: float, rng: np.random.Ge
     return [order[i] for i in rng.permutation(len(order))]
 
 
-def _epochs(twin: CrossAttentionScorer, optimizer: Adam, cfg: TrainConfig,
-            rng: np.random.Generator, pools: dict[str, list[Sample]], scale: dict[str, float],
-            curve: list[float], started: float) -> tuple[int, bool, bool]:
-    """The epochs of one training (appends each epoch's mean loss to `curve`);
-    returns (steps, all losses finite, stopped by the time cap)."""
+def _epochs(twin: dict[str, np.ndarray], weights: Weights, optimizer: Adam, cfg: TrainConfig,
+            rng: np.random.Generator, dropout: np.random.Generator, pools: dict[str, list[Sample]],
+            scale: dict[str, float], curve: list[float], started: float) -> tuple[int, bool, bool]:
+    """The epochs of one training (appends each epoch's mean loss to `curve`); `twin` (the
+    arrays of `weights`) is updated in place. Returns (steps, all losses finite, stopped by the time cap)."""
+    config = weights.config
     steps, all_finite, stopped = 0, True, False
     for _ in range(cfg.epochs):
         order = epoch_order(len(pools["recent"]), len(pools["replay"]), cfg.replay_fraction, rng)
         losses: list[float] = []
         for start in range(0, len(order), cfg.batch_sessions):
             chunk = order[start:start + cfg.batch_sessions]
-            batch = collate([pools[p][i] for p, i in chunk], twin.config.native_dim)
-            weight = torch.tensor([pools[p][i].weight * scale[p] for p, i in chunk], dtype=torch.float32)
-            if batch.labels is None or batch.temperature is None:
-                raise ValueError("a training batch without labels")  # (collate labels every training sample)
-            loss = listnet_kl(twin(batch), batch.labels, batch.mask, batch.temperature, weight)
-            if not torch.isfinite(loss):
+            batch = collate([pools[p][i] for p, i in chunk], config.native_dim)
+            weight = np.array([pools[p][i].weight * scale[p] for p, i in chunk], np.float32)
+            keep = dropout_keep(dropout, (*batch.cand_has_emb.shape, config.d), config.dropout, np.dtype(np.float32))
+            scores, tape = forward(twin, config, batch, keep)
+            loss, dscores = listnet_kl(scores, batch.labels, batch.mask, batch.temperature, weight)
+            if not math.isfinite(loss):
                 all_finite = False
                 break
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            optimizer.step(backward(twin, config, batch, tape, dscores))
             steps += 1
-            losses.append(float(loss.detach()))
+            losses.append(loss)
             if time.monotonic() - started > cfg.time_cap_s:
                 stopped = True
                 break
@@ -166,34 +164,33 @@ def _epochs(twin: CrossAttentionScorer, optimizer: Adam, cfg: TrainConfig,
 
 
 def train(
-    serving: CrossAttentionScorer, recent: list[Sample], *, replay: list[Sample] | None = None,
+    serving: Weights, recent: list[Sample], *, replay: list[Sample] | None = None,
     canary: list[Sample] | None = None, previous_trained: bool = False, config: TrainConfig | None = None,
 ) -> TrainResult:
-    """Fine-tune a clone of `serving`, validate it, and return it only if every gate passes."""
+    """Fine-tune a copy of `serving`, validate it, and return it only if every gate passes."""
     cfg = config or TrainConfig()
     replay = replay or []
     canary = canary or []
     started = time.monotonic()
     if not recent and not replay:
         return TrainResult(False, None, None, 0, 0, 0.0, error="no usable training sessions")
-    twin = clone_model(serving)
-    twin.train()
-    optimizer = Adam(twin.parameters(), lr=cfg.lr)  # torch.optim.Adam's update, without torch.optim (adam.py)
+    twin = {name: np.array(array, np.float32, copy=True) for name, array in serving.params.items()}
+    optimizer = Adam(twin, lr=cfg.lr)  # torch.optim.Adam's update (adam.py)
     rng = np.random.default_rng(cfg.seed)
+    dropout = np.random.default_rng([cfg.seed, DROPOUT_STREAM])
     pools = {"recent": recent, "replay": replay}
     # recent weights rescaled to mean 1, so the replay share stays the seed's ~20 %
     scale = {"recent": len(recent) / max(1e-9, sum(s.weight for s in recent)), "replay": 1.0}
     curve: list[float] = []
-    with torch.random.fork_rng(devices=[]):  # dropout draws from torch's RNG: same seed, same run
-        torch.manual_seed(cfg.seed)
-        steps, all_finite, stopped = _epochs(twin, optimizer, cfg, rng, pools, scale, curve, started)
+    steps, all_finite, stopped = _epochs(twin, serving, optimizer, cfg, rng, dropout, pools, scale, curve, started)
     all_finite = all_finite and all(math.isfinite(x) for x in curve) and all(
-        bool(torch.isfinite(p).all()) for p in twin.parameters())
-    metrics = canary_metrics(canary, score_samples(twin, canary), score_samples(serving, canary)) if all_finite else {}
+        bool(np.isfinite(p).all()) for p in twin.values())
+    trained = Weights(serving.config, twin)
+    metrics = canary_metrics(canary, score_samples(trained, canary), score_samples(serving, canary)) if all_finite else {}
     gates = run_gates(all_finite, metrics, previous_trained)
     passed = bool(gates.get("passed"))
     return TrainResult(
-        swapped=passed, model=twin if passed else None, loss=curve[-1] if curve else None,
+        swapped=passed, model=trained if passed else None, loss=curve[-1] if curve else None,
         steps=steps, samples_used=len(recent) + len(replay),
         duration_ms=(time.monotonic() - started) * 1000.0, canary=metrics, gates=gates,
         loss_curve=curve, stopped_early=stopped,

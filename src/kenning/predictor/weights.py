@@ -1,18 +1,21 @@
-"""The scorer's weights as numpy arrays, and its forward pass in numpy: what the sidecar serves with.
+"""The scorer's weights as numpy arrays, its initialisation, and its forward pass in numpy: what the
+sidecar serves with.
 
-The sidecar scores every request from `Weights.score` and never imports torch (issue 36): torch held
-~220 MB of its memory, and `torch.optim` another ~70 MB, for a forward pass of a few small matrix
-products. Training runs in a short-lived process (`predictor.fit`) that builds the torch model
-(`model.CrossAttentionScorer`) from these arrays and hands new ones back.
+Nothing of the predictor imports torch (issue 36): torch held ~220 MB of the sidecar's memory, and
+then of each fit process's, for a model of a few small matrix products. The sidecar scores with
+`Weights.score`; a fit (`predictor.fit`, a short-lived process) trains these arrays in numpy
+(`backprop.py`, `adam.py`, `train.py`) and hands new ones back.
 
-`score` is `CrossAttentionScorer.forward` in eval mode for one session (no dropout, no padding):
+`score` is the training forward (`backprop.forward`) in eval mode for one session (no dropout, no
+padding):
 
     encode(x)  = LN_emb(down(emb))            where an embedding of the model's width is present
                = LN_text(mean of tok[tokens])  otherwise (an empty bag is zeros)
     query      = q(encode(context) + project[slot] + when(session features))
     score_i    = gate([k(encode(m_i)) · query / √d, v(encode(m_i)), features_i])
 
-tests/predictor/test_predictor_weights.py holds it to the torch model's scores.
+tests/predictor/test_predictor_weights.py holds it to the torch model this replaced
+(tests/predictor/torch_reference.py) and to the training forward.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class Session(Protocol):
 
 
 def param_shapes(config: ScorerConfig) -> list[tuple[str, tuple[int, ...]]]:
-    """Every parameter's name and shape, in `CrossAttentionScorer.state_dict()`'s order."""
+    """Every parameter's name and shape, in the torch model's `state_dict()` order (checkpoints keep it)."""
     d, v = config.d, config.v_dim
 
     def linear(name: str, n_in: int, n_out: int) -> list[tuple[str, tuple[int, ...]]]:
@@ -95,6 +98,38 @@ def param_shapes(config: ScorerConfig) -> list[tuple[str, tuple[int, ...]]]:
 
 def param_count(config: ScorerConfig) -> int:
     return sum(math.prod(shape) for _, shape in param_shapes(config))
+
+
+def initial(config: ScorerConfig) -> Weights:
+    """An untrained scorer's weights, seeded by `config.seed` (same seed, same weights). The
+    distributions are torch's defaults the torch model used — a linear layer's weight and bias
+    U(±1/√fan_in), the hash table and the project rows N(0, 0.1), layer norms 1 and 0 — and its
+    prior: Q = K = I with zero biases and a positive attention weight in the gate (N(0, 0.05)
+    elsewhere, bias 0), so an untrained scorer ranks by context similarity, and the history
+    features' prior (constants.HISTORY_PRIOR). The values are numpy's draws, not torch's."""
+    rng = np.random.default_rng(config.seed)
+    params: dict[str, np.ndarray] = {}
+    for name, shape in param_shapes(config):
+        layer, kind = name.rsplit(".", 1)
+        if layer in ("tok", "project"):
+            array = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.1)
+        elif layer.startswith("ln_"):
+            array = np.ones(shape, np.float32) if kind == "weight" else np.zeros(shape, np.float32)
+        elif layer in ("q", "k"):
+            array = np.eye(shape[0], dtype=np.float32) if kind == "weight" else np.zeros(shape, np.float32)
+        elif layer == "gate":
+            array = (rng.standard_normal(shape, dtype=np.float32) * np.float32(0.05) if kind == "weight"
+                     else np.zeros(shape, np.float32))
+        else:  # down, when, v: nn.Linear's default
+            bound = 1.0 / math.sqrt(dict(param_shapes(config))[f"{layer}.weight"][1])
+            array = rng.uniform(-bound, bound, shape).astype(np.float32)
+        params[name] = array
+    gate = params["gate.weight"]
+    gate[0, 0] = 1.0
+    if config.n_features == C.N_FEATURES:  # the history features' prior (constants.py)
+        first = 1 + config.v_dim + C.N_FEATURES - len(C.HISTORY_PRIOR)
+        gate[0, first:] = np.asarray(C.HISTORY_PRIOR, np.float32)
+    return Weights(config, params)
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -140,7 +175,7 @@ class Weights:
         return out
 
     def score(self, sample: Session) -> np.ndarray:
-        """[N] scores of one session's candidates, as the torch model in eval mode gives them."""
+        """[N] scores of one session's candidates: the training forward in eval mode (no dropout)."""
         n = len(sample.ids)
         if not n:
             return np.zeros(0, np.float32)

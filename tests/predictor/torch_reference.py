@@ -1,24 +1,17 @@
-"""The cross-attention memory scorer (scorer seed, "Model"), small enough to read in one sitting.
+"""The torch model the predictor trained until issue 36, kept as the tests' reference: the numpy
+training pass (kenning.predictor.backprop) is held to its forward and autograd's gradients, the
+numpy Adam to torch.optim.Adam, Weights.score to its eval forward.
 
     session context ──encode──► + project embedding + when(time features) ──► Q
     candidate memory ──encode──► K, V
     attention a_i = Q·K_i / √d
     score_i = gate([a_i, V_i, features_i])          (one linear layer: the "MoE-style gate")
 
-`encode` has two paths that meet in the same d-dim space, each with its own layer norm:
-a learned downprojection of a stored embedding (native_dim → d), or, for text-only items,
-a hash-trick bag of words (16,384 buckets, mean pooled). `is_embedded` is one of the 12
-features so the gate can calibrate the two paths.
-
-One deliberate addition to the seed: the session-level time features (time of day, day of
-week, month, session gap) are the same for every candidate of a session, so a linear gate
-alone cannot use them to *rank* (softmax is shift-invariant). `when` (7→d, 512 params)
-adds them to the query, which lets "evenings need project X memories" be learned.
-In training only, the candidates' encodings are dropped out (CANDIDATE_DROPOUT), so the content
-path cannot carry each memory's usefulness alone and the gate learns the history features.
-Parameters at d=64, native_dim=384: ~1.09 M (hash table 1.05 M of it).
-This module is for training (`predictor.fit`); the sidecar scores with the same weights in numpy
-(`predictor.weights`, issue 36).
+`encode`: a learned downprojection of a stored embedding + LayerNorm, or, for text-only items, a
+hash-trick bag of words (mean pooled) + its own LayerNorm. In training only, the candidates'
+encodings are dropped out (CANDIDATE_DROPOUT); `forward(batch, keep=...)` takes the mask instead,
+to compare with numpy on the same one. Its initialisation is torch's (seeded by the config);
+src's `weights.initial` draws from the same distributions with numpy.
 """
 
 from __future__ import annotations
@@ -33,7 +26,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from kenning.predictor import constants as C
-from kenning.predictor.tokens import hash_tokens, project_slot  # noqa: F401 - re-exported for callers
+from kenning.predictor import features
 from kenning.predictor.weights import SESSION_FEATURES, ScorerConfig, Weights
 
 
@@ -55,6 +48,28 @@ class Batch:
     labels: Tensor | None = None  # [B, N]
     temperature: Tensor | None = None  # [B]
     meta: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, batch: features.Batch, dtype: torch.dtype = torch.float32) -> Batch:
+        """The numpy batch (features.collate) as tensors (floats in `dtype`)."""
+        def f(a: np.ndarray) -> Tensor:
+            return torch.from_numpy(np.array(a)).to(dtype)
+
+        def i(a: np.ndarray) -> Tensor:
+            return torch.from_numpy(np.array(a, np.int64))
+
+        def b(a: np.ndarray) -> Tensor:
+            return torch.from_numpy(np.array(a, bool))
+
+        return cls(ctx_emb=f(batch.ctx_emb), ctx_has_emb=b(batch.ctx_has_emb), ctx_tokens=i(batch.ctx_tokens),
+                   ctx_offsets=i(batch.ctx_offsets), cand_emb=f(batch.cand_emb), cand_has_emb=b(batch.cand_has_emb),
+                   cand_tokens=i(batch.cand_tokens), cand_offsets=i(batch.cand_offsets), features=f(batch.features),
+                   project_slot=i(batch.project_slot), mask=b(batch.mask), labels=f(batch.labels),
+                   temperature=f(batch.temperature), meta=list(batch.meta))
+
+
+def collate(samples: list[features.Sample], native_dim: int, dtype: torch.dtype = torch.float32) -> Batch:
+    return Batch.of(features.collate(samples, native_dim), dtype)
 
 
 class CrossAttentionScorer(nn.Module):
@@ -112,8 +127,9 @@ class CrossAttentionScorer(nn.Module):
             out = torch.where(has_emb.unsqueeze(-1), out, text)
         return out
 
-    def forward(self, b: Batch) -> Tensor:
-        """Scores [B, N] (padding positions hold garbage; mask them)."""
+    def forward(self, b: Batch, keep: Tensor | None = None) -> Tensor:
+        """Scores [B, N] (padding positions hold garbage; mask them). `keep`: the dropout mask
+        (scaled, [B, N, d]) to use instead of drawing one (training or not)."""
         B, N, _ = b.cand_emb.shape
         d = self.config.d
         ctx = self.encode(b.ctx_emb, b.ctx_has_emb, b.ctx_tokens, b.ctx_offsets)
@@ -121,7 +137,10 @@ class CrossAttentionScorer(nn.Module):
         mem = self.encode(
             b.cand_emb.reshape(B * N, -1), b.cand_has_emb.reshape(-1), b.cand_tokens, b.cand_offsets
         ).view(B, N, d)
-        mem = F.dropout(mem, self.config.dropout, self.training)  # training only: see constants
+        if keep is not None:
+            mem = mem * keep
+        else:
+            mem = F.dropout(mem, self.config.dropout, self.training)  # training only: see constants
         q = self.q(ctx)  # [B, d]
         k, v = self.k(mem), self.v(mem)  # [B, N, d], [B, N, v_dim]
         att = torch.einsum("bnd,bd->bn", k, q) / math.sqrt(d)
