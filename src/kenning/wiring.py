@@ -19,6 +19,7 @@ from kenning import localstore
 from kenning.codegraph import events as code_events
 from kenning.codegraph import links as code_links
 from kenning.core.config import Settings
+from kenning.core.heap import Trimmer
 from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.hookservice import CodeIndexHooks, HooksService
@@ -123,6 +124,7 @@ class Wiring:
     reads: localstore.LocalStore  # reads, forget/recover/purge: the same code as the offline CLI's
     embedder: EmbeddingProvider
     access: AccessTracker
+    heap: Trimmer  # freed heap memory back to the OS after each burst of requests (core.heap)
     local_viewer: Viewer  # author of what this daemon's own user writes
     writer: write.WritePath  # the one write path of every memory
     llm: BudgetedProvider  # pipeline LLM behind the daily token budget
@@ -145,6 +147,7 @@ class Wiring:
             print(f"kenning: {notice}", file=sys.stderr)
         if background:
             self.access.start()
+            self.heap.start()
             self.workers.start_all()
             self.predictor.start()
             self.observer.start()
@@ -154,6 +157,7 @@ class Wiring:
         self.observer.close()
         self.predictor.stop()
         self.access.stop()
+        self.heap.stop()
         self.team.close()
         self.db.close()
 
@@ -205,7 +209,7 @@ def wire(settings: Settings, ops: Operations, *, embedder: EmbeddingProvider | N
                          observer_enabled=lambda: settings.observer.enabled)
     return Wiring(
         settings=settings, db=db, reads=localstore.LocalStore(settings, db=db), embedder=embedder,
-        access=AccessTracker(db), local_viewer=local_viewer, writer=writer, llm=llm,
+        access=AccessTracker(db), heap=Trimmer(), local_viewer=local_viewer, writer=writer, llm=llm,
         team=TeamServer(settings.team), predictor=predictor, workers=workers, sessions=sessions,
         observer=observer, hooks=hooks,
         git=GitIngest(db, ops.remember_many),

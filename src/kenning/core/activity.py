@@ -91,6 +91,12 @@ def foreground_ended() -> None:
         _last_foreground = time.monotonic()
 
 
+def last_foreground() -> float:
+    """When the last foreground request ended (time.monotonic); -inf before the first."""
+    with _lock:
+        return _last_foreground
+
+
 def foreground_active(quiet_s: float = QUIET_S) -> bool:
     """A foreground request is in flight, or one ended less than `quiet_s` ago."""
     with _lock:

@@ -14,7 +14,7 @@ import time
 from datetime import timedelta
 from typing import cast
 
-from kenning.core import telemetry
+from kenning.core import heap, telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
@@ -114,6 +114,7 @@ class Trainer:
         if not client.ready:
             client.wait_ready(client.ready_timeout_s)
         canary = self.refresh_canary()
+        heap.release()  # the fit process is about to take its share: hand back what this daemon freed
         started = time.perf_counter()
         error = None
         try:
