@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kenning.predictor.features import Batch
-from kenning.predictor.weights import LAYER_NORM_EPS, SESSION_FEATURES, ScorerConfig
+from kenning.predictor.weights import SESSION_FEATURES, ScorerConfig, layer_norm, linear
 
 Params = Mapping[str, np.ndarray]
 Grads = dict[str, np.ndarray | None]
@@ -76,14 +76,6 @@ class Tape:
     x: np.ndarray  # [B, N, 1 + v_dim + n_features]: the gate's input
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    mean = x.mean(axis=-1, keepdims=True)
-    centered = x - mean
-    rstd = 1.0 / np.sqrt((centered * centered).mean(axis=-1, keepdims=True) + LAYER_NORM_EPS)
-    normed = centered * rstd
-    return normed * weight + bias, (normed, rstd)
-
-
 def _layer_norm_backward(dy: np.ndarray, weight: np.ndarray, cache: tuple[np.ndarray, np.ndarray]) -> tuple[
         np.ndarray, np.ndarray, np.ndarray]:
     """(d input, d weight, d bias) of y = x̂ · weight + bias."""
@@ -101,7 +93,7 @@ def _encode(p: Params, config: ScorerConfig, emb: np.ndarray, has_emb: np.ndarra
     out = np.empty((m, config.d), dtype)
     emb_rows = np.flatnonzero(has_emb)
     emb_in = emb[emb_rows].astype(dtype, copy=False)
-    normed, emb_norm = _layer_norm(emb_in @ p["down.weight"].T + p["down.bias"], p["ln_emb.weight"], p["ln_emb.bias"])
+    normed, emb_norm = layer_norm(linear(p, "down", emb_in), p["ln_emb.weight"], p["ln_emb.bias"])
     out[emb_rows] = normed
     encoded = _Encoded(out, emb_rows, emb_in, emb_norm, None, None, None, None, None)
     if has_emb.all():  # the text path does not run (torch skipped the 1 M-row table then too)
@@ -116,7 +108,7 @@ def _encode(p: Params, config: ScorerConfig, emb: np.ndarray, has_emb: np.ndarra
     bag_sizes = np.maximum(sizes[text_rows], 1).astype(dtype)
     sums = np.zeros((len(text_rows), config.d), dtype)
     np.add.at(sums, token_bag, p["tok.weight"][token_ids])
-    normed, text_norm = _layer_norm(sums / bag_sizes[:, None], p["ln_text.weight"], p["ln_text.bias"])
+    normed, text_norm = layer_norm(sums / bag_sizes[:, None], p["ln_text.weight"], p["ln_text.bias"])
     out[text_rows] = normed
     encoded.text_rows, encoded.token_bag, encoded.token_ids = text_rows, token_bag, token_ids
     encoded.bag_sizes, encoded.text_norm = bag_sizes, text_norm
@@ -148,10 +140,6 @@ def _add(grads: Grads, name: str, value: np.ndarray) -> None:
     grads[name] = value if have is None else have + value
 
 
-def _linear(p: Params, name: str, x: np.ndarray) -> np.ndarray:
-    return x @ p[f"{name}.weight"].T + p[f"{name}.bias"]
-
-
 def forward(p: Params, config: ScorerConfig, batch: Batch, keep: np.ndarray | None = None) -> tuple[np.ndarray, Tape]:
     """Scores [B, N] (padding positions hold values no loss reads) and the tape for `backward`.
     `keep`: the candidates' dropout mask [B, N, d] (`dropout_keep`), None in eval."""
@@ -160,14 +148,14 @@ def forward(p: Params, config: ScorerConfig, batch: Batch, keep: np.ndarray | No
     d = config.d
     ctx = _encode(p, config, batch.ctx_emb, batch.ctx_has_emb, batch.ctx_tokens, batch.ctx_offsets)
     when_in = batch.features[:, 0, SESSION_FEATURES].astype(dtype)
-    query_in = ctx.out + p["project.weight"][batch.project_slot] + _linear(p, "when", when_in)
+    query_in = ctx.out + p["project.weight"][batch.project_slot] + linear(p, "when", when_in)
     mem = _encode(p, config, batch.cand_emb.reshape(B * N, -1), batch.cand_has_emb.reshape(-1),
                   batch.cand_tokens, batch.cand_offsets)
     mem_in = mem.out.reshape(B, N, d)
     if keep is not None:
         mem_in = mem_in * keep
-    q = _linear(p, "q", query_in)
-    k, v = _linear(p, "k", mem_in), _linear(p, "v", mem_in)
+    q = linear(p, "q", query_in)
+    k, v = linear(p, "k", mem_in), linear(p, "v", mem_in)
     att = np.einsum("bnd,bd->bn", k, q) / dtype.type(math.sqrt(d))
     x = np.concatenate([att[..., None], v, batch.features.astype(dtype)], axis=-1)
     scores = (x @ p["gate.weight"][0] + p["gate.bias"][0]).astype(dtype, copy=False)

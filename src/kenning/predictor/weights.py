@@ -132,10 +132,17 @@ def initial(config: ScorerConfig) -> Weights:
     return Weights(config, params)
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return ((x - mean) / np.sqrt(var + LAYER_NORM_EPS)) * weight + bias
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """LayerNorm over the last axis, and (x̂, 1/σ), what its gradient needs (backprop.py)."""
+    centered = x - x.mean(axis=-1, keepdims=True)
+    std = np.sqrt((centered ** 2).mean(axis=-1, keepdims=True) + LAYER_NORM_EPS)
+    normed = centered / std
+    return normed * weight + bias, (normed, 1.0 / std)
+
+
+def linear(params: Mapping[str, np.ndarray], name: str, x: np.ndarray) -> np.ndarray:
+    """The linear layer `name` of `params` applied to `x`."""
+    return x @ params[f"{name}.weight"].T + params[f"{name}.bias"]
 
 
 @dataclass(frozen=True)
@@ -155,9 +162,6 @@ class Weights:
     def param_count(self) -> int:
         return param_count(self.config)
 
-    def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
-        return x @ self.params[f"{name}.weight"].T + self.params[f"{name}.bias"]
-
     def _encode(self, vectors: list[np.ndarray | None], tokens: list[list[int]]) -> np.ndarray:
         """[M, d]: each item's embedding path where it has a vector of the model's width, else its text path."""
         p, width = self.params, self.config.native_dim
@@ -166,12 +170,12 @@ class Weights:
         out = np.zeros((len(vectors), self.config.d), np.float32)
         if present:
             emb = np.stack(present).astype(np.float32, copy=False)
-            out[embedded] = _layer_norm(self._linear("down", emb), p["ln_emb.weight"], p["ln_emb.bias"])
+            out[embedded] = layer_norm(linear(p, "down", emb), p["ln_emb.weight"], p["ln_emb.bias"])[0]
         if not embedded.all():
             table = p["tok.weight"]
             bags = np.stack([table[ids].mean(axis=0) if ids else np.zeros(self.config.d, np.float32)
                              for ids, has in zip(tokens, embedded) if not has])
-            out[~embedded] = _layer_norm(bags, p["ln_text.weight"], p["ln_text.bias"])
+            out[~embedded] = layer_norm(bags, p["ln_text.weight"], p["ln_text.bias"])[0]
         return out
 
     def score(self, sample: Session) -> np.ndarray:
@@ -182,10 +186,10 @@ class Weights:
         p = self.params
         features = np.asarray(sample.features, np.float32)
         ctx = self._encode([sample.ctx_vec], [list(sample.ctx_tokens)])[0]
-        ctx = ctx + p["project.weight"][sample.project_slot] + self._linear("when", features[0, SESSION_FEATURES])
-        query = self._linear("q", ctx)
+        ctx = ctx + p["project.weight"][sample.project_slot] + linear(p, "when", features[0, SESSION_FEATURES])
+        query = linear(p, "q", ctx)
         mem = self._encode(list(sample.cand_vecs), [list(t) for t in sample.cand_tokens])
-        keys, values = self._linear("k", mem), self._linear("v", mem)
+        keys, values = linear(p, "k", mem), linear(p, "v", mem)
         attention = keys @ query / math.sqrt(self.config.d)
         x = np.concatenate([attention[:, None], values, features], axis=1)
-        return self._linear("gate", x)[:, 0].astype(np.float32)
+        return linear(p, "gate", x)[:, 0].astype(np.float32)
