@@ -20,6 +20,7 @@ from kenning.codegraph import events as code_events
 from kenning.codegraph import links as code_links
 from kenning.core.config import Settings
 from kenning.core.heap import Trimmer
+from kenning.core.periodic import Periodic
 from kenning.core.telemetry import log_event, record_error
 from kenning.core.types import Memory, MemoryDraft, MemoryFilter, Viewer
 from kenning.hookservice import CodeIndexHooks, HooksService
@@ -75,11 +76,9 @@ class AccessTracker:
 
     def __init__(self, db: StoreDatabase, interval_s: float = 0.5) -> None:
         self.db = db
-        self.interval_s = interval_s
         self._pending: list[str] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("access-tracker", interval_s, self.flush)
 
     def add(self, ids: list[str]) -> None:
         with self._lock:
@@ -97,20 +96,13 @@ class AccessTracker:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._loop.running
 
     def start(self) -> None:
-        def loop() -> None:
-            while not self._stop.wait(self.interval_s):
-                self.flush()
-
-        self._thread = threading.Thread(target=loop, name="access-tracker", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout=2)
+        self._loop.stop()
         self.flush()
 
 

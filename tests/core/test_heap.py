@@ -10,6 +10,7 @@ import pytest
 
 from kenning.core import activity
 from kenning.core.heap import Trimmer
+from tests.predictor.test_predictor_sidecar import wait_for
 
 _FREED_THEN_RELEASED = r"""
 import ctypes
@@ -42,15 +43,6 @@ def test_release_hands_freed_heap_pages_back():
     assert int(held) - int(after) > 60  # MB: most of the 96 freed
 
 
-def _wait_for(condition, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_the_trimmer_trims_once_after_each_burst_and_never_during_one():
     calls: list[float] = []
     trimmer = Trimmer(quiet_s=0.2, check_s=0.02, trim=lambda: calls.append(time.monotonic()) or True)
@@ -63,14 +55,14 @@ def test_the_trimmer_trims_once_after_each_burst_and_never_during_one():
         assert calls == []  # never while a request runs
         activity.foreground_ended()
         ended = time.monotonic()
-        assert _wait_for(lambda: len(calls) == 1)
+        assert wait_for(lambda: len(calls) == 1)
         assert calls[0] - ended >= 0.2  # after the quiet time
         time.sleep(0.4)
         assert len(calls) == 1  # once per burst
         for _ in range(3):  # the next burst: three requests
             activity.foreground_started()
             activity.foreground_ended()
-        assert _wait_for(lambda: len(calls) == 2)
+        assert wait_for(lambda: len(calls) == 2)
         assert trimmer.trims == 2
     finally:
         trimmer.stop()

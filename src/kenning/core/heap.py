@@ -13,10 +13,10 @@ glibc (macOS, musl) `release` does nothing.
 from __future__ import annotations
 
 import ctypes
-import threading
 from collections.abc import Callable
 
 from kenning.core import activity
+from kenning.core.periodic import Periodic
 
 QUIET_S = 10.0  # no foreground request for this long: the burst is over
 CHECK_S = 5.0
@@ -42,11 +42,10 @@ class Trimmer:
 
     def __init__(self, *, quiet_s: float = QUIET_S, check_s: float = CHECK_S,
                  trim: Callable[[], bool] = release) -> None:
-        self.quiet_s, self.check_s, self.trim = quiet_s, check_s, trim
+        self.quiet_s, self.trim = quiet_s, trim
         self.trims = 0
         self._seen = activity.last_foreground()  # requests before the start are not a burst of ours
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("heap-trimmer", check_s, self.check)
 
     def check(self) -> bool:
         """Trim now if a request ran since the last trim and none for `quiet_s`; whether it did."""
@@ -59,14 +58,7 @@ class Trimmer:
         return True
 
     def start(self) -> None:
-        def loop() -> None:
-            while not self._stop.wait(self.check_s):
-                self.check()
-
-        self._thread = threading.Thread(target=loop, name="heap-trimmer", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+        self._loop.stop()
