@@ -374,6 +374,7 @@ def idle_latency(daemon: Daemon, runs: int, seed: int, statements: Statements | 
                 send(i, q).raise_for_status()
                 times.append((time.perf_counter() - began) * 1000)
             out[name] = {**summary(times),
+                         "slowest": [[i, round(ms, 1)] for i, ms in sorted(enumerate(times), key=lambda t: -t[1])[:20]],
                          "daemon_cpu_ms_per_request": round((_cpu_of([daemon.proc.pid]) - daemon_cpu) * 1000 / runs, 1),
                          "postgres_cpu_ms_per_request": round(_postgres_cpu_since(pg_cpu) * 1000 / runs, 1)}
             if statements:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from kenning.core.events import SessionStarted
 from kenning.predictor.context import Candidate, ScoringContext
+from kenning.predictor.scoring import Scoring
 from kenning.predictor.service import Predictor
 from kenning.store import predictor as store
+from tests.predictor.test_predictor_sidecar import wait_for
 
 
 def candidates_for(user, plan, ids):
@@ -108,6 +111,54 @@ def test_every_retrain_is_logged_with_its_canary_figures_and_gate_verdict(predic
     assert log[0]["canary_ndcg"] == pytest.approx(second["canary"]["canary_ndcg"])
     assert log[0]["train_validation_failures"] == (0 if second["swapped"] else 1)
     assert predictor.client.call("status")["model_version"] == (2 if second["swapped"] else 1)
+
+
+def test_a_score_never_waits_behind_the_first_history_read(predictor, pdb, user):
+    """Reading every signal event takes seconds at a million memories: a daemon reads it as it
+    starts, and a score that comes while another thread reads it the first time answers None (the
+    baseline) at once instead of waiting — session starts that waited filled the hook pool."""
+    for i in range(12):
+        user.record_session(pdb, i)
+    assert predictor.train_now()["swapped"] is True
+    assert predictor.scoring._history is not None  # read by start(wait_ready=True), before any score
+    plan = user.session_plan(12)
+    ids = user.candidates_for(plan)
+    ctx = ScoringContext(session_key=plan["key"], project=plan["project"], embedding=user.context_vector(plan),
+                         text="next session", timestamp=plan["at"].isoformat())
+    fresh = Scoring(predictor.cfg, pdb, predictor.sidecar, predictor.cell)  # a daemon that has not read it yet
+    reading, done = threading.Event(), threading.Event()
+
+    def first_read() -> None:  # another thread's first read, in progress until `done` (at most 10 s)
+        with fresh._history_lock:
+            reading.set()
+            done.wait(10)
+
+    reader = threading.Thread(target=first_read)
+    reader.start()
+    assert reading.wait(10)
+    began = time.monotonic()
+    assert not fresh.history_ready()
+    assert fresh.score(ctx, candidates_for(user, plan, ids)) is None
+    waited = time.monotonic() - began
+    done.set()
+    reader.join()
+    assert waited < 5.0  # not behind the read
+    assert fresh.history_ready()  # no read in progress: this one reads it
+    scores = fresh.score(ctx, candidates_for(user, plan, ids))
+    assert scores is not None and set(scores) == set(ids)
+    assert fresh.contexts.flush()
+
+
+def test_a_daemon_start_reads_the_history_in_the_background(pred_settings, pdb, user):
+    for i in range(3):
+        user.record_session(pdb, i)
+    p = Predictor(pred_settings, pdb)
+    try:
+        assert p.start(force=True)  # as the daemon starts it: not waiting for the sidecar
+        assert wait_for(lambda: p.scoring._history is not None, 30)
+        assert p.scoring.history().memory_ids()  # the recorded sessions' events
+    finally:
+        p.stop()
 
 
 def test_a_hung_sidecar_means_baseline(pred_settings, pdb, user):

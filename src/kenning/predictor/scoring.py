@@ -150,7 +150,7 @@ class Scoring:
         params: ScoreRequest = {}
         client = self.sidecar.client
         try:
-            if client is not None and candidates:
+            if client is not None and candidates and self.history_ready():
                 params = self.params(session_context, candidates)
                 result = client.score(params)
         except Exception as exc:  # boundary: a predictor problem must never reach the agent
@@ -211,6 +211,30 @@ class Scoring:
             with self._history_lock:
                 history = self._history or self._read_history()
         return history
+
+    def history_ready(self) -> bool:
+        """Whether a score can have its history features now: loaded, or loaded here when no other
+        thread is reading it; False while another thread reads it the first time. That read takes
+        seconds at a million memories: session starts that waited behind it filled the hook pool,
+        and the 20 after a daemon's start took 300-500 ms (issue 36). They score with the baseline
+        instead; a daemon's start reads it in the background (`Predictor.start`)."""
+        if self._history is not None:
+            return True
+        if not self._history_lock.acquire(blocking=False):
+            return False
+        try:
+            if self._history is None:
+                self._read_history()
+        finally:
+            self._history_lock.release()
+        return True
+
+    def warm(self) -> None:
+        """Read the history now unless it is read or being read (a daemon's start, in the background)."""
+        try:
+            self.history_ready()
+        except Exception as exc:  # background thread boundary: the first score reads it again
+            telemetry.record_error("predictor", f"predictor_history_read_failed: {exc}")
 
     def refresh_history(self) -> None:
         """Catch the loaded history up with the sessions that ended since (history.catch_up); read it

@@ -39,6 +39,7 @@ parts record contexts, comparisons, state and training results.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Unpack
@@ -86,8 +87,16 @@ class Predictor:
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self, wait_ready: bool = False, *, force: bool = False) -> bool:
-        """Spawn the sidecar once training is possible (or when `force`d); True when it runs."""
-        return self.sidecar.start(wait_ready, force=force)
+        """Spawn the sidecar once training is possible (or when `force`d); True when it runs. When it
+        runs, read the history features scoring needs now, not in the first session start: in the
+        background (scores answer None until it is read: seconds at a million memories), or before
+        returning when `wait_ready`."""
+        started = self.sidecar.start(wait_ready, force=force)
+        if started and wait_ready:
+            self.scoring.history()
+        elif started:
+            threading.Thread(target=self.scoring.warm, daemon=True, name="predictor-history").start()
+        return started
 
     def stop(self) -> None:
         self.scoring.contexts.flush(5.0)
