@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from kenning.core import activity
 from kenning.core.events import SessionStarted
 from kenning.predictor.context import Candidate, ScoringContext
 from kenning.predictor.scoring import Scoring
@@ -90,6 +91,38 @@ def test_training_is_triggered_every_n_sessions(predictor, pdb, user):
     assert predictor.state.first_training_done and predictor.state.model_version == 1
     assert store.list_training_log(pdb.reader())[1] == 1
     assert store.list_drift_signals(pdb.reader())
+
+
+def test_a_due_training_waits_for_the_agents_to_pause(predictor, pdb, user):
+    """A run that comes due while an agent's request runs (core.activity) starts only once no request
+    has run for the quiet window; a manual run starts at once; stopping cancels one still waiting."""
+    for i in range(12):
+        user.record_session(pdb, i)
+    trainer = predictor.trainer
+    trainer.quiet_s = 2.0
+    activity.foreground_started()  # an agent's request in flight
+    try:
+        assert trainer.train_async("interval")
+        time.sleep(3.0)
+        assert trainer.in_progress() and store.list_training_log(pdb.reader())[1] == 0  # waiting: no fit yet
+    finally:
+        activity.foreground_ended()
+    ended = time.monotonic()
+    assert trainer.wait(120)
+    log, total = store.list_training_log(pdb.reader())
+    assert total == 1 and log[0]["trigger"] == "interval" and log[0]["swapped"]
+    assert time.monotonic() - ended >= trainer.quiet_s
+
+    activity.foreground_started()
+    try:
+        assert trainer.train_async("manual") and trainer.wait(120)  # not deferred: done while the request runs
+        assert store.list_training_log(pdb.reader())[1] == 2
+        assert trainer.train_async("drift_reset")
+        trainer.cancel()  # the daemon stops
+        assert trainer.wait(10)
+    finally:
+        activity.foreground_ended()
+    assert store.list_training_log(pdb.reader())[1] == 2  # the waiting run never trained
 
 
 def test_every_retrain_is_logged_with_its_canary_figures_and_gate_verdict(predictor, pdb, user):

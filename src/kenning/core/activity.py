@@ -103,12 +103,14 @@ def foreground_active(quiet_s: float = QUIET_S) -> bool:
         return _in_flight > 0 or time.monotonic() - _last_foreground < quiet_s
 
 
-def yield_to_foreground(max_wait_s: float, stop: threading.Event | None = None) -> float:
-    """Wait while `foreground_active()`, at most `max_wait_s`; the seconds waited."""
+def yield_to_foreground(max_wait_s: float, stop: threading.Event | None = None, *, quiet_s: float = QUIET_S,
+                        poll_s: float = POLL_S) -> float:
+    """Wait while `foreground_active(quiet_s)`, at most `max_wait_s`, looking every `poll_s`; the
+    seconds waited."""
     began = time.monotonic()
-    while foreground_active() and time.monotonic() - began < max_wait_s:
-        if stop is not None and stop.wait(POLL_S):
+    while foreground_active(quiet_s) and time.monotonic() - began < max_wait_s:
+        if stop is not None and stop.wait(poll_s):
             break
         if stop is None:
-            time.sleep(POLL_S)
+            time.sleep(poll_s)
     return time.monotonic() - began

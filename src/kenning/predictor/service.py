@@ -100,6 +100,7 @@ class Predictor:
 
     def stop(self) -> None:
         self.scoring.contexts.flush(5.0)
+        self.trainer.cancel()
         self.sidecar.stop()
         self.trainer.wait(5.0)
 

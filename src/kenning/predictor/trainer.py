@@ -2,9 +2,11 @@
 and recording what the sidecar's `train_from_db` answered (swap or not, gates, α state).
 
 The training itself (epochs, validation gates, the swap) runs in the sidecar (`train.py`,
-PyTorch); this part never imports torch. Training is due every `train_interval_sessions`
+in a fit process); this part only asks for it. Training is due every `train_interval_sessions`
 completed sessions, after a drift reset, and the first time training becomes possible (which
-also spawns the sidecar); a manual train spawns it regardless.
+also spawns the sidecar); a manual train spawns it regardless. A due run waits for the agents to
+pause (no hook or recall for TRAIN_QUIET_S, at most TRAIN_DEFER_MAX_S): a burst of agents and a fit
+process do not share the machine (issue 36).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from datetime import timedelta
 from typing import cast
 
-from kenning.core import heap, telemetry
+from kenning.core import activity, heap, telemetry
 from kenning.core.clock import now_iso, to_iso, utcnow
 from kenning.core.config_predictor import PredictorSettings
 from kenning.predictor import alpha as A
@@ -34,6 +36,8 @@ class Trainer:
         self.cell = alpha
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.quiet_s, self.defer_max_s = C.TRAIN_QUIET_S, C.TRAIN_DEFER_MAX_S
 
     # -- when ------------------------------------------------------------------------
     def after_session(self, sessions_completed: int, update: A.SessionUpdate) -> bool:
@@ -84,10 +88,23 @@ class Trainer:
         return not self.in_progress()
 
     def _train_quietly(self, trigger: str) -> None:
+        """A due run waits for the agents to pause (constants.TRAIN_QUIET_S), at most
+        TRAIN_DEFER_MAX_S; a stop meanwhile cancels it. A manual run starts at once."""
         try:
+            if trigger != "manual":
+                waited = activity.yield_to_foreground(self.defer_max_s, self._stop, quiet_s=self.quiet_s, poll_s=1.0)
+                if self._stop.is_set():
+                    return
+                if waited >= 1.0:
+                    telemetry.log_event("predictor", "predictor.train_deferred", trigger=trigger,
+                                        waited_s=round(waited, 1))
             self.train_now(trigger)
         except Exception as exc:  # background thread boundary
             telemetry.record_error("predictor", f"predictor_train_failure: {exc}", trigger=trigger)
+
+    def cancel(self) -> None:
+        """Cancel a run still waiting for quiet (the daemon stops); one that runs goes on."""
+        self._stop.set()
 
     def refresh_canary(self) -> list[str]:
         """The canary sessions the gates validate on: the most confident ones, refreshed when stale."""
