@@ -238,6 +238,11 @@ class Daemon:
         rss = {pid: _rss_kb(pid) for pid in pids}
         return {"process_mb": round(rss[self.proc.pid] / 1024), "with_children_mb": round(sum(rss.values()) / 1024)}
 
+    def trainings(self) -> int:
+        """Training runs this daemon has logged (its predictor's, in its home)."""
+        answer = httpx.get(f"{self.base_url}/api/predictor/training", params={"limit": 1}, timeout=30)
+        return int(answer.json().get("total", 0)) if answer.status_code == 200 else 0
+
     def stop(self) -> None:
         self.process.stop()
 
@@ -697,6 +702,9 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--duration", type=float, default=300.0, help="seconds the agents run")
     parser.add_argument("--think-ms", default="500,2000", help="min,max pause between an agent's hooks")
+    parser.add_argument("--after-s", type=float, default=90.0,
+                        help="seconds the daemons' RSS is watched after the agents stop (the training runs"
+                        " that waited for the burst to end)")
     parser.add_argument("--idle-runs", type=int, default=200, help="recalls and session starts timed idle")
     parser.add_argument("--chunk", type=int, default=50_000, help="memories per COPY transaction")
     parser.add_argument("--hnsw-m", type=int, default=8)
@@ -807,6 +815,7 @@ def main() -> None:
             results["training_reads"]["load_average"] = os.getloadavg()
         if args.agents > 0:
             agents = Agents(daemons, args.agents, args.duration, think, args.seed)
+            trained = [d.trainings() for d in daemons]
             peaks = [PeakRss(d) for d in daemons]  # the fits the agents' session ends start run meanwhile
             for peak in peaks:
                 peak.__enter__()
@@ -815,11 +824,24 @@ def main() -> None:
             finally:
                 for peak in peaks:
                     peak.__exit__()
-            results["rss_peak_during_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts}
-                                                 for d, p in zip(daemons, peaks)}
+            results["rss_peak_during_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts,
+                                                               "trainings": d.trainings() - t}
+                                                 for d, p, t in zip(daemons, peaks, trained)}
             print(json.dumps({"agents": results["agents"]}), file=sys.stderr)
-            time.sleep(5)  # the last extract jobs
-            results["verify"] = agents.verify(url)
+            trained = [d.trainings() for d in daemons]
+            peaks = [PeakRss(d) for d in daemons]  # the training runs that waited for the burst's end
+            for peak in peaks:
+                peak.__enter__()
+            try:
+                time.sleep(5)  # the last extract jobs
+                results["verify"] = agents.verify(url)
+                time.sleep(max(0.0, args.after_s - 5))
+            finally:
+                for peak in peaks:
+                    peak.__exit__()
+            results["rss_peak_after_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts,
+                                                              "trainings": d.trainings() - t, "window_s": args.after_s}
+                                                for d, p, t in zip(daemons, peaks, trained)}
         results["rss_after"] = {d.home.name: d.rss_mb() for d in daemons}
         results["load_average"] = os.getloadavg()
     finally:
