@@ -29,7 +29,7 @@ from sqlean import IntegrityError, OperationalError  # the classes store.db name
 
 from kenning.core.errors import StoreError
 from kenning.store.backend import Row as StoreRow
-from kenning.store.pg.translate import array_params, in_lists, translate
+from kenning.store.pg.translate import translate
 
 CONNECT_TIMEOUT_S = 10
 
@@ -139,7 +139,8 @@ class PgConnection:
         return _table_info(self.raw, table)
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> PgCursor:
-        text, values = bind(sql, params, self._table_info)
+        text = translate(sql, self._table_info)
+        values = tuple(_param(p) for p in (params or ()))
         cursor = psycopg.ClientCursor(self.raw, row_factory=_row_factory)
         if not (self.in_write_tx and text.lstrip()[:6].upper() in ("INSERT", "UPDATE")):
             try:
@@ -167,16 +168,6 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
-
-
-def bind(sql: str, params: Sequence[object] | None,
-         table_info: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] | None = None) -> tuple[str, tuple[object, ...]]:
-    """One SQLite-dialect statement and its parameters as PostgreSQL takes them (`translate`; an
-    `IN (?, ...)` list's values as one array, `in_lists`)."""
-    values = tuple(_param(p) for p in (params or ()))
-    if lists := in_lists(sql):
-        values = array_params(values, lists)
-    return translate(sql, table_info), values
 
 
 def _mapped(exc: psycopg.Error) -> Exception:

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from kenning.store.pg.db import PgConnection, _mapped, bind, scalar
+from kenning.store.pg.db import PgConnection, _mapped, _param, scalar
 from kenning.store.pg.ddl import fill_terms_sql
+from kenning.store.pg.translate import translate
 
 K1, B = 1.2, 0.75
 MAX_EF_SEARCH = 1000
@@ -40,7 +41,7 @@ def _prepared(conn: PgConnection, sql: str, params: Sequence[object]) -> list[tu
     query (at 10k memories the BM25 statement took 2.5 ms prepared, 7.7 ms bound client-side). Not
     for KNN: its generic plan was no faster (8-11 ms against 7.5-8)."""
     try:
-        return conn.raw.execute(*bind(sql, params), prepare=True).fetchall()
+        return conn.raw.execute(translate(sql), [_param(p) for p in params], prepare=True).fetchall()
     except psycopg.Error as exc:
         raise _mapped(exc) from exc
 

@@ -1,9 +1,9 @@
 """SQLite-dialect SQL → PostgreSQL, so the store's functions run unchanged on both backends.
 
 The store's SQL is written for SQLite. Most of it is standard; what differs is rewritten here,
-once per distinct statement (cached): `?` placeholders, `IS ?` (null-safe equality), `IN (?, ...)`
-lists (one array parameter each: `in_lists`), `INSERT OR IGNORE/REPLACE`, LIKE's case folding,
-`rowid`, and in DDL the column types and `INTEGER PRIMARY KEY` (a rowid alias → an identity column). SQLite functions with no Postgres
+once per distinct statement (cached): `?` placeholders, `IS ?` (null-safe equality),
+`INSERT OR IGNORE/REPLACE`, LIKE's case folding, `rowid`, and in DDL the column types and
+`INTEGER PRIMARY KEY` (a rowid alias → an identity column). SQLite functions with no Postgres
 twin (`julianday`, `json_extract`, `json_each`, `instr`, two-argument `max`/`min`, `sum` over a
 boolean, `sqlite_master`) are defined in the database by migration m000 instead, so the SQL
 text keeps its shape. Triggers and FTS5 virtual tables cannot be translated: a migration that
@@ -39,51 +39,7 @@ def _code(sql: str, fix: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-_IN_LIST = re.compile(r"\b(NOT\s+)?IN\s*\(\s*\?(?:\s*,\s*\?)*\s*\)", re.I)
-
-
-def _any(match: re.Match[str]) -> str:
-    return "<> ALL(?)" if match.group(1) else "= ANY(?)"
-
-
-@lru_cache(maxsize=4096)
-def in_lists(sql: str) -> tuple[tuple[int, int], ...]:
-    """Where the placeholder lists `IN (?, ?, ...)` of one SQLite statement are, as (index of the
-    list's first placeholder, its length). `translate` writes each as `= ANY(%s)` (`<> ALL(%s)` for
-    NOT IN), bound to one array of the list's values (`array_params`): the statement's text no longer
-    depends on how many values there are, and psycopg splits a statement of more than 50 parameters
-    anew at each execution (17 % of a session start's time in the daemon at a million memories)."""
-    if _DDL.match(sql):
-        return ()
-    found: list[tuple[int, int]] = []
-    seen = 0
-    for i, part in enumerate(_LITERAL.split(sql)):
-        if i % 2:
-            continue
-        at = 0
-        for match in _IN_LIST.finditer(part):
-            first = seen + part.count("?", at, match.start())
-            length = match.group(0).count("?")
-            found.append((first, length))
-            seen, at = first + length, match.end()
-        seen += part.count("?", at)
-    return tuple(found)
-
-
-def array_params(values: tuple[object, ...], lists: tuple[tuple[int, int], ...]) -> tuple[object, ...]:
-    """`values` with each of `lists` (see `in_lists`) folded into one list value, bound as an array."""
-    out: list[object] = []
-    at = 0
-    for first, length in lists:
-        out.extend(values[at:first])
-        out.append(list(values[first:first + length]))
-        at = first + length
-    out.extend(values[at:])
-    return tuple(out)
-
-
 def _dml(code: str) -> str:
-    code = _IN_LIST.sub(_any, code)
     code = re.sub(r"\bIS\s+NOT\s+\?", "IS DISTINCT FROM %s", code, flags=re.I)
     code = re.sub(r"\bIS\s+\?", "IS NOT DISTINCT FROM %s", code, flags=re.I)
     code = code.replace("?", "%s")
