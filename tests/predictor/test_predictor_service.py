@@ -105,6 +105,8 @@ def test_a_due_training_waits_for_the_agents_to_pause(predictor, pdb, user):
         assert trainer.train_async("interval")
         time.sleep(3.0)
         assert trainer.in_progress() and store.list_training_log(pdb.reader())[1] == 0  # waiting: no fit yet
+        status = predictor.status()
+        assert status["training_in_progress"] and status["training_waiting_since"] is not None
     finally:
         activity.foreground_ended()
     ended = time.monotonic()
@@ -112,6 +114,7 @@ def test_a_due_training_waits_for_the_agents_to_pause(predictor, pdb, user):
     log, total = store.list_training_log(pdb.reader())
     assert total == 1 and log[0]["trigger"] == "interval" and log[0]["swapped"]
     assert time.monotonic() - ended >= trainer.quiet_s
+    assert predictor.status()["training_waiting_since"] is None
 
     activity.foreground_started()
     try:

@@ -145,7 +145,8 @@ class Predictor:
     # -- reading ----------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
         return status.build_status(self.cfg, self.db, self.cell.state, self.sidecar, alpha=self.alpha(),
-                                   training_in_progress=self.trainer.in_progress())
+                                   training_in_progress=self.trainer.in_progress(),
+                                   training_waiting_since=self.trainer.waiting_since)
 
     def labels(self, session_key: str) -> SessionLabelsJson:
         return reports.labels(self.db, session_key)

@@ -94,7 +94,7 @@ def status_line(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, 
 
 
 def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState, sidecar: Sidecar, *,
-                 alpha: float, training_in_progress: bool) -> dict[str, object]:
+                 alpha: float, training_in_progress: bool, training_waiting_since: str | None = None) -> dict[str, object]:
     conn = db.reader()
     client = sidecar.client
     usable = store.count_usable_sessions(conn)
@@ -132,4 +132,6 @@ def build_status(cfg: PredictorSettings, db: StoreDatabase, state: A.AlphaState,
         "checkpoint": str(sidecar.checkpoint_path) if sidecar.checkpoint_path.exists() else None,
         "config": cfg.model_dump(),
         "training_in_progress": training_in_progress,
+        # a due run waiting for the agents to pause (trainer.py): since when, None when none waits
+        "training_waiting_since": training_waiting_since,
     }

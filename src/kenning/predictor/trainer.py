@@ -37,6 +37,7 @@ class Trainer:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self.waiting_since: str | None = None  # when a due run began waiting for the agents to pause
         self.quiet_s, self.defer_max_s = C.TRAIN_QUIET_S, C.TRAIN_DEFER_MAX_S
 
     # -- when ------------------------------------------------------------------------
@@ -92,7 +93,12 @@ class Trainer:
         TRAIN_DEFER_MAX_S; a stop meanwhile cancels it. A manual run starts at once."""
         try:
             if trigger != "manual":
-                waited = activity.yield_to_foreground(self.defer_max_s, self._stop, quiet_s=self.quiet_s, poll_s=1.0)
+                self.waiting_since = now_iso()
+                try:
+                    waited = activity.yield_to_foreground(self.defer_max_s, self._stop, quiet_s=self.quiet_s,
+                                                          poll_s=1.0)
+                finally:
+                    self.waiting_since = None
                 if self._stop.is_set():
                     return
                 if waited >= 1.0:
