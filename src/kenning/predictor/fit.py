@@ -30,7 +30,6 @@ from typing import IO
 
 import numpy as np
 
-from kenning.core import heap
 from kenning.core.activity import lower_priority
 from kenning.predictor import constants as C
 from kenning.predictor.features import Sample, load_samples, trust_of
@@ -171,7 +170,6 @@ def _run(job: FitJob) -> FitOutcome:
     read: dict[str, object] = {}
     if job.store is not None:
         job.recent, job.replay, job.canary, read = read_store(job.store, job.config.native_dim)
-        heap.release()  # the reads, the history and the rows parsed are garbage: their pages go back first
     result = train(job.weights, job.recent, replay=job.replay, canary=job.canary,
                    previous_trained=job.previous_trained, config=job.train)
     return FitOutcome(result.summary(), result.model if result.swapped else None, read)
