@@ -28,6 +28,7 @@ BACKGROUND_NICE = 10  # background work's OS priority (nice): worker threads, a 
 BULK_BATCH = 64  # memories per remember_many call that count as a bulk write
 HOLD_S = 2.0  # quiet time after the last bulk batch before workers lease again
 QUIET_S = 0.15  # a foreground request this recent still counts: agents send hooks and recalls in bursts
+BURST_OVER_S = 10.0  # no foreground request for this long: the burst is over (core.heap trims, a due training run starts)
 POLL_S = 0.01
 
 _lock = threading.Lock()

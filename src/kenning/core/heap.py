@@ -18,7 +18,6 @@ from collections.abc import Callable
 from kenning.core import activity
 from kenning.core.periodic import Periodic
 
-QUIET_S = 10.0  # no foreground request for this long: the burst is over
 CHECK_S = 5.0
 
 
@@ -40,7 +39,7 @@ def release() -> bool:
 class Trimmer:
     """A daemon thread that calls `trim` once after each burst of foreground requests."""
 
-    def __init__(self, *, quiet_s: float = QUIET_S, check_s: float = CHECK_S,
+    def __init__(self, *, quiet_s: float = activity.BURST_OVER_S, check_s: float = CHECK_S,
                  trim: Callable[[], bool] = release) -> None:
         self.quiet_s, self.trim = quiet_s, trim
         self.trims = 0

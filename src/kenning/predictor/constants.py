@@ -49,10 +49,9 @@ NDCG_K = 10
 CANDIDATE_POOL_SIZE = 100
 
 TRAIN_TIME_CAP_S = 30.0  # hard cap on one training run
-# A training run that comes due (every N sessions, a drift reset) waits until no hook or recall has
-# run for TRAIN_QUIET_S, at most TRAIN_DEFER_MAX_S: its fit process takes a core and ~250 MB at a
-# million memories, which a burst of agents should not share (trainer.py). A manual run starts at once.
-TRAIN_QUIET_S = 10.0
+# A training run that comes due (every N sessions, a drift reset) waits until the agents' burst is over
+# (core.activity.BURST_OVER_S), at most TRAIN_DEFER_MAX_S: its fit process takes a core and ~250 MB at
+# a million memories, which a burst of agents should not share (trainer.py). A manual run starts at once.
 TRAIN_DEFER_MAX_S = 900.0
 TRAIN_EPOCHS = 12
 TRAIN_LR = 3e-3

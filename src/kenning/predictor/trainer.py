@@ -5,7 +5,7 @@ The training itself (epochs, validation gates, the swap) runs in the sidecar (`t
 in a fit process); this part only asks for it. Training is due every `train_interval_sessions`
 completed sessions, after a drift reset, and the first time training becomes possible (which
 also spawns the sidecar); a manual train spawns it regardless. A due run waits for the agents to
-pause (no hook or recall for TRAIN_QUIET_S, at most TRAIN_DEFER_MAX_S): a burst of agents and a fit
+pause (no hook or recall for core.activity.BURST_OVER_S, at most TRAIN_DEFER_MAX_S): a burst of agents and a fit
 process do not share the machine (issue 36).
 """
 
@@ -38,7 +38,7 @@ class Trainer:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.waiting_since: str | None = None  # when a due run began waiting for the agents to pause
-        self.quiet_s, self.defer_max_s = C.TRAIN_QUIET_S, C.TRAIN_DEFER_MAX_S
+        self.quiet_s, self.defer_max_s = activity.BURST_OVER_S, C.TRAIN_DEFER_MAX_S
 
     # -- when ------------------------------------------------------------------------
     def after_session(self, sessions_completed: int, update: A.SessionUpdate) -> bool:
@@ -89,7 +89,7 @@ class Trainer:
         return not self.in_progress()
 
     def _train_quietly(self, trigger: str) -> None:
-        """A due run waits for the agents to pause (constants.TRAIN_QUIET_S), at most
+        """A due run waits for the agents to pause (core.activity.BURST_OVER_S), at most
         TRAIN_DEFER_MAX_S; a stop meanwhile cancels it. A manual run starts at once."""
         try:
             if trigger != "manual":
