@@ -448,6 +448,30 @@ class PeakRss:
         self.thread.join()
 
 
+class Watch:
+    """Each daemon's RSS peak (PeakRss) and the training runs it logged while the block runs."""
+
+    def __init__(self, daemons: list[Daemon]) -> None:
+        self.daemons = daemons
+        self.peaks = [PeakRss(d) for d in daemons]
+        self.trained: list[int] = []
+
+    def __enter__(self) -> Watch:
+        self.trained = [d.trainings() for d in self.daemons]
+        for peak in self.peaks:
+            peak.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for peak in self.peaks:
+            peak.__exit__()
+        self.trained = [d.trainings() - before for d, before in zip(self.daemons, self.trained)]
+
+    def report(self) -> dict:
+        return {d.home.name: {**p.peak, "by_process_mb": p.parts, "trainings": t}
+                for d, p, t in zip(self.daemons, self.peaks, self.trained)}
+
+
 class TrainingLoop:
     """--idle-while-training: daemon B trains (`POST /api/predictor/train`), one run after the other,
     while the idle phase times daemon A: the background load the predictor puts on the one database."""
@@ -815,33 +839,15 @@ def main() -> None:
             results["training_reads"]["load_average"] = os.getloadavg()
         if args.agents > 0:
             agents = Agents(daemons, args.agents, args.duration, think, args.seed)
-            trained = [d.trainings() for d in daemons]
-            peaks = [PeakRss(d) for d in daemons]  # the fits the agents' session ends start run meanwhile
-            for peak in peaks:
-                peak.__enter__()
-            try:
+            with Watch(daemons) as during:  # the runs the agents' session ends make due wait for the burst's end
                 results["agents"] = agents.run()
-            finally:
-                for peak in peaks:
-                    peak.__exit__()
-            results["rss_peak_during_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts,
-                                                               "trainings": d.trainings() - t}
-                                                 for d, p, t in zip(daemons, peaks, trained)}
+            results["rss_peak_during_agents"] = during.report()
             print(json.dumps({"agents": results["agents"]}), file=sys.stderr)
-            trained = [d.trainings() for d in daemons]
-            peaks = [PeakRss(d) for d in daemons]  # the training runs that waited for the burst's end
-            for peak in peaks:
-                peak.__enter__()
-            try:
+            with Watch(daemons) as after:  # ... and run now
                 time.sleep(5)  # the last extract jobs
                 results["verify"] = agents.verify(url)
                 time.sleep(max(0.0, args.after_s - 5))
-            finally:
-                for peak in peaks:
-                    peak.__exit__()
-            results["rss_peak_after_agents"] = {d.home.name: {**p.peak, "by_process_mb": p.parts,
-                                                              "trainings": d.trainings() - t, "window_s": args.after_s}
-                                                for d, p, t in zip(daemons, peaks, trained)}
+            results["rss_peak_after_agents"] = {name: {**v, "window_s": args.after_s} for name, v in after.report().items()}
         results["rss_after"] = {d.home.name: d.rss_mb() for d in daemons}
         results["load_average"] = os.getloadavg()
     finally:
